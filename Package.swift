@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// douctl: a command-line client for Douban- and Coding-style REST APIs.
+//
+// Layers look only down (design §3):
+//   DouctlArguments (parser, help, completions, man)   — knows nothing of HTTP
+//   CCurl → DouctlHTTP (libcurl transport)              — knows nothing of OAuth
+//   DouctlJSON, DouctlCore (profiles, OAuth, tokens, envelopes, endpoints)
+//   DouctlServer → DouctlSandbox (loopback HTTP/1.1 server, Douban + Coding fakes)
+//   DouctlCommands (one file per command group) → douctl (main.swift only)
+// DouctlSystem underneath all of them: threads, file descriptors, atomic files, locks.
+import PackageDescription
+
+let package = Package(
+    name: "douctl",
+    products: [
+        .executable(name: "douctl", targets: ["douctl"]),
+    ],
+    dependencies: [],
+    targets: [
+        .target(name: "CCurl"),
+        .target(name: "DouctlSystem"),
+        .target(name: "DouctlArguments"),
+        .target(name: "DouctlJSON"),
+        .target(name: "DouctlHTTP", dependencies: ["CCurl", "DouctlSystem"]),
+        .target(name: "DouctlServer", dependencies: ["DouctlSystem"]),
+        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"]),
+        .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"]),
+        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore", "DouctlSandbox"]),
+        .executableTarget(name: "douctl", dependencies: ["DouctlCommands"]),
+
+        .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments"]),
+        .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON"]),
+        .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem"]),
+        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore"]),
+        // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
+        .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
+    ]
+)

@@ -1,0 +1,2 @@
+#include "ccurl.h"
+int ccurl_placeholder(void) { return 0; }

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small, allocation-conscious helpers over file descriptors.
+public enum FileIO {
+    /// Writes every byte, retrying on short writes and EINTR.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        guard var base = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(fd, base, remaining)
+            if written < 0 {
+                if currentErrno() == EINTR { continue }
+                throw SystemError("write")
+            }
+            remaining -= written
+            base = base.advanced(by: written)
+        }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { (buffer) in try writeAll(fd, buffer) }
+    }
+
+    public static func writeAll(_ fd: Int32, _ text: String) throws {
+        var text = text
+        try text.withUTF8 { (buffer) in try writeAll(fd, UnsafeRawBufferPointer(buffer)) }
+    }
+
+    /// Reads everything until end of file.
+    public static func readAll(_ fd: Int32, sizeHint: Int = 0) throws -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(max(sizeHint, 4096))
+        let chunk = 64 * 1024
+        while true {
+            let before = result.count
+            result.append(contentsOf: repeatElement(0, count: chunk))
+            let got = result.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress! + before, chunk)
+            }
+            if got < 0 {
+                result.removeLast(chunk)
+                if currentErrno() == EINTR { continue }
+                throw SystemError("read")
+            }
+            result.removeLast(chunk - got)
+            if got == 0 { return result }
+        }
+    }
+
+    /// Reads a whole file. A missing file is a `SystemError` whose `isNotFound` is true.
+    public static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw SystemError("open", path: path) }
+        defer { close(fd) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        do {
+            return try readAll(fd, sizeHint: size + 1)
+        } catch let error as SystemError {
+            throw SystemError("read", path: path, errno: error.errno)
+        }
+    }
+
+    /// Facts about a path without following nothing fancy: `stat(2)`.
+    public static func status(_ path: String) throws -> FileStatus {
+        var info = stat()
+        if stat(path, &info) != 0 { throw SystemError("stat", path: path) }
+        return FileStatus(info)
+    }
+
+    public static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Creates `path` and its parents with `mode` where missing; tightens the last one to `mode`.
+    public static func makeDirectory(_ path: String, mode: mode_t) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0 && currentErrno() != EEXIST {
+                throw SystemError("mkdir", path: prefix)
+            }
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o777 != mode {
+            if chmod(path, mode) != 0 { throw SystemError("chmod", path: path) }
+        }
+    }
+
+    public static func removeFile(_ path: String) throws {
+        if unlink(path) != 0 && currentErrno() != ENOENT { throw SystemError("unlink", path: path) }
+    }
+
+    /// The directory part of a path ("." when there is none).
+    public static func directoryName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The last component of a path.
+    public static func baseName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}
+
+/// The parts of `struct stat` douctl cares about.
+public struct FileStatus: Sendable, Equatable {
+    public let size: Int64
+    public let mode: UInt32
+    public let isRegularFile: Bool
+    public let isDirectory: Bool
+
+    init(_ info: stat) {
+        size = Int64(info.st_size)
+        mode = UInt32(info.st_mode) & 0o7777
+        isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
+        isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+    }
+}

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Ctrl-C handling. The handler only sets a flag; long operations (transfers, waits) poll
+/// `Interrupt.requested` and unwind, so files are closed and the process exits 130 cleanly.
+/// A second Ctrl-C exits at once.
+public enum Interrupt {
+    private static let flag = Atomic<Int>(0)
+
+    /// True once SIGINT or SIGTERM arrived.
+    public static var requested: Bool { flag.load(ordering: .relaxed) != 0 }
+
+    /// Installs the handler. Safe to call more than once.
+    public static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            // Only async-signal-safe work here.
+            if Interrupt.flag.add(1, ordering: .relaxed).newValue > 1 { _exit(130) }
+        }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// For tests and for the sandbox, which treats Ctrl-C as "shut down".
+    public static func reset() { flag.store(0, ordering: .relaxed) }
+
+    /// Marks an interrupt as requested (tests, and code that wants to stop everything).
+    public static func request() { flag.store(1, ordering: .relaxed) }
+}
