@@ -17,15 +17,15 @@ let package = Package(
     ],
     dependencies: [],
     targets: [
-        .target(name: "CCurl"),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DouctlSystem"),
         .target(name: "DouctlArguments"),
         .target(name: "DouctlJSON"),
         .target(name: "DouctlHTTP", dependencies: ["CCurl", "DouctlSystem"]),
         .target(name: "DouctlServer", dependencies: ["DouctlSystem"]),
-        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"]),
+        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem"]),
         .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"]),
-        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore", "DouctlSandbox"]),
+        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore"]),
         .executableTarget(name: "douctl", dependencies: ["DouctlCommands"]),
 
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments"]),

@@ -1,1 +1,116 @@
-int ccurl_placeholder(void);
+// ccurl: the few libcurl entry points douctl uses, loaded at run time with dlopen.
+//
+// Why: FoundationNetworking cannot stream an upload with Content-Length and costs start-up
+// time (design §3). Declaring the entry points here, instead of including <curl/curl.h>,
+// means no -dev package is needed to build, and loading lazily keeps `douctl --help` fast.
+// The variadic curl_easy_setopt is wrapped in functions typed by the option's value kind,
+// so Swift never calls a C variadic.
+#ifndef CCURL_H
+#define CCURL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Option numbers: CURLOPTTYPE_* base + index, exactly as in curl.h (stable ABI since 7.x).
+#define CCURLOPT_WRITEDATA              10001
+#define CCURLOPT_URL                    10002
+#define CCURLOPT_READDATA               10009
+#define CCURLOPT_ERRORBUFFER            10010
+#define CCURLOPT_WRITEFUNCTION          20011
+#define CCURLOPT_READFUNCTION           20012
+#define CCURLOPT_USERAGENT              10018
+#define CCURLOPT_LOW_SPEED_LIMIT        19
+#define CCURLOPT_LOW_SPEED_TIME         20
+#define CCURLOPT_HTTPHEADER             10023
+#define CCURLOPT_HEADERDATA             10029
+#define CCURLOPT_CUSTOMREQUEST          10036
+#define CCURLOPT_VERBOSE                41
+#define CCURLOPT_NOPROGRESS             43
+#define CCURLOPT_NOBODY                 44
+#define CCURLOPT_UPLOAD                 46
+#define CCURLOPT_POST                   47
+#define CCURLOPT_FOLLOWLOCATION         52
+#define CCURLOPT_XFERINFODATA           10057
+#define CCURLOPT_MAXREDIRS              68
+#define CCURLOPT_HEADERFUNCTION         20079
+#define CCURLOPT_HTTPGET                80
+#define CCURLOPT_DEBUGFUNCTION          20094
+#define CCURLOPT_DEBUGDATA              10095
+#define CCURLOPT_BUFFERSIZE             98
+#define CCURLOPT_NOSIGNAL               99
+#define CCURLOPT_INFILESIZE_LARGE       30115
+#define CCURLOPT_POSTFIELDSIZE_LARGE    30120
+#define CCURLOPT_TCP_NODELAY            121
+#define CCURLOPT_CONNECTTIMEOUT_MS      156
+#define CCURLOPT_SEEKFUNCTION           20167
+#define CCURLOPT_SEEKDATA               10168
+#define CCURLOPT_XFERINFOFUNCTION       20219
+#define CCURLOPT_EXPECT_100_TIMEOUT_MS  227
+#define CCURLOPT_UPLOAD_BUFFERSIZE      280
+#define CCURLOPT_PROTOCOLS_STR          10318
+#define CCURLOPT_REDIR_PROTOCOLS_STR    10319
+
+#define CCURLINFO_RESPONSE_CODE         0x200002
+#define CCURLINFO_SIZE_UPLOAD_T         0x600007
+#define CCURLINFO_SIZE_DOWNLOAD_T       0x600008
+
+// curl_infotype values passed to the debug callback.
+#define CCURLINFO_TEXT        0
+#define CCURLINFO_HEADER_IN   1
+#define CCURLINFO_HEADER_OUT  2
+
+// Return values.
+#define CCURLE_OK                       0
+#define CCURLE_UNSUPPORTED_PROTOCOL     1
+#define CCURLE_URL_MALFORMAT            3
+#define CCURLE_COULDNT_RESOLVE_PROXY    5
+#define CCURLE_COULDNT_RESOLVE_HOST     6
+#define CCURLE_COULDNT_CONNECT          7
+#define CCURLE_WRITE_ERROR              23
+#define CCURLE_READ_ERROR               26
+#define CCURLE_OPERATION_TIMEDOUT       28
+#define CCURLE_ABORTED_BY_CALLBACK      42
+#define CCURLE_SEND_ERROR               55
+#define CCURLE_RECV_ERROR               56
+#define CCURLE_PARTIAL_FILE             18
+#define CCURLE_GOT_NOTHING              52
+#define CCURL_READFUNC_ABORT            0x10000000
+#define CCURL_SEEKFUNC_OK               0
+#define CCURL_SEEKFUNC_CANTSEEK         2
+
+typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, void *context);
+typedef int (*ccurl_progress_callback)(void *context, int64_t download_total, int64_t download_now,
+                                       int64_t upload_total, int64_t upload_now);
+typedef int (*ccurl_debug_callback)(void *handle, int kind, char *data, size_t size, void *context);
+typedef int (*ccurl_seek_callback)(void *context, int64_t offset, int origin);
+
+/// Loads libcurl once (thread-safe). Returns 0 when it is usable; otherwise 1 and the reason,
+/// which is also available later from ccurl_load_error(). `DOUCTL_LIBCURL`, when set, names
+/// the library file to load instead of the platform default.
+int ccurl_load(void);
+const char *ccurl_load_error(void);
+/// The loaded library's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.19".
+const char *ccurl_version(void);
+
+void *ccurl_easy_init(void);
+void ccurl_easy_cleanup(void *handle);
+void ccurl_easy_reset(void *handle);
+int ccurl_easy_perform(void *handle);
+const char *ccurl_easy_strerror(int code);
+
+int ccurl_setopt_long(void *handle, int option, long value);
+int ccurl_setopt_string(void *handle, int option, const char *value);
+int ccurl_setopt_pointer(void *handle, int option, void *value);
+int ccurl_setopt_offset(void *handle, int option, int64_t value);
+int ccurl_setopt_data_callback(void *handle, int option, ccurl_data_callback callback);
+int ccurl_setopt_progress_callback(void *handle, ccurl_progress_callback callback);
+int ccurl_setopt_debug_callback(void *handle, ccurl_debug_callback callback);
+int ccurl_setopt_seek_callback(void *handle, ccurl_seek_callback callback);
+
+int ccurl_getinfo_long(void *handle, int info, long *value);
+int ccurl_getinfo_offset(void *handle, int info, int64_t *value);
+
+void *ccurl_slist_append(void *list, const char *string);
+void ccurl_slist_free_all(void *list);
+
+#endif

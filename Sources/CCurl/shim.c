@@ -1,2 +1,0 @@
-#include "ccurl.h"
-int ccurl_placeholder(void) { return 0; }

@@ -1,0 +1,184 @@
+/// The command tree as plain data. The parser, `--help`, the shell completions and the
+/// man page are all rendered from this one description, so they cannot disagree.
+
+/// A command: a group (with subcommands) or a leaf (with options and arguments).
+public struct CommandSpec: Sendable, Equatable {
+    public var name: String
+    /// One line, lowercase start, no final period: shown in lists and as the help title.
+    public var abstract: String
+    /// Longer explanation for `--help` and the man page; paragraphs separated by blank lines.
+    public var discussion: String
+    public var options: [OptionSpec]
+    public var arguments: [ArgumentSpec]
+    public var subcommands: [CommandSpec]
+    public var examples: [Example]
+    /// Hidden commands parse normally but stay out of help, completions and the man page.
+    public var isHidden: Bool
+
+    public init(
+        _ name: String,
+        abstract: String,
+        discussion: String = "",
+        options: [OptionSpec] = [],
+        arguments: [ArgumentSpec] = [],
+        subcommands: [CommandSpec] = [],
+        examples: [Example] = [],
+        isHidden: Bool = false
+    ) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.options = options
+        self.arguments = arguments
+        self.subcommands = subcommands
+        self.examples = examples
+        self.isHidden = isHidden
+    }
+
+    public var isGroup: Bool { !subcommands.isEmpty }
+
+    public func subcommand(named name: String) -> CommandSpec? {
+        subcommands.first { $0.name == name }
+    }
+
+    /// The node at `path` below this one.
+    public func descendant(_ path: [String]) -> CommandSpec? {
+        var node = self
+        for name in path {
+            guard let next = node.subcommand(named: name) else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    public func option(long: String) -> OptionSpec? { options.first { $0.long == long } }
+    public func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
+}
+
+/// `--long VALUE` / `-s VALUE`, or a flag when `value` is nil.
+public struct OptionSpec: Sendable, Equatable {
+    public var long: String
+    public var short: Character?
+    public var value: ValueSpec?
+    public var help: String
+    /// May be given more than once, collecting every value (e.g. `-f KEY=VALUE`).
+    public var isRepeatable: Bool
+    public var isHidden: Bool
+
+    public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false) {
+        self.long = long
+        self.short = short
+        self.value = value
+        self.help = help
+        self.isRepeatable = repeatable
+        self.isHidden = hidden
+    }
+
+    /// A flag: no value.
+    public static func flag(_ long: String, short: Character? = nil, help: String, repeatable: Bool = false, hidden: Bool = false) -> OptionSpec {
+        OptionSpec(long, short: short, value: nil, help: help, repeatable: repeatable, hidden: hidden)
+    }
+
+    public var isFlag: Bool { value == nil }
+
+    /// "-p, --profile NAME" as shown in help.
+    public var label: String {
+        var text = short.map { "-\($0), " } ?? ""
+        text += "--\(long)"
+        if let value { text += " \(value.name)" }
+        return text
+    }
+}
+
+/// What an option or argument's value looks like, and how a shell can complete it.
+public struct ValueSpec: Sendable, Equatable {
+    /// Placeholder in help: FILE, ID, SECONDS.
+    public var name: String
+    public var kind: ValueKind
+    public var defaultValue: String?
+    public var completion: Completion
+
+    public init(_ name: String, kind: ValueKind = .string, default defaultValue: String? = nil, completion: Completion? = nil) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        if let completion {
+            self.completion = completion
+        } else if case .choice(let choices) = kind {
+            self.completion = .choices(choices)
+        } else {
+            self.completion = .none
+        }
+    }
+}
+
+public enum ValueKind: Sendable, Equatable {
+    case string
+    /// An integer, optionally within bounds.
+    case integer(ClosedRange<Int>?)
+    /// A non-negative decimal number (seconds, ratios).
+    case number
+    case choice([String])
+}
+
+/// How shells complete a value.
+public enum Completion: Sendable, Equatable {
+    case none
+    case file
+    case directory
+    case choices([String])
+    /// Candidates printed at completion time by `douctl __complete KIND` (e.g. "profiles").
+    case dynamic(String)
+}
+
+/// A positional argument.
+public struct ArgumentSpec: Sendable, Equatable {
+    public enum Arity: Sendable, Equatable {
+        case required
+        case optional
+        /// One or more (`minimum` 1) or any number (`minimum` 0).
+        case variadic(minimum: Int)
+    }
+
+    public var name: String
+    public var help: String
+    public var arity: Arity
+    public var kind: ValueKind
+    public var completion: Completion
+
+    public init(_ name: String, help: String, arity: Arity = .required, kind: ValueKind = .string, completion: Completion = .none) {
+        self.name = name
+        self.help = help
+        self.arity = arity
+        self.kind = kind
+        self.completion = completion
+    }
+
+    /// "ID", "[TEXT]", "FILE..." as shown in usage lines.
+    public var usage: String {
+        switch arity {
+        case .required: return name
+        case .optional: return "[\(name)]"
+        case .variadic(let minimum): return minimum > 0 ? "\(name)..." : "[\(name)...]"
+        }
+    }
+
+    var minimumCount: Int {
+        switch arity {
+        case .required: return 1
+        case .optional: return 0
+        case .variadic(let minimum): return minimum
+        }
+    }
+}
+
+/// A worked example for help and the man page.
+public struct Example: Sendable, Equatable {
+    public var command: String
+    public var explanation: String
+
+    public init(_ command: String, _ explanation: String) {
+        self.command = command
+        self.explanation = explanation
+    }
+}

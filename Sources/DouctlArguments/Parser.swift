@@ -1,0 +1,245 @@
+/// Turns argv into a `ParseOutcome` by walking a `CommandSpec` tree.
+///
+/// Rules (getopt_long-like): `--opt value`, `--opt=value`, `-o value`, `-ovalue`, clustered
+/// short flags (`-vf KEY=V`), `--` ends options, a lone `-` is a value. Options of the root
+/// command are global: accepted before or after the command word. `-h`/`--help` anywhere
+/// asks for help; `help CMD...` too.
+public struct ArgumentParser: Sendable {
+    public let root: CommandSpec
+
+    public init(root: CommandSpec) {
+        self.root = root
+    }
+
+    public func parse(_ argv: [String]) throws(UsageError) -> ParseOutcome {
+        var state = State(root: root)
+        if argv.first == "help" {
+            return try helpOutcome(for: Array(argv.dropFirst()))
+        }
+        var index = 0
+        var endOfOptions = false
+        while index < argv.count {
+            let token = argv[index]
+            index += 1
+            if endOfOptions {
+                state.positionals.append(token)
+            } else if token == "--" {
+                endOfOptions = true
+            } else if token.hasPrefix("--") {
+                try parseLongOption(token, argv: argv, index: &index, state: &state)
+            } else if token.hasPrefix("-") && token.count > 1 && !looksNumeric(token) {
+                try parseShortCluster(token, argv: argv, index: &index, state: &state)
+            } else if state.positionals.isEmpty, state.node.isGroup {
+                guard let next = state.node.subcommand(named: token) else {
+                    if state.wantsHelp { continue }
+                    let names = state.node.subcommands.filter { !$0.isHidden }.map(\.name)
+                    var message = "unknown command '\(token)' for '\(state.displayName)'"
+                    if let guess = Suggestions.closest(to: token, in: names) { message += " (did you mean '\(guess)'?)" }
+                    throw UsageError(message, path: state.path)
+                }
+                state.node = next
+                state.path.append(token)
+            } else {
+                state.positionals.append(token)
+            }
+        }
+        if state.wantsVersion && !state.wantsHelp { return .version }
+        if state.wantsHelp { return .help(path: state.path) }
+        if state.node.isGroup { return .help(path: state.path) }
+        return .run(try finish(state))
+    }
+
+    private func helpOutcome(for words: [String]) throws(UsageError) -> ParseOutcome {
+        var node = root
+        var path: [String] = []
+        for word in words where !word.hasPrefix("-") {
+            guard let next = node.subcommand(named: word) else {
+                var message = "unknown command '\(word)' for 'help'"
+                if let guess = Suggestions.closest(to: word, in: node.subcommands.filter { !$0.isHidden }.map(\.name)) {
+                    message += " (did you mean '\(guess)'?)"
+                }
+                throw UsageError(message, path: path)
+            }
+            node = next
+            path.append(word)
+        }
+        return .help(path: path)
+    }
+
+    // MARK: - options
+
+    private func parseLongOption(_ token: String, argv: [String], index: inout Int, state: inout State) throws(UsageError) {
+        let body = token.dropFirst(2)
+        let name: String
+        var inline: String?
+        if let equals = body.firstIndex(of: "=") {
+            name = String(body[..<equals])
+            inline = String(body[body.index(after: equals)...])
+        } else {
+            name = String(body)
+        }
+        if name == "help" { state.wantsHelp = true; return }
+        if name == "version" && state.lookup(long: name).map({ $0.isFlag }) != false { state.wantsVersion = true; return }
+        guard let option = state.lookup(long: name) else {
+            if state.wantsHelp { return }
+            var message = "unknown option '--\(name)'"
+            if state.path.count > 0 { message += " for '\(state.displayName)'" }
+            if let guess = Suggestions.closest(to: "--\(name)", in: state.visibleOptions.map { "--\($0.long)" }) {
+                message += " (did you mean '\(guess)'?)"
+            }
+            throw UsageError(message, path: state.path)
+        }
+        if option.isFlag {
+            if inline != nil { throw UsageError("option '--\(name)' takes no value", path: state.path) }
+            state.record(option, "")
+            return
+        }
+        let value: String
+        if let inline {
+            value = inline
+        } else if index < argv.count {
+            value = argv[index]
+            index += 1
+        } else {
+            if state.wantsHelp { return }
+            throw UsageError("option '--\(name)' needs a value (\(option.value?.name ?? "VALUE"))", path: state.path)
+        }
+        try state.record(option, validated: value, label: "--\(name)")
+    }
+
+    private func parseShortCluster(_ token: String, argv: [String], index: inout Int, state: inout State) throws(UsageError) {
+        var rest = Substring(token.dropFirst())
+        while let letter = rest.first {
+            rest = rest.dropFirst()
+            if letter == "h" && state.lookup(short: "h").map({ $0.long == "help" }) != false { state.wantsHelp = true; continue }
+            guard let option = state.lookup(short: letter) else {
+                if state.wantsHelp { return }
+                var message = "unknown option '-\(letter)'"
+                if state.path.count > 0 { message += " for '\(state.displayName)'" }
+                throw UsageError(message, path: state.path)
+            }
+            if option.isFlag {
+                state.record(option, "")
+                continue
+            }
+            let value: String
+            if !rest.isEmpty {
+                value = String(rest)
+            } else if index < argv.count {
+                value = argv[index]
+                index += 1
+            } else {
+                if state.wantsHelp { return }
+                throw UsageError("option '-\(letter)' needs a value (\(option.value?.name ?? "VALUE"))", path: state.path)
+            }
+            try state.record(option, validated: value, label: "-\(letter)")
+            return
+        }
+    }
+
+    /// "-5" or "-1.5" is a value (a negative number), not an option.
+    private func looksNumeric(_ token: String) -> Bool {
+        Double(token) != nil
+    }
+
+    // MARK: - positionals
+
+    private func finish(_ state: State) throws(UsageError) -> ParsedCommand {
+        let specs = state.node.arguments
+        var remaining = state.positionals[...]
+        var arguments: [String: [String]] = [:]
+        for (position, spec) in specs.enumerated() {
+            let reservedForLater = specs[(position + 1)...].reduce(0) { $0 + $1.minimumCount }
+            let available = max(0, remaining.count - reservedForLater)
+            let take: Int
+            switch spec.arity {
+            case .required: take = min(1, remaining.count)
+            case .optional: take = min(1, available)
+            case .variadic: take = available
+            }
+            if take < spec.minimumCount {
+                throw UsageError("missing argument \(spec.name)", path: state.path)
+            }
+            let values = Array(remaining.prefix(take))
+            for value in values {
+                if let problem = Self.problem(with: value, kind: spec.kind) {
+                    throw UsageError("invalid value '\(value)' for \(spec.name): \(problem)", path: state.path)
+                }
+            }
+            if !values.isEmpty { arguments[spec.name] = values }
+            remaining = remaining.dropFirst(take)
+        }
+        if let extra = remaining.first {
+            throw UsageError("unexpected argument '\(extra)'", path: state.path)
+        }
+        var defaults: [String: String] = [:]
+        for option in state.visibleOptions + state.hiddenOptions {
+            if let value = option.value?.defaultValue { defaults[option.long] = value }
+        }
+        return ParsedCommand(path: state.path, options: state.options, arguments: arguments, defaults: defaults)
+    }
+
+    /// Why `value` does not fit `kind`, or nil when it does.
+    static func problem(with value: String, kind: ValueKind) -> String? {
+        switch kind {
+        case .string:
+            return nil
+        case .integer(let range):
+            guard let number = Int(value) else { return "expected an integer" }
+            if let range, !range.contains(number) {
+                return range.upperBound == Int.max ? "must be at least \(range.lowerBound)" : "must be between \(range.lowerBound) and \(range.upperBound)"
+            }
+            return nil
+        case .number:
+            guard let number = Double(value), number.isFinite, number >= 0 else { return "expected a non-negative number" }
+            return nil
+        case .choice(let choices):
+            if choices.contains(value) { return nil }
+            var problem = "expected one of \(choices.joined(separator: ", "))"
+            if let guess = Suggestions.closest(to: value, in: choices) { problem += " (did you mean '\(guess)'?)" }
+            return problem
+        }
+    }
+
+    /// Parsing state while walking argv.
+    private struct State {
+        let root: CommandSpec
+        var node: CommandSpec
+        var path: [String] = []
+        var options: [String: [String]] = [:]
+        var positionals: [String] = []
+        var wantsHelp = false
+        var wantsVersion = false
+
+        init(root: CommandSpec) {
+            self.root = root
+            node = root
+        }
+
+        var displayName: String { ([root.name] + path).joined(separator: " ") }
+
+        /// The command's own options, then the root's (global) ones.
+        func lookup(long: String) -> OptionSpec? { node.option(long: long) ?? root.option(long: long) }
+        func lookup(short: Character) -> OptionSpec? { node.option(short: short) ?? root.option(short: short) }
+
+        var visibleOptions: [OptionSpec] {
+            let own = node.options.filter { !$0.isHidden }
+            return path.isEmpty ? own : own + root.options.filter { !$0.isHidden }
+        }
+
+        var hiddenOptions: [OptionSpec] {
+            node.options.filter(\.isHidden) + (path.isEmpty ? [] : root.options.filter(\.isHidden))
+        }
+
+        mutating func record(_ option: OptionSpec, _ value: String) {
+            options[option.long, default: []].append(value)
+        }
+
+        mutating func record(_ option: OptionSpec, validated value: String, label: String) throws(UsageError) {
+            if let kind = option.value?.kind, let problem = ArgumentParser.problem(with: value, kind: kind) {
+                throw UsageError("invalid value '\(value)' for \(label): \(problem)", path: path)
+            }
+            record(option, value)
+        }
+    }
+}

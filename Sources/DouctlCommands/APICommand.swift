@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlArguments
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// `douctl api PATH`: any endpoint, any method, like `gh api`.
+enum APICommand {
+    static let command = Command(spec, run: run)
+
+    static let spec = CommandSpec(
+        "api",
+        abstract: "send a request to any API endpoint and print the reply",
+        discussion: """
+        PATH is relative to the profile's api_base (/v2/user/~me) or a full URL.
+        The method is GET, or POST when fields or --input are given; -X sets it.
+        GET and DELETE put fields in the query string; POST, PUT and PATCH send them as a
+        form body, or as multipart/form-data when a -F field names a file (KEY=@FILE;
+        KEY=@- reads standard input).
+        -f sends a string as it is. -F reads true, false, null and numbers as typed values;
+        in a form they are sent as their text (null as an empty value).
+        A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
+        bytes exactly as received. On an API error the reply is still printed on stdout,
+        and the error line goes to stderr with its exit code.
+        --paginate follows start/count (Douban), page/pageSize (Coding) or last_id pages
+        and prints every item as one line of JSON (NDJSON).
+        """,
+        options: [
+            OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)"),
+            OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true),
+            OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
+                       help: "add a typed field; KEY=@FILE adds a file part, KEY=@- reads stdin", repeatable: true),
+            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
+            OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
+            .flag("paginate", help: "fetch every page and print each item as a JSON line"),
+            .flag("include", short: "i", help: "print the status line and headers before the body"),
+            .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
+        ],
+        arguments: [ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline")],
+        examples: [
+            Example("douctl api /v2/user/~me", "who am I?"),
+            Example("douctl api /shuo/v2/statuses/ -f text='你好'", "post a 广播 (POST, form body)"),
+            Example("douctl api /shuo/v2/statuses/ -F text=hi -F image=@pic.jpg", "post with a picture (multipart)"),
+            Example("douctl api /shuo/v2/statuses/home_timeline --paginate | jq -r .text", "every status, one per line"),
+            Example("douctl api -X DELETE /shuo/v2/statuses/1402640366", "delete a status"),
+        ])
+
+    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        let request = try buildRequest(parsed, standardInput: invocation.process.standardInput)
+        let client = try invocation.api()
+
+        if parsed.has("paginate") {
+            try Paginator(client: client).walk(request) { item throws(DouctlError) in
+                invocation.printJSONLine(item)
+            }
+            return .success
+        }
+
+        let response = try client.exchange(request)
+        if parsed.has("include") { printHead(response.head, to: invocation.stdout) }
+        let reply: APIReply
+        do {
+            reply = try client.decode(response, for: request)
+        } catch {
+            // Like gh api: a JSON error reply still goes to stdout for scripts to inspect.
+            if invocation.parsed.has("raw") || (try? JSONParser.parse(response.body)) != nil {
+                printBody(of: response, payload: nil, invocation: invocation)
+            }
+            throw error
+        }
+        printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
+        return .success
+    }
+
+    /// Prints the payload as JSON, or the body as received (--raw, non-JSON, or an error body).
+    private static func printBody(of response: HTTPResponse, payload: JSON?, invocation: Invocation) {
+        if invocation.parsed.has("raw") || response.body.isEmpty {
+            invocation.stdout.write(response.body)
+            return
+        }
+        if let payload {
+            invocation.printJSON(payload)
+            return
+        }
+        let format: JSONFormat = invocation.prettyJSON ? .pretty : .compact
+        if let formatted = try? JSONReformatter.reformat(response.body, format: format) {
+            invocation.stdout.write(formatted)
+            invocation.stdout.write([0x0A])
+        } else {
+            invocation.stdout.write(response.body)
+        }
+    }
+
+    private static func printHead(_ head: HTTPResponseHead, to stdout: OutputStream) {
+        var text = "\(head.version) \(head.status)"
+        if !head.reason.isEmpty { text += " \(head.reason)" }
+        text += "\r\n"
+        for header in head.headers { text += "\(header.name): \(header.value)\r\n" }
+        stdout.write(text + "\r\n")
+    }
+
+    // MARK: - request building
+
+    static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> APIRequest {
+        guard let path = parsed.argument("PATH") else { throw .usage("missing argument PATH") }
+        var fields: [(String, String)] = []
+        var files: [MultipartForm.Part] = []
+        for raw in parsed.values("raw-field") {
+            let (key, value) = try split(raw, option: "-f")
+            fields.append((key, value))
+        }
+        for raw in parsed.values("field") {
+            let (key, value) = try split(raw, option: "-F")
+            if value == "@-" {
+                let bytes: [UInt8]
+                do { bytes = try FileIO.readAll(standardInput) } catch { throw .localInput("cannot read standard input (\(error))") }
+                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
+            } else if value.hasPrefix("@") {
+                let filePath = String(value.dropFirst())
+                try MultipartForm.checkReadableFile(filePath)
+                files.append(.file(name: key, path: filePath))
+            } else {
+                fields.append((key, typedText(value)))
+            }
+        }
+        var headers: [HTTPHeader] = []
+        for raw in parsed.values("header") {
+            guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
+                throw .usage("invalid header '\(raw)': expected 'Name: value'")
+            }
+            let name = String(raw[..<colon]).trimmingCharacters(in: " ")
+            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw .usage("invalid header name '\(name)'")
+            }
+            headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
+        }
+        let input = parsed.value("input")
+        let hasBodyInput = input != nil || !fields.isEmpty || !files.isEmpty
+        let method = (parsed.value("method") ?? (hasBodyInput ? "POST" : "GET")).uppercased()
+        guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
+            throw .usage("invalid method '\(method)'")
+        }
+        var request = APIRequest(method: method, path: path, headers: headers)
+        let bodyless = ["GET", "HEAD", "DELETE", "OPTIONS"].contains(method)
+
+        if let input {
+            request.query = fields
+            if !files.isEmpty { throw .usage("-F KEY=@FILE cannot be combined with --input") }
+            request.body = try inputBody(input, standardInput: standardInput)
+        } else if bodyless {
+            if !files.isEmpty { throw .usage("file fields need a method with a body (POST, PUT, PATCH), not \(method)") }
+            request.query = fields
+        } else if !files.isEmpty {
+            request.body = .multipart(MultipartForm(parts: fields.map { .field(name: $0.0, value: $0.1) } + files))
+        } else if !fields.isEmpty {
+            request.body = .form(fields)
+        }
+        return request
+    }
+
+    /// `--input FILE|-`: a file streams with Content-Length; a pipe is sent chunked.
+    private static func inputBody(_ input: String, standardInput: Int32) throws(DouctlError) -> APIRequest.Body {
+        if input == "-" {
+            var info = stat()
+            if fstat(standardInput, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+                // Redirected from a file: stream it from the current offset with a known length.
+                let path = "/proc/self/fd/\(standardInput)"
+                if lseek(standardInput, 0, SEEK_CUR) == 0, FileIO.fileExists(path) {
+                    return .raw(.segments([.file(path: path, length: Int64(info.st_size))]), contentType: "application/octet-stream")
+                }
+            }
+            return .raw(.stream(fileDescriptor: standardInput), contentType: "application/octet-stream")
+        }
+        let status = try MultipartForm.checkReadableFile(input)
+        return .raw(.segments([.file(path: input, length: status.size)]), contentType: MediaType.detect(path: input))
+    }
+
+    private static func split(_ raw: String, option: String) throws(DouctlError) -> (String, String) {
+        guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
+            throw .usage("invalid field '\(raw)' for \(option): expected KEY=VALUE")
+        }
+        return (String(raw[..<equals]), String(raw[raw.index(after: equals)...]))
+    }
+
+    /// -F's typed values, as a form sends them: true/false/numbers as their text, null empty.
+    private static func typedText(_ value: String) -> String {
+        value == "null" ? "" : value
+    }
+}

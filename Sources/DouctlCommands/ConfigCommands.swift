@@ -1,0 +1,88 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+
+/// `douctl config get|set|unset|list`: one profile's settings (the active one, or --profile).
+enum ConfigCommands {
+    static let keyArgument = ArgumentSpec("KEY", help: "a profile key", kind: .choice(ProfileKey.allCases.map(\.rawValue)))
+
+    static let command = Command(group: CommandSpec(
+        "config",
+        abstract: "read and change the active profile's settings",
+        discussion: """
+        Settings live in config.json in the config directory, per profile; --profile picks
+        the profile (default: the active one). Keys:
+        \(ProfileKey.allCases.map { "  \($0.rawValue) — \($0.help)" }.joined(separator: "\n"))
+        """), [
+        Command(CommandSpec(
+            "get", abstract: "print a setting's value (presets included)",
+            arguments: [keyArgument],
+            examples: [Example("douctl config get api_base", "where requests go")]), run: get),
+        Command(CommandSpec(
+            "set", abstract: "change a setting of the profile",
+            arguments: [keyArgument, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")],
+            examples: [Example("douctl config set scopes douban_basic_common,shuo_basic_r --profile work", "ask for fewer scopes")]), run: set),
+        Command(CommandSpec(
+            "unset", abstract: "remove a setting (the preset's value applies again)",
+            arguments: [keyArgument]), run: unset),
+        Command(CommandSpec(
+            "list", abstract: "print the profile's own settings as KEY=VALUE lines",
+            options: [.flag("show-secrets", help: "print client_secret instead of masking it")]), run: list),
+    ])
+
+    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(invocation)
+        guard let value = try invocation.profile().value(key) else { return .success }
+        invocation.stdout.line(value.display)
+        return .success
+    }
+
+    static func set(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(invocation)
+        let value = try key.parse(invocation.parsed.argument("VALUE") ?? "")
+        let name = try invocation.profileName
+        try ConfigFile.checkProfileName(name)
+        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+            var settings = config.profile(named: name) ?? ProfileSettings()
+            settings[key] = value
+            config.setProfile(name, settings)
+            _ = try config.resolve(name) // refuse a change that leaves the profile unusable
+        }
+        return .success
+    }
+
+    static func unset(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(invocation)
+        let name = try invocation.profileName
+        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+            guard var settings = config.profile(named: name) else { return }
+            settings[key] = nil
+            config.setProfile(name, settings)
+        }
+        return .success
+    }
+
+    static func list(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let name = try invocation.profileName
+        for (key, value) in try invocation.config().profile(named: name)?.entries ?? [] {
+            let shown = key.isSecret && !invocation.parsed.has("show-secrets") ? Mask.secret(value.display) : value.display
+            invocation.stdout.line("\(key.rawValue)=\(shown)")
+        }
+        return .success
+    }
+
+    private static func profileKey(_ invocation: Invocation) throws(DouctlError) -> ProfileKey {
+        guard let text = invocation.parsed.argument("KEY"), let key = ProfileKey(rawValue: text) else {
+            throw .usage("missing argument KEY")
+        }
+        return key
+    }
+}
+
+/// Masks secrets for display: enough to recognise, not enough to use.
+enum Mask {
+    static func secret(_ value: String) -> String {
+        guard value.count > 8 else { return String(repeating: "*", count: max(value.count, 4)) }
+        return String(value.prefix(4)) + String(repeating: "*", count: 8)
+    }
+}

@@ -1,0 +1,91 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// The douctl program: parse, dispatch, report. `main.swift` only calls `Douctl.main`.
+public enum Douctl {
+    public static let version = "0.1.0"
+
+    static let tree = CommandTree.root
+
+    /// The whole command tree as data (for completions, the man page and tests).
+    public static var rootSpec: CommandSpec { tree.spec }
+
+    public static func main(_ process: ProcessContext) -> Int32 {
+        let stdout = OutputStream(fileDescriptor: process.standardOutput)
+        let stderr = OutputStream(fileDescriptor: process.standardError, bufferLimit: 0)
+        defer {
+            stdout.flush()
+            stderr.flush()
+        }
+        let outcome: ParseOutcome
+        do {
+            outcome = try ArgumentParser(root: rootSpec).parse(process.arguments)
+        } catch {
+            reportUsage(error, process: process, stderr: stderr)
+            return ExitStatus.usage.rawValue
+        }
+        switch outcome {
+        case .version:
+            stdout.line("douctl \(version)")
+            return ExitStatus.success.rawValue
+        case .help(let path):
+            stdout.write(HelpRenderer(root: rootSpec, rootEpilogue: rootEpilogue).help(path))
+            return ExitStatus.success.rawValue
+        case .run(let parsed):
+            guard let run = tree.find(parsed.path)?.run else {
+                stdout.write(HelpRenderer(root: rootSpec).help(parsed.path))
+                return ExitStatus.success.rawValue
+            }
+            let invocation = Invocation(parsed: parsed, process: process, stdout: stdout, stderr: stderr)
+            let status: ExitStatus
+            do {
+                status = try run(invocation)
+            } catch {
+                stdout.flush()
+                report(error, invocation: invocation)
+                return ExitStatus(error).rawValue
+            }
+            stdout.flush()
+            if Interrupt.requested { return ExitStatus.interrupted.rawValue }
+            return status.rawValue
+        }
+    }
+
+    static var rootEpilogue: String {
+        var text = "EXIT STATUS\n"
+        for status in ExitStatus.allCases {
+            let code = String(status.rawValue)
+            text += "  " + code + String(repeating: " ", count: 5 - code.count) + status.meaning + "\n"
+        }
+        return text
+    }
+
+    /// One line (or one JSON object) on stderr for an error.
+    static func report(_ error: DouctlError, invocation: Invocation) {
+        if invocation.parsed.value("error-format") == ErrorFormat.json.rawValue {
+            invocation.stderr.line(ErrorReport.json(error).text(.compact))
+        } else {
+            let prefix = invocation.useColor ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
+            invocation.stderr.line("\(prefix) \(error.message)")
+        }
+    }
+
+    private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream) {
+        let usage = HelpRenderer(root: rootSpec).usageLine(error.path)
+        let arguments = process.arguments
+        let wantsJSON = arguments.contains("--error-format=json")
+            || zip(arguments, arguments.dropFirst()).contains { $0 == "--error-format" && $1 == "json" }
+        if wantsJSON {
+            let object: JSON = .object(JSONObject([
+                ("error", .string(error.message)), ("exit", .int(ExitStatus.usage.rawValue)),
+                ("http_status", .null), ("code", .null), ("request", .null), ("usage", .string(usage)),
+            ]))
+            stderr.line(object.text(.compact))
+        } else {
+            stderr.line("douctl: \(error.message)")
+            stderr.line(usage)
+        }
+    }
+}

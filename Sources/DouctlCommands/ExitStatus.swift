@@ -1,0 +1,90 @@
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+
+/// douctl's exit codes (design §7). The only place errors become numbers.
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    case success = 0
+    case apiError = 1
+    case usage = 2
+    case localInput = 3
+    case authentication = 4
+    case notFound = 5
+    case rateLimited = 6
+    case network = 7
+    case badReply = 8
+    case interrupted = 130
+
+    public init(_ error: DouctlError) {
+        switch error {
+        case .usage, .unsupported: self = .usage
+        case .localInput, .badConfig: self = .localInput
+        case .authentication: self = .authentication
+        case .api(let apiError):
+            switch apiError.kind {
+            case .general: self = .apiError
+            case .authentication: self = .authentication
+            case .notFound: self = .notFound
+            case .rateLimited: self = .rateLimited
+            }
+        case .transport(let transportError):
+            switch transportError {
+            case .interrupted: self = .interrupted
+            case .bodyFile: self = .localInput
+            case .outputFailed: self = .apiError
+            default: self = .network
+            }
+        case .badReply: self = .badReply
+        case .interrupted: self = .interrupted
+        }
+    }
+
+    /// What each code means, for help and the man page.
+    public var meaning: String {
+        switch self {
+        case .success: return "success"
+        case .apiError: return "the API answered with an error not listed below"
+        case .usage: return "usage error (unknown command or flag, missing or malformed argument)"
+        case .localInput: return "local input error (file missing or unreadable, bad config file)"
+        case .authentication: return "authentication needed, refused, or expired beyond refresh"
+        case .notFound: return "not found"
+        case .rateLimited: return "rate limited, after retries"
+        case .network: return "network error (connect, DNS, TLS, timeout)"
+        case .badReply: return "the reply could not be understood (not JSON where JSON was due, truncated)"
+        case .interrupted: return "interrupted"
+        }
+    }
+
+    /// When several things ran (uploads, deletes), the exit code reports the worst outcome:
+    /// the highest code, except that success never hides a failure.
+    public static func worst(_ statuses: [ExitStatus]) -> ExitStatus {
+        statuses.max { $0.rawValue < $1.rawValue } ?? .success
+    }
+}
+
+/// How errors are shown on stderr: one line, or one JSON object (`--error-format json`).
+public enum ErrorFormat: String, Sendable {
+    case text
+    case json
+}
+
+enum ErrorReport {
+    /// The JSON object of `--error-format json` (design §7).
+    static func json(_ error: DouctlError) -> JSON {
+        var object = JSONObject()
+        object["error"] = .string(error.message)
+        object["exit"] = .int(ExitStatus(error).rawValue)
+        if case .api(let apiError) = error {
+            object["http_status"] = .int(apiError.httpStatus)
+            object["code"] = apiError.code.map(JSON.string) ?? .null
+            object["message"] = .string(apiError.message)
+            if !apiError.messageKeys.isEmpty { object["keys"] = .array(apiError.messageKeys.map(JSON.string)) }
+            object["request"] = apiError.request.map(JSON.string) ?? .null
+        } else {
+            object["http_status"] = .null
+            object["code"] = .null
+            object["request"] = .null
+        }
+        return .object(object)
+    }
+}

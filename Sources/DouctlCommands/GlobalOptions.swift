@@ -1,0 +1,31 @@
+import DouctlArguments
+
+/// Options every command accepts, before or after the command word (design §4).
+enum GlobalOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("profile", value: ValueSpec("NAME", completion: .dynamic("profiles")),
+                   help: "use this profile (env DOUCTL_PROFILE; default: config's default_profile, else douban)"),
+        OptionSpec("config-dir", value: ValueSpec("DIR", completion: .directory),
+                   help: "config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)"),
+        OptionSpec("api-base", value: ValueSpec("URL"), help: "send API requests to this base URL, for this call only"),
+        .flag("verbose", short: "v", help: "log requests and replies on stderr, secrets redacted"),
+        OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"),
+                   help: "give up connecting, or when no bytes move, after this long"),
+        .flag("no-retry", help: "do not retry failed idempotent requests"),
+        .flag("pretty", help: "indent JSON output (default when stdout is a terminal)"),
+        .flag("compact", help: "print JSON on one line (default when stdout is not a terminal)"),
+        OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
+                   help: "print errors as one text line or as a JSON object"),
+        .flag("help", short: "h", help: "show help for the command"),
+        .flag("version", help: "print douctl's version"),
+    ]
+}
+
+/// The option that names a JSON output style, or nil to follow the terminal.
+enum OutputStyle {
+    static func pretty(_ parsed: ParsedCommand, isTerminal: Bool) -> Bool {
+        if parsed.has("pretty") { return true }
+        if parsed.has("compact") { return false }
+        return isTerminal
+    }
+}

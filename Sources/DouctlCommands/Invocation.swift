@@ -1,0 +1,156 @@
+import DouctlArguments
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// One run of a command: the parsed arguments, the process's streams and variables, and
+/// the core objects built from them on first use (so `--help` and `config` never touch
+/// libcurl or the credentials file).
+final class Invocation {
+    let parsed: ParsedCommand
+    let process: ProcessContext
+    let stdout: OutputStream
+    let stderr: OutputStream
+
+    private var cachedDirectory: ConfigDirectory?
+    private var cachedConfig: ConfigFile?
+    private var cachedProfile: ResolvedProfile?
+    private var cachedHTTP: HTTPClient?
+    private var cachedTokens: AccessTokenSource??
+    private var cachedAPI: APIClient?
+
+    init(parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
+        self.parsed = parsed
+        self.process = process
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    var environment: [String: String] { process.environment }
+
+    // MARK: - global options
+
+    var isVerbose: Bool { parsed.has("verbose") }
+    var timeout: Double { parsed.number("timeout") ?? 30 }
+    var prettyJSON: Bool { OutputStyle.pretty(parsed, isTerminal: stdout.isTerminal) }
+    var useColor: Bool { stderr.isTerminal && environment["NO_COLOR"].map(\.isEmpty) != false }
+
+    /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
+    var requestedProfile: String? {
+        parsed.value("profile") ?? environment["DOUCTL_PROFILE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    // MARK: - core objects
+
+    func configDirectory() throws(DouctlError) -> ConfigDirectory {
+        if let cachedDirectory { return cachedDirectory }
+        let directory = try ConfigDirectory.locate(explicit: parsed.value("config-dir"), environment: environment)
+        cachedDirectory = directory
+        return directory
+    }
+
+    func config() throws(DouctlError) -> ConfigFile {
+        if let cachedConfig { return cachedConfig }
+        let config = try configDirectory().loadConfig()
+        cachedConfig = config
+        return config
+    }
+
+    /// Changes config.json under its lock and forgets the cached copy.
+    @discardableResult
+    func updateConfig<Result>(_ change: (inout ConfigFile) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
+        let result = try configDirectory().updateConfig(change)
+        cachedConfig = nil
+        cachedProfile = nil
+        return result
+    }
+
+    var profileName: String {
+        get throws(DouctlError) { try config().activeProfileName(requested: requestedProfile) }
+    }
+
+    func profile() throws(DouctlError) -> ResolvedProfile {
+        if let cachedProfile { return cachedProfile }
+        let overrides = ProfileOverrides(
+            apiBase: parsed.value("api-base"),
+            clientID: environment["DOUCTL_CLIENT_ID"].flatMap { $0.isEmpty ? nil : $0 },
+            clientSecret: environment["DOUCTL_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 })
+        if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
+            throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
+        }
+        let profile = try config().resolve(try profileName, overrides: overrides)
+        cachedProfile = profile
+        return profile
+    }
+
+    func credentialStore() throws(DouctlError) -> CredentialStore {
+        CredentialStore(directory: try configDirectory())
+    }
+
+    /// A new HTTP client with this run's settings (each upload thread needs its own).
+    func makeHTTPClient() -> HTTPClient {
+        let fd = stderr.fileDescriptor
+        let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
+        return HTTPClient(HTTPClientConfiguration(
+            timeout: timeout,
+            retry: parsed.has("no-retry") ? .never : .standard,
+            userAgent: "douctl/\(Douctl.version)",
+            verboseLog: log))
+    }
+
+    func http() -> HTTPClient {
+        if let cachedHTTP { return cachedHTTP }
+        let client = makeHTTPClient()
+        cachedHTTP = client
+        return client
+    }
+
+    /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
+    func tokens() throws(DouctlError) -> AccessTokenSource? {
+        if let cachedTokens { return cachedTokens }
+        let source: AccessTokenSource?
+        if let token = environment["DOUCTL_TOKEN"], !token.isEmpty {
+            source = FixedToken(token)
+        } else {
+            source = StoredTokens(profile: try profile(), store: try credentialStore(), http: http())
+        }
+        cachedTokens = .some(source)
+        return source
+    }
+
+    func api() throws(DouctlError) -> APIClient {
+        if let cachedAPI { return cachedAPI }
+        let client = APIClient(profile: try profile(), http: http(), tokens: try tokens())
+        cachedAPI = client
+        return client
+    }
+
+    // MARK: - output
+
+    /// One JSON document on stdout, pretty on a terminal unless told otherwise.
+    func printJSON(_ json: JSON) {
+        var bytes = json.serialized(prettyJSON ? .pretty : .compact)
+        bytes.append(0x0A)
+        stdout.write(bytes)
+    }
+
+    /// One NDJSON line on stdout (streams are always compact, one value per line).
+    func printJSONLine(_ json: JSON) {
+        var bytes = json.serialized(.compact)
+        bytes.append(0x0A)
+        stdout.write(bytes)
+        stdout.flush()
+    }
+
+    /// A line for a person, on stderr.
+    func note(_ text: String) {
+        stderr.line(text)
+        stderr.flush()
+    }
+
+    func warn(_ text: String) {
+        let prefix = useColor ? "\u{1B}[33mdouctl: warning:\u{1B}[0m" : "douctl: warning:"
+        note("\(prefix) \(text)")
+    }
+}

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlSystem
+
+/// Everything douctl takes from its process, passed in so the whole CLI can run inside
+/// tests with other descriptors and variables.
+public struct ProcessContext: Sendable {
+    public var arguments: [String]
+    public var environment: [String: String]
+    public var standardInput: Int32
+    public var standardOutput: Int32
+    public var standardError: Int32
+
+    public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
+        self.arguments = arguments
+        self.environment = environment
+        self.standardInput = standardInput
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
+
+    /// This process: argv without the program name, and `environ`.
+    public static func current() -> ProcessContext {
+        var variables: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return ProcessContext(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables)
+    }
+}
+
+/// A byte stream to a file descriptor, buffered so big outputs take few write(2) calls.
+/// After a write fails (a closed pipe), later writes are dropped and `failed` is set.
+public final class OutputStream {
+    public let fileDescriptor: Int32
+    public let isTerminal: Bool
+    private var buffer: [UInt8] = []
+    private let bufferLimit: Int
+    public private(set) var failed = false
+
+    public init(fileDescriptor: Int32, bufferLimit: Int = 256 * 1024) {
+        self.fileDescriptor = fileDescriptor
+        self.bufferLimit = bufferLimit
+        isTerminal = Terminal.isTerminal(fileDescriptor)
+        buffer.reserveCapacity(min(bufferLimit, 64 * 1024))
+    }
+
+    deinit { flush() }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        if buffer.count + bytes.count > bufferLimit { flush() }
+        if bytes.count >= bufferLimit {
+            writeNow(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    public func line(_ text: String) {
+        write(text + "\n")
+    }
+
+    public func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { writeNow($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeNow(_ bytes: UnsafeRawBufferPointer) {
+        guard !failed else { return }
+        do {
+            try FileIO.writeAll(fileDescriptor, bytes)
+        } catch {
+            failed = true
+        }
+    }
+}

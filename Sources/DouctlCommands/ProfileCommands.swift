@@ -1,0 +1,125 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+
+/// `douctl profile list|show|add|remove|use`.
+enum ProfileCommands {
+    static let nameArgument = ArgumentSpec("NAME", help: "profile name", completion: .dynamic("profiles"))
+
+    /// `--api-base URL`, `--client-id ID`, …: one option per profile key.
+    static let keyOptions: [OptionSpec] = ProfileKey.allCases.filter { $0 != .preset }.map { key in
+        let placeholder = key.isURL ? "URL" : key.isList ? "LIST" : "VALUE"
+        let kind: ValueKind = key.allowedValues.map { .choice($0) } ?? .string
+        return OptionSpec(key.flagName, value: ValueSpec(placeholder, kind: kind), help: key.help)
+    }
+
+    static let command = Command(group: CommandSpec(
+        "profile",
+        abstract: "manage profiles: named API endpoints with their OAuth settings",
+        discussion: """
+        A profile names an API (its base URL, OAuth endpoints, client id and secret). It
+        starts from a preset and overrides any key. Presets:
+        \(Preset.all.map { "  \($0.name) — \($0.summary)" }.joined(separator: "\n"))
+        """), [
+        Command(CommandSpec("list", abstract: "list profiles as JSON lines (name, preset, api_base, default, logged_in)"), run: list),
+        Command(CommandSpec(
+            "show", abstract: "print a resolved profile as JSON (secrets masked)",
+            options: [.flag("show-secrets", help: "print client_secret instead of masking it")],
+            arguments: [ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))]), run: show),
+        Command(CommandSpec(
+            "add", abstract: "create or update a profile",
+            options: [OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.all.map(\.name))), help: "start from a preset")] + keyOptions,
+            arguments: [nameArgument],
+            examples: [
+                Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
+                Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
+            ]), run: add),
+        Command(CommandSpec("remove", abstract: "delete a profile and its stored login", arguments: [nameArgument]), run: remove),
+        Command(CommandSpec("use", abstract: "make a profile the default", arguments: [nameArgument]), run: use),
+    ])
+
+    static func list(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let config = try invocation.config()
+        let active = config.activeProfileName(requested: invocation.requestedProfile)
+        let store = try invocation.credentialStore()
+        var names = config.profiles.map(\.name)
+        if !names.contains(active) { names.insert(active, at: 0) }
+        for name in names {
+            guard let profile = try? config.resolve(name) else { continue }
+            let credential = try? store.load(name)
+            invocation.printJSONLine(.object(JSONObject([
+                ("name", .string(name)),
+                ("preset", profile.preset.map(JSON.string) ?? .null),
+                ("style", .string(profile.style.rawValue)),
+                ("api_base", .string(profile.apiBase)),
+                ("default", .bool(name == active)),
+                ("logged_in", .bool(credential != nil)),
+            ])))
+        }
+        return .success
+    }
+
+    static func show(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let name: String
+        if let given = invocation.parsed.argument("NAME") { name = given } else { name = try invocation.profileName }
+        let profile = try invocation.config().resolve(name)
+        invocation.printJSON(json(profile, showSecrets: invocation.parsed.has("show-secrets")))
+        return .success
+    }
+
+    static func json(_ profile: ResolvedProfile, showSecrets: Bool) -> JSON {
+        var object = JSONObject()
+        object["name"] = .string(profile.name)
+        for key in ProfileKey.allCases {
+            guard let value = profile.value(key) else { continue }
+            switch value {
+            case .text(let text): object[key.rawValue] = .string(key.isSecret && !showSecrets ? Mask.secret(text) : text)
+            case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
+            }
+        }
+        object["configured"] = .bool(profile.isConfigured)
+        return .object(object)
+    }
+
+    static func add(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+        try ConfigFile.checkProfileName(name)
+        var changes: [(ProfileKey, ProfileValue)] = []
+        if let preset = invocation.parsed.value("preset") { changes.append((.preset, .text(preset))) }
+        for key in ProfileKey.allCases where key != .preset {
+            if let text = invocation.parsed.value(key.flagName) { changes.append((key, try key.parse(text))) }
+        }
+        let resolved = try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
+            var settings = config.profile(named: name) ?? ProfileSettings()
+            for (key, value) in changes { settings[key] = value }
+            config.setProfile(name, settings)
+            return try config.resolve(name)
+        }
+        invocation.printJSON(json(resolved, showSecrets: false))
+        return .success
+    }
+
+    static func remove(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+        let existed = try invocation.updateConfig { (config: inout ConfigFile) -> Bool in
+            let existed = config.profile(named: name) != nil
+            config.setProfile(name, nil)
+            if config.defaultProfile == name { config.defaultProfile = nil }
+            return existed
+        }
+        try invocation.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
+        if !existed { throw .usage("no profile named '\(name)' in \(try invocation.configDirectory().configPath)") }
+        invocation.note("Removed profile \(name).")
+        return .success
+    }
+
+    static func use(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+            _ = try config.resolve(name)
+            config.defaultProfile = name
+        }
+        invocation.note("Default profile is now \(name).")
+        return .success
+    }
+}

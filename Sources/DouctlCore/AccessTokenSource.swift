@@ -1,0 +1,24 @@
+/// Where API calls get their access token from.
+public protocol AccessTokenSource: AnyObject {
+    /// The token to send now (refreshed first when the stored one is past its expiry), or
+    /// nil when there is none.
+    func currentToken() throws(DouctlError) -> String?
+    /// The server just rejected `token` as expired or invalid: a fresh token to replay the
+    /// request with once, or nil when none can be had.
+    func refresh(rejected token: String) throws(DouctlError) -> String?
+    /// What to tell the user when the server refuses the token we sent, e.g. "run: douctl auth login".
+    var rejectionHint: String { get }
+}
+
+/// `DOUCTL_TOKEN`: used as is, never refreshed, never written anywhere.
+public final class FixedToken: AccessTokenSource {
+    private let token: String
+
+    public init(_ token: String) {
+        self.token = token
+    }
+
+    public func currentToken() throws(DouctlError) -> String? { token }
+    public func refresh(rejected token: String) throws(DouctlError) -> String? { nil }
+    public var rejectionHint: String { "the token in DOUCTL_TOKEN was refused" }
+}

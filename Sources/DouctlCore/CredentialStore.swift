@@ -1,0 +1,125 @@
+import DouctlJSON
+import DouctlSystem
+
+/// What douctl keeps for a logged-in profile (design §5).
+public struct Credential: Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String?
+    /// Seconds since 1970; nil when the server gave no lifetime.
+    public var expiresAt: Double?
+    public var scopes: [String]
+    public var userID: String?
+    public var userName: String?
+    /// Fields this version does not know, kept so an older douctl never drops a newer one's data.
+    public var extra: JSONObject
+
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Double? = nil, scopes: [String] = [], userID: String? = nil, userName: String? = nil, extra: JSONObject = JSONObject()) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.userID = userID
+        self.userName = userName
+        self.extra = extra
+    }
+
+    /// Expired, with a small margin so a token does not lapse in flight.
+    public func isExpired(now: Double, margin: Double = 30) -> Bool {
+        guard let expiresAt else { return false }
+        return now + margin >= expiresAt
+    }
+
+    static let knownKeys: Set<String> = ["access_token", "refresh_token", "expires_at", "scopes", "user_id", "user_name"]
+
+    init?(json: JSON) {
+        guard case .object(let object) = json, let accessToken = object["access_token"]?.stringValue else { return nil }
+        self.accessToken = accessToken
+        refreshToken = object["refresh_token"]?.stringValue
+        expiresAt = object["expires_at"]?.stringValue.flatMap(Timestamp.parseRFC3339)
+        scopes = object["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        userID = object["user_id"]?.scalarText
+        userName = object["user_name"]?.stringValue
+        extra = JSONObject(object.filter { !Self.knownKeys.contains($0.key) }.map { ($0.key, $0.value) })
+    }
+
+    var json: JSON {
+        var object = JSONObject()
+        object["access_token"] = .string(accessToken)
+        if let refreshToken { object["refresh_token"] = .string(refreshToken) }
+        if let expiresAt { object["expires_at"] = .string(Timestamp.rfc3339(expiresAt)) }
+        object["scopes"] = .array(scopes.map(JSON.string))
+        if let userID { object["user_id"] = .string(userID) }
+        if let userName { object["user_name"] = .string(userName) }
+        for (key, value) in extra { object[key] = value }
+        return .object(object)
+    }
+}
+
+/// credentials.json: one entry per profile, mode 0600 in a 0700 directory, replaced
+/// atomically, and changed only under an exclusive `flock` so concurrent douctl processes
+/// never lose each other's writes or spend a single-use refresh token twice.
+public struct CredentialStore: Sendable {
+    public let directory: ConfigDirectory
+
+    public init(directory: ConfigDirectory) {
+        self.directory = directory
+    }
+
+    public var path: String { directory.credentialsPath }
+
+    /// The profile's credential, or nil when it has none. Refuses a file others can read.
+    public func load(_ profile: String) throws(DouctlError) -> Credential? {
+        try readFile()[profile]
+    }
+
+    /// Runs `change` on the profile's entry while holding the lock, re-reading the file first
+    /// so the change applies to the latest tokens; writes back only when something changed.
+    @discardableResult
+    public func update<Result>(_ profile: String, _ change: (inout Credential?) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
+        try directory.ensureExists()
+        let lock: FileLock
+        do { lock = try FileLock(path: directory.credentialsLockPath) } catch {
+            throw .localInput("cannot lock \(directory.credentialsLockPath) (\(error))")
+        }
+        defer { lock.unlock() }
+        var all = try readFile()
+        var entry = all[profile]
+        let before = entry
+        let result = try change(&entry)
+        if entry != before {
+            all[profile] = entry
+            try writeFile(all)
+        }
+        return result
+    }
+
+    // MARK: - file
+
+    private func readFile() throws(DouctlError) -> [String: Credential] {
+        if let status = try? FileIO.status(path), status.mode & 0o077 != 0 {
+            let mode = String(status.mode & 0o777, radix: 8)
+            throw .localInput("\(path) is readable by other users (mode \(mode)); refusing to use it. Fix it with: chmod 600 \(path)")
+        }
+        guard let json = try directory.readJSONFile(path) else { return [:] }
+        guard case .object(let root) = json, case .object(let profiles)? = root["profiles"] else {
+            throw .badConfig(path: path, detail: "expected {\"profiles\": {...}}")
+        }
+        var result: [String: Credential] = [:]
+        for (name, value) in profiles {
+            guard let credential = Credential(json: value) else {
+                throw .badConfig(path: path, detail: "the entry of profile '\(name)' has no access_token")
+            }
+            result[name] = credential
+        }
+        return result
+    }
+
+    private func writeFile(_ all: [String: Credential]) throws(DouctlError) {
+        var profiles = JSONObject()
+        for name in all.keys.sorted() {
+            if let credential = all[name] { profiles[name] = credential.json }
+        }
+        let root: JSON = .object(JSONObject([("profiles", .object(profiles))]))
+        try directory.writeJSONFile(root, to: path)
+    }
+}

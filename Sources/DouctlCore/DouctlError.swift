@@ -1,0 +1,91 @@
+import DouctlHTTP
+
+/// Every way a douctl command can fail. Each case maps to exactly one exit code
+/// (design §7) in the command layer's `ExitStatus`; the core only says what happened.
+public enum DouctlError: Error, Equatable, Sendable {
+    /// A command-line mistake found after parsing (e.g. `-f` without `=`). Exit 2.
+    case usage(String)
+    /// The profile's API style has no such operation (e.g. reshare on Coding). Exit 2.
+    case unsupported(String)
+    /// A local file is missing, unreadable or unsuitable. Exit 3.
+    case localInput(String)
+    /// config.json or credentials.json is unreadable or malformed. Exit 3.
+    case badConfig(path: String, detail: String)
+    /// No credentials, or the server refused them beyond what a refresh can fix. Exit 4.
+    case authentication(String)
+    /// The API answered with an error. Exit 1, 4, 5 or 6 by `APIError.kind`.
+    case api(APIError)
+    /// The request got no usable reply. Exit 7 (130 when interrupted).
+    case transport(TransportError)
+    /// The reply was not what the API promises (not JSON, truncated). Exit 8.
+    case badReply(String)
+    /// Ctrl-C. Exit 130.
+    case interrupted
+
+    /// The one-line text after "douctl: ".
+    public var message: String {
+        switch self {
+        case .usage(let text), .unsupported(let text), .localInput(let text), .authentication(let text), .badReply(let text):
+            return text
+        case .badConfig(let path, let detail):
+            return "bad configuration file \(path) (\(detail))"
+        case .api(let error):
+            return error.summary
+        case .transport(let error):
+            return error.message
+        case .interrupted:
+            return "interrupted"
+        }
+    }
+}
+
+/// An error reply from the API, from any of the envelope dialects.
+public struct APIError: Equatable, Sendable {
+    public enum Kind: Sendable, Equatable {
+        case general
+        case authentication
+        case notFound
+        case rateLimited
+    }
+
+    public var kind: Kind
+    public var httpStatus: Int
+    /// The API's own code (Douban 1001, Coding 907, OpenAPI "InvalidParameter").
+    public var code: String?
+    /// Douban's symbolic msg ("uri_not_found"), or the joined texts of a Coding msg object.
+    public var message: String
+    /// Coding's machine-readable msg keys ("j_captcha_error"), kept for scripts.
+    public var messageKeys: [String]
+    /// Douban's "request" field: "GET /shuo/v2/statuses/1".
+    public var request: String?
+    /// A hint for the user, e.g. how to pass a captcha.
+    public var hint: String?
+
+    public init(kind: Kind, httpStatus: Int, code: String? = nil, message: String, messageKeys: [String] = [], request: String? = nil, hint: String? = nil) {
+        self.kind = kind
+        self.httpStatus = httpStatus
+        self.code = code
+        self.message = message
+        self.messageKeys = messageKeys
+        self.request = request
+        self.hint = hint
+    }
+
+    /// "not found (uri_not_found, code 1001, GET /shuo/v2/statuses/1)".
+    public var summary: String {
+        let what: String
+        switch kind {
+        case .general: what = "the API answered HTTP \(httpStatus)"
+        case .authentication: what = "authentication failed"
+        case .notFound: what = "not found"
+        case .rateLimited: what = "rate limited"
+        }
+        var details: [String] = []
+        if !message.isEmpty { details.append(message) }
+        if let code { details.append("code \(code)") }
+        if let request { details.append(request) }
+        var text = details.isEmpty ? what : "\(what) (\(details.joined(separator: ", ")))"
+        if let hint { text += "; \(hint)" }
+        return text
+    }
+}

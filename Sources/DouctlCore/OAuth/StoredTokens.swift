@@ -1,0 +1,74 @@
+import DouctlHTTP
+
+/// Tokens from credentials.json, refreshed when they expire (design §6).
+///
+/// The refresh runs under the credentials lock and starts by re-reading the file: when
+/// another douctl process has already rotated the tokens, we use its new ones instead of
+/// spending the old, single-use refresh token a second time.
+public final class StoredTokens: AccessTokenSource {
+    public let profile: ResolvedProfile
+    public let store: CredentialStore
+    private let endpoint: TokenEndpoint
+    private let now: () -> Double
+
+    public init(profile: ResolvedProfile, store: CredentialStore, http: HTTPClient, now: @escaping () -> Double = Timestamp.now) {
+        self.profile = profile
+        self.store = store
+        endpoint = TokenEndpoint(profile: profile, http: http)
+        self.now = now
+    }
+
+    public var rejectionHint: String { "run: \(loginCommand)" }
+
+    var loginCommand: String {
+        profile.name == "douban" ? "douctl auth login" : "douctl auth login --profile \(profile.name)"
+    }
+
+    public func currentToken() throws(DouctlError) -> String? {
+        guard let credential = try store.load(profile.name) else { return nil }
+        if credential.isExpired(now: now()), credential.refreshToken != nil {
+            return try refresh(rejected: credential.accessToken, becauseExpired: true)
+        }
+        return credential.accessToken
+    }
+
+    public func refresh(rejected token: String) throws(DouctlError) -> String? {
+        try refresh(rejected: token, becauseExpired: false)
+    }
+
+    /// Refreshes now, whatever the expiry says (`douctl auth refresh`).
+    public func forceRefresh() throws(DouctlError) -> Credential {
+        guard let credential = try store.load(profile.name) else {
+            throw .authentication("not logged in; \(rejectionHint)")
+        }
+        _ = try refresh(rejected: credential.accessToken, becauseExpired: true, force: true)
+        return try store.load(profile.name) ?? credential
+    }
+
+    private func refresh(rejected token: String, becauseExpired: Bool, force: Bool = false) throws(DouctlError) -> String? {
+        let clock = now
+        let profile = profile
+        let endpoint = endpoint
+        let hint = rejectionHint
+        return try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> String? in
+            guard let current = entry else { return nil }
+            if current.accessToken != token && !current.isExpired(now: clock()) {
+                return current.accessToken // another process refreshed while we waited for the lock
+            }
+            guard let refreshToken = current.refreshToken else {
+                if force { throw .authentication("this login has no refresh token; \(hint)") }
+                return nil
+            }
+            switch try endpoint.refresh(refreshToken: refreshToken) {
+            case .granted(let grant):
+                entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
+                return grant.accessToken
+            case .refused(let error) where error.code == "124":
+                // Douban: "access_token_has_not_expired" — the current token is still good.
+                return becauseExpired ? current.accessToken : nil
+            case .refused(let error):
+                throw .authentication("the login expired and could not be refreshed (\(error.summary)); \(hint)")
+            }
+        }
+    }
+}

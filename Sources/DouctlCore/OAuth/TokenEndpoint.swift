@@ -1,0 +1,171 @@
+import DouctlHTTP
+import DouctlJSON
+
+/// A token endpoint's successful answer, in Douban's and RFC 6749's field names.
+public struct TokenGrant: Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String?
+    /// Lifetime in seconds (Douban sends a number; Coding a string).
+    public var expiresIn: Double?
+    public var scopes: [String]?
+    /// Douban's `douban_user_id` (a string) and `douban_user_name`.
+    public var userID: String?
+    public var userName: String?
+
+    public init(accessToken: String, refreshToken: String? = nil, expiresIn: Double? = nil, scopes: [String]? = nil, userID: String? = nil, userName: String? = nil) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.scopes = scopes
+        self.userID = userID
+        self.userName = userName
+    }
+
+    init?(json: JSON) {
+        guard let token = json["access_token"]?.stringValue, !token.isEmpty else { return nil }
+        accessToken = token
+        refreshToken = json["refresh_token"]?.stringValue
+        expiresIn = json["expires_in"].flatMap { $0.doubleValue ?? $0.stringValue.flatMap(Double.init) }
+        scopes = json["scope"]?.stringValue.map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
+        userID = json["douban_user_id"]?.scalarText ?? json["user_id"]?.scalarText
+        userName = json["douban_user_name"]?.stringValue ?? json["user_name"]?.stringValue
+    }
+
+    /// The credential to store, keeping what the grant does not say from `previous`.
+    public func credential(now: Double, requestedScopes: [String], previous: Credential? = nil) -> Credential {
+        Credential(
+            accessToken: accessToken,
+            refreshToken: refreshToken ?? previous?.refreshToken,
+            expiresAt: expiresIn.map { now + $0 },
+            scopes: scopes ?? previous?.scopes ?? requestedScopes,
+            userID: userID ?? previous?.userID,
+            userName: userName ?? previous?.userName,
+            extra: previous?.extra ?? JSONObject())
+    }
+}
+
+/// An error answer from a token endpoint: RFC 6749 `error` or Douban's `msg`/`code`.
+public struct TokenEndpointError: Sendable, Equatable {
+    public var status: Int
+    /// "invalid_grant", "authorization_pending", or Douban's "invalid_refresh_token".
+    public var error: String
+    public var code: String?
+    public var description: String?
+
+    var summary: String {
+        var parts = [error]
+        if let code { parts.append("code \(code)") }
+        if let description, !description.isEmpty { parts.append(description) }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Talks to the profile's OAuth2 token endpoint (RFC 6749 §4.1.3, §6; RFC 8628 §3.4),
+/// authenticating the client per `token_auth`.
+public struct TokenEndpoint {
+    public let profile: ResolvedProfile
+    public let http: HTTPClient
+
+    public init(profile: ResolvedProfile, http: HTTPClient) {
+        self.profile = profile
+        self.http = http
+    }
+
+    public enum Answer: Equatable {
+        case granted(TokenGrant)
+        case refused(TokenEndpointError)
+    }
+
+    /// Authorization code → tokens. Douban wants `redirect_uri` again here.
+    public func exchange(code: String, redirectURI: String?, codeVerifier: String?) throws(DouctlError) -> Answer {
+        var fields = [("grant_type", "authorization_code"), ("code", code)]
+        if let redirectURI { fields.append(("redirect_uri", redirectURI)) }
+        if let codeVerifier { fields.append(("code_verifier", codeVerifier)) }
+        return try post(fields)
+    }
+
+    /// Refresh token → new tokens (Douban rotates the refresh token; the old one is spent).
+    public func refresh(refreshToken: String) throws(DouctlError) -> Answer {
+        var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+        if let redirectURI = profile.redirectURI { fields.append(("redirect_uri", redirectURI)) }
+        return try post(fields)
+    }
+
+    /// One device-flow poll (RFC 8628 §3.4).
+    public func pollDevice(deviceCode: String) throws(DouctlError) -> Answer {
+        try post([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)])
+    }
+
+    /// POSTs a form to `url` with client authentication; returns the status and parsed JSON.
+    public func postForm(_ url: String, _ fields: [(String, String)]) throws(DouctlError) -> (status: Int, json: JSON?) {
+        var fields = fields
+        var headers = [HTTPHeader("Accept", "application/json"), HTTPHeader("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8")]
+        let clientID = profile.clientID ?? ""
+        switch profile.tokenAuth {
+        case .post:
+            fields.append(("client_id", clientID))
+            if let secret = profile.clientSecret { fields.append(("client_secret", secret)) }
+        case .basic:
+            let pair = FormEncoding.escape(clientID, spaceAsPlus: true) + ":" + FormEncoding.escape(profile.clientSecret ?? "", spaceAsPlus: true)
+            headers.append(HTTPHeader("Authorization", "Basic \(Base64.encode(Array(pair.utf8)))"))
+        case .none:
+            fields.append(("client_id", clientID))
+        }
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: .bytes(Array(FormEncoding.encode(fields).utf8)))
+        let response: HTTPResponse
+        do {
+            response = try http.fetch(request)
+        } catch .interrupted {
+            throw .interrupted
+        } catch {
+            throw .transport(error)
+        }
+        return (response.status, try? JSONParser.parse(response.body))
+    }
+
+    private func post(_ fields: [(String, String)]) throws(DouctlError) -> Answer {
+        guard let url = profile.tokenURL else {
+            throw .usage("profile '\(profile.name)' has no token_url; set one with: douctl config set token_url URL --profile \(profile.name)")
+        }
+        let (status, json) = try postForm(url, fields)
+        guard let json else {
+            throw .badReply("the token endpoint answered HTTP \(status) without JSON (\(url))")
+        }
+        // Coding wraps even token replies: {"code":0,"data":{...}}.
+        let body = (json["code"] != nil && json["data"]?.objectValue != nil) ? (json["data"] ?? json) : json
+        if (200..<300).contains(status), let grant = TokenGrant(json: body) {
+            return .granted(grant)
+        }
+        let error = json["error"]?.stringValue
+            ?? json["msg"]?.stringValue.map { String($0.prefix { $0 != ":" }).trimmingCharacters(in: " ") }
+            ?? "HTTP \(status)"
+        return .refused(TokenEndpointError(
+            status: status, error: error, code: json["code"]?.scalarText,
+            description: json["error_description"]?.stringValue))
+    }
+}
+
+/// Standard base64 (RFC 4648 §4), and the URL-safe unpadded form PKCE uses (§5).
+public enum Base64 {
+    public static func encode(_ bytes: [UInt8], urlSafe: Bool = false) -> String {
+        let table = Array((urlSafe
+            ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+            : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 2 < bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)], table[Int(value >> 6 & 63)], table[Int(value & 63)]]
+            index += 3
+        }
+        let remaining = bytes.count - index
+        if remaining > 0 {
+            let value = UInt32(bytes[index]) << 16 | (remaining > 1 ? UInt32(bytes[index + 1]) << 8 : 0)
+            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)]]
+            if remaining > 1 { out.append(table[Int(value >> 6 & 63)]) }
+            if !urlSafe { out += Array(repeating: UInt8(ascii: "="), count: 3 - remaining) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

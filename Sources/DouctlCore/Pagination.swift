@@ -1,0 +1,125 @@
+import DouctlJSON
+
+/// Walks every page of a list endpoint and hands each item over once, in order.
+///
+/// Three schemes, as the APIs have them:
+/// - `offset`: Douban's `start`/`count`; stops at a short page or at `total`.
+/// - `pageNumber`: Coding's Pageable `{list, page, pageSize, totalPage}`; stops at `totalPage`.
+/// - `cursor`: Coding's tweet timelines; the next page starts after the last item's id
+///   (`last_id`, first page 99999999) and the walk stops at an empty page.
+public enum PageScheme: Sendable, Equatable {
+    case offset(startKey: String = "start", countKey: String = "count", defaultCount: Int = 20)
+    case pageNumber(pageKey: String = "page", sizeKey: String = "pageSize", defaultSize: Int = 20)
+    case cursor(key: String = "last_id", itemKey: String = "id", first: String? = nil)
+}
+
+public struct Paginator {
+    public let client: APIClient
+    /// Stops a runaway walk against a server that ignores paging parameters.
+    public var maximumPages = 100_000
+
+    public init(client: APIClient) {
+        self.client = client
+    }
+
+    /// Sends `request` page after page, calling `emit` for each item. Items already seen
+    /// (same `id`) are skipped, so a list that shifts under us yields no duplicates.
+    public func walk(_ request: APIRequest, scheme: PageScheme? = nil, emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
+        var request = request
+        var scheme = scheme
+        var seenIDs = Set<String>()
+        var previousFirst: JSON?
+        var pages = 0
+        if case .cursor(let key, _, let first)? = scheme, let first, !request.query.contains(where: { $0.0 == key }) {
+            request.query.append((key, first))
+        }
+        while pages < maximumPages {
+            pages += 1
+            let payload = try client.send(request).requireJSON()
+            let page = Self.page(of: payload)
+            if scheme == nil { scheme = Self.guessScheme(payload, style: client.profile.style) }
+            guard let items = page.items else {
+                throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
+            }
+            if let first = items.first, first == previousFirst { return } // the server ignored our paging
+            previousFirst = items.first
+            for item in items {
+                if let id = item["id"]?.scalarText {
+                    if seenIDs.contains(id) { continue }
+                    seenIDs.insert(id)
+                }
+                try emit(item)
+            }
+            if items.isEmpty { return }
+            switch scheme ?? .offset() {
+            case .offset(let startKey, let countKey, let defaultCount):
+                let start = Int(request.value(startKey) ?? "") ?? page.start ?? 0
+                let pageSize = Int(request.value(countKey) ?? "") ?? page.count ?? defaultCount
+                let next = start + items.count
+                if items.count < pageSize { return }
+                if let total = page.total, next >= total { return }
+                request.setQuery(startKey, String(next))
+            case .pageNumber(let pageKey, let sizeKey, let defaultSize):
+                let current = page.page ?? Int(request.value(pageKey) ?? "") ?? 1
+                if let totalPages = page.totalPages {
+                    if current >= totalPages { return }
+                } else if items.count < (page.pageSize ?? Int(request.value(sizeKey) ?? "") ?? defaultSize) {
+                    return
+                }
+                request.setQuery(pageKey, String(current + 1))
+            case .cursor(let key, let itemKey, _):
+                guard let last = items.last?[itemKey]?.scalarText else { return }
+                request.setQuery(key, last)
+            }
+        }
+    }
+
+    /// The items and paging fields of one reply.
+    struct Page {
+        var items: [JSON]?
+        var start: Int?
+        var count: Int?
+        var total: Int?
+        var page: Int?
+        var pageSize: Int?
+        var totalPages: Int?
+    }
+
+    static func page(of payload: JSON) -> Page {
+        switch payload {
+        case .array(let items):
+            return Page(items: items)
+        case .object(let object):
+            func int(_ key: String) -> Int? { object[key]?.int64Value.map { Int(clamping: $0) } }
+            if case .array(let list)? = object["list"] {
+                return Page(items: list, page: int("page"), pageSize: int("pageSize"), totalPages: int("totalPage"))
+            }
+            // Douban lists: {"start","count","total","users":[...]}: the one array member.
+            let arrays = object.filter { if case .array = $0.value { return true } else { return false } }
+            if arrays.count == 1, case .array(let items) = arrays[0].value {
+                return Page(items: items, start: int("start"), count: int("count"), total: int("total"))
+            }
+            return Page(items: nil)
+        default:
+            return Page(items: nil)
+        }
+    }
+
+    static func guessScheme(_ payload: JSON, style: APIStyle) -> PageScheme {
+        if case .object(let object) = payload, object["list"] != nil { return .pageNumber() }
+        return .offset()
+    }
+}
+
+extension APIRequest {
+    /// The last value of a query parameter.
+    public func value(_ key: String) -> String? {
+        query.last { $0.0 == key }?.1
+    }
+
+    /// Sets a query parameter, replacing any earlier values.
+    public mutating func setQuery(_ key: String, _ value: String) {
+        query.removeAll { $0.0 == key }
+        query.append((key, value))
+    }
+}

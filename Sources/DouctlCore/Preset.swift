@@ -1,0 +1,89 @@
+/// Built-in starting points for profiles. A profile's own settings override any preset key.
+public struct Preset: Sendable, Equatable {
+    public let name: String
+    public let summary: String
+    public let settings: [ProfileKey: ProfileValue]
+
+    public static let douban = Preset(
+        name: "douban",
+        summary: "Douban API v2 (api.douban.com; OAuth2 at www.douban.com)",
+        settings: [
+            .style: .text("douban"),
+            .apiBase: .text("https://api.douban.com"),
+            .authorizeURL: .text("https://www.douban.com/service/auth2/auth"),
+            .tokenURL: .text("https://www.douban.com/service/auth2/token"),
+            .scopes: .list(["douban_basic_common", "shuo_basic_r", "shuo_basic_w"]),
+            .tokenAuth: .text("post"),
+            .tokenPlacement: .text("header"),
+        ])
+
+    public static let coding = Preset(
+        name: "coding",
+        summary: "Coding.net legacy API (coding.net/api; token as access_token query parameter)",
+        settings: [
+            .style: .text("coding"),
+            .apiBase: .text("https://coding.net"),
+            .authorizeURL: .text("https://coding.net/oauth_authorize.html"),
+            .tokenURL: .text("https://coding.net/api/oauth/access_token"),
+            .scopes: .list(["user", "social", "social:tweet"]),
+            .tokenAuth: .text("post"),
+            .tokenPlacement: .text("query"),
+        ])
+
+    /// The local fake Douban (`douctl sandbox`). Its client credentials are public on purpose.
+    public static let sandbox = sandboxPreset(name: "sandbox", style: .douban, base: "http://127.0.0.1:8089")
+
+    /// The local fake Coding (`douctl sandbox` also serves Coding's paths).
+    public static let codingSandbox = sandboxPreset(name: "coding-sandbox", style: .coding, base: "http://127.0.0.1:8089")
+
+    public static let all: [Preset] = [douban, coding, sandbox, codingSandbox]
+
+    public static func named(_ name: String) -> Preset? { all.first { $0.name == name } }
+
+    public static let sandboxClientID = "douctl-sandbox"
+    public static let sandboxClientSecret = "sandbox-secret"
+
+    /// The settings `douctl sandbox` writes for a server at `base`.
+    public static func sandboxSettings(style: APIStyle, base: String) -> [(ProfileKey, ProfileValue)] {
+        switch style {
+        case .douban:
+            return [
+                (.preset, .text("sandbox")),
+                (.apiBase, .text(base)),
+                (.authorizeURL, .text("\(base)/service/auth2/auth")),
+                (.tokenURL, .text("\(base)/service/auth2/token")),
+                (.deviceAuthorizationURL, .text("\(base)/service/auth2/device")),
+                (.revokeURL, .text("\(base)/service/auth2/revoke")),
+                (.clientID, .text(sandboxClientID)),
+                (.clientSecret, .text(sandboxClientSecret)),
+            ]
+        case .coding:
+            return [
+                (.preset, .text("coding-sandbox")),
+                (.apiBase, .text(base)),
+                (.authorizeURL, .text("\(base)/oauth_authorize.html")),
+                (.tokenURL, .text("\(base)/api/oauth/access_token")),
+                (.deviceAuthorizationURL, .text("\(base)/api/oauth/device")),
+                (.clientID, .text(sandboxClientID)),
+                (.clientSecret, .text(sandboxClientSecret)),
+            ]
+        }
+    }
+
+    private static func sandboxPreset(name: String, style: APIStyle, base: String) -> Preset {
+        var settings: [ProfileKey: ProfileValue] = [
+            .style: .text(style.rawValue),
+            .redirectURI: .text("http://127.0.0.1/callback"),
+            .tokenAuth: .text("post"),
+            .tokenPlacement: .text(style == .coding ? "query" : "header"),
+            .scopes: .list(style == .coding ? ["user", "social", "social:tweet"] : ["douban_basic_common", "shuo_basic_r", "shuo_basic_w"]),
+        ]
+        for (key, value) in sandboxSettings(style: style, base: base) where key != .preset {
+            settings[key] = value
+        }
+        return Preset(
+            name: name,
+            summary: "the local fake \(style == .coding ? "Coding" : "Douban") server of `douctl sandbox`",
+            settings: settings)
+    }
+}

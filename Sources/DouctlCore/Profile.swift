@@ -1,0 +1,150 @@
+/// A profile's own settings, in the order they were written.
+public struct ProfileSettings: Sendable, Equatable {
+    public private(set) var entries: [(key: ProfileKey, value: ProfileValue)]
+
+    public init(_ entries: [(ProfileKey, ProfileValue)] = []) {
+        self.entries = entries.map { (key: $0.0, value: $0.1) }
+    }
+
+    public subscript(key: ProfileKey) -> ProfileValue? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            if let newValue {
+                if let index = entries.firstIndex(where: { $0.key == key }) {
+                    entries[index].value = newValue
+                } else {
+                    entries.append((key: key, value: newValue))
+                }
+            } else {
+                entries.removeAll { $0.key == key }
+            }
+        }
+    }
+
+    public static func == (lhs: ProfileSettings, rhs: ProfileSettings) -> Bool {
+        lhs.entries.count == rhs.entries.count && zip(lhs.entries, rhs.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}
+
+/// Everything a command needs to talk to one API, with presets, the config file,
+/// environment overrides and `--api-base` already applied.
+public struct ResolvedProfile: Sendable, Equatable {
+    public var name: String
+    public var preset: String?
+    public var style: APIStyle
+    public var apiBase: String
+    public var authorizeURL: String?
+    public var tokenURL: String?
+    public var deviceAuthorizationURL: String?
+    public var revokeURL: String?
+    public var clientID: String?
+    public var clientSecret: String?
+    public var scopes: [String]
+    public var redirectURI: String?
+    public var tokenAuth: TokenAuth
+    public var tokenPlacement: TokenPlacement
+    /// False when the profile exists only as a preset (no entry in config.json).
+    public var isConfigured: Bool
+
+    /// The resolved value of one key, for `config get`.
+    public func value(_ key: ProfileKey) -> ProfileValue? {
+        switch key {
+        case .preset: return preset.map(ProfileValue.text)
+        case .style: return .text(style.rawValue)
+        case .apiBase: return .text(apiBase)
+        case .authorizeURL: return authorizeURL.map(ProfileValue.text)
+        case .tokenURL: return tokenURL.map(ProfileValue.text)
+        case .deviceAuthorizationURL: return deviceAuthorizationURL.map(ProfileValue.text)
+        case .revokeURL: return revokeURL.map(ProfileValue.text)
+        case .clientID: return clientID.map(ProfileValue.text)
+        case .clientSecret: return clientSecret.map(ProfileValue.text)
+        case .scopes: return .list(scopes)
+        case .redirectURI: return redirectURI.map(ProfileValue.text)
+        case .tokenAuth: return .text(tokenAuth.rawValue)
+        case .tokenPlacement: return .text(tokenPlacement.rawValue)
+        }
+    }
+
+    /// The full URL for an API path ("/v2/user/~me") or an absolute URL given as is.
+    public func url(for path: String) -> String {
+        if path.hasPrefix("http://") || path.hasPrefix("https://") { return path }
+        let base = apiBase.hasSuffix("/") ? String(apiBase.dropLast()) : apiBase
+        return base + (path.hasPrefix("/") ? path : "/" + path)
+    }
+}
+
+/// Inputs that override the config file for one run.
+public struct ProfileOverrides: Sendable, Equatable {
+    /// `--api-base`.
+    public var apiBase: String?
+    /// `DOUCTL_CLIENT_ID`, `DOUCTL_CLIENT_SECRET`.
+    public var clientID: String?
+    public var clientSecret: String?
+
+    public init(apiBase: String? = nil, clientID: String? = nil, clientSecret: String? = nil) {
+        self.apiBase = apiBase
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+    }
+}
+
+extension ConfigFile {
+    /// The profile a run uses: `--profile`/`DOUCTL_PROFILE` (passed as `requested`), else
+    /// `default_profile`, else the `douban` preset.
+    public func activeProfileName(requested: String?) -> String {
+        requested ?? defaultProfile ?? "douban"
+    }
+
+    /// Applies preset → profile settings → overrides.
+    public func resolve(_ name: String, overrides: ProfileOverrides = .init()) throws(DouctlError) -> ResolvedProfile {
+        let settings = profile(named: name)
+        if settings == nil, Preset.named(name) == nil {
+            let known = profiles.map(\.name) + Preset.all.map(\.name)
+            var message = "no profile named '\(name)' (known: \(known.joined(separator: ", ")))"
+            if let guess = closestName(to: name, in: known) { message += "; did you mean '\(guess)'?" }
+            throw .usage(message)
+        }
+        var merged: [ProfileKey: ProfileValue] = [:]
+        let presetName = settings?[.preset]?.display ?? (Preset.named(name) != nil ? name : nil)
+        if let presetName {
+            guard let preset = Preset.named(presetName) else {
+                throw .usage("profile '\(name)' names an unknown preset '\(presetName)'")
+            }
+            merged = preset.settings
+        }
+        for entry in settings?.entries ?? [] { merged[entry.key] = entry.value }
+        if let apiBase = overrides.apiBase { merged[.apiBase] = .text(apiBase) }
+        if let clientID = overrides.clientID { merged[.clientID] = .text(clientID) }
+        if let clientSecret = overrides.clientSecret { merged[.clientSecret] = .text(clientSecret) }
+
+        func text(_ key: ProfileKey) -> String? {
+            if case .text(let value)? = merged[key], !value.isEmpty { return value }
+            return nil
+        }
+        guard let apiBase = text(.apiBase) else {
+            throw .usage("profile '\(name)' has no api_base; set one with: douctl config set api_base URL --profile \(name)")
+        }
+        var scopes: [String] = []
+        if case .list(let list)? = merged[.scopes] { scopes = list }
+        return ResolvedProfile(
+            name: name,
+            preset: presetName,
+            style: text(.style).flatMap(APIStyle.init(rawValue:)) ?? .douban,
+            apiBase: apiBase,
+            authorizeURL: text(.authorizeURL),
+            tokenURL: text(.tokenURL),
+            deviceAuthorizationURL: text(.deviceAuthorizationURL),
+            revokeURL: text(.revokeURL),
+            clientID: text(.clientID),
+            clientSecret: text(.clientSecret),
+            scopes: scopes,
+            redirectURI: text(.redirectURI),
+            tokenAuth: text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
+            tokenPlacement: text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
+            isConfigured: settings != nil)
+    }
+
+    private func closestName(to name: String, in names: [String]) -> String? {
+        names.first { $0.lowercased() == name.lowercased() || $0.hasPrefix(name) || name.hasPrefix($0) }
+    }
+}

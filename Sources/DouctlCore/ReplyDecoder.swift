@@ -1,0 +1,215 @@
+import DouctlHTTP
+import DouctlJSON
+
+/// A reply the API accepted.
+public struct APIReply: Sendable, Equatable {
+    public var head: HTTPResponseHead
+    /// The body exactly as received (for `--raw`).
+    public var body: [UInt8]
+    /// The parsed body, when it is JSON.
+    public var json: JSON?
+    /// What commands print: Coding's `data` (or `ret`), OpenAPI's `Response`, else the whole body.
+    public var payload: JSON?
+
+    public init(head: HTTPResponseHead, body: [UInt8], json: JSON?, payload: JSON?) {
+        self.head = head
+        self.body = body
+        self.json = json
+        self.payload = payload
+    }
+
+    /// The payload, for commands that only make sense with a JSON reply.
+    public func requireJSON() throws(DouctlError) -> JSON {
+        guard let payload else {
+            if body.isEmpty {
+                throw .badReply("the reply was empty (HTTP \(head.status)) where JSON was due")
+            }
+            throw .badReply("the reply is not JSON (HTTP \(head.status), \(head.mediaType ?? "no content type"))")
+        }
+        return payload
+    }
+
+    /// True when the payload was unwrapped from an envelope, so `--raw` prints something else.
+    public var isEnvelope: Bool { json != payload }
+}
+
+/// Reads replies in every dialect douctl speaks (design §7):
+/// - Douban: success is the bare value; errors are `{"msg","code","request"}`, auth errors with HTTP 400.
+/// - Coding-style envelopes: code `code|errcode|errCode|errorno`; message `msg|errmsg|errMsg|errormsg`
+///   (a string, or an object of key → text); data `data|ret`. Codes other than 0 and 200 are errors.
+/// - The CODING OpenAPI dialect: `{"Response": {…, "Error": {"Code","Message"}, "RequestId"}}`.
+public enum ReplyDecoder {
+    static let codeKeys = ["code", "errcode", "errCode", "errorno"]
+    static let messageKeys = ["msg", "errmsg", "errMsg", "errormsg"]
+    static let dataKeys = ["data", "ret"]
+
+    /// Turns a reply into its payload, or throws the error it carries.
+    /// `request` ("GET /v2/user/~me") names the call in messages when the server does not.
+    public static func decode(_ response: HTTPResponse, style: APIStyle, request: String) throws(DouctlError) -> APIReply {
+        let head = response.head
+        let status = head.status
+        let trimmedEmpty = response.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if trimmedEmpty {
+            if (200..<300).contains(status) { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
+            throw statusOnlyError(status: status, request: request, what: "an empty reply")
+        }
+        let json: JSON
+        do {
+            json = try JSONParser.parse(response.body)
+        } catch {
+            let mediaType = head.mediaType ?? "no content type"
+            if (200..<300).contains(status) {
+                if mediaType.contains("json") {
+                    throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))")
+                }
+                if mediaType.contains("html") {
+                    throw .badReply("the reply is HTML, not JSON (HTTP \(status), \(mediaType))")
+                }
+                // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
+                return APIReply(head: head, body: response.body, json: nil, payload: nil)
+            }
+            throw statusOnlyError(status: status, request: request, what: "a \(mediaType) reply")
+        }
+
+        if let error = apiError(in: json, status: status, style: style, request: request) {
+            throw .api(error)
+        }
+        return APIReply(head: head, body: response.body, json: json, payload: payload(of: json))
+    }
+
+    /// True when the reply says the access token expired or is invalid, so a refresh and a
+    /// replay may help: Douban HTTP 400 with code 106/103; Coding code 1000/3207; any 401.
+    public static func meansExpiredToken(_ response: HTTPResponse, style: APIStyle) -> Bool {
+        if response.head.status == 401 { return true }
+        guard let json = try? JSONParser.parse(response.body), case .object(let object) = json,
+              let code = firstScalar(in: object, keys: codeKeys) else { return false }
+        switch style {
+        case .douban: return (400...403).contains(response.head.status) && (code == "106" || code == "103")
+        case .coding: return code == "1000" || code == "3207"
+        }
+    }
+
+    // MARK: - helpers
+
+    private static func payload(of json: JSON) -> JSON {
+        guard case .object(let object) = json else { return json }
+        if let response = openAPIResponse(object) { return .object(response) }
+        if firstScalar(in: object, keys: codeKeys) != nil, isEnvelopeShaped(object) {
+            for key in dataKeys {
+                if let data = object[key], !data.isNull { return data }
+            }
+        }
+        return json
+    }
+
+    private static func openAPIResponse(_ object: JSONObject) -> JSONObject? {
+        guard object.count == 1, case .object(let response)? = object["Response"] else { return nil }
+        return response
+    }
+
+    /// An object with a code key and a message or data key: an envelope, not a resource
+    /// that happens to have a field called "code".
+    private static func isEnvelopeShaped(_ object: JSONObject) -> Bool {
+        (messageKeys + dataKeys).contains { object[$0] != nil }
+    }
+
+    private static func apiError(in json: JSON, status: Int, style: APIStyle, request: String) -> APIError? {
+        guard case .object(let object) = json else {
+            return status >= 400 ? APIError(kind: kind(status: status, code: nil, style: style), httpStatus: status, message: "", request: request) : nil
+        }
+        if let response = openAPIResponse(object) {
+            guard case .object(let error)? = response["Error"] else {
+                return status >= 400 ? APIError(kind: kind(status: status, code: nil, style: style), httpStatus: status, message: "", request: request) : nil
+            }
+            let code = error["Code"]?.scalarText
+            return APIError(
+                kind: openAPIKind(code: code, status: status, style: style), httpStatus: status, code: code,
+                message: error["Message"]?.scalarText ?? "", request: response["RequestId"]?.scalarText.map { "request \($0)" } ?? request)
+        }
+        let code = firstScalar(in: object, keys: codeKeys)
+        let isEnvelope = code != nil && isEnvelopeShaped(object)
+        let codeSaysError = isEnvelope && code != "0" && code != "200"
+        guard status >= 400 || codeSaysError else { return nil }
+
+        var message = ""
+        var keys: [String] = []
+        if let (text, messageKeys) = messageText(in: object) {
+            message = text
+            keys = messageKeys
+        } else if let oauthError = object["error"]?.scalarText {
+            // RFC 6749 §5.2 token endpoint errors.
+            message = oauthError
+            if let description = object["error_description"]?.scalarText { message += ": \(description)" }
+        } else if let text = object["message"]?.scalarText {
+            message = text
+        }
+        let requestText = object["request"]?.stringValue ?? request
+        var error = APIError(
+            kind: kind(status: status, code: isEnvelope ? code : nil, style: style), httpStatus: status,
+            code: isEnvelope ? code : nil, message: message, messageKeys: keys, request: requestText)
+        if style == .coding, code == "907" || code == "1018" {
+            error.hint = "a captcha is required: solve it with douctl api /api/request_valid -X POST -f type=\(code == "907" ? 3 : 1) -f j_captcha=TEXT (the image is at /api/getCaptcha?type=\(code == "907" ? 3 : 1))"
+        }
+        return error
+    }
+
+    /// The message of an envelope: a string as is; an object's texts joined, with its keys.
+    private static func messageText(in object: JSONObject) -> (String, [String])? {
+        for key in messageKeys {
+            guard let value = object[key], !value.isNull else { continue }
+            if case .object(let parts) = value {
+                let texts = parts.map { $0.value.scalarText ?? $0.value.text() }
+                return (texts.joined(separator: "; "), parts.keys)
+            }
+            return (value.scalarText ?? value.text(), [])
+        }
+        return nil
+    }
+
+    static func firstScalar(in object: JSONObject, keys: [String]) -> String? {
+        for key in keys {
+            if let value = object[key], !value.isNull, let text = value.scalarText { return text }
+        }
+        return nil
+    }
+
+    static func kind(status: Int, code: String?, style: APIStyle) -> APIError.Kind {
+        if let code {
+            switch (style, code) {
+            case (.douban, "102"), (.douban, "103"), (.douban, "106"), (.douban, "108"), (.douban, "109"),
+                 (.douban, "119"), (.douban, "123"), (.douban, "1000"),
+                 (.coding, "1000"), (.coding, "3207"):
+                return .authentication
+            case (.douban, "1001"):
+                return .notFound
+            case (.douban, "111"), (.douban, "112"):
+                return .rateLimited
+            default:
+                break
+            }
+        }
+        switch status {
+        case 401, 403: return .authentication
+        case 404: return .notFound
+        case 429: return .rateLimited
+        default: return .general
+        }
+    }
+
+    private static func openAPIKind(code: String?, status: Int, style: APIStyle) -> APIError.Kind {
+        guard let code else { return kind(status: status, code: nil, style: style) }
+        if code.hasPrefix("AuthFailure") || code.hasPrefix("UnauthorizedOperation") { return .authentication }
+        if code.hasPrefix("ResourceNotFound") { return .notFound }
+        if code.hasPrefix("RequestLimitExceeded") { return .rateLimited }
+        return kind(status: status, code: nil, style: style)
+    }
+
+    private static func statusOnlyError(status: Int, request: String, what: String) -> DouctlError {
+        switch status {
+        case 401, 403: return .api(APIError(kind: .authentication, httpStatus: status, message: "HTTP \(status)", request: request))
+        case 404: return .api(APIError(kind: .notFound, httpStatus: status, message: "HTTP 404", request: request))
+        case 429: return .api(APIError(kind: .rateLimited, httpStatus: status, message: "HTTP 429", request: request))
+        default: return .badReply("\(what) (HTTP \(status), \(request)) where JSON was due")
+        }
+    }
+}

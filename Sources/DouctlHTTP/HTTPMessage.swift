@@ -1,0 +1,147 @@
+/// One header line. Order and repeats are kept, because some servers care and users read them.
+public struct HTTPHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+extension Array where Element == HTTPHeader {
+    /// The first value of `name`, compared case-insensitively.
+    public func value(of name: String) -> String? {
+        first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Adds or replaces a header (case-insensitive name).
+    public mutating func set(_ name: String, _ value: String) {
+        removeAll { $0.name.lowercased() == name.lowercased() }
+        append(HTTPHeader(name, value))
+    }
+}
+
+/// What to send. A body is described, not opened, so the same request can be sent again
+/// (a retry, or the replay after a token refresh re-reads the files from disk).
+public struct HTTPRequest: Sendable, Equatable {
+    public var method: String
+    public var url: String
+    public var headers: [HTTPHeader]
+    public var body: RequestBody
+
+    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: RequestBody = .none) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// GET, HEAD, PUT, DELETE and OPTIONS may be repeated without changing the outcome (RFC 9110 §9.2.2).
+    public var isIdempotent: Bool {
+        ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(method.uppercased())
+    }
+}
+
+/// A request body. `.segments` has a known length, so it goes out with `Content-Length`
+/// and is streamed from disk; only `.stream` (a pipe) falls back to chunked encoding.
+public enum RequestBody: Sendable, Equatable {
+    case none
+    case bytes([UInt8])
+    case segments([BodySegment])
+    /// Reads the file descriptor to its end; the length is unknown, so the body is chunked.
+    /// Cannot be replayed.
+    case stream(fileDescriptor: Int32)
+
+    /// Bytes the body will have, when known in advance.
+    public var length: Int64? {
+        switch self {
+        case .none: return 0
+        case .bytes(let bytes): return Int64(bytes.count)
+        case .segments(let segments): return segments.reduce(0) { $0 + $1.length }
+        case .stream: return nil
+        }
+    }
+
+    public var isReplayable: Bool {
+        if case .stream = self { return false }
+        return true
+    }
+}
+
+/// A piece of a body: bytes in memory, or a whole file read at send time.
+public enum BodySegment: Sendable, Equatable {
+    case bytes([UInt8])
+    /// `length` is what the file measured when the body was built; a file that changes size
+    /// before it is sent fails the request instead of sending a body that breaks its framing.
+    case file(path: String, length: Int64)
+
+    public var length: Int64 {
+        switch self {
+        case .bytes(let bytes): return Int64(bytes.count)
+        case .file(_, let length): return length
+        }
+    }
+}
+
+/// The status line and headers of a reply.
+public struct HTTPResponseHead: Sendable, Equatable {
+    public var version: String
+    public var status: Int
+    public var reason: String
+    public var headers: [HTTPHeader]
+
+    public init(version: String = "HTTP/1.1", status: Int, reason: String = "", headers: [HTTPHeader] = []) {
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    public func header(_ name: String) -> String? { headers.value(of: name) }
+
+    /// The media type without parameters, lowercased: "application/json".
+    public var mediaType: String? {
+        header("Content-Type")?.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: " \t").lowercased()
+        }
+    }
+}
+
+/// A reply whose body was collected in memory.
+public struct HTTPResponse: Sendable, Equatable {
+    public var head: HTTPResponseHead
+    public var body: [UInt8]
+
+    public init(head: HTTPResponseHead, body: [UInt8]) {
+        self.head = head
+        self.body = body
+    }
+
+    public var status: Int { head.status }
+}
+
+/// Bytes moved so far in one transfer, for progress displays.
+public struct TransferProgress: Sendable, Equatable {
+    public var uploaded: Int64
+    public var uploadTotal: Int64
+    public var downloaded: Int64
+    public var downloadTotal: Int64
+
+    public init(uploaded: Int64 = 0, uploadTotal: Int64 = 0, downloaded: Int64 = 0, downloadTotal: Int64 = 0) {
+        self.uploaded = uploaded
+        self.uploadTotal = uploadTotal
+        self.downloaded = downloaded
+        self.downloadTotal = downloadTotal
+    }
+}
+
+extension StringProtocol {
+    /// Trims the given characters from both ends (no Foundation needed).
+    public func trimmingCharacters(in set: String) -> String {
+        var slice = Substring(self)
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}

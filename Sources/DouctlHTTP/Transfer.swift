@@ -1,0 +1,168 @@
+import CCurl
+
+/// The state of one libcurl transfer, reached from libcurl's C callbacks through their
+/// context pointer. It parses reply heads, routes body bytes, reports progress and
+/// notices Ctrl-C.
+final class Transfer {
+    let reader: BodyReader
+    private let sink: (UnsafeRawBufferPointer) -> Bool
+    private let progress: ((TransferProgress) -> Void)?
+    private let isCancelled: () -> Bool
+    private let log: ((String) -> Void)?
+    /// Decides, when the first body byte of the final reply arrives, whether the body goes
+    /// to the sink now or is held back (a reply we may retry must not reach the output).
+    private let holdBody: (HTTPResponseHead) -> Bool
+
+    private var partialHead: HTTPResponseHead?
+    private(set) var head: HTTPResponseHead?
+    private var bodyDecision: Bool?          // true → holding
+    private(set) var heldBody: [UInt8] = []
+    private(set) var deliveredBytes: Int64 = 0
+    private(set) var wasCancelled = false
+    private(set) var sinkRefused = false
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+
+    init(
+        body: RequestBody,
+        sink: @escaping (UnsafeRawBufferPointer) -> Bool,
+        progress: ((TransferProgress) -> Void)?,
+        isCancelled: @escaping () -> Bool,
+        log: ((String) -> Void)?,
+        holdBody: @escaping (HTTPResponseHead) -> Bool
+    ) {
+        reader = BodyReader(body)
+        self.sink = sink
+        self.progress = progress
+        self.isCancelled = isCancelled
+        self.log = log
+        self.holdBody = holdBody
+        errorBuffer.initialize(repeating: 0, count: 256)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    var errorText: String { String(cString: errorBuffer) }
+
+    // MARK: callbacks
+
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = Self.lines(bytes).first ?? ""
+        if line.hasPrefix("HTTP/") {
+            // A new status line: a 1xx interim reply or a redirect hop came before.
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            let reason = parts.count > 2 ? String(parts[2]) : ""
+            partialHead = HTTPResponseHead(version: parts.first.map(String.init) ?? "HTTP/1.1", status: status, reason: reason)
+        } else if line.isEmpty {
+            if let partialHead, partialHead.status >= 200 || partialHead.status == 0 { head = partialHead }
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+            partialHead?.headers.append(HTTPHeader(name, value))
+        }
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bodyDecision == nil {
+            if head == nil { head = partialHead }
+            bodyDecision = head.map(holdBody) ?? false
+        }
+        if bodyDecision == true {
+            heldBody.append(contentsOf: bytes)
+            return true
+        }
+        deliveredBytes += Int64(bytes.count)
+        if !sink(bytes) {
+            sinkRefused = true
+            return false
+        }
+        return true
+    }
+
+    fileprivate func reportProgress(_ now: TransferProgress) -> Bool {
+        if isCancelled() {
+            wasCancelled = true
+            return false
+        }
+        progress?(now)
+        return true
+    }
+
+    fileprivate func debug(kind: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard let log else { return }
+        let prefix: String
+        switch kind {
+        case CCURLINFO_TEXT: prefix = "* "
+        case CCURLINFO_HEADER_IN: prefix = "< "
+        case CCURLINFO_HEADER_OUT: prefix = "> "
+        default: return
+        }
+        for line in Self.lines(bytes) {
+            if line.isEmpty && kind == CCURLINFO_TEXT { continue }
+            log(prefix + (kind == CCURLINFO_TEXT ? Redaction.redactURL(line) : Redaction.redactHeaderLine(line)))
+        }
+    }
+
+    /// Splits on LF at the byte level, dropping a CR before it. (In Swift, "\r\n" is one
+    /// Character, so splitting a String on "\n" would not split CRLF lines at all.)
+    static func lines(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var lines: [String] = []
+        var start = 0
+        for index in 0..<bytes.count where bytes[index] == 0x0A {
+            let end = index > start && bytes[index - 1] == 0x0D ? index - 1 : index
+            lines.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+            start = index + 1
+        }
+        if start < bytes.count {
+            var end = bytes.count
+            if bytes[end - 1] == 0x0D { end -= 1 }
+            lines.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+        }
+        return lines
+    }
+}
+
+// MARK: - C entry points. They cannot capture; the Transfer comes in as the context pointer.
+
+private func transfer(_ context: UnsafeMutableRawPointer?) -> Transfer? {
+    context.map { Unmanaged<Transfer>.fromOpaque($0).takeUnretainedValue() }
+}
+
+let readCallback: ccurl_data_callback = { data, size, count, context in
+    guard let transfer = transfer(context), let data else { return Int(CCURL_READFUNC_ABORT) }
+    let buffer = UnsafeMutableRawBufferPointer(start: data, count: size * count)
+    guard let read = transfer.reader.read(into: buffer) else { return Int(CCURL_READFUNC_ABORT) }
+    return read
+}
+
+let writeCallback: ccurl_data_callback = { data, size, count, context in
+    guard let transfer = transfer(context) else { return 0 }
+    let total = size * count
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+}
+
+let headerCallback: ccurl_data_callback = { data, size, count, context in
+    guard let transfer = transfer(context) else { return 0 }
+    let total = size * count
+    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: total))
+    return total
+}
+
+let progressCallback: ccurl_progress_callback = { context, downloadTotal, downloadNow, uploadTotal, uploadNow in
+    guard let transfer = transfer(context) else { return 1 }
+    let progress = TransferProgress(uploaded: uploadNow, uploadTotal: uploadTotal, downloaded: downloadNow, downloadTotal: downloadTotal)
+    return transfer.reportProgress(progress) ? 0 : 1
+}
+
+let seekCallback: ccurl_seek_callback = { context, offset, origin in
+    guard let transfer = transfer(context), offset == 0, origin == 0 /* SEEK_SET */ else {
+        return CCURL_SEEKFUNC_CANTSEEK
+    }
+    return transfer.reader.rewind() ? CCURL_SEEKFUNC_OK : CCURL_SEEKFUNC_CANTSEEK
+}
+
+let debugCallback: ccurl_debug_callback = { _, kind, data, size, context in
+    guard let transfer = transfer(context) else { return 0 }
+    transfer.debug(kind: kind, UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
