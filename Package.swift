@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "DouctlJSON"),
         .target(name: "DouctlHTTP", dependencies: ["CCurl", "DouctlSystem"]),
         .target(name: "DouctlServer", dependencies: ["DouctlSystem"]),
-        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem"]),
+        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"]),
         .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"]),
         .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore"]),
         .executableTarget(name: "douctl", dependencies: ["DouctlCommands"]),
@@ -32,6 +32,7 @@ let package = Package(
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem"]),
         .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore"]),
+        .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
         .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
     ]

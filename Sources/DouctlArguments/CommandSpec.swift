@@ -58,6 +58,9 @@ public struct CommandSpec: Sendable, Equatable {
 /// `--long VALUE` / `-s VALUE`, or a flag when `value` is nil.
 public struct OptionSpec: Sendable, Equatable {
     public var long: String
+    /// Where the parsed value is stored. Usually `long`; differs when a command's option
+    /// shares its name with a global one (`auth login --timeout` vs the global `--timeout`).
+    public var key: String
     public var short: Character?
     public var value: ValueSpec?
     public var help: String
@@ -65,8 +68,9 @@ public struct OptionSpec: Sendable, Equatable {
     public var isRepeatable: Bool
     public var isHidden: Bool
 
-    public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false) {
+    public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false, key: String? = nil) {
         self.long = long
+        self.key = key ?? long
         self.short = short
         self.value = value
         self.help = help

@@ -2,7 +2,8 @@
 public struct ParsedCommand: Sendable, Equatable {
     /// Subcommand names from the root, e.g. ["shuo", "post"].
     public var path: [String]
-    /// Values by option long name in the order given; a flag records "" once per use.
+    /// Values by option key (its long name unless the spec says otherwise), in the order
+    /// given; a flag records "" once per use.
     public var options: [String: [String]]
     /// Values by argument name.
     public var arguments: [String: [String]]

@@ -155,7 +155,7 @@ public struct ArgumentParser: Sendable {
             switch spec.arity {
             case .required: take = min(1, remaining.count)
             case .optional: take = min(1, available)
-            case .variadic: take = available
+            case .variadic: take = max(available, min(spec.minimumCount, remaining.count))
             }
             if take < spec.minimumCount {
                 throw UsageError("missing argument \(spec.name)", path: state.path)
@@ -174,7 +174,7 @@ public struct ArgumentParser: Sendable {
         }
         var defaults: [String: String] = [:]
         for option in state.visibleOptions + state.hiddenOptions {
-            if let value = option.value?.defaultValue { defaults[option.long] = value }
+            if let value = option.value?.defaultValue { defaults[option.key] = value }
         }
         return ParsedCommand(path: state.path, options: state.options, arguments: arguments, defaults: defaults)
     }
@@ -232,7 +232,7 @@ public struct ArgumentParser: Sendable {
         }
 
         mutating func record(_ option: OptionSpec, _ value: String) {
-            options[option.long, default: []].append(value)
+            options[option.key, default: []].append(value)
         }
 
         mutating func record(_ option: OptionSpec, validated value: String, label: String) throws(UsageError) {

@@ -18,7 +18,8 @@ enum APICommand {
         abstract: "send a request to any API endpoint and print the reply",
         discussion: """
         PATH is relative to the profile's api_base (/v2/user/~me) or a full URL.
-        The method is GET, or POST when fields or --input are given; -X sets it.
+        The method is GET, or POST when fields or --input are given (GET with --paginate);
+        -X sets it.
         GET and DELETE put fields in the query string; POST, PUT and PATCH send them as a
         form body, or as multipart/form-data when a -F field names a file (KEY=@FILE;
         KEY=@- reads standard input).
@@ -142,7 +143,9 @@ enum APICommand {
         }
         let input = parsed.value("input")
         let hasBodyInput = input != nil || !fields.isEmpty || !files.isEmpty
-        let method = (parsed.value("method") ?? (hasBodyInput ? "POST" : "GET")).uppercased()
+        // Pagination only makes sense for reads, so --paginate keeps GET even with fields.
+        let impliedMethod = hasBodyInput && !parsed.has("paginate") ? "POST" : "GET"
+        let method = (parsed.value("method") ?? impliedMethod).uppercased()
         guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
             throw .usage("invalid method '\(method)'")
         }

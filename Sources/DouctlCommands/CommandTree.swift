@@ -13,6 +13,7 @@ enum CommandTree {
         examples: [
             Example("douctl api /v2/user/~me | jq -r .name", "call any endpoint"),
         ]), [
+        AuthCommands.command,
         APICommand.command,
         ConfigCommands.command,
         ProfileCommands.command,

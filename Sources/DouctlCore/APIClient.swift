@@ -10,6 +10,8 @@ public final class APIClient {
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
+    /// Whether the last exchange carried a token (decides the hint of an auth error).
+    private var lastExchangeHadToken = false
 
     public init(profile: ResolvedProfile, http: HTTPClient, tokens: AccessTokenSource?, session: SessionHooks? = nil) {
         self.profile = profile
@@ -30,7 +32,11 @@ public final class APIClient {
             return try ReplyDecoder.decode(response, style: profile.style, request: request.summary)
         } catch {
             if case .api(var apiError) = error, apiError.kind == .authentication, apiError.hint == nil {
-                apiError.hint = tokens?.rejectionHint ?? "not logged in; run: douctl auth login" + (profile.name == "douban" ? "" : " --profile \(profile.name)")
+                if lastExchangeHadToken, let tokens {
+                    apiError.hint = tokens.rejectionHint
+                } else {
+                    apiError.hint = "not logged in; run: douctl auth login" + (profile.name == "douban" ? "" : " --profile \(profile.name)")
+                }
                 throw .api(apiError)
             }
             throw error
@@ -41,6 +47,7 @@ public final class APIClient {
     /// whatever its status (`api --include` prints heads of error replies too).
     public func exchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)? = nil) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
+        lastExchangeHadToken = token != nil
         let response = try perform(request, token: token, progress: progress)
         guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style) else {
             return response

@@ -74,10 +74,13 @@ public final class HTTPClient {
 
     /// Sends `request` and streams the reply body to `sink` (return false to stop).
     /// Retries per the policy; a reply that will be retried never reaches the sink.
+    /// A transfer that breaks after body bytes reached the sink is retried only when
+    /// `restartSink` can take them back (it returns true after discarding them).
     /// HTTP error statuses are replies, not errors: the caller judges them.
     public func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)? = nil,
+        restartSink: (() -> Bool)? = nil,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {
         let policy = configuration.retry
@@ -96,7 +99,8 @@ public final class HTTPClient {
                 case .cannotConnect, .timedOut, .connectionLost: retryable = true
                 default: retryable = false
                 }
-                guard mayRetry, retryable, delivered == 0, request.isIdempotent || error.neverReachedServer else {
+                guard mayRetry, retryable, request.isIdempotent || error.neverReachedServer,
+                      delivered == 0 || restartSink?() == true else {
                     throw error
                 }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
@@ -124,7 +128,10 @@ public final class HTTPClient {
     /// Sends `request` and collects the whole reply body in memory.
     public func fetch(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil) throws(TransportError) -> HTTPResponse {
         var body: [UInt8] = []
-        let head = try send(request, progress: progress) { chunk in
+        let head = try send(request, progress: progress, restartSink: {
+            body.removeAll()
+            return true
+        }) { chunk in
             body.append(contentsOf: chunk)
             return true
         }

@@ -1,0 +1,30 @@
+import DouctlJSON
+
+/// Who a token belongs to, as stored with it (`user_id`, `user_name`).
+public struct Identity: Sendable, Equatable {
+    /// Douban's numeric id; Coding's user id.
+    public var id: String?
+    /// The handle used in paths: Douban's `uid` (ahbei), Coding's `global_key`.
+    public var name: String?
+    /// The display name (阿北).
+    public var displayName: String?
+
+    public init(id: String?, name: String?, displayName: String?) {
+        self.id = id
+        self.name = name
+        self.displayName = displayName
+    }
+
+    /// Asks the API who the client's token belongs to: `/v2/user/~me` on Douban,
+    /// `/api/account/current_user` on Coding.
+    public static func fetch(with client: APIClient) throws(DouctlError) -> Identity {
+        switch client.profile.style {
+        case .douban:
+            let me = try client.send(APIRequest(path: "/v2/user/~me")).requireJSON()
+            return Identity(id: me["id"]?.scalarText, name: me["uid"]?.scalarText ?? me["name"]?.scalarText, displayName: me["name"]?.scalarText)
+        case .coding:
+            let me = try client.send(APIRequest(path: "/api/account/current_user")).requireJSON()
+            return Identity(id: me["id"]?.scalarText, name: me["global_key"]?.scalarText, displayName: me["name"]?.scalarText)
+        }
+    }
+}

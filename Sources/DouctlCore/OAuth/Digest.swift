@@ -1,0 +1,126 @@
+/// SHA-256 (PKCE's S256, RFC 7636 §4.2) and SHA-1 (Coding's password hashing), in plain
+/// Swift: Linux has no CryptoKit, and the toolchain is all douctl may use.
+public enum Digest {
+    public static func sha256(_ message: [UInt8]) -> [UInt8] {
+        var hash: [UInt32] = [
+            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+        ]
+        let k: [UInt32] = [
+            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+            0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+            0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+            0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+            0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+            0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+            0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+            0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+        ]
+        var words = [UInt32](repeating: 0, count: 64)
+        for block in padded(message, bigEndianLength: true) {
+            for index in 0..<16 { words[index] = block[index] }
+            for index in 16..<64 {
+                let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
+                let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
+                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+            }
+            var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
+            for index in 0..<64 {
+                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                let choice = (e & f) ^ (~e & g)
+                let temp1 = h &+ s1 &+ choice &+ k[index] &+ words[index]
+                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                let temp2 = s0 &+ majority
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
+            }
+            hash[0] &+= a; hash[1] &+= b; hash[2] &+= c; hash[3] &+= d
+            hash[4] &+= e; hash[5] &+= f; hash[6] &+= g; hash[7] &+= h
+        }
+        return hash.flatMap(bigEndianBytes)
+    }
+
+    public static func sha1(_ message: [UInt8]) -> [UInt8] {
+        var hash: [UInt32] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0]
+        var words = [UInt32](repeating: 0, count: 80)
+        for block in padded(message, bigEndianLength: true) {
+            for index in 0..<16 { words[index] = block[index] }
+            for index in 16..<80 {
+                words[index] = rotateLeft(words[index - 3] ^ words[index - 8] ^ words[index - 14] ^ words[index - 16], 1)
+            }
+            var (a, b, c, d, e) = (hash[0], hash[1], hash[2], hash[3], hash[4])
+            for index in 0..<80 {
+                let (f, k): (UInt32, UInt32)
+                switch index {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A827999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1BBCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62C1D6)
+                }
+                let temp = rotateLeft(a, 5) &+ f &+ e &+ k &+ words[index]
+                (e, d, c, b, a) = (d, c, rotateLeft(b, 30), a, temp)
+            }
+            hash[0] &+= a; hash[1] &+= b; hash[2] &+= c; hash[3] &+= d; hash[4] &+= e
+        }
+        return hash.flatMap(bigEndianBytes)
+    }
+
+    /// Lowercase hex, as Coding wants the password hash.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+    }
+
+    /// The message padded to 512-bit blocks of 16 big-endian words (both SHA-1 and SHA-256).
+    private static func padded(_ message: [UInt8], bigEndianLength: Bool) -> [[UInt32]] {
+        var bytes = message
+        let bitLength = UInt64(message.count) &* 8
+        bytes.append(0x80)
+        while bytes.count % 64 != 56 { bytes.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var blocks: [[UInt32]] = []
+        blocks.reserveCapacity(bytes.count / 64)
+        for start in stride(from: 0, to: bytes.count, by: 64) {
+            var block = [UInt32](repeating: 0, count: 16)
+            for index in 0..<16 {
+                let offset = start + index * 4
+                block[index] = UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+            }
+            blocks.append(block)
+        }
+        return blocks
+    }
+
+    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
+    private static func rotateLeft(_ value: UInt32, _ count: UInt32) -> UInt32 { (value << count) | (value >> (32 - count)) }
+    private static func bigEndianBytes(_ word: UInt32) -> [UInt8] {
+        [UInt8(word >> 24), UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF)]
+    }
+}
+
+/// PKCE (RFC 7636): a high-entropy verifier and its S256 challenge.
+public struct PKCE: Sendable, Equatable {
+    public let verifier: String
+    public var challenge: String { Self.challenge(for: verifier) }
+    public let method = "S256"
+
+    /// 64 characters from the unreserved set, drawn from the system CSPRNG (getrandom).
+    public init() {
+        var generator = SystemRandomNumberGenerator()
+        verifier = Self.randomString(length: 64, using: &generator)
+    }
+
+    public init(verifier: String) {
+        self.verifier = verifier
+    }
+
+    /// BASE64URL(SHA256(ASCII(verifier))), unpadded.
+    public static func challenge(for verifier: String) -> String {
+        Base64.encode(Digest.sha256(Array(verifier.utf8)), urlSafe: true)
+    }
+
+    /// Random text over RFC 3986's unreserved characters (for verifiers and `state`).
+    public static func randomString(length: Int, using generator: inout some RandomNumberGenerator) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return String((0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
+    }
+}

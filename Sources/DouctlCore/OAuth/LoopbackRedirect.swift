@@ -1,0 +1,107 @@
+/// The redirect URI of the browser flow, on the loopback interface (RFC 8252 §7.3).
+public struct LoopbackRedirect: Sendable, Equatable {
+    public var port: UInt16
+    /// The callback path, distinct per profile so concurrent logins never take each other's code.
+    public var path: String
+
+    /// "http://127.0.0.1:PORT/callback/PROFILE".
+    public func uri(port actualPort: UInt16) -> String { "http://127.0.0.1:\(actualPort)\(path)" }
+
+    /// From the profile's `redirect_uri` (port 0 or none: any free port; its path, default
+    /// "/callback", then the profile name).
+    public init(redirectURI: String?, profile: String) {
+        var port: UInt16 = 0
+        var basePath = "/callback"
+        if let redirectURI, let parts = URLParts(redirectURI) {
+            port = parts.port ?? 0
+            if parts.path != "/" && !parts.path.isEmpty { basePath = parts.path }
+        }
+        while basePath.hasSuffix("/") { basePath.removeLast() }
+        self.port = port
+        path = basePath + "/" + FormEncoding.pathSegment(profile)
+    }
+
+    public static func isLoopback(_ uri: String) -> Bool {
+        guard let parts = URLParts(uri), parts.scheme == "http" else { return false }
+        return ["127.0.0.1", "localhost", "[::1]"].contains(parts.host)
+    }
+}
+
+/// Just enough URL parsing for redirect URIs and pasted callback URLs.
+public struct URLParts: Sendable, Equatable {
+    public var scheme: String
+    public var host: String
+    public var port: UInt16?
+    public var path: String
+    public var query: [(String, String)]
+
+    public init?(_ text: String) {
+        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        scheme = text[..<schemeEnd.lowerBound].lowercased()
+        var rest = text[schemeEnd.upperBound...]
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        var queryText = ""
+        if let question = rest.firstIndex(of: "?") {
+            queryText = String(rest[rest.index(after: question)...])
+            rest = rest[..<question]
+        }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = String(authority[...close])
+            let after = authority[authority.index(after: close)...]
+            port = after.hasPrefix(":") ? UInt16(after.dropFirst()) : nil
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon]).lowercased()
+            guard let number = UInt16(authority[authority.index(after: colon)...]) else { return nil }
+            port = number
+        } else {
+            host = String(authority).lowercased()
+            port = nil
+        }
+        guard !host.isEmpty else { return nil }
+        query = URLParts.parseQuery(queryText)
+    }
+
+    public func value(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
+
+    public static func parseQuery(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (percentDecode(String(parts[0])), parts.count > 1 ? percentDecode(String(parts[1])) : "")
+        }
+    }
+
+    public static func == (lhs: URLParts, rhs: URLParts) -> Bool {
+        lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.port == rhs.port && lhs.path == rhs.path
+            && lhs.query.elementsEqual(rhs.query) { $0 == $1 }
+    }
+
+    /// %XX and '+' decoding; malformed escapes stay as they are.
+    public static func percentDecode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var input = Array(text.utf8)[...]
+        func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 48...57: return byte - 48
+            case 65...70: return byte - 55
+            case 97...102: return byte - 87
+            default: return nil
+            }
+        }
+        while let byte = input.first {
+            input = input.dropFirst()
+            if byte == UInt8(ascii: "+") {
+                bytes.append(0x20)
+            } else if byte == UInt8(ascii: "%"), input.count >= 2,
+                      let high = hexValue(input[input.startIndex]), let low = hexValue(input[input.startIndex + 1]) {
+                bytes.append(high << 4 | low)
+                input = input.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

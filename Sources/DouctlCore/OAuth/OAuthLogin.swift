@@ -1,0 +1,291 @@
+import DouctlHTTP
+import DouctlJSON
+import DouctlServer
+import DouctlSystem
+
+/// The interactive OAuth2 flows of `douctl auth login` (design §6). Each returns the token
+/// endpoint's grant; storing it is the caller's job.
+public final class OAuthLogin {
+    public let profile: ResolvedProfile
+    private let endpoint: TokenEndpoint
+    private let console: LoginConsole
+
+    public init(profile: ResolvedProfile, http: HTTPClient, console: LoginConsole) {
+        self.profile = profile
+        endpoint = TokenEndpoint(profile: profile, http: http)
+        self.console = console
+    }
+
+    // MARK: - browser + loopback listener (RFC 6749 §4.1, RFC 8252, RFC 7636)
+
+    public func web() throws(DouctlError) -> TokenGrant {
+        let authorizeURL = try require(profile.authorizeURL, "authorize_url")
+        _ = try require(profile.clientID, "client_id")
+        let redirect = LoopbackRedirect(redirectURI: profile.redirectURI, profile: profile.name)
+        let pkce = PKCE()
+        let state = Self.randomState()
+        let listener = try CallbackListener(redirect: redirect, state: state)
+        defer { listener.stop() }
+
+        let redirectURI = redirect.uri(port: listener.port)
+        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
+        console.say("Open this URL in a browser to log in:\n  \(url)")
+        if let open = console.openBrowser, !open(url) {
+            console.say("Could not start a browser; open the URL yourself.")
+        }
+        console.say("Waiting for the browser to return to \(redirectURI) …")
+
+        let code = try waitForCallback(listener)
+        return try grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier))
+    }
+
+    private func waitForCallback(_ listener: CallbackListener) throws(DouctlError) -> String {
+        let deadline = console.now() + console.approvalTimeout
+        var warnedWrongStates = 0
+        while true {
+            let (result, wrongStates) = listener.snapshot()
+            if wrongStates > warnedWrongStates {
+                warnedWrongStates = wrongStates
+                console.say("Ignored a callback whose state does not match this login (a stale or forged link); still waiting.")
+            }
+            switch result {
+            case .code(let code)?:
+                return code
+            case .denied(let error, let description)?:
+                let detail = description.map { "\(error): \($0)" } ?? error
+                throw .authentication("the login was refused in the browser (\(detail))")
+            case nil:
+                break
+            }
+            if console.isCancelled() { throw .interrupted }
+            if console.now() >= deadline {
+                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for the browser (auth login --timeout sets the wait)")
+            }
+            console.sleep(0.05)
+        }
+    }
+
+    // MARK: - paste-code (a registered web redirect, e.g. a real Douban app)
+
+    public func paste() throws(DouctlError) -> TokenGrant {
+        let authorizeURL = try require(profile.authorizeURL, "authorize_url")
+        let redirectURI = try require(profile.redirectURI, "redirect_uri")
+        _ = try require(profile.clientID, "client_id")
+        let pkce = PKCE()
+        let state = Self.randomState()
+        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
+        console.say("Open this URL in a browser to log in:\n  \(url)")
+        if let open = console.openBrowser { _ = open(url) }
+        console.say("After approving, paste the address the browser was sent to (or just the code):")
+        guard let line = console.readLine()?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
+            throw .authentication("no code was pasted")
+        }
+        let code = try Self.code(fromPasted: line, expectedState: state)
+        return try grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier))
+    }
+
+    /// The code from a pasted redirect URL (state checked when present) or a bare code.
+    static func code(fromPasted text: String, expectedState: String) throws(DouctlError) -> String {
+        guard text.contains("?") || text.contains("code=") || text.contains("error=") else { return text }
+        let queryText = text.firstIndex(of: "?").map { String(text[text.index(after: $0)...]) } ?? text
+        let query = URLParts.parseQuery(queryText.split(separator: "#").first.map(String.init) ?? queryText)
+        func value(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
+        if let error = value("error") {
+            throw .authentication("the login was refused in the browser (\(error))")
+        }
+        if let state = value("state"), state != expectedState {
+            throw .authentication("the pasted address belongs to another login attempt (its state does not match); run douctl auth login again")
+        }
+        guard let code = value("code"), !code.isEmpty else {
+            throw .authentication("the pasted address has no code")
+        }
+        return code
+    }
+
+    // MARK: - device authorization grant (RFC 8628)
+
+    public func device() throws(DouctlError) -> TokenGrant {
+        guard let deviceURL = profile.deviceAuthorizationURL else {
+            throw .usage("profile '\(profile.name)' has no device_authorization_url (Douban has no device flow); use --web or --paste")
+        }
+        _ = try require(profile.clientID, "client_id")
+        let (status, reply) = try endpoint.postForm(deviceURL, [("scope", profile.scopes.joined(separator: ","))])
+        guard (200..<300).contains(status), let reply,
+              let deviceCode = reply["device_code"]?.stringValue,
+              let userCode = reply["user_code"]?.stringValue,
+              let verificationURI = reply["verification_uri"]?.stringValue ?? reply["verification_url"]?.stringValue else {
+            let detail = reply?["error"]?.stringValue ?? reply?["msg"]?.stringValue ?? "HTTP \(status)"
+            throw .authentication("the device authorization request failed (\(detail))")
+        }
+        let complete = reply["verification_uri_complete"]?.stringValue
+        let lifetime = reply["expires_in"]?.doubleValue ?? 600
+        var interval = max(reply["interval"]?.doubleValue ?? 5, 0)
+
+        console.say("To log in, open \(verificationURI) and enter the code: \(userCode)")
+        if let complete { console.say("(or open \(complete), which carries the code)") }
+        if let open = console.openBrowser { _ = open(complete ?? verificationURI) }
+        console.say("Waiting for approval …")
+
+        let started = console.now()
+        let expiry = started + lifetime
+        let deadline = started + console.approvalTimeout
+        while true {
+            try pause(interval)
+            let now = console.now()
+            if now >= expiry {
+                throw .authentication("the device code expired before it was approved; run douctl auth login again")
+            }
+            if now >= deadline {
+                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for approval (auth login --timeout sets the wait)")
+            }
+            let answer: TokenEndpoint.Answer
+            do {
+                answer = try endpoint.pollDevice(deviceCode: deviceCode)
+            } catch .transport(let error) where Self.isTransient(error) {
+                interval = min(max(interval, 1) * 2, 60) // RFC 8628 §3.5: back off on timeouts
+                console.say("The token endpoint did not answer (\(error.message)); trying again in \(Int(interval))s.")
+                continue
+            }
+            switch answer {
+            case .granted(let grant):
+                return grant
+            case .refused(let error):
+                switch error.error {
+                case "authorization_pending":
+                    continue
+                case "slow_down":
+                    interval += 5
+                case "access_denied":
+                    throw .authentication("the login was denied")
+                case "expired_token":
+                    throw .authentication("the device code expired before it was approved; run douctl auth login again")
+                default:
+                    throw .authentication("device login failed (\(error.summary))")
+                }
+            }
+        }
+    }
+
+    private static func isTransient(_ error: TransportError) -> Bool {
+        switch error {
+        case .timedOut, .connectionLost: return true
+        default: return false
+        }
+    }
+
+    private func pause(_ seconds: Double) throws(DouctlError) {
+        var remaining = seconds
+        while remaining > 0 {
+            if console.isCancelled() { throw .interrupted }
+            let step = min(remaining, 0.1)
+            console.sleep(step)
+            remaining -= step
+        }
+        if console.isCancelled() { throw .interrupted }
+    }
+
+    // MARK: - helpers
+
+    private func grant(from answer: TokenEndpoint.Answer) throws(DouctlError) -> TokenGrant {
+        switch answer {
+        case .granted(let grant): return grant
+        case .refused(let error): throw .authentication("the token endpoint refused the code (\(error.summary))")
+        }
+    }
+
+    private func require(_ value: String?, _ key: String) throws(DouctlError) -> String {
+        guard let value, !value.isEmpty else {
+            throw .usage("profile '\(profile.name)' has no \(key); set it with: douctl config set \(key) VALUE --profile \(profile.name)")
+        }
+        return value
+    }
+
+    static func randomState() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return PKCE.randomString(length: 32, using: &generator)
+    }
+
+    /// The authorization request (RFC 6749 §4.1.1 + PKCE). Douban takes comma-separated scopes.
+    public static func authorizationURL(base: String, profile: ResolvedProfile, redirectURI: String, state: String, pkce: PKCE) -> String {
+        var fields = [
+            ("client_id", profile.clientID ?? ""),
+            ("redirect_uri", redirectURI),
+            ("response_type", "code"),
+        ]
+        if !profile.scopes.isEmpty { fields.append(("scope", profile.scopes.joined(separator: ","))) }
+        fields += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
+        return FormEncoding.appendQuery(fields, to: base)
+    }
+}
+
+/// The one-shot HTTP listener on 127.0.0.1 that receives the browser's redirect. It lives
+/// only for the login and answers the browser with a short page.
+final class CallbackListener: Sendable {
+    enum Result: Sendable, Equatable {
+        case code(String)
+        case denied(String, String?)
+    }
+
+    private let server: HTTPServer
+    private let state: LockedValue<(result: Result?, wrongStates: Int)>
+
+    var port: UInt16 { server.port }
+
+    init(redirect: LoopbackRedirect, state expectedState: String) throws(DouctlError) {
+        let state = LockedValue<(result: Result?, wrongStates: Int)>((nil, 0))
+        self.state = state
+        let path = redirect.path
+        do {
+            server = try HTTPServer(host: "127.0.0.1", port: redirect.port) { request in
+                guard request.path == path else {
+                    return CallbackListener.page(404, "Not found", "This address is not the douctl login callback.")
+                }
+                if state.value.result != nil {
+                    return CallbackListener.page(409, "Already done", "douctl already received a response for this login.")
+                }
+                if let error = request.queryValue("error") {
+                    let result = Result.denied(error, request.queryValue("error_description"))
+                    return CallbackListener.page(200, "Login refused", "douctl was not authorized (\(error)). You can close this tab.") {
+                        state.withLock { $0.result = $0.result ?? result }
+                    }
+                }
+                guard request.queryValue("state") == expectedState else {
+                    state.withLock { $0.wrongStates += 1 }
+                    return CallbackListener.page(400, "Wrong login", "This link does not belong to the login douctl is waiting for.")
+                }
+                guard let code = request.queryValue("code"), !code.isEmpty else {
+                    return CallbackListener.page(400, "No code", "The authorization server sent no code.")
+                }
+                return CallbackListener.page(200, "Logged in", "douctl is logged in. You can close this tab.") {
+                    state.withLock { $0.result = $0.result ?? .code(code) }
+                }
+            }
+            try server.start()
+        } catch {
+            throw .localInput("cannot listen on 127.0.0.1:\(redirect.port) for the login callback (\(error))")
+        }
+    }
+
+    func snapshot() -> (Result?, Int) {
+        let value = state.value
+        return (value.result, value.wrongStates)
+    }
+
+    func stop() { server.stop() }
+
+    /// A small HTML page. `afterSending` runs once the page is written, so the login
+    /// finishes (and the listener closes) only after the browser has its answer.
+    static func page(_ status: Int, _ title: String, _ text: String, afterSending: (@Sendable () -> Void)? = nil) -> HTTPServerResponse {
+        let html = Array("<!doctype html><meta charset=utf-8><title>douctl: \(title)</title><body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(text)</p>".utf8)
+        let headers = [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")]
+        guard let afterSending else {
+            return HTTPServerResponse(status: status, headers: headers, body: .bytes(html))
+        }
+        var response = HTTPServerResponse(status: status, headers: headers, body: .stream(length: Int64(html.count)) { writer in
+            try writer.write(html)
+            afterSending()
+        })
+        response.closeConnection = true
+        return response
+    }
+}

@@ -1,0 +1,130 @@
+import DouctlJSON
+import Foundation
+import Testing
+
+/// Runs the built `douctl` binary, the way a user or a script would: its own process,
+/// a temporary config directory, a controlled environment, bytes on stdin.
+struct Douctl {
+    /// The binary SwiftPM built next to this test bundle.
+    static let binary: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("douctl").path
+    }()
+
+    /// A fresh, private config directory (removed when the test process ends).
+    let configDirectory: String
+    var environment: [String: String]
+
+    init(configDirectory: String? = nil, environment: [String: String] = [:]) {
+        self.configDirectory = configDirectory ?? TemporaryDirectory.make(prefix: "douctl-config")
+        var base: [String: String] = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "HOME": TemporaryDirectory.make(prefix: "douctl-home"),
+            "LANG": "C.UTF-8",
+            "DOUCTL_CONFIG_DIR": self.configDirectory,
+        ]
+        base.merge(environment) { $1 }
+        self.environment = base
+    }
+
+    struct Result: CustomStringConvertible {
+        var status: Int32
+        var stdout: [UInt8]
+        var stderrBytes: [UInt8]
+
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
+        /// stderr without a trailing newline: the one error line.
+        var errorLine: String { stderr.trimmingCharacters(in: .newlines) }
+
+        func json() throws -> JSON { try JSONParser.parse(stdout) }
+        /// stdout as NDJSON.
+        func lines() throws -> [JSON] {
+            try stdoutText.split(separator: "\n").map { try JSONParser.parse(String($0)) }
+        }
+
+        var description: String { "exit \(status)\n--- stdout\n\(stdoutText)\n--- stderr\n\(stderr)" }
+    }
+
+    /// Runs `douctl arguments…`, feeding `input` on stdin; kills it after `timeout` seconds.
+    @discardableResult
+    func run(_ arguments: [String], input: [UInt8]? = nil, environment extra: [String: String] = [:], timeout: Double = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        var environment = self.environment
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        try process.run()
+        if let input {
+            let writer = stdin.fileHandleForWriting
+            DispatchQueue.global().async {
+                try? writer.write(contentsOf: input)
+                try? writer.close()
+            }
+        }
+        let collected = Collector(stdout: stdout.fileHandleForReading, stderr: stderr.fileHandleForReading)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline {
+                process.interrupt()
+                Thread.sleep(forTimeInterval: 0.5)
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                Issue.record("douctl \(arguments.joined(separator: " ")) did not finish within \(timeout)s")
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        process.waitUntilExit()
+        let (out, err) = collected.finish()
+        return Result(status: process.terminationStatus, stdout: out, stderrBytes: err)
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., input: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
+        try run(arguments, input: input.map { Array($0.utf8) }, environment: extra)
+    }
+}
+
+/// Drains stdout and stderr concurrently so a chatty child never blocks on a full pipe.
+final class Collector: @unchecked Sendable {
+    private var out = Data(), err = Data()
+    private let group = DispatchGroup()
+
+    init(stdout: FileHandle, stderr: FileHandle) {
+        group.enter()
+        DispatchQueue.global().async {
+            self.out = stdout.readDataToEndOfFile()
+            self.group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            self.err = stderr.readDataToEndOfFile()
+            self.group.leave()
+        }
+    }
+
+    func finish() -> ([UInt8], [UInt8]) {
+        group.wait()
+        return ([UInt8](out), [UInt8](err))
+    }
+}
+
+enum TemporaryDirectory {
+    static func make(prefix: String) -> String {
+        let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A file with these bytes in a fresh directory.
+    static func file(named name: String, bytes: [UInt8]) throws -> String {
+        let path = make(prefix: "douctl-file") + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+}
