@@ -1,0 +1,103 @@
+/// A growable byte buffer written through a raw pointer.
+///
+/// Output loops write here instead of `Array.append`, which re-checks capacity and uniqueness on
+/// every byte. It owns manually allocated memory, so each owner calls `free()` exactly once
+/// (always in a `defer`) and never copies the struct.
+struct ByteBuffer {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    var count = 0
+    private(set) var capacity: Int
+
+    init(capacity: Int) {
+        let size = max(capacity, 64)
+        base = .allocate(capacity: size)
+        self.capacity = size
+    }
+
+    func free() { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    var buffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if extra > capacity - count { grow(toHold: extra) }
+    }
+
+    @inline(never)
+    private mutating func grow(toHold extra: Int) {
+        // Sizes come from data already in memory, so these sums cannot overflow.
+        let newCapacity = max(capacity * 2, count + extra)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ first: UInt8, _ second: UInt8) {
+        reserve(2)
+        base[count] = first
+        base[count + 1] = second
+        count += 2
+    }
+
+    @inline(__always)
+    mutating func append(_ source: UnsafeRawPointer, count length: Int) {
+        reserve(length)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: length)
+        count += length
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        append(source, count: bytes.count)
+    }
+
+    @inline(__always)
+    mutating func append(_ text: StaticString) {
+        append(UnsafeRawPointer(text.utf8Start), count: text.utf8CodeUnitCount)
+    }
+
+    /// "\n" then `spaces` spaces: the start of a pretty-printed line.
+    @inline(__always)
+    mutating func appendNewline(indentedBy spaces: Int) {
+        reserve(1 + spaces)
+        base[count] = 0x0A
+        (base + count + 1).initialize(repeating: 0x20, count: spaces)
+        count += 1 + spaces
+    }
+
+    /// Appends a Unicode scalar value as UTF-8 (the caller passes a valid scalar).
+    mutating func appendUTF8(scalar value: UInt32) {
+        reserve(4)
+        if value < 0x80 {
+            base[count] = UInt8(truncatingIfNeeded: value)
+            count += 1
+        } else if value < 0x800 {
+            base[count] = UInt8(truncatingIfNeeded: 0xC0 | (value >> 6))
+            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+            count += 2
+        } else if value < 0x10000 {
+            base[count] = UInt8(truncatingIfNeeded: 0xE0 | (value >> 12))
+            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
+            base[count + 2] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+            count += 3
+        } else {
+            base[count] = UInt8(truncatingIfNeeded: 0xF0 | (value >> 18))
+            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F))
+            base[count + 2] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
+            base[count + 3] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
+            count += 4
+        }
+    }
+}

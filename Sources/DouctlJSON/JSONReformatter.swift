@@ -1,0 +1,142 @@
+/// Validating streaming re-formatter: turns JSON text into pretty or compact JSON text without building a tree.
+/// This is the fast path `douctl api` uses to print big replies.
+public enum JSONReformatter {
+    /// Output is handed over in chunks of at least this size (except the last), to keep write(2) calls few.
+    public static let chunkSize = 64 * 1024
+
+    /// Reformats exactly one JSON value. Calls `emit` with output chunks (each ≥ 64 KiB except the last,
+    /// to keep write(2) calls few). Throws on malformed input; output already emitted before the error
+    /// is allowed. Accepts and rejects exactly what `JSONParser` does, and prints what
+    /// `JSONParser.parse(input).write(to:format:)` would.
+    public static func reformat(
+        _ input: UnsafeRawBufferPointer, format: JSONFormat, emit: (UnsafeRawBufferPointer) -> Void
+    ) throws(JSONParseError) {
+        let result = withoutActuallyEscaping(emit) { emit in
+            Result { () throws(JSONParseError) in
+                var writer = ReformatWriter(indent: format.effectiveIndent, inputSize: input.count, emit: emit)
+                defer { writer.free() }
+                try JSONScanner.scan(input, into: &writer)
+                writer.finish()
+            }
+        }
+        try result.get()
+    }
+
+    public static func reformat(_ input: [UInt8], format: JSONFormat) throws(JSONParseError) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count + input.count / 2)
+        let result = input.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) in
+                try reformat(raw, format: format) { chunk in
+                    output.append(contentsOf: chunk.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        try result.get()
+        return output
+    }
+}
+
+/// Writes scanner events straight back out as JSON text.
+private struct ReformatWriter: JSONEventHandler {
+    let indent: Int
+    let emit: (UnsafeRawBufferPointer) -> Void
+    var output: ByteBuffer
+    /// Decoded text of strings that need re-escaping.
+    var decoded = ByteBuffer(capacity: 256)
+    var scratch = ByteBuffer(capacity: 64)
+
+    init(indent: Int, inputSize: Int, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.indent = indent
+        self.emit = emit
+        output = ByteBuffer(capacity: min(JSONReformatter.chunkSize * 2, max(inputSize * 2, 256)))
+    }
+
+    func free() {
+        output.free()
+        decoded.free()
+        scratch.free()
+    }
+
+    mutating func finish() {
+        if output.count > 0 { emit(output.bytes) }
+        output.count = 0
+    }
+
+    @inline(__always)
+    private mutating func flushIfFull() {
+        if output.count >= JSONReformatter.chunkSize {
+            emit(output.bytes)
+            output.count = 0
+        }
+    }
+
+    @inline(__always)
+    private mutating func appendString(_ token: StringToken) {
+        if token.isCanonicalJSON, let content = token.content.baseAddress {
+            // Already canonical: copy it with its quotes.
+            output.append(content - 1, count: token.content.count + 2)
+        } else {
+            decoded.count = 0
+            StringCoding.appendText(of: token, to: &decoded, scratch: &scratch)
+            StringCoding.appendQuoted(decoded.bytes, to: &output)
+        }
+    }
+
+    mutating func emptyArray() {
+        output.append(UInt8(ascii: "["), UInt8(ascii: "]"))
+        flushIfFull()
+    }
+
+    mutating func emptyObject() {
+        output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
+        flushIfFull()
+    }
+
+    mutating func beginArray(depth: Int) {
+        output.append(UInt8(ascii: "["))
+        if indent > 0 { output.appendNewline(indentedBy: depth * indent) }
+    }
+
+    mutating func beginObject(depth: Int) {
+        output.append(UInt8(ascii: "{"))
+        if indent > 0 { output.appendNewline(indentedBy: depth * indent) }
+    }
+
+    mutating func endArray(depth: Int) {
+        if indent > 0 { output.appendNewline(indentedBy: (depth - 1) * indent) }
+        output.append(UInt8(ascii: "]"))
+        flushIfFull()
+    }
+
+    mutating func endObject(depth: Int) {
+        if indent > 0 { output.appendNewline(indentedBy: (depth - 1) * indent) }
+        output.append(UInt8(ascii: "}"))
+        flushIfFull()
+    }
+
+    mutating func separator(depth: Int) {
+        output.append(UInt8(ascii: ","))
+        if indent > 0 { output.appendNewline(indentedBy: depth * indent) }
+    }
+
+    mutating func key(_ token: StringToken) {
+        appendString(token)
+        if indent > 0 { output.append(UInt8(ascii: ":"), UInt8(ascii: " ")) } else { output.append(UInt8(ascii: ":")) }
+    }
+
+    mutating func string(_ token: StringToken) {
+        appendString(token)
+        flushIfFull()
+    }
+
+    mutating func number(_ text: UnsafeRawBufferPointer) {
+        output.append(text)
+        flushIfFull()
+    }
+
+    mutating func literal(_ literal: JSONLiteral) {
+        output.append(literal.text)
+        flushIfFull()
+    }
+}
