@@ -1,0 +1,105 @@
+/// A header value with parameters, as in `Content-Type: multipart/form-data; boundary=x` and
+/// `Content-Disposition: form-data; name="field"; filename="a.txt"`.
+public struct HeaderValueWithParameters: Sendable {
+    /// The part before the first `;`, trimmed.
+    public let value: String
+    /// Parameter names lowercased, values unquoted, in order.
+    public let parameters: [(name: String, value: String)]
+
+    /// Never fails: a parameter without `=` gets an empty value, an unterminated quoted string
+    /// runs to the end.
+    ///
+    /// Inside a quoted string a backslash escapes only `"` and `\` (RFC 9110 quoted-pair, as old
+    /// curl and some libraries send); before anything else it is kept, because browsers do not
+    /// escape backslashes (the HTML standard percent-encodes `"`, CR and LF instead) and a
+    /// Windows-style name like `a\b.txt` must survive.
+    public init(parsing text: String) {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func skipWhitespace() {
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+        }
+        func readUntil(_ stops: Set<UInt8>) -> String {
+            let begin = index
+            while index < bytes.count, !stops.contains(bytes[index]) { index += 1 }
+            return String(trimmingWhitespace(Substring(String(decoding: bytes[begin..<index], as: UTF8.self))))
+        }
+        value = readUntil([UInt8(ascii: ";")])
+        var parameters: [(name: String, value: String)] = []
+        while index < bytes.count {
+            index += 1  // the ';'
+            skipWhitespace()
+            let name = asciiLowercased(readUntil([UInt8(ascii: ";"), UInt8(ascii: "=")]))
+            var parameterValue = ""
+            if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+                    index += 1
+                    var unquoted: [UInt8] = []
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                        if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                           bytes[index + 1] == UInt8(ascii: "\"") || bytes[index + 1] == UInt8(ascii: "\\") {
+                            index += 1
+                        }
+                        unquoted.append(bytes[index])
+                        index += 1
+                    }
+                    if index < bytes.count { index += 1 }  // the closing quote, when there is one
+                    parameterValue = String(decoding: unquoted, as: UTF8.self)
+                    _ = readUntil([UInt8(ascii: ";")])  // junk after the quoted string
+                } else {
+                    parameterValue = readUntil([UInt8(ascii: ";")])
+                }
+            }
+            if isToken(name) { parameters.append((name: name, value: parameterValue)) }
+        }
+        self.parameters = parameters
+    }
+
+    /// The first parameter called `name` (case-insensitive).
+    public func parameter(_ name: String) -> String? {
+        parameters.first { asciiCaseInsensitiveEquals($0.name, name) }?.value
+    }
+}
+
+/// Names and file names of multipart/form-data parts (RFC 7578 §4.2).
+enum FormDataNames {
+    /// Browsers (per the HTML standard) and curl 7.81+ write `"`, CR and LF in names as `%22`,
+    /// `%0D`, `%0A`; only those three are decoded, since a `%` itself is not escaped and
+    /// "100%.txt" must stay as it is.
+    static func decodeBrowserEscapes(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        var result: [UInt8] = []
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                let decoded = high << 4 | low
+                if decoded == 0x22 || decoded == 0x0D || decoded == 0x0A {
+                    result.append(decoded)
+                    index += 3
+                    continue
+                }
+            }
+            result.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// An RFC 8187 extended value (`UTF-8''na%C3%AFve.txt`), which RFC 7578 discourages but
+    /// some clients still send as `filename*`. ISO-8859-1 is mapped byte for byte.
+    static func decodeExtendedValue(_ text: String) -> String? {
+        let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard pieces.count == 3 else { return nil }
+        let charset = asciiLowercased(pieces[0])
+        let bytes = PercentEncoding.decode(pieces[2].utf8, plusAsSpace: false)
+        switch charset {
+        case "utf-8": return String(decoding: bytes, as: UTF8.self)
+        case "iso-8859-1": return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        default: return nil
+        }
+    }
+}

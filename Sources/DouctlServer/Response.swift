@@ -1,0 +1,105 @@
+/// What a handler returns. The server owns the framing: it writes `Content-Length` (or chunked
+/// encoding for a `.stream` of unknown length) and `Connection` itself, ignoring handler values
+/// for those three fields (except a `Content-Length` on a reply to HEAD with an empty body, which
+/// is how a handler can describe the GET it stands for).
+public struct HTTPServerResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: Body
+    /// Close the connection after this response (also implied by a `Connection: close` header).
+    public var closeConnection: Bool = false
+    /// Send nothing at all and reset the connection: the "server died before replying" fault.
+    public var resetConnection: Bool = false
+
+    public enum Body: Sendable {
+        case empty
+        case bytes([UInt8])
+        /// Streamed from disk; the length comes from `fstat`. A missing file is a 404.
+        case file(path: String)
+        /// Produced while being sent. With a length, the producer must write exactly that many
+        /// bytes (fewer closes the connection after them); nil means chunked encoding.
+        case stream(length: Int64?, @Sendable (HTTPResponseBodyWriter) throws -> Void)
+    }
+
+    public init(status: Int, headers: [(String, String)] = [], body: Body = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func text(_ status: Int, _ text: String,
+                            contentType: String = "text/plain; charset=utf-8") -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
+    }
+
+    /// `json` must already be serialized JSON text.
+    public static func json(_ status: Int, _ json: String) -> HTTPServerResponse {
+        text(status, json, contentType: "application/json; charset=utf-8")
+    }
+
+    public static func bytes(_ status: Int, _ bytes: [UInt8],
+                             contentType: String = "application/octet-stream") -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", contentType)], body: .bytes(bytes))
+    }
+
+    /// Resets the connection without answering (fault injection).
+    public static func reset() -> HTTPServerResponse {
+        var response = HTTPServerResponse(status: 500)
+        response.resetConnection = true
+        return response
+    }
+
+    /// The first value of header `name` (case-insensitive), for tests and middleware.
+    public func header(_ name: String) -> String? {
+        headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
+    }
+}
+
+/// Reason phrases for the status line. Clients ignore them, but people reading `curl -v` don't.
+enum StatusReason {
+    static func phrase(for status: Int) -> String {
+        switch status {
+        case 100: return "Continue"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 411: return "Length Required"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
+        case 417: return "Expectation Failed"
+        case 422: return "Unprocessable Content"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        case 505: return "HTTP Version Not Supported"
+        case 200..<300: return "Success"
+        case 300..<400: return "Redirection"
+        case 400..<500: return "Client Error"
+        default: return "Server Error"
+        }
+    }
+}
