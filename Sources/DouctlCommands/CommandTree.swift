@@ -14,6 +14,9 @@ enum CommandTree {
             Example("douctl api /v2/user/~me | jq -r .name", "call any endpoint"),
         ]), [
         AuthCommands.command,
+        UserCommands.command,
+        ShuoCommands.command,
+        UploadCommand.command,
         APICommand.command,
         ConfigCommands.command,
         ProfileCommands.command,

@@ -88,42 +88,73 @@ final class Invocation {
         CredentialStore(directory: try configDirectory())
     }
 
-    /// A new HTTP client with this run's settings (each upload thread needs its own).
-    func makeHTTPClient() -> HTTPClient {
+    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr.
+    var httpConfiguration: HTTPClientConfiguration {
         let fd = stderr.fileDescriptor
         let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
-        return HTTPClient(HTTPClientConfiguration(
+        return HTTPClientConfiguration(
             timeout: timeout,
             retry: parsed.has("no-retry") ? .never : .standard,
             userAgent: "douctl/\(Douctl.version)",
-            verboseLog: log))
+            verboseLog: log)
     }
 
     func http() -> HTTPClient {
         if let cachedHTTP { return cachedHTTP }
-        let client = makeHTTPClient()
+        let client = HTTPClient(httpConfiguration)
         cachedHTTP = client
         return client
+    }
+
+    /// What worker threads use to build their own API clients.
+    func clientFactory() throws(DouctlError) -> ClientFactory {
+        let token = environment["DOUCTL_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        return ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
     }
 
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
     func tokens() throws(DouctlError) -> AccessTokenSource? {
         if let cachedTokens { return cachedTokens }
-        let source: AccessTokenSource?
-        if let token = environment["DOUCTL_TOKEN"], !token.isEmpty {
-            source = FixedToken(token)
-        } else {
-            source = StoredTokens(profile: try profile(), store: try credentialStore(), http: http())
-        }
+        let source = try clientFactory().makeTokens(http: http())
         cachedTokens = .some(source)
         return source
     }
 
     func api() throws(DouctlError) -> APIClient {
         if let cachedAPI { return cachedAPI }
-        let client = APIClient(profile: try profile(), http: http(), tokens: try tokens())
+        let factory = try clientFactory()
+        let client = APIClient(profile: factory.profile, http: http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
         cachedAPI = client
         return client
+    }
+
+    func service() throws(DouctlError) -> SocialService { try api().service }
+
+    /// Prints one page of a list as the API sent it, or with `--all` every item as NDJSON.
+    func printListing(_ listing: Listing) throws(DouctlError) {
+        let listing = listing.paged(start: parsed.integer("start"), count: parsed.integer("count"))
+        if parsed.has("all") {
+            try Paginator(client: try api()).walk(listing.request, scheme: listing.scheme) { (item: JSON) throws(DouctlError) in
+                printJSONLine(item)
+            }
+        } else {
+            printJSON(try api().send(listing.request).requireJSON())
+        }
+    }
+
+    /// An error about one of several items (a file, an id), then the run goes on.
+    func report(_ error: DouctlError, about item: String) {
+        if parsed.value("error-format") == ErrorFormat.json.rawValue {
+            var json = ErrorReport.json(error)
+            if case .object(var object) = json {
+                object["item"] = .string(item)
+                json = .object(object)
+            }
+            stderr.line(json.text(.compact))
+        } else {
+            let prefix = useColor ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
+            stderr.line("\(prefix) \(item): \(error.message)")
+        }
     }
 
     // MARK: - output

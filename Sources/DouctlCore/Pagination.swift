@@ -11,6 +11,9 @@ public enum PageScheme: Sendable, Equatable {
     case offset(startKey: String = "start", countKey: String = "count", defaultCount: Int = 20)
     case pageNumber(pageKey: String = "page", sizeKey: String = "pageSize", defaultSize: Int = 20)
     case cursor(key: String = "last_id", itemKey: String = "id", first: String? = nil)
+    /// Douban timelines: the next page is everything up to the last item's id, exclusive
+    /// (`until_id` is inclusive, so numeric ids step one below); stops at a short page.
+    case until(key: String = "until_id", itemKey: String = "id", pageSize: Int = 20)
 }
 
 public struct Paginator {
@@ -70,6 +73,10 @@ public struct Paginator {
             case .cursor(let key, let itemKey, _):
                 guard let last = items.last?[itemKey]?.scalarText else { return }
                 request.setQuery(key, last)
+            case .until(let key, let itemKey, let pageSize):
+                if items.count < pageSize { return }
+                guard let last = items.last?[itemKey]?.scalarText else { return }
+                request.setQuery(key, Int64(last).map { String($0 - 1) } ?? last)
             }
         }
     }

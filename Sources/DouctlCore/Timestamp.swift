@@ -78,7 +78,7 @@ public enum Timestamp {
         return "in \(duration(seconds))"
     }
 
-    static func duration(_ seconds: Double) -> String {
+    public static func duration(_ seconds: Double) -> String {
         let total = Int(seconds)
         if total < 60 { return "\(total)s" }
         if total < 3600 { return "\(total / 60)m" }

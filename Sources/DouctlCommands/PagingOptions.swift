@@ -1,0 +1,12 @@
+import DouctlArguments
+
+/// `--start`, `--count` and `--all` for list commands.
+enum PagingOptions {
+    static func specs(countRange: ClosedRange<Int> = 1...200) -> [OptionSpec] {
+        [
+            OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items"),
+            OptionSpec("count", value: ValueSpec("N", kind: .integer(countRange)), help: "items per page (the API's default when absent)"),
+            .flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)"),
+        ]
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlCore
+import DouctlSystem
+
+/// Upload progress on stderr: one line per running upload (bytes, percent, rate, ETA),
+/// redrawn in place on a terminal; a plain final line per finished file. Without a
+/// terminal (only with `--progress always`) it prints plain lines, at most one a second
+/// per file. Never touches stdout.
+final class ProgressDisplay: Sendable {
+    private struct Entry {
+        var name: String
+        var sent: Int64 = 0
+        var total: Int64 = 0
+        var started: Double
+        var lastPlainLine: Double = 0
+    }
+
+    private struct State {
+        var running: [Int: Entry] = [:]
+        var finishedLines: [String] = []
+        var liveLines = 0
+        var lastDraw: Double = 0
+    }
+
+    private let fd: Int32
+    private let redrawsInPlace: Bool
+    private let width: Int
+    private let state = LockedValue(State())
+
+    init(fd: Int32, redrawsInPlace: Bool) {
+        self.fd = fd
+        self.redrawsInPlace = redrawsInPlace
+        width = Terminal.width(fd) ?? 100
+    }
+
+    func started(_ index: Int, name: String) {
+        state.withLock { $0.running[index] = Entry(name: name, started: Timestamp.now()) }
+    }
+
+    func update(_ index: Int, sent: Int64, total: Int64) {
+        let now = Timestamp.now()
+        state.withLock { state in
+            guard var entry = state.running[index] else { return }
+            entry.sent = sent
+            entry.total = total
+            if !redrawsInPlace, now - entry.lastPlainLine >= 1 {
+                entry.lastPlainLine = now
+                write(line(for: entry, now: now) + "\n")
+            }
+            state.running[index] = entry
+            if redrawsInPlace, now - state.lastDraw >= 0.1 {
+                state.lastDraw = now
+                draw(&state, now: now)
+            }
+        }
+    }
+
+    func finished(_ index: Int, summary: String) {
+        state.withLock { state in
+            state.running[index] = nil
+            if redrawsInPlace {
+                state.finishedLines.append(summary)
+                draw(&state, now: Timestamp.now())
+            } else {
+                write(summary + "\n")
+            }
+        }
+    }
+
+    /// Clears the live lines (before the final report).
+    func stop() {
+        state.withLock { state in
+            state.running = [:]
+            if redrawsInPlace { draw(&state, now: Timestamp.now()) }
+        }
+    }
+
+    private func draw(_ state: inout State, now: Double) {
+        var text = ""
+        if state.liveLines > 0 { text += "\u{1B}[\(state.liveLines)F" } // to the start of the first live line
+        for line in state.finishedLines { text += "\u{1B}[2K" + line + "\n" }
+        state.finishedLines = []
+        let live = state.running.sorted { $0.key < $1.key }.map { line(for: $0.value, now: now) }
+        for line in live { text += "\u{1B}[2K" + line + "\n" }
+        text += "\u{1B}[J"
+        state.liveLines = live.count
+        write(text)
+    }
+
+    private func line(for entry: Entry, now: Double) -> String {
+        let elapsed = max(now - entry.started, 0.001)
+        let rate = Double(entry.sent) / elapsed
+        var text = "\(Self.fit(entry.name, 24))  \(Self.bytes(entry.sent))"
+        if entry.total > 0 {
+            let percent = Int(Double(entry.sent) * 100 / Double(entry.total))
+            text += " / \(Self.bytes(entry.total))  \(percent)%"
+        }
+        text += "  \(Self.bytes(Int64(rate)))/s"
+        if entry.total > 0, rate > 0, entry.sent < entry.total {
+            text += "  ETA \(Self.clock(Double(entry.total - entry.sent) / rate))"
+        }
+        return String(text.prefix(max(width - 1, 20)))
+    }
+
+    private func write(_ text: String) {
+        try? FileIO.writeAll(fd, text)
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(count) B" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : "\(total / 60):\(total % 60 < 10 ? "0" : "")\(total % 60)"
+    }
+
+    static func fit(_ name: String, _ width: Int) -> String {
+        let base = FileIO.baseName(name)
+        if base.count <= width { return base + String(repeating: " ", count: width - base.count) }
+        return "…" + base.suffix(width - 1)
+    }
+}

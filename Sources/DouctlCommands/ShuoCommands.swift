@@ -1,0 +1,181 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// `douctl shuo …`: 广播 (Douban statuses; Coding tweets).
+enum ShuoCommands {
+    static let idArgument = ArgumentSpec("ID", help: "the status id (Coding: ID, or GLOBAL_KEY/ID for someone else's tweet)")
+
+    static let command = Command(group: CommandSpec(
+        "shuo", abstract: "post, read and delete 广播 (statuses), comments and likes"), [
+        Command(postSpec, run: post),
+        Command(CommandSpec(
+            "get", abstract: "a status",
+            options: [.flag("packed", help: "include comments, likers and resharers (Douban pack=true)")],
+            arguments: [idArgument],
+            examples: [Example("douctl shuo get 1402640366 | jq -r .text", "just the text")]), run: get),
+        Command(CommandSpec(
+            "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
+            arguments: [ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))]), run: delete),
+        Command(CommandSpec(
+            "timeline", abstract: "your home timeline, or a user's statuses",
+            discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.",
+            options: [
+                OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline"),
+                .flag("public", help: "everyone's public statuses (Coding)"),
+                OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)"),
+                OptionSpec("since-id", value: ValueSpec("ID"), help: "only statuses newer than ID"),
+                OptionSpec("until-id", value: ValueSpec("ID"), help: "only statuses up to and including ID"),
+                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON)"),
+            ],
+            examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
+        Command(CommandSpec("comments", abstract: "the comments on a status", options: PagingOptions.specs(countRange: 1...100), arguments: [idArgument]), run: comments),
+        Command(CommandSpec(
+            "comment", abstract: "comment on a status",
+            arguments: [idArgument, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")]), run: comment),
+        Command(CommandSpec(
+            "uncomment", abstract: "delete a comment",
+            options: [OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")],
+            arguments: [ArgumentSpec("COMMENT_ID", help: "the comment's id")]), run: uncomment),
+        Command(CommandSpec("like", abstract: "like a status", arguments: [idArgument]), run: like),
+        Command(CommandSpec("unlike", abstract: "take back a like", arguments: [idArgument]), run: unlike),
+        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", arguments: [idArgument]), run: reshare),
+    ])
+
+    static let postSpec = CommandSpec(
+        "post",
+        abstract: "post a 广播: text, a picture, or a recommended link",
+        discussion: """
+        TEXT of - reads the text from stdin. --image sends a multipart request with the
+        picture in the field image; Douban takes JPEG, GIF or PNG up to 3 MB, checked
+        before anything is sent. Douban ignores --rec-* when a picture is sent, so douctl
+        then leaves them out and says so.
+        """,
+        options: [
+            OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture"),
+            OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link"),
+            OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title"),
+            OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description"),
+            OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)"),
+        ],
+        arguments: [ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)],
+        examples: [
+            Example("douctl shuo post \"你好\" --image pic.jpg", "a status with a picture"),
+            Example("fortune | douctl shuo post - | jq -r .id", "text from a pipe, print the new id"),
+        ])
+
+    // MARK: - runs
+
+    static func post(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        var text = parsed.argument("TEXT")
+        if text == "-" { text = try readStandardInput(invocation) }
+        let recommendation = StatusDraft.Recommendation(
+            url: parsed.value("rec-url"), title: parsed.value("rec-title"),
+            description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
+        let image = parsed.value("image")
+        if image == nil && recommendation.isEmpty && (text ?? "").isEmpty {
+            throw .usage("nothing to post: give TEXT, --image or --rec-url")
+        }
+        let service = try invocation.service()
+        if image != nil && !recommendation.isEmpty && service.client.profile.style == .douban {
+            invocation.warn("Douban ignores --rec-* when a picture is sent; sending the text and picture only")
+        }
+        let draft = StatusDraft(text: text, imagePath: image, recommendation: image == nil && !recommendation.isEmpty ? recommendation : nil)
+        invocation.printJSON(try service.post(draft))
+        return .success
+    }
+
+    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed")))
+        return .success
+    }
+
+    /// Deletes each id, reporting each; one failure does not stop the rest.
+    static func delete(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let service = try invocation.service()
+        var statuses: [ExitStatus] = []
+        for id in invocation.parsed.argumentValues("ID") {
+            if Interrupt.requested { return .interrupted }
+            do {
+                let reply = try service.delete(id)
+                invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                statuses.append(.success)
+            } catch {
+                invocation.report(error, about: id)
+                statuses.append(ExitStatus(error))
+            }
+        }
+        return ExitStatus.worst(statuses)
+    }
+
+    static func timeline(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        let query = TimelineQuery(
+            user: parsed.value("user"), count: parsed.integer("count"),
+            sinceID: parsed.value("since-id"), untilID: parsed.value("until-id"), isPublic: parsed.has("public"))
+        let listing = try invocation.service().timeline(query)
+        if parsed.has("all") {
+            try Paginator(client: try invocation.api()).walk(listing.request, scheme: listing.scheme) { (item: JSON) throws(DouctlError) in
+                invocation.printJSONLine(item)
+            }
+        } else {
+            invocation.printJSON(try invocation.api().send(listing.request).requireJSON())
+        }
+        return .success
+    }
+
+    static func comments(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        try invocation.printListing(try invocation.service().comments(try id(invocation)))
+        return .success
+    }
+
+    static func comment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        var text = invocation.parsed.argument("TEXT") ?? ""
+        if text == "-" { text = try readStandardInput(invocation) }
+        guard !text.isEmpty else { throw .usage("the comment is empty") }
+        invocation.printJSON(try invocation.service().comment(on: try id(invocation), text: text))
+        return .success
+    }
+
+    static func uncomment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let commentID = invocation.parsed.argument("COMMENT_ID") ?? ""
+        let reply = try invocation.service().deleteComment(commentID, statusID: invocation.parsed.value("status"))
+        invocation.printJSON(reply ?? .object(JSONObject([("id", .string(commentID)), ("deleted", true)])))
+        return .success
+    }
+
+    static func like(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let statusID = try id(invocation)
+        invocation.printJSON(try invocation.service().like(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", true)])))
+        return .success
+    }
+
+    static func unlike(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let statusID = try id(invocation)
+        invocation.printJSON(try invocation.service().unlike(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", false)])))
+        return .success
+    }
+
+    static func reshare(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().reshare(try id(invocation)))
+        return .success
+    }
+
+    // MARK: - helpers
+
+    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
+        guard let id = invocation.parsed.argument("ID"), !id.isEmpty else { throw .usage("missing argument ID") }
+        return id
+    }
+
+    /// All of stdin as text, without the trailing newlines a shell pipe adds.
+    static func readStandardInput(_ invocation: Invocation) throws(DouctlError) -> String {
+        let bytes: [UInt8]
+        do { bytes = try FileIO.readAll(invocation.process.standardInput) } catch { throw .localInput("cannot read standard input (\(error))") }
+        var text = String(decoding: bytes, as: UTF8.self)
+        while text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,101 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// `douctl upload FILE...`: one streaming multipart request per file, several at once.
+enum UploadCommand {
+    static let command = Command(CommandSpec(
+        "upload",
+        abstract: "upload files, one multipart request each, streamed from disk",
+        discussion: """
+        Each file goes in its own multipart/form-data request with Content-Length, read
+        from disk as it is sent (memory does not grow with file size). Its MIME type
+        comes from its first bytes, then its extension. By default files go to the status
+        endpoint as pictures (Douban: /shuo/v2/statuses/ field image; Coding:
+        /api/tweet/insert_image field tweetImg), checked first as status pictures.
+        Results are printed as one JSON line per file, in the order given:
+          {"file": "a.jpg", "ok": true, "reply": {...}}
+          {"file": "b.jpg", "ok": false, "error": "...", "exit": 3}
+        One failure does not stop the others; the exit code is the worst one. Progress
+        is drawn on stderr when it is a terminal (or with --progress always). Ctrl-C
+        stops every upload, reports which files completed, and exits 130.
+        """,
+        options: [
+            OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)"),
+            OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)"),
+            OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true),
+            OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once"),
+            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
+                       help: "show progress on stderr: auto (on a terminal), always, never"),
+        ],
+        arguments: [ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)],
+        examples: [
+            Example("douctl upload --parallel 4 *.jpg | jq -r 'select(.ok) | .reply.id'", "post four pictures at a time; print the new ids"),
+            Example("douctl upload big.bin --to /api/files --field file -f dir=backup", "any endpoint, any field"),
+        ]), run: run)
+
+    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        let files = parsed.argumentValues("FILE")
+        var extraFields: [(String, String)] = []
+        for raw in parsed.values("raw-field") {
+            guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
+                throw .usage("invalid field '\(raw)' for -f: expected KEY=VALUE")
+            }
+            extraFields.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
+        }
+        let service = try invocation.service()
+        let defaults = service.defaultUpload
+        let target = UploadTarget(
+            path: parsed.value("to") ?? defaults.path,
+            field: parsed.value("field") ?? defaults.field,
+            fields: extraFields,
+            checksPicture: parsed.value("to") == nil)
+
+        let progressMode = parsed.value("progress") ?? "auto"
+        let showsProgress = progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal)
+        let display = showsProgress ? ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal) : nil
+        let stdoutFD = invocation.stdout.fileDescriptor
+        let stderrFD = invocation.stderr.fileDescriptor
+        invocation.stdout.flush()
+
+        let statuses = LockedValue<[ExitStatus]>([])
+        let completed = LockedValue<[String]>([])
+        let errorFormatJSON = parsed.value("error-format") == ErrorFormat.json.rawValue
+        let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: try invocation.clientFactory())
+        let names = files
+        batch.run(progress: { index, sent, total in
+            if sent == 0 { display?.started(index, name: names[index]) }
+            display?.update(index, sent: sent, total: total)
+        }, deliver: { result in
+            let line: JSON
+            switch result.outcome {
+            case .uploaded(let reply):
+                line = .object(JSONObject([("file", .string(result.file)), ("ok", true), ("reply", reply ?? .null)]))
+                completed.withLock { $0.append(result.file) }
+                statuses.withLock { $0.append(.success) }
+                display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  done, \(ProgressDisplay.bytes(result.bytes)) in \(Timestamp.duration(result.seconds))")
+            case .failed(let error):
+                let status = ExitStatus(error)
+                line = .object(JSONObject([("file", .string(result.file)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+                statuses.withLock { $0.append(status) }
+                display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  failed: \(error.message)")
+                if display == nil && !errorFormatJSON && status != .interrupted {
+                    try? FileIO.writeAll(stderrFD, "douctl: \(result.file): \(error.message)\n")
+                }
+            }
+            var bytes = line.serialized(.compact)
+            bytes.append(0x0A)
+            try? FileIO.writeAll(stdoutFD, bytes)
+        })
+        display?.stop()
+
+        if Interrupt.requested {
+            let done = completed.value
+            invocation.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
+            return .interrupted
+        }
+        return ExitStatus.worst(statuses.value)
+    }
+}

@@ -1,0 +1,65 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+
+/// `douctl user me|get|search|following|followers|follow|unfollow`.
+enum UserCommands {
+    static let userArgument = ArgumentSpec("ID", help: "numeric id or name (Douban uid such as ahbei; Coding global_key)")
+
+    static let command = Command(group: CommandSpec(
+        "user", abstract: "look up users and who they follow"), [
+        Command(CommandSpec(
+            "me", abstract: "the logged-in user",
+            examples: [Example("douctl user me | jq -r .name", "your display name")]), run: me),
+        Command(CommandSpec("get", abstract: "a user by id or name", arguments: [userArgument]), run: get),
+        Command(CommandSpec(
+            "search", abstract: "find users (Douban: /v2/user?q=)",
+            options: PagingOptions.specs(countRange: 1...100),
+            arguments: [ArgumentSpec("QUERY", help: "words to look for")],
+            examples: [Example("douctl user search 阿北 --all | jq -r .uid", "every match's uid")]), run: search),
+        Command(CommandSpec("following", abstract: "whom a user follows", options: PagingOptions.specs(), arguments: [userArgument]), run: following),
+        Command(CommandSpec("followers", abstract: "who follows a user", options: PagingOptions.specs(), arguments: [userArgument]), run: followers),
+        Command(CommandSpec("follow", abstract: "follow a user", arguments: [userArgument]), run: follow),
+        Command(CommandSpec("unfollow", abstract: "stop following a user", arguments: [userArgument]), run: unfollow),
+    ])
+
+    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
+        guard let id = invocation.parsed.argument("ID"), !id.isEmpty else { throw .usage("missing argument ID") }
+        return id
+    }
+
+    static func me(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().me())
+        return .success
+    }
+
+    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().user(try id(invocation)))
+        return .success
+    }
+
+    static func search(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        try invocation.printListing(try invocation.service().searchUsers(invocation.parsed.argument("QUERY") ?? ""))
+        return .success
+    }
+
+    static func following(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        try invocation.printListing(try invocation.service().following(try id(invocation)))
+        return .success
+    }
+
+    static func followers(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        try invocation.printListing(try invocation.service().followers(try id(invocation)))
+        return .success
+    }
+
+    static func follow(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().follow(try id(invocation)))
+        return .success
+    }
+
+    static func unfollow(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        invocation.printJSON(try invocation.service().unfollow(try id(invocation)))
+        return .success
+    }
+}

@@ -1,0 +1,28 @@
+import DouctlHTTP
+
+/// Everything needed to build an `APIClient`, as a value that can cross threads: each
+/// upload worker builds its own client (libcurl handles are not shared between threads).
+public struct ClientFactory: Sendable {
+    public var profile: ResolvedProfile
+    public var http: HTTPClientConfiguration
+    public var store: CredentialStore
+    /// `DOUCTL_TOKEN`, when set.
+    public var fixedToken: String?
+
+    public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
+        self.profile = profile
+        self.http = http
+        self.store = store
+        self.fixedToken = fixedToken
+    }
+
+    public func makeTokens(http client: HTTPClient) -> AccessTokenSource {
+        if let fixedToken { return FixedToken(fixedToken) }
+        return StoredTokens(profile: profile, store: store, http: client)
+    }
+
+    public func make() -> APIClient {
+        let client = HTTPClient(http)
+        return APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
+    }
+}

@@ -1,0 +1,131 @@
+import DouctlJSON
+import DouctlSystem
+
+/// Douban API v2, as douban-api.md §4–§5 describe it: `/v2/user…` and `/shuo/v2/…`,
+/// form bodies, the picture of a status in the multipart field `image`.
+public struct DoubanService: SocialService {
+    public let client: APIClient
+
+    public init(client: APIClient) {
+        self.client = client
+    }
+
+    static func segment(_ text: String) -> String { FormEncoding.pathSegment(text) }
+
+    // MARK: users
+
+    public func me() throws(DouctlError) -> JSON {
+        try client.json(APIRequest(path: "/v2/user/~me"))
+    }
+
+    public func user(_ idOrName: String) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(path: "/v2/user/\(Self.segment(idOrName))"))
+    }
+
+    public func searchUsers(_ query: String) throws(DouctlError) -> Listing {
+        Listing(request: APIRequest(path: "/v2/user", query: [("q", query)]), scheme: .offset())
+    }
+
+    public func following(_ user: String) throws(DouctlError) -> Listing {
+        Listing(request: APIRequest(path: "/shuo/v2/users/\(Self.segment(user))/following"), scheme: .offset())
+    }
+
+    public func followers(_ user: String) throws(DouctlError) -> Listing {
+        Listing(request: APIRequest(path: "/shuo/v2/users/\(Self.segment(user))/followers"), scheme: .offset())
+    }
+
+    public func follow(_ user: String) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(method: "POST", path: "/shuo/v2/friendships/create", body: .form([("user_id", user)])))
+    }
+
+    public func unfollow(_ user: String) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(method: "POST", path: "/shuo/v2/friendships/destroy", body: .form([("user_id", user)])))
+    }
+
+    // MARK: statuses
+
+    /// S1: `POST /shuo/v2/statuses/` — a form, or multipart with the picture in `image`
+    /// (Douban then ignores `rec_*`, so they are not sent).
+    public func post(_ draft: StatusDraft) throws(DouctlError) -> JSON {
+        var fields: [(String, String)] = []
+        if let text = draft.text { fields.append(("text", text)) }
+        if let imagePath = draft.imagePath {
+            try checkPicture(imagePath)
+            let parts = fields.map { MultipartForm.Part.field(name: $0.0, value: $0.1) } + [.file(name: "image", path: imagePath)]
+            return try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .multipart(MultipartForm(parts: parts))))
+        }
+        if let recommendation = draft.recommendation {
+            if let url = recommendation.url { fields.append(("rec_url", url)) }
+            if let title = recommendation.title { fields.append(("rec_title", title)) }
+            if let description = recommendation.description { fields.append(("rec_desc", description)) }
+            if let image = recommendation.image { fields.append(("rec_image", image)) }
+        }
+        return try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form(fields)))
+    }
+
+    public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(path: "/shuo/v2/statuses/\(Self.segment(id))", query: packed ? [("pack", "true")] : []))
+    }
+
+    public func delete(_ id: String) throws(DouctlError) -> JSON? {
+        try client.optionalJSON(APIRequest(method: "DELETE", path: "/shuo/v2/statuses/\(Self.segment(id))"))
+    }
+
+    /// S2/S3: home or user timeline. `--all` walks with `until_id` (inclusive), which, unlike
+    /// `start`, neither skips nor repeats statuses when new ones arrive during the walk.
+    public func timeline(_ query: TimelineQuery) throws(DouctlError) -> Listing {
+        if query.isPublic { throw .unsupported("Douban has no public timeline (--public is for Coding)") }
+        let path = query.user.map { "/shuo/v2/statuses/user_timeline/\(Self.segment($0))" } ?? "/shuo/v2/statuses/home_timeline"
+        var request = APIRequest(path: path)
+        if let count = query.count { request.query.append(("count", String(count))) }
+        if let sinceID = query.sinceID { request.query.append(("since_id", sinceID)) }
+        if let untilID = query.untilID { request.query.append(("until_id", untilID)) }
+        return Listing(request: request, scheme: .until(key: "until_id", itemKey: "id", pageSize: query.count ?? 20))
+    }
+
+    public func comments(_ statusID: String) throws(DouctlError) -> Listing {
+        Listing(request: APIRequest(path: "/shuo/v2/statuses/\(Self.segment(statusID))/comments"), scheme: .offset())
+    }
+
+    public func comment(on statusID: String, text: String) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/comments", body: .form([("text", text)])))
+    }
+
+    public func deleteComment(_ commentID: String, statusID: String?) throws(DouctlError) -> JSON? {
+        try client.optionalJSON(APIRequest(method: "DELETE", path: "/shuo/v2/statuses/comment/\(Self.segment(commentID))"))
+    }
+
+    public func like(_ statusID: String) throws(DouctlError) -> JSON? {
+        try client.optionalJSON(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/like"))
+    }
+
+    public func unlike(_ statusID: String) throws(DouctlError) -> JSON? {
+        try client.optionalJSON(APIRequest(method: "DELETE", path: "/shuo/v2/statuses/\(Self.segment(statusID))/like"))
+    }
+
+    public func reshare(_ statusID: String) throws(DouctlError) -> JSON {
+        try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/reshare"))
+    }
+
+    // MARK: uploads
+
+    public var defaultUpload: (path: String, field: String) { ("/shuo/v2/statuses/", "image") }
+
+    /// What Douban accepts as a status picture (§5.1): JPEG, GIF or PNG, under 3 MB.
+    public func checkPicture(_ path: String) throws(DouctlError) {
+        let status = try MultipartForm.checkReadableFile(path)
+        guard let type = MediaType.sniff(MediaType.readPrefix(path)), ["image/jpeg", "image/gif", "image/png"].contains(type) else {
+            throw .localInput("\(path) is not a JPEG, GIF or PNG picture (Douban accepts only those)")
+        }
+        if status.size > Self.maximumPictureBytes {
+            throw .localInput("\(path) is \(Self.describeSize(status.size)); Douban accepts pictures up to 3 MB")
+        }
+    }
+
+    public static let maximumPictureBytes: Int64 = 3 * 1024 * 1024
+
+    static func describeSize(_ bytes: Int64) -> String {
+        let mebibytes = Double(bytes) / 1_048_576
+        return "\(Int(mebibytes * 10) / 10).\(Int(mebibytes * 10) % 10) MB"
+    }
+}

@@ -1,0 +1,98 @@
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// Where `douctl upload` sends each file.
+public struct UploadTarget: Sendable, Equatable {
+    public var path: String
+    public var field: String
+    public var fields: [(String, String)]
+    /// Runs the style's picture check first (the default target is a status picture).
+    public var checksPicture: Bool
+
+    public init(path: String, field: String, fields: [(String, String)] = [], checksPicture: Bool = false) {
+        self.path = path
+        self.field = field
+        self.fields = fields
+        self.checksPicture = checksPicture
+    }
+
+    public static func == (lhs: UploadTarget, rhs: UploadTarget) -> Bool {
+        lhs.path == rhs.path && lhs.field == rhs.field && lhs.checksPicture == rhs.checksPicture
+            && lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
+    }
+}
+
+/// The outcome of one file's upload.
+public struct UploadResult: Sendable, Equatable {
+    public var index: Int
+    public var file: String
+    public var outcome: Outcome
+    public var bytes: Int64
+    public var seconds: Double
+
+    public enum Outcome: Sendable, Equatable {
+        case uploaded(JSON?)
+        case failed(DouctlError)
+    }
+}
+
+/// Uploads files one multipart request each, `parallel` at a time, and hands results over
+/// in the order the files were given, as soon as every earlier one is done.
+public struct UploadBatch: Sendable {
+    public var files: [String]
+    public var target: UploadTarget
+    public var parallel: Int
+    public var factory: ClientFactory
+
+    public init(files: [String], target: UploadTarget, parallel: Int, factory: ClientFactory) {
+        self.files = files
+        self.target = target
+        self.parallel = parallel
+        self.factory = factory
+    }
+
+    /// `progress(index, sent, total)` is called from worker threads; `deliver` is called in
+    /// file order (also from worker threads, one at a time). Files not started before an
+    /// interrupt get no result.
+    public func run(
+        progress: @escaping @Sendable (Int, Int64, Int64) -> Void,
+        deliver: @escaping @Sendable (UploadResult) -> Void
+    ) {
+        let ordering = LockedValue<(next: Int, waiting: [Int: UploadResult])>((0, [:]))
+        let batch = self
+        runConcurrently(count: files.count, width: parallel) { index in
+            guard !Interrupt.requested else { return }
+            let result = batch.upload(index, progress: progress)
+            // Deliver under the lock so lines come out whole and in order.
+            ordering.withLock { state in
+                state.waiting[index] = result
+                while let ready = state.waiting.removeValue(forKey: state.next) {
+                    deliver(ready)
+                    state.next += 1
+                }
+            }
+        }
+    }
+
+    private func upload(_ index: Int, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> UploadResult {
+        let file = files[index]
+        let started = Timestamp.now()
+        var size: Int64 = 0
+        let outcome: UploadResult.Outcome
+        do {
+            size = try MultipartForm.checkReadableFile(file).size
+            let client = factory.make()
+            if target.checksPicture { try client.service.checkPicture(file) }
+            let form = MultipartForm(parts: target.fields.map { .field(name: $0.0, value: $0.1) } + [.file(name: target.field, path: file)])
+            let request = APIRequest(method: "POST", path: target.path, body: .multipart(form))
+            let reply = try client.send(request) { transfer in
+                progress(index, transfer.uploaded, transfer.uploadTotal)
+            }
+            outcome = .uploaded(reply.payload)
+        } catch {
+            outcome = .failed(error)
+        }
+        return UploadResult(index: index, file: file, outcome: outcome, bytes: size, seconds: Timestamp.now() - started)
+    }
+}

@@ -1,0 +1,83 @@
+/// The HTML a person sees: the consent page, the device verification page, and notices.
+/// Plain forms that POST back, so they work in any browser and in tests without JavaScript.
+enum Pages {
+    private static func document(title: String, body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="zh-CN">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(HTML.escape(title)) · douctl sandbox</title>
+        <style>
+        body { font-family: -apple-system, "PingFang SC", "Noto Sans CJK SC", sans-serif; max-width: 34em; margin: 3em auto; padding: 0 1em; color: #222; }
+        h1 { color: #007722; font-size: 1.4em; }
+        .box { border: 1px solid #ddd; border-radius: 6px; padding: 1em 1.2em; }
+        .notice { background: #fff4e0; border: 1px solid #f0c36d; padding: .6em .8em; border-radius: 4px; }
+        button { font-size: 1em; padding: .4em 1.2em; margin-right: .6em; }
+        .approve { background: #007722; color: #fff; border: 0; border-radius: 4px; }
+        code, input[name=user_code] { font-family: ui-monospace, monospace; }
+        small { color: #777; }
+        </style>
+        </head>
+        <body>
+        <h1>\(HTML.escape(title))</h1>
+        \(body)
+        <p><small>douctl sandbox — a local fake of Douban API v2. Nothing here reaches douban.com.</small></p>
+        </body>
+        </html>
+
+        """
+    }
+
+    private static func userChoice(_ users: [(uid: String, name: String)], selected: String) -> String {
+        let options = users.map { user in
+            "<option value=\"\(HTML.escape(user.uid))\"\(user.uid == selected ? " selected" : "")>\(HTML.escape(user.name)) (\(HTML.escape(user.uid)))</option>"
+        }.joined(separator: "\n")
+        return "<p><label>以此用户身份授权 / Sign in as: <select name=\"user\">\n\(options)\n</select></label></p>"
+    }
+
+    static func consent(_ request: PendingConsent, users: [(uid: String, name: String)], defaultUID: String) -> String {
+        let scopes = request.scopes.map { scope in
+            "<li><code>\(HTML.escape(scope))</code>\(Scopes.descriptions[scope].map { " — " + HTML.escape($0) } ?? "")</li>"
+        }.joined(separator: "\n")
+        let body = """
+            <div class="box">
+            <p>应用 <strong>\(HTML.escape(request.clientID))</strong> 请求访问你的豆瓣账号。<br>
+            The application <strong>\(HTML.escape(request.clientID))</strong> asks for access to your account.</p>
+            <p>权限 / Scopes:</p>
+            <ul>
+            \(scopes)
+            </ul>
+            <p><small>授权后将返回 / After this you return to: <code>\(HTML.escape(request.redirectURI))</code></small></p>
+            <form method="post" action="/service/auth2/auth">
+            <input type="hidden" name="request_id" value="\(HTML.escape(request.ticket))">
+            \(userChoice(users, selected: defaultUID))
+            <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
+            <button type="submit" name="decision" value="deny">拒绝 Deny</button></p>
+            </form>
+            </div>
+            """
+        return document(title: "授权 douctl-sandbox", body: body)
+    }
+
+    static func deviceVerify(userCode: String, users: [(uid: String, name: String)], defaultUID: String, notice: String?) -> String {
+        let body = """
+            \(notice.map { "<p class=\"notice\">\(HTML.escape($0))</p>" } ?? "")
+            <div class="box">
+            <p>输入设备上显示的代码。<br>Enter the code your device shows.</p>
+            <form method="post" action="/service/auth2/device/verify">
+            <p><input name="user_code" value="\(HTML.escape(userCode))" placeholder="ABCD-EFGH" size="12" autocomplete="off" autofocus></p>
+            \(userChoice(users, selected: defaultUID))
+            <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
+            <button type="submit" name="decision" value="deny">拒绝 Deny</button></p>
+            </form>
+            </div>
+            """
+        return document(title: "设备登录 Device sign-in", body: body)
+    }
+
+    static func message(title: String, message: String) -> String {
+        document(title: title, body: "<div class=\"box\"><p>\(HTML.escape(message))</p></div>")
+    }
+}
