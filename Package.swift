@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "DouctlServer", dependencies: ["DouctlSystem"]),
         .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"]),
         .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"]),
-        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore"]),
+        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore", "DouctlSandbox"]),
         .executableTarget(name: "douctl", dependencies: ["DouctlCommands"]),
 
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments"]),

@@ -20,6 +20,8 @@ enum CommandTree {
         APICommand.command,
         ConfigCommands.command,
         ProfileCommands.command,
+        SandboxCommand.command,
+        DemoCommand.command,
         VersionCommand.command,
     ])
 }

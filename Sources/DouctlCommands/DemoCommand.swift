@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSandbox
+import DouctlSystem
+
+/// `douctl demo`: the first five minutes in one command. Starts a sandbox in-process with a
+/// throw-away config directory and runs the real commands against it, narrating each one.
+enum DemoCommand {
+    static let command = Command(CommandSpec(
+        "demo",
+        abstract: "try everything against a built-in sandbox: log in, post with a picture, read, like, comment, delete",
+        discussion: """
+        Each step runs the real douctl command (shown on stderr) against a sandbox started
+        for the demo, with a temporary config directory that is removed afterwards. Each
+        reply's JSON goes to stdout. Nothing touches your own configuration or the network.
+        """), run: run)
+
+    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let workspace = try makeWorkspace(temporaryDirectory: invocation.environment["TMPDIR"])
+        defer { removeWorkspace(workspace) }
+        var configuration = SandboxConfiguration()
+        configuration.log = nil
+        let sandbox = try SandboxCommand.start(configuration)
+        defer { sandbox.stop() }
+
+        let demo = Demo(invocation: invocation, workspace: workspace)
+        demo.say("Started a sandbox Douban at \(sandbox.baseURL) (config in a temporary directory).")
+        try demo.writeProfile(base: sandbox.baseURL)
+
+        try demo.step("Log in with the device flow (the sandbox approves it at once)",
+                      ["auth", "login", "--device", "--no-browser"])
+        try demo.step("Who am I?", ["user", "me"])
+        let picture = workspace + "/douctl-demo.png"
+        do { try AtomicFile.write(DemoPicture.png(), to: picture, mode: 0o644) } catch {
+            throw .localInput("cannot write the demo picture (\(error))")
+        }
+        let posted = try demo.step("Post a 广播 with a picture", ["shuo", "post", "你好，豆瓣！这是 douctl demo 发的第一条广播。", "--image", picture])
+        guard let id = posted?["id"]?.scalarText else { throw .badReply("the new status has no id") }
+        try demo.step("Read it back", ["shuo", "get", id])
+        try demo.step("The home timeline, newest first", ["shuo", "timeline", "--count", "3"])
+        try demo.step("Like it", ["shuo", "like", id])
+        try demo.step("Comment on it", ["shuo", "comment", id, "第一条评论 ✓"])
+        try demo.step("Delete it", ["shuo", "delete", id])
+        demo.say("\neverything worked. Next: douctl sandbox (keep one running), then douctl --profile sandbox auth login")
+        return .success
+    }
+
+    private static func makeWorkspace(temporaryDirectory: String?) throws(DouctlError) -> String {
+        var base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        var template = Array("\(base)/douctl-demo-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            return mkdtemp(base) != nil
+        }
+        guard made else { throw .localInput("cannot create a temporary directory for the demo") }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func removeWorkspace(_ path: String) {
+        guard let directory = opendir(path) else { return }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { unlink("\(path)/\(name)") }
+        }
+        closedir(directory)
+        rmdir(path)
+    }
+}
+
+/// Runs the demo's steps as in-process douctl invocations.
+private struct Demo {
+    let invocation: Invocation
+    let workspace: String
+
+    var configDirectory: String { workspace + "/config" }
+
+    func say(_ text: String) {
+        let bold = invocation.useColor ? "\u{1B}[1m" : ""
+        let reset = invocation.useColor ? "\u{1B}[0m" : ""
+        invocation.note(text.hasPrefix("==>") ? "\(bold)\(text)\(reset)" : text)
+    }
+
+    func writeProfile(base: String) throws(DouctlError) {
+        let directory = ConfigDirectory(path: configDirectory)
+        try directory.updateConfig { (config: inout ConfigFile) in
+            config.setProfile("sandbox", ProfileSettings(Preset.sandboxSettings(style: .douban, base: base)))
+            config.defaultProfile = "sandbox"
+        }
+    }
+
+    /// Narrates, runs `douctl ARGS` with the demo's config, copies its JSON to stdout and
+    /// returns it (the first JSON value printed).
+    @discardableResult
+    func step(_ title: String, _ arguments: [String]) throws(DouctlError) -> JSON? {
+        say("\n==> \(title)")
+        say("    $ douctl \(arguments.map(quote).joined(separator: " "))")
+        let capture = workspace + "/step-output"
+        let fd = open(capture, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .localInput("cannot create \(capture)") }
+        defer { close(fd) }
+        var environment = invocation.environment
+        environment["DOUCTL_CONFIG_DIR"] = configDirectory
+        for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
+        let style = invocation.prettyJSON ? ["--pretty"] : ["--compact"]
+        let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(nullInput) }
+        let status = Douctl.main(ProcessContext(
+            arguments: arguments + style, environment: environment,
+            standardInput: nullInput, standardOutput: fd, standardError: invocation.stderr.fileDescriptor))
+        lseek(fd, 0, SEEK_SET)
+        let output = (try? FileIO.readAll(fd)) ?? []
+        invocation.stdout.write(output)
+        invocation.stdout.flush()
+        guard status == 0 else {
+            throw .badReply("the demo stopped: 'douctl \(arguments.joined(separator: " "))' exited \(status)")
+        }
+        let firstLine = output.split(separator: 0x0A, maxSplits: 1).first.map(Array.init) ?? []
+        return (try? JSONParser.parse(output)) ?? (try? JSONParser.parse(firstLine))
+    }
+
+    private func quote(_ word: String) -> String {
+        word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./=".contains($0)) } ? word : "'\(word)'"
+    }
+}

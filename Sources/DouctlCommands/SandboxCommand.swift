@@ -1,0 +1,86 @@
+import DouctlArguments
+import DouctlCore
+import DouctlHTTP
+import DouctlSandbox
+import DouctlSystem
+
+/// `douctl sandbox`: a faithful local Douban API v2 (+ Coding paths) with OAuth2.
+enum SandboxCommand {
+    static let command = Command(CommandSpec(
+        "sandbox",
+        abstract: "run a local fake Douban API v2 + OAuth2 server (and Coding's paths) for trying douctl",
+        discussion: """
+        Prints its base URL as the first line of stdout, then logs one line per request
+        on stderr. It writes (or updates) the profiles 'sandbox' and 'coding-sandbox' in
+        the config directory to point at itself, client id and secret included, so
+        'douctl --profile sandbox auth login' works at once. State lives in memory
+        unless --data names a directory (written atomically, reloaded on start).
+        Seeded users: \(Sandbox.seededUsers.joined(separator: ", ")) (you log in as ahbei).
+        Ctrl-C or SIGTERM stops it cleanly.
+
+        \(Sandbox.faultHelp)
+        """,
+        options: [
+            OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on"),
+            OptionSpec("port", value: ValueSpec("N", kind: .integer(0...65535), default: "0"), help: "port to listen on (0: any free port)"),
+            OptionSpec("data", value: ValueSpec("DIR", completion: .directory), help: "keep state in DIR across restarts"),
+            OptionSpec("token-ttl", value: ValueSpec("SECONDS", kind: .number, default: "3600"), help: "access-token lifetime (short values exercise refresh)"),
+            OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
+                       help: "auto: approve logins at once; manual: show consent pages"),
+            OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)"),
+        ],
+        examples: [
+            Example("douctl sandbox --port 8089 &", "run it in the background"),
+            Example("douctl --profile sandbox auth login --device", "then log in"),
+            Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
+        ]), run: run)
+
+    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        var configuration = SandboxConfiguration()
+        configuration.host = parsed.value("host") ?? "127.0.0.1"
+        configuration.port = UInt16(parsed.integer("port") ?? 0)
+        configuration.dataDirectory = parsed.value("data")
+        configuration.tokenTTL = parsed.number("token-ttl") ?? 3600
+        configuration.approval = SandboxApproval(rawValue: parsed.value("approve") ?? "auto") ?? .auto
+        if let spec = parsed.value("fault") {
+            do { configuration.faults = try SandboxFault.parseList(spec) } catch { throw .usage("\(error)") }
+        }
+        let stderrFD = invocation.stderr.fileDescriptor
+        configuration.log = { line in try? FileIO.writeAll(stderrFD, line + "\n") }
+
+        let sandbox = try start(configuration)
+        defer { sandbox.stop() }
+        invocation.stdout.line(sandbox.baseURL)
+        invocation.stdout.flush()
+        try writeProfiles(base: sandbox.baseURL, invocation: invocation)
+        invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles 'sandbox' and 'coding-sandbox' point here. Ctrl-C stops it.")
+
+        while !Interrupt.requested { interruptibleSleep(0.1) }
+        invocation.note("Stopping the sandbox.")
+        sandbox.stop()
+        Interrupt.reset() // stopping on a signal is how a server ends: a clean exit
+        return .success
+    }
+
+    static func start(_ configuration: SandboxConfiguration) throws(DouctlError) -> Sandbox {
+        do {
+            let sandbox = try Sandbox(configuration)
+            try sandbox.start()
+            return sandbox
+        } catch {
+            throw .localInput("cannot start the sandbox (\(error))")
+        }
+    }
+
+    /// Points the `sandbox` and `coding-sandbox` profiles at `base`, keeping other settings.
+    static func writeProfiles(base: String, invocation: Invocation) throws(DouctlError) {
+        try invocation.updateConfig { (config: inout ConfigFile) in
+            for (name, style) in [("sandbox", APIStyle.douban), ("coding-sandbox", APIStyle.coding)] {
+                var settings = config.profile(named: name) ?? ProfileSettings()
+                for (key, value) in Preset.sandboxSettings(style: style, base: base) { settings[key] = value }
+                config.setProfile(name, settings)
+            }
+        }
+    }
+}
