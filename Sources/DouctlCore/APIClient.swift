@@ -10,8 +10,9 @@ public final class APIClient {
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
-    /// Whether the last exchange carried a token (decides the hint of an auth error).
-    private var lastExchangeHadToken = false
+    /// The token the last exchange carried: it decides an auth error's hint, and is
+    /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
+    private var lastSentToken: String?
 
     public init(profile: ResolvedProfile, http: HTTPClient, tokens: AccessTokenSource?, session: SessionHooks? = nil) {
         self.profile = profile
@@ -31,15 +32,18 @@ public final class APIClient {
         do {
             return try ReplyDecoder.decode(response, style: profile.style, request: request.summary)
         } catch {
-            if case .api(var apiError) = error, apiError.kind == .authentication, apiError.hint == nil {
-                if lastExchangeHadToken, let tokens {
+            guard case .api(var apiError) = error else { throw error }
+            if let token = lastSentToken {
+                apiError.message = Redaction.scrub(apiError.message, secrets: [token])
+            }
+            if apiError.kind == .authentication, apiError.hint == nil {
+                if lastSentToken != nil, let tokens {
                     apiError.hint = tokens.rejectionHint
                 } else {
                     apiError.hint = "not logged in; run: douctl auth login" + (profile.name == "douban" ? "" : " --profile \(profile.name)")
                 }
-                throw .api(apiError)
             }
-            throw error
+            throw .api(apiError)
         }
     }
 
@@ -47,12 +51,13 @@ public final class APIClient {
     /// whatever its status (`api --include` prints heads of error replies too).
     public func exchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)? = nil) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
-        lastExchangeHadToken = token != nil
+        lastSentToken = token
         let response = try perform(request, token: token, progress: progress)
         guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style) else {
             return response
         }
         guard let fresh = try tokens.refresh(rejected: token) else { return response }
+        lastSentToken = fresh
         return try perform(request, token: fresh, progress: progress)
     }
 

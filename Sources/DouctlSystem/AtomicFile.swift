@@ -31,6 +31,7 @@ public enum AtomicFile {
             unlink(temporary)
             throw failure
         }
+        holdBeforeRenameForTests()
         if rename(temporary, path) != 0 {
             let error = SystemError("rename", path: path)
             unlink(temporary)
@@ -42,6 +43,13 @@ public enum AtomicFile {
             close(directoryFD)
         }
     }
+}
+
+/// Test hook: with DOUCTL_TEST_HOLD_BEFORE_RENAME=SECONDS the writer pauses after the temp
+/// file is complete and before the rename, so a test can kill the process exactly there.
+private func holdBeforeRenameForTests() {
+    guard let value = getenv("DOUCTL_TEST_HOLD_BEFORE_RENAME"), let seconds = Double(String(cString: value)), seconds > 0 else { return }
+    usleep(useconds_t(min(seconds, 60) * 1_000_000))
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until `unlock()` or deinit.

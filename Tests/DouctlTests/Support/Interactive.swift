@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+/// A douctl process a test talks to while it runs: read what it says on stderr, answer on
+/// stdin, then collect the result.
+final class RunningDouctl: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSCondition()
+    private var out: [UInt8] = []
+    private var err: [UInt8] = []
+    private var open = 2
+    private let input = Pipe()
+
+    init(_ douctl: Douctl, _ arguments: [String], environment extra: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: Douctl.binary)
+        process.arguments = arguments
+        var environment = douctl.environment
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = input
+        try process.run()
+        drain(stdout.fileHandleForReading, isError: false)
+        drain(stderr.fileHandleForReading, isError: true)
+    }
+
+    private func drain(_ handle: FileHandle, isError: Bool) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                lock.lock()
+                if chunk.isEmpty {
+                    open -= 1
+                } else if isError {
+                    err.append(contentsOf: chunk)
+                } else {
+                    out.append(contentsOf: chunk)
+                }
+                lock.broadcast()
+                lock.unlock()
+                if chunk.isEmpty { return }
+            }
+        }
+    }
+
+    var stderrSoFar: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: err, as: UTF8.self)
+    }
+
+    /// Waits until stderr satisfies `condition`; returns stderr so far.
+    @discardableResult
+    func waitForStderr(timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            let text = String(decoding: err, as: UTF8.self)
+            if condition(text) { return text }
+            if open == 0 || !lock.wait(until: deadline) {
+                throw WaitError(message: "stderr never matched; it was:\n\(text)")
+            }
+        }
+    }
+
+    func send(_ text: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    }
+
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    func kill(_ signal: Int32) {
+        Foundation.kill(process.processIdentifier, signal)
+    }
+
+    func finish(timeout: Double = 30) -> Douctl.Result {
+        closeInput()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning {
+            Issue.record("douctl did not finish within \(timeout)s")
+            process.interrupt()
+        }
+        process.waitUntilExit()
+        lock.lock()
+        while open > 0 { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        let result = Douctl.Result(status: process.terminationStatus, stdout: out, stderrBytes: err)
+        lock.unlock()
+        return result
+    }
+
+    struct WaitError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+}
+
+/// A test's own sandbox, with a profile in the test's config directory pointing at it.
+struct SandboxFixture {
+    let sandbox: DouctlSandbox.Sandbox
+    let douctl: Douctl
+
+    init(_ configure: (inout SandboxConfiguration) -> Void = { _ in }, environment: [String: String] = [:]) throws {
+        var configuration = SandboxConfiguration()
+        configure(&configuration)
+        sandbox = try Sandbox(configuration)
+        try sandbox.start()
+        douctl = Douctl(environment: environment)
+        try Self.writeProfiles(base: sandbox.baseURL, in: douctl.configDirectory)
+    }
+
+    static func writeProfiles(base: String, in directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let douban = #""sandbox":{"preset":"sandbox","api_base":"\#(base)","authorize_url":"\#(base)/service/auth2/auth","token_url":"\#(base)/service/auth2/token","device_authorization_url":"\#(base)/service/auth2/device","revoke_url":"\#(base)/service/auth2/revoke","client_id":"douctl-sandbox","client_secret":"sandbox-secret"}"#
+        let coding = #""coding-sandbox":{"preset":"coding-sandbox","api_base":"\#(base)","authorize_url":"\#(base)/oauth_authorize.html","token_url":"\#(base)/api/oauth/access_token","device_authorization_url":"\#(base)/api/oauth/device","client_id":"douctl-sandbox","client_secret":"sandbox-secret"}"#
+        let config = #"{"default_profile":"sandbox","profiles":{\#(douban),\#(coding)}}"#
+        let path = directory + "/config.json"
+        try Data(config.utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+    }
+
+    /// Logs the default profile in by storing a token the sandbox issued.
+    @discardableResult
+    func login(user: String = "ahbei", scopes: [String] = Sandbox.allScopes, expiresAt: String = "2099-01-01T00:00:00Z") throws -> (access: String, refresh: String) {
+        let tokens = sandbox.issueToken(user: user, scopes: scopes)
+        try Credentials.write(["sandbox": tokens.accessToken], in: douctl.configDirectory, expiresAt: expiresAt, refreshTokens: ["sandbox": tokens.refreshToken])
+        return (tokens.accessToken, tokens.refreshToken)
+    }
+
+    var credentials: String {
+        (try? String(contentsOfFile: douctl.configDirectory + "/credentials.json", encoding: .utf8)) ?? ""
+    }
+
+    func stop() { sandbox.stop() }
+}
+
+import DouctlSandbox
