@@ -23,6 +23,13 @@ public enum Interrupt {
         signal(SIGINT, handler)
         signal(SIGTERM, handler)
         signal(SIGPIPE, SIG_IGN)
+        // A blocked signal mask survives exec: a parent that blocks SIGINT (some test
+        // runners and supervisors do) would otherwise leave douctl deaf to Ctrl-C.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigaddset(&unblocked, SIGINT)
+        sigaddset(&unblocked, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     }
 
     /// For tests and for the sandbox, which treats Ctrl-C as "shut down".
