@@ -52,6 +52,7 @@ struct DoubanError: Error {
     static let imageTooLarge = DoubanError(status: 400, code: 1003, name: "image_too_large")
     static let inputTooShort = DoubanError(status: 400, code: 1005, name: "input_too_short")
     static let imageWrongFormat = DoubanError(status: 400, code: 1009, name: "image_wrong_format")
+    static let bodyTooLarge = DoubanError(status: 413, code: 999, name: "unknow_v2_error", detail: "request body too large")
     static func unknown(_ detail: String) -> DoubanError {
         DoubanError(status: 400, code: 999, name: "unknow_v2_error", detail: detail)
     }
@@ -122,6 +123,8 @@ final class Exchange {
                         fields.append((name: name, value: String(decoding: bytes, as: UTF8.self)))
                     }
                 }
+            } catch let error as HTTPServerError where error == .bodyTooLarge {
+                throw DoubanError.bodyTooLarge
             } catch {
                 throw DoubanError.unknown("malformed multipart body")
             }
@@ -131,7 +134,7 @@ final class Exchange {
                 fields = FormURLEncoded.parse(try request.body.readAll(limit: Exchange.formLimit))
             } catch {
                 _ = try? request.body.drain()
-                throw DoubanError(status: 413, code: 999, name: "unknow_v2_error", detail: "request body too large")
+                throw DoubanError.bodyTooLarge
             }
             recordedForm = fields
         }

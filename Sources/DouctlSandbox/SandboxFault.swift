@@ -31,7 +31,8 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
         --fault SPEC injects failures; SPEC is a comma-separated list of:
           CODE[:P]          answer HTTP CODE (429, 500, 502, 503 or 504) with probability P
                             (0 to 1, default 1) before acting on the request; 429 and 503
-                            carry Retry-After: 1 (429 also code 111 rate_limit_exceeded1)
+                            carry Retry-After: 1; 429 and 500 have a Douban JSON body (codes
+                            111 and 999), 502-504 a proxy's HTML page
           latency:DURATION  delay every reply, e.g. latency:200ms or latency:1.5s
           reset[:P]         with probability P (default 1), act on the request, then send the
                             reply head and part of its body and reset the connection

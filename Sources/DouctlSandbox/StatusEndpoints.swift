@@ -130,6 +130,7 @@ extension SandboxCore {
             throw error
         } catch {
             if let image = submission.image { unlink(image.path) }
+            if let error = error as? HTTPServerError, error == .bodyTooLarge { throw DoubanError.bodyTooLarge }
             throw DoubanError.unknown("malformed multipart body")
         }
         return submission
