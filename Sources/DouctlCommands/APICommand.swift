@@ -67,7 +67,7 @@ enum APICommand {
         if parsed.has("include") { printHead(response.head, to: invocation.stdout) }
         let reply: APIReply
         do {
-            reply = try client.decode(response, for: request)
+            reply = try client.decode(response, for: request, parsesArrays: false)
         } catch {
             // Like gh api: a JSON error reply still goes to stdout for scripts to inspect.
             if invocation.parsed.has("raw") || (try? JSONParser.parse(response.body)) != nil {
@@ -75,8 +75,24 @@ enum APICommand {
             }
             throw error
         }
-        printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
+        if reply.isUnparsedJSONArray && !parsed.has("raw") {
+            try printReformatted(response.body, status: response.status, invocation: invocation)
+        } else {
+            printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
+        }
         return .success
+    }
+
+    /// Validates and reformats JSON bytes without building a tree; nothing is printed when
+    /// they turn out not to be JSON.
+    private static func printReformatted(_ body: [UInt8], status: Int, invocation: Invocation) throws(DouctlError) {
+        do {
+            var formatted = try JSONReformatter.reformat(body, format: invocation.prettyJSON ? .pretty : .compact)
+            formatted.append(0x0A)
+            invocation.stdout.write(formatted)
+        } catch {
+            throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))")
+        }
     }
 
     /// Prints the payload as JSON, or the body as received (--raw, non-JSON, or an error body).

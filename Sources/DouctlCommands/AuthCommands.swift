@@ -78,13 +78,20 @@ enum AuthCommands {
         }
         let method = try chooseMethod(invocation, profile: profile)
         let store = try invocation.credentialStore()
+        if method == .password {
+            let identity = try CodingLogin.run(invocation, profile: profile)
+            invocation.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
+            invocation.printJSON(.object(JSONObject([
+                ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
+                ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
+            ])))
+            return .success
+        }
         let credential: Credential
         switch method {
         case .token:
             credential = try loginWithToken(invocation, profile: profile)
-        case .password:
-            credential = try CodingLogin.run(invocation, profile: profile)
-        case .web, .device, .paste:
+        case .password, .web, .device, .paste:
             let flow = OAuthLogin(profile: profile, http: invocation.http(), console: console(invocation))
             let grant: TokenGrant
             switch method {

@@ -1,18 +1,40 @@
 import DouctlCore
 import DouctlJSON
+import DouctlSystem
 
-/// Coding's account + password login with a cookie session (issue #7). Filled in with the
-/// Coding support; until then it says so instead of sending anything.
+/// `auth login --password` on a coding-style profile, and the cookie session in
+/// `auth status` and `auth logout`.
 enum CodingLogin {
-    static func run(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
-        throw .unsupported("--password login is not built yet")
+    static func run(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Identity {
+        let stdin = invocation.process.standardInput
+        var console = AuthCommands.console(invocation)
+        console.readSecret = { Terminal.readSecretLine(stdin) }
+        console.temporaryDirectory = invocation.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
+        return try CodingPasswordLogin(profile: profile, http: invocation.http(), console: console, jar: jar).run()
     }
 }
 
 enum CodingSession {
     /// The cookie session's summary for `auth status`, or nil when there is none.
-    static func status(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> JSON? { nil }
+    static func status(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> JSON? {
+        guard profile.style == .coding else { return nil }
+        let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
+        guard jar.exists else { return nil }
+        let names = try jar.load().map(\.name)
+        return .object(JSONObject([("cookie_jar", .string(jar.path)), ("cookies", .array(names.map(JSON.string)))]))
+    }
 
-    /// Deletes the profile's cookie jar; true when there was one.
-    static func forget(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Bool { false }
+    /// Ends the server session where possible, then deletes the jar; true when there was one.
+    static func forget(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Bool {
+        guard profile.style == .coding else { return false }
+        let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
+        guard jar.exists else { return false }
+        if let hooks = CookieSession.hooks(for: profile, store: try invocation.credentialStore()) {
+            let client = APIClient(profile: profile, http: invocation.http(), tokens: nil, session: hooks)
+            _ = try? client.send(APIRequest(method: "POST", path: "/api/account/logout", sendsToken: false))
+        }
+        try jar.save([])
+        return true
+    }
 }

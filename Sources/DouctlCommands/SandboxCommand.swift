@@ -28,6 +28,7 @@ enum SandboxCommand {
             OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
                        help: "auto: approve logins at once; manual: show consent pages"),
             OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)"),
+            OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true),
         ],
         examples: [
             Example("douctl sandbox --port 8089 &", "run it in the background"),
@@ -51,6 +52,7 @@ enum SandboxCommand {
 
         let sandbox = try start(configuration)
         defer { sandbox.stop() }
+        if let count = parsed.integer("seed"), count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
         invocation.stdout.line(sandbox.baseURL)
         invocation.stdout.flush()
         try writeProfiles(base: sandbox.baseURL, invocation: invocation)

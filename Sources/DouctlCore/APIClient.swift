@@ -28,9 +28,9 @@ public final class APIClient {
     }
 
     /// Decodes a reply `exchange` returned, adding the login hint to authentication errors.
-    public func decode(_ response: HTTPResponse, for request: APIRequest) throws(DouctlError) -> APIReply {
+    public func decode(_ response: HTTPResponse, for request: APIRequest, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
         do {
-            return try ReplyDecoder.decode(response, style: profile.style, request: request.summary)
+            return try ReplyDecoder.decode(response, style: profile.style, request: request.summary, parsesArrays: parsesArrays)
         } catch {
             guard case .api(var apiError) = error else { throw error }
             if let token = lastSentToken {

@@ -1,9 +1,143 @@
 import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
 
-/// Coding's cookie session (issue #7), attached to API clients of coding-style profiles
-/// that logged in with a password. Filled in with the Coding support.
-public enum CookieSession {
-    public static func hooks(for profile: ResolvedProfile, store: CredentialStore) -> SessionHooks? {
-        nil
+/// One cookie as douctl keeps it. A jar belongs to one profile, hence one host, so the
+/// Domain attribute is not needed to choose cookies.
+public struct Cookie: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public var path: String
+    /// Seconds since 1970; nil for a session cookie (kept until logout: a CLI has no browser
+    /// session to end).
+    public var expires: Double?
+
+    public init(name: String, value: String, path: String = "/", expires: Double? = nil) {
+        self.name = name
+        self.value = value
+        self.path = path
+        self.expires = expires
     }
+
+    /// Parses a Set-Cookie header value (RFC 6265 §5.2, the parts douctl needs).
+    public static func parse(setCookie header: String, now: Double) -> Cookie? {
+        let parts = header.split(separator: ";").map { $0.trimmingCharacters(in: " \t") }
+        guard let first = parts.first, let equals = first.firstIndex(of: "=") else { return nil }
+        let name = first[..<equals].trimmingCharacters(in: " ")
+        guard !name.isEmpty else { return nil }
+        var cookie = Cookie(name: name, value: first[first.index(after: equals)...].trimmingCharacters(in: "\" "))
+        var maxAge: Double?
+        for attribute in parts.dropFirst() {
+            let pieces = attribute.split(separator: "=", maxSplits: 1).map(String.init)
+            let key = pieces[0].lowercased()
+            let value = pieces.count > 1 ? pieces[1] : ""
+            switch key {
+            case "path": cookie.path = value.hasPrefix("/") ? value : "/"
+            case "max-age": maxAge = Double(value)
+            case "expires": if cookie.expires == nil { cookie.expires = RetryPolicy.parseRetryAfter(value, now: now).map { now + $0 } }
+            default: break
+            }
+        }
+        if let maxAge { cookie.expires = now + maxAge } // Max-Age wins over Expires
+        return cookie
+    }
+
+    func matches(path requestPath: String) -> Bool {
+        requestPath == path || requestPath.hasPrefix(path.hasSuffix("/") ? path : path + "/")
+    }
+}
+
+/// A profile's cookies on disk: cookies-PROFILE.json, 0600, replaced atomically under a
+/// lock like credentials.json.
+public struct CookieJar: Sendable {
+    public let path: String
+    private let lockPath: String
+
+    public init(directory: ConfigDirectory, profile: String) {
+        path = directory.cookieJarPath(profile: profile)
+        lockPath = directory.path + "/.cookies-\(profile).lock"
+        self.directory = directory
+    }
+
+    private let directory: ConfigDirectory
+
+    public var exists: Bool { FileIO.fileExists(path) }
+
+    public func load() throws(DouctlError) -> [Cookie] {
+        guard let json = try directory.readJSONFile(path) else { return [] }
+        guard let list = json["cookies"]?.arrayValue else {
+            throw .badConfig(path: path, detail: "expected {\"cookies\": [...]}")
+        }
+        return list.compactMap { item in
+            guard let name = item["name"]?.stringValue, let value = item["value"]?.stringValue else { return nil }
+            return Cookie(name: name, value: value, path: item["path"]?.stringValue ?? "/",
+                          expires: item["expires"]?.stringValue.flatMap(Timestamp.parseRFC3339))
+        }
+    }
+
+    /// Replaces the jar's contents (under the lock); an empty jar deletes the file.
+    public func save(_ cookies: [Cookie]) throws(DouctlError) {
+        try directory.ensureExists()
+        let lock: FileLock
+        do { lock = try FileLock(path: lockPath) } catch { throw .localInput("cannot lock \(lockPath) (\(error))") }
+        defer { lock.unlock() }
+        if cookies.isEmpty {
+            do { try FileIO.removeFile(path) } catch { throw .localInput("cannot remove \(path) (\(error))") }
+            return
+        }
+        let items: [JSON] = cookies.map { cookie in
+            var object = JSONObject([("name", .string(cookie.name)), ("value", .string(cookie.value)), ("path", .string(cookie.path))])
+            if let expires = cookie.expires { object["expires"] = .string(Timestamp.rfc3339(expires)) }
+            return .object(object)
+        }
+        try directory.writeJSONFile(.object(JSONObject([("cookies", .array(items))])), to: path)
+    }
+}
+
+/// Sends a jar's cookies with each request (and XSRF-TOKEN back as X-XSRF-TOKEN, as Coding
+/// wants), and keeps what Set-Cookie says. With a `jar` the cookies are saved after each
+/// change; without one they live in memory (during the password login).
+public final class CookieSession: SessionHooks {
+    public private(set) var cookies: [Cookie]
+    private let jar: CookieJar?
+    private let now: () -> Double
+
+    public init(cookies: [Cookie] = [], jar: CookieJar?, now: @escaping () -> Double = Timestamp.now) {
+        self.cookies = cookies
+        self.jar = jar
+        self.now = now
+    }
+
+    /// The session of a coding-style profile that logged in with a password, or nil.
+    public static func hooks(for profile: ResolvedProfile, store: CredentialStore) -> SessionHooks? {
+        guard profile.style == .coding else { return nil }
+        let jar = CookieJar(directory: store.directory, profile: profile.name)
+        guard jar.exists, let cookies = try? jar.load(), !cookies.isEmpty else { return nil }
+        return CookieSession(cookies: cookies, jar: jar)
+    }
+
+    public func prepare(_ request: inout HTTPRequest) {
+        let path = URLParts(request.url)?.path ?? "/"
+        let current = now()
+        let sending = cookies.filter { $0.matches(path: path) && ($0.expires ?? .infinity) > current }
+        guard !sending.isEmpty else { return }
+        request.headers.append(HTTPHeader("Cookie", sending.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
+        if let xsrf = sending.first(where: { $0.name == "XSRF-TOKEN" }) {
+            request.headers.set("X-XSRF-TOKEN", URLParts.percentDecode(xsrf.value))
+        }
+    }
+
+    public func received(_ response: HTTPResponse, for request: HTTPRequest) throws(DouctlError) {
+        let current = now()
+        var changed = false
+        for header in response.head.headers where header.name.lowercased() == "set-cookie" {
+            guard let cookie = Cookie.parse(setCookie: header.value, now: current) else { continue }
+            cookies.removeAll { $0.name == cookie.name && $0.path == cookie.path }
+            if (cookie.expires ?? .infinity) > current { cookies.append(cookie) }
+            changed = true
+        }
+        if changed { try jar?.save(cookies) }
+    }
+
+    public func value(of name: String) -> String? { cookies.first { $0.name == name }?.value }
 }

@@ -10,6 +10,9 @@ public struct APIReply: Sendable, Equatable {
     public var json: JSON?
     /// What commands print: Coding's `data` (or `ret`), OpenAPI's `Response`, else the whole body.
     public var payload: JSON?
+    /// A JSON array body left unparsed (no envelope can be an array): printers reformat the
+    /// bytes directly, which is several times faster than building a tree of a big reply.
+    public var isUnparsedJSONArray = false
 
     public init(head: HTTPResponseHead, body: [UInt8], json: JSON?, payload: JSON?) {
         self.head = head
@@ -20,6 +23,11 @@ public struct APIReply: Sendable, Equatable {
 
     /// The payload, for commands that only make sense with a JSON reply.
     public func requireJSON() throws(DouctlError) -> JSON {
+        if isUnparsedJSONArray {
+            do { return try JSONParser.parse(body) } catch {
+                throw .badReply("the reply is not valid JSON (HTTP \(head.status): \(error.description))")
+            }
+        }
         guard let payload else {
             if body.isEmpty {
                 throw .badReply("the reply was empty (HTTP \(head.status)) where JSON was due")
@@ -45,9 +53,16 @@ public enum ReplyDecoder {
 
     /// Turns a reply into its payload, or throws the error it carries.
     /// `request` ("GET /v2/user/~me") names the call in messages when the server does not.
-    public static func decode(_ response: HTTPResponse, style: APIStyle, request: String) throws(DouctlError) -> APIReply {
+    /// With `parsesArrays` false, a successful array reply is left as bytes (see
+    /// `APIReply.isUnparsedJSONArray`).
+    public static func decode(_ response: HTTPResponse, style: APIStyle, request: String, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
         let head = response.head
         let status = head.status
+        if !parsesArrays, (200..<300).contains(status), firstSignificantByte(response.body) == UInt8(ascii: "[") {
+            var reply = APIReply(head: head, body: response.body, json: nil, payload: nil)
+            reply.isUnparsedJSONArray = true
+            return reply
+        }
         let trimmedEmpty = response.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if trimmedEmpty {
             if (200..<300).contains(status) { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
@@ -90,6 +105,10 @@ public enum ReplyDecoder {
     }
 
     // MARK: - helpers
+
+    private static func firstSignificantByte(_ bytes: [UInt8]) -> UInt8? {
+        bytes.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+    }
 
     private static func payload(of json: JSON) -> JSON {
         guard case .object(let object) = json else { return json }

@@ -5,6 +5,10 @@ public struct LoginConsole {
     public var say: (String) -> Void
     /// Reads one line typed or piped in; nil at end of input.
     public var readLine: () -> String?
+    /// Reads a line without echoing it (passwords), when input is a terminal.
+    public var readSecret: () -> String?
+    /// Where to save pictures the person must look at (captchas).
+    public var temporaryDirectory: String
     /// Opens a URL in a browser; nil when douctl must only print URLs (--no-browser).
     public var openBrowser: ((String) -> Bool)?
     public var now: () -> Double
@@ -16,6 +20,8 @@ public struct LoginConsole {
     public init(
         say: @escaping (String) -> Void,
         readLine: @escaping () -> String?,
+        readSecret: (() -> String?)? = nil,
+        temporaryDirectory: String = "/tmp",
         openBrowser: ((String) -> Bool)?,
         now: @escaping () -> Double = Timestamp.now,
         sleep: @escaping (Double) -> Void,
@@ -24,6 +30,8 @@ public struct LoginConsole {
     ) {
         self.say = say
         self.readLine = readLine
+        self.readSecret = readSecret ?? readLine
+        self.temporaryDirectory = temporaryDirectory
         self.openBrowser = openBrowser
         self.now = now
         self.sleep = sleep
