@@ -6,6 +6,7 @@
 #   PREFIX=$HOME/.local scripts/install.sh
 #   scripts/install.sh uninstall
 #   DESTDIR=/tmp/stage scripts/install.sh   # for packaging
+#   DOUCTL_BINARY=path scripts/install.sh   # install this binary instead of building one
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,9 +22,13 @@ files=("$bin/douctl" "$man/douctl.1" "$bash_dir/douctl" "$zsh_dir/_douctl" "$fis
 
 case "${1:-install}" in
   install)
-    swift build -c release --product douctl
+    binary=${DOUCTL_BINARY:-}
+    if [ -z "$binary" ]; then
+      swift build -c release --product douctl
+      binary=.build/release/douctl
+    fi
     install -d "$bin" "$man" "$bash_dir" "$zsh_dir" "$fish_dir"
-    install -m 755 .build/release/douctl "$bin/douctl"
+    install -m 755 "$binary" "$bin/douctl"
     install -m 644 man/douctl.1 "$man/douctl.1"
     install -m 644 completions/douctl.bash "$bash_dir/douctl"
     install -m 644 completions/_douctl "$zsh_dir/_douctl"

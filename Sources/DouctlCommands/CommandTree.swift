@@ -22,6 +22,9 @@ enum CommandTree {
         ProfileCommands.command,
         SandboxCommand.command,
         DemoCommand.command,
+        CompletionCommands.completion,
         VersionCommand.command,
+        CompletionCommands.complete,
+        CompletionCommands.manual,
     ])
 }
