@@ -38,8 +38,9 @@ public enum FileIO {
         while true {
             let before = result.count
             result.append(contentsOf: repeatElement(0, count: chunk))
-            let got = result.withUnsafeMutableBytes { buffer in
-                read(fd, buffer.baseAddress! + before, chunk)
+            let got = result.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return read(fd, base + before, chunk)
             }
             if got < 0 {
                 result.removeLast(chunk)
