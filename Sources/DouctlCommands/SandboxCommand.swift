@@ -53,9 +53,10 @@ enum SandboxCommand {
         let sandbox = try start(configuration)
         defer { sandbox.stop() }
         if let count = parsed.integer("seed"), count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
+        // Profiles first: the URL on stdout tells scripts the sandbox is ready to use.
+        try writeProfiles(base: sandbox.baseURL, invocation: invocation)
         invocation.stdout.line(sandbox.baseURL)
         invocation.stdout.flush()
-        try writeProfiles(base: sandbox.baseURL, invocation: invocation)
         invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles 'sandbox' and 'coding-sandbox' point here. Ctrl-C stops it.")
 
         while !Interrupt.requested { interruptibleSleep(0.1) }

@@ -66,6 +66,21 @@ final class RunningDouctl: @unchecked Sendable {
         }
     }
 
+    /// Waits until stdout satisfies `condition`; returns stdout so far.
+    @discardableResult
+    func waitForStdout(timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            let text = String(decoding: out, as: UTF8.self)
+            if condition(text) { return text }
+            if open == 0 || !lock.wait(until: deadline) {
+                throw WaitError(message: "stdout never matched; it was:\n\(text)")
+            }
+        }
+    }
+
     func send(_ text: String) {
         try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
     }
