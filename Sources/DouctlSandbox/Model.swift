@@ -60,6 +60,8 @@ struct PictureRecord: Sendable {
         switch contentType {
         case "image/png": return "png"
         case "image/gif": return "gif"
+        case "image/webp": return "webp"
+        case "image/bmp": return "bmp"
         default: return "jpg"
         }
     }
@@ -93,10 +95,17 @@ struct AuthorizationCodeRecord: Sendable {
     var codeChallenge: String?
     var codeChallengeMethod: String
     var expiresAt: Double
+    var realm = APIRealm.douban
     var used = false
     /// Tokens issued for this code, revoked if the code is presented again (RFC 6749 §4.1.2).
     var issuedAccessToken: String?
     var issuedRefreshToken: String?
+}
+
+/// Which fake an OAuth record belongs to. Douban's and Coding's authorization codes, consent
+/// tickets and device codes share their tables but are good only at their own endpoints.
+enum APIRealm: String, Sendable {
+    case douban, coding
 }
 
 /// An authorization request waiting on the consent page (approval `.manual`).
@@ -110,6 +119,7 @@ struct PendingConsent: Sendable {
     var codeChallenge: String?
     var codeChallengeMethod: String
     var expiresAt: Double
+    var realm = APIRealm.douban
 }
 
 struct DeviceRecord: Sendable {
@@ -130,6 +140,7 @@ struct DeviceRecord: Sendable {
     var lastPoll: Double?
     var polls = 0
     var decision = Decision.pending
+    var realm = APIRealm.douban
 }
 
 struct RateWindow: Sendable {
@@ -172,6 +183,11 @@ struct SandboxState: Sendable {
     var devices: [String: DeviceRecord] = [:]
     var deviceCodesByUserCode: [String: String] = [:]
     var rateWindows: [String: RateWindow] = [:]
+
+    /// Coding's half (CodingModel.swift). Any change to it counts as a change to save.
+    var coding = CodingState() {
+        didSet { generation += 1 }
+    }
 
     /// Bumped by every change that must be saved.
     var generation: UInt64 = 0

@@ -74,6 +74,34 @@ extension SandboxCore {
         state.withLock { $0.user(named: Seed.defaultUserUID)?.id ?? $0.userOrder.first ?? 1_000_001 }
     }
 
+    /// Who an automatic approval signs in: ahbei on Douban, coder on Coding.
+    func defaultUserID(_ realm: APIRealm) -> Int64 {
+        switch realm {
+        case .douban: return defaultUserID
+        case .coding: return state.withLock { $0.coding.user(named: CodingSeed.defaultUserKey)?.id ?? $0.coding.userOrder.first ?? 9001 }
+        }
+    }
+
+    static func defaultUID(_ realm: APIRealm) -> String {
+        realm == .coding ? CodingSeed.defaultUserKey : Seed.defaultUserUID
+    }
+
+    /// The accounts a consent or verification page offers: (uid or global_key, name).
+    static func accounts(_ state: SandboxState, _ realm: APIRealm) -> [(uid: String, name: String)] {
+        switch realm {
+        case .douban: return state.userOrder.compactMap { state.users[$0] }.map { (uid: $0.uid, name: $0.name) }
+        case .coding: return state.coding.userOrder.compactMap { state.coding.users[$0] }.map { (uid: $0.globalKey, name: $0.name) }
+        }
+    }
+
+    /// A user id from a uid (Douban) or global_key (Coding).
+    static func userID(named name: String, _ realm: APIRealm, in state: SandboxState) -> Int64? {
+        switch realm {
+        case .douban: return state.user(named: name)?.id
+        case .coding: return state.coding.user(named: name)?.id
+        }
+    }
+
     // MARK: - /service/auth2/auth
 
     func authorize(_ exchange: Exchange) throws -> HTTPServerResponse {
@@ -108,26 +136,31 @@ extension SandboxCore {
         let request = PendingConsent(ticket: Secrets.hex(byteCount: 16), clientID: clientID, redirectURI: redirectURI,
                                      responseType: responseType, scopes: scopes, state: state, codeChallenge: challenge,
                                      codeChallengeMethod: method, expiresAt: SandboxClock.now() + 600)
+        return beginConsent(request)
+    }
+
+    /// Approves at once (`--approve auto`, as the realm's default user) or shows the consent page.
+    func beginConsent(_ request: PendingConsent) -> HTTPServerResponse {
         if configuration.approval == .auto {
-            return grant(request, userID: defaultUserID)
+            return grant(request, userID: defaultUserID(request.realm))
         }
         let users: [(uid: String, name: String)] = self.state.withLock { state in
             state.pruneTransientRecords(now: SandboxClock.now())
             state.consents[request.ticket] = request
-            return state.userOrder.compactMap { state.users[$0] }.map { (uid: $0.uid, name: $0.name) }
+            return Self.accounts(state, request.realm)
         }
-        return Reply.html(200, Pages.consent(request, users: users, defaultUID: Seed.defaultUserUID))
+        return Reply.html(200, Pages.consent(request, users: users, defaultUID: Self.defaultUID(request.realm)))
     }
 
     /// The consent form's POST: `request_id`, `decision` (approve | deny), `user`.
-    private func consentDecision(_ exchange: Exchange) throws -> HTTPServerResponse {
+    func consentDecision(_ exchange: Exchange) throws -> HTTPServerResponse {
         let ticket = try exchange.field("request_id") ?? ""
         let decision = try exchange.field("decision") ?? ""
-        let uid = try exchange.field("user") ?? Seed.defaultUserUID
+        let chosen = try exchange.field("user")
         let now = SandboxClock.now()
         let found: (PendingConsent, Int64?)? = state.withLock { state in
             guard let request = state.consents.removeValue(forKey: ticket), request.expiresAt > now else { return nil }
-            return (request, state.user(named: uid)?.id)
+            return (request, Self.userID(named: chosen ?? Self.defaultUID(request.realm), request.realm, in: state))
         }
         guard let (request, userID) = found else {
             throw PageError(status: 400, title: "授权请求已失效", message: "This authorization request has expired or was already answered. Start the login again.")
@@ -141,7 +174,7 @@ extension SandboxCore {
             return Reply.redirect(RedirectURIs.appending(fields, to: request.redirectURI))
         }
         guard let userID else {
-            throw PageError(status: 400, title: "没有这个用户", message: "There is no sandbox user '\(uid)'.")
+            throw PageError(status: 400, title: "没有这个用户", message: "There is no sandbox user '\(chosen ?? Self.defaultUID(request.realm))'.")
         }
         return grant(request, userID: userID)
     }
@@ -166,7 +199,7 @@ extension SandboxCore {
             state.codes[code] = AuthorizationCodeRecord(
                 code: code, clientID: request.clientID, redirectURI: request.redirectURI, userID: userID,
                 scopes: request.scopes, codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
-                expiresAt: now + codeLifetime)
+                expiresAt: now + codeLifetime, realm: request.realm)
         }
         var fields = [("code", code)]
         if let state = request.state { fields.append(("state", state)) }
@@ -190,7 +223,7 @@ extension SandboxCore {
 
     /// Form (and query) parameters of an OAuth POST: the wiki shows them in the query string,
     /// every SDK sends a form; the form wins.
-    private func oauthParameters(_ exchange: Exchange) throws -> [String: String] {
+    func oauthParameters(_ exchange: Exchange) throws -> [String: String] {
         var parameters: [String: String] = [:]
         for (name, value) in exchange.request.query where parameters[name] == nil { parameters[name] = value }
         var fromForm: [String: String] = [:]
@@ -200,7 +233,7 @@ extension SandboxCore {
     }
 
     /// client_id and client_secret from HTTP Basic (RFC 6749 §2.3.1, form-encoded inside) or the form.
-    private func clientCredentials(_ exchange: Exchange, _ parameters: [String: String]) -> (id: String?, secret: String?) {
+    func clientCredentials(_ exchange: Exchange, _ parameters: [String: String]) -> (id: String?, secret: String?) {
         if let header = exchange.request.headers["Authorization"], header.lowercased().hasPrefix("basic "),
            let decoded = Base64.decode(String(header.dropFirst(6)).trimmingSpaces()) {
             let pair = String(decoding: decoded, as: UTF8.self)
@@ -266,7 +299,9 @@ extension SandboxCore {
         let now = SandboxClock.now()
         let ttl = configuration.tokenTTL
         let outcome: Result<(AccessTokenRecord, RefreshTokenRecord?, UserRecord?), DoubanError> = state.withLock { state in
-            guard var record = state.codes[code], record.clientID == clientID else { return .failure(.invalidCode()) }
+            guard var record = state.codes[code], record.clientID == clientID, record.realm == .douban else {
+                return .failure(.invalidCode())
+            }
             if record.used {
                 // RFC 6749 §4.1.2: a code used twice revokes what it was exchanged for.
                 if let token = record.issuedAccessToken { state.revokeAccessToken(token) }
@@ -277,15 +312,7 @@ extension SandboxCore {
             state.codes[code] = record
             guard record.expiresAt > now else { return .failure(.invalidCode("the code has expired")) }
             guard record.redirectURI == redirectURI else { return .failure(.redirectURIMismatch) }
-            if let challenge = record.codeChallenge {
-                guard let verifier, !verifier.isEmpty else { return .failure(.invalidCode("code_verifier is missing")) }
-                guard Self.isPKCEValue(verifier) else { return .failure(.invalidCode("code_verifier is malformed")) }
-                let expected = record.codeChallengeMethod == "S256"
-                    ? Base64.urlEncode(SHA256.hash(Array(verifier.utf8))) : verifier
-                guard expected == challenge else {
-                    return .failure(.invalidCode("code_verifier does not match the code_challenge"))
-                }
-            }
+            if let problem = Self.pkceProblem(record, verifier: verifier) { return .failure(.invalidCode(problem)) }
             let (access, refresh) = state.issueTokens(userID: record.userID, clientID: clientID, scopes: record.scopes,
                                                       ttl: ttl, now: now)
             record.issuedAccessToken = access.token
@@ -295,6 +322,15 @@ extension SandboxCore {
         }
         let (access, refresh, user) = try outcome.get()
         return tokenReply(access, refresh, user: user, ttl: ttl)
+    }
+
+    /// Why `verifier` does not satisfy the code's PKCE challenge (RFC 7636 §4.6), or nil.
+    static func pkceProblem(_ record: AuthorizationCodeRecord, verifier: String?) -> String? {
+        guard let challenge = record.codeChallenge else { return nil }
+        guard let verifier, !verifier.isEmpty else { return "code_verifier is missing" }
+        guard isPKCEValue(verifier) else { return "code_verifier is malformed" }
+        let expected = record.codeChallengeMethod == "S256" ? Base64.urlEncode(SHA256.hash(Array(verifier.utf8))) : verifier
+        return expected == challenge ? nil : "code_verifier does not match the code_challenge"
     }
 
     private func refresh(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
@@ -323,6 +359,11 @@ extension SandboxCore {
         let parameters = try oauthParameters(exchange)
         let clientID = try authenticateClient(exchange, parameters, secretRequired: false)
         let scopes = try Scopes.parse(parameters["scope"])
+        return startDeviceGrant(clientID: clientID, scopes: scopes, realm: .douban, verificationPath: "/service/auth2/device/verify")
+    }
+
+    /// Issues a device code and user code (RFC 8628 §3.2) for `realm`.
+    func startDeviceGrant(clientID: String, scopes: [String], realm: APIRealm, verificationPath: String) -> HTTPServerResponse {
         let now = SandboxClock.now()
         let lifetime = configuration.deviceCodeLifetime
         let interval = max(0, configuration.deviceInterval)
@@ -331,12 +372,12 @@ extension SandboxCore {
             var userCode = Secrets.userCode()
             while state.deviceCodesByUserCode[Secrets.normalizeUserCode(userCode)] != nil { userCode = Secrets.userCode() }
             let record = DeviceRecord(deviceCode: Secrets.hex(byteCount: 20), userCode: userCode, clientID: clientID,
-                                      scopes: scopes, expiresAt: now + lifetime, interval: interval)
+                                      scopes: scopes, expiresAt: now + lifetime, interval: interval, realm: realm)
             state.devices[record.deviceCode] = record
             state.deviceCodesByUserCode[Secrets.normalizeUserCode(userCode)] = record.deviceCode
             return record
         }
-        let verificationURI = baseURL + "/service/auth2/device/verify"
+        let verificationURI = baseURL + verificationPath
         return Reply.json(200, [
             "device_code": .string(record.deviceCode), "user_code": .string(record.userCode),
             "verification_uri": .string(verificationURI),
@@ -346,16 +387,29 @@ extension SandboxCore {
     }
 
     private func pollDevice(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
+        let ttl = configuration.tokenTTL
+        let now = SandboxClock.now()
+        let (access, refresh, user) = try redeemDeviceCode(parameters, clientID: clientID, realm: .douban) { state, userID, scopes in
+            let (access, refresh) = state.issueTokens(userID: userID, clientID: clientID, scopes: scopes, ttl: ttl, now: now)
+            return (access, refresh, state.users[userID])
+        }.get()
+        return tokenReply(access, refresh, user: user, ttl: ttl)
+    }
+
+    /// One poll of the device grant (RFC 8628 §3.4, §3.5): `issue` makes the tokens once the
+    /// code is approved (inside the state lock, so a code is redeemed exactly once).
+    func redeemDeviceCode<Issued>(_ parameters: [String: String], clientID: String, realm: APIRealm,
+                                  issue: (inout SandboxState, _ userID: Int64, _ scopes: [String]) -> Issued)
+        -> Result<Issued, StandardOAuthError> {
         guard let deviceCode = parameters["device_code"], !deviceCode.isEmpty else {
-            throw StandardOAuthError(error: "invalid_request", description: "device_code is missing")
+            return .failure(StandardOAuthError(error: "invalid_request", description: "device_code is missing"))
         }
         let now = SandboxClock.now()
-        let ttl = configuration.tokenTTL
         let slowDownPolls = faults.slowDownPolls
         let autoApprove = configuration.approval == .auto
-        let defaultUser = defaultUserID
-        let outcome: Result<(AccessTokenRecord, RefreshTokenRecord?, UserRecord?), StandardOAuthError> = state.withLock { state in
-            guard var record = state.devices[deviceCode], record.clientID == clientID else {
+        let defaultUser = defaultUserID(realm)
+        return state.withLock { state in
+            guard var record = state.devices[deviceCode], record.clientID == clientID, record.realm == realm else {
                 return .failure(StandardOAuthError(error: "invalid_grant", description: "unknown device_code"))
             }
             defer { state.devices[deviceCode] = record }
@@ -392,25 +446,25 @@ extension SandboxCore {
                 approvedUser = defaultUser
             }
             record.decision = .redeemed
-            let (access, refresh) = state.issueTokens(userID: approvedUser, clientID: clientID, scopes: record.scopes,
-                                                      ttl: ttl, now: now)
-            return .success((access, refresh, state.users[approvedUser]))
+            return .success(issue(&state, approvedUser, record.scopes))
         }
-        let (access, refresh, user) = try outcome.get()
-        return tokenReply(access, refresh, user: user, ttl: ttl)
     }
 
-    /// Approves or denies a pending device code; false when there is no such pending code.
-    func decideDevice(userCode: String, approve: Bool, uid: String? = nil) -> Bool {
+    /// Approves or denies a pending device code (of `realm`, or of either when nil) as `uid`
+    /// (the realm's default user when nil); false when there is no such pending code or user.
+    func decideDevice(userCode: String, approve: Bool, uid: String? = nil, realm: APIRealm? = nil) -> Bool {
         let now = SandboxClock.now()
         return state.withLock { state in
             guard let deviceCode = state.deviceCodesByUserCode[Secrets.normalizeUserCode(userCode)],
-                  var record = state.devices[deviceCode], record.expiresAt > now, record.decision == .pending else {
+                  var record = state.devices[deviceCode], record.expiresAt > now, record.decision == .pending,
+                  realm == nil || realm == record.realm else {
                 return false
             }
             if approve {
-                guard let user = state.user(named: uid ?? Seed.defaultUserUID) else { return false }
-                record.decision = .approved(userID: user.id)
+                guard let userID = Self.userID(named: uid ?? Self.defaultUID(record.realm), record.realm, in: state) else {
+                    return false
+                }
+                record.decision = .approved(userID: userID)
             } else {
                 record.decision = .denied
             }
@@ -419,29 +473,29 @@ extension SandboxCore {
         }
     }
 
-    /// The verification page: GET shows the form, POST records the decision.
-    func deviceVerify(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let users: [(uid: String, name: String)] = state.withLock { state in
-            state.userOrder.compactMap { state.users[$0] }.map { (uid: $0.uid, name: $0.name) }
-        }
+    /// The verification page (Douban's, or Coding's `/oauth_device.html`): GET shows the
+    /// form, POST records the decision.
+    func deviceVerify(_ exchange: Exchange, realm: APIRealm = .douban) throws -> HTTPServerResponse {
+        let users: [(uid: String, name: String)] = state.withLock { Self.accounts($0, realm) }
         if exchange.request.method == "GET" {
             return Reply.html(200, Pages.deviceVerify(userCode: exchange.query("user_code") ?? "", users: users,
-                                                      defaultUID: Seed.defaultUserUID, notice: nil))
+                                                      defaultUID: Self.defaultUID(realm), notice: nil, realm: realm))
         }
         let userCode = try exchange.field("user_code") ?? ""
         let approve = try exchange.field("decision") == "approve"
-        let uid = try exchange.field("user") ?? Seed.defaultUserUID
+        let uid = try exchange.field("user") ?? Self.defaultUID(realm)
         guard !userCode.isEmpty else {
             return Reply.html(400, Pages.deviceVerify(userCode: "", users: users, defaultUID: uid,
-                                                      notice: "请输入设备上显示的代码。Enter the code shown on your device."))
+                                                      notice: "请输入设备上显示的代码。Enter the code shown on your device.", realm: realm))
         }
-        guard decideDevice(userCode: userCode, approve: approve, uid: uid) else {
+        guard decideDevice(userCode: userCode, approve: approve, uid: uid, realm: realm) else {
             return Reply.html(400, Pages.deviceVerify(userCode: userCode, users: users, defaultUID: uid,
-                                                      notice: "代码无效、已过期或已使用。The code is unknown, expired or already used."))
+                                                      notice: "代码无效、已过期或已使用。The code is unknown, expired or already used.",
+                                                      realm: realm))
         }
         return Reply.html(200, approve
-            ? Pages.message(title: "已授权", message: "The device is signed in as \(uid). You can return to your terminal.")
-            : Pages.message(title: "已拒绝", message: "The request was denied. You can close this page."))
+            ? Pages.message(title: "已授权", message: "The device is signed in as \(uid). You can return to your terminal.", realm: realm)
+            : Pages.message(title: "已拒绝", message: "The request was denied. You can close this page.", realm: realm))
     }
 
     // MARK: - /service/auth2/revoke (RFC 7009)

@@ -1,8 +1,12 @@
 /// The HTML a person sees: the consent page, the device verification page, and notices.
 /// Plain forms that POST back, so they work in any browser and in tests without JavaScript.
 enum Pages {
-    private static func document(title: String, body: String) -> String {
-        """
+    private static func document(title: String, body: String, realm: APIRealm = .douban) -> String {
+        let footer = realm == .coding
+            ? "douctl sandbox — a local fake of Coding's legacy API. Nothing here reaches coding.net."
+            : "douctl sandbox — a local fake of Douban API v2. Nothing here reaches douban.com."
+        let color = realm == .coding ? "#0066cc" : "#007722"
+        return """
         <!doctype html>
         <html lang="zh-CN">
         <head>
@@ -11,7 +15,7 @@ enum Pages {
         <title>\(HTML.escape(title)) · douctl sandbox</title>
         <style>
         body { font-family: -apple-system, "PingFang SC", "Noto Sans CJK SC", sans-serif; max-width: 34em; margin: 3em auto; padding: 0 1em; color: #222; }
-        h1 { color: #007722; font-size: 1.4em; }
+        h1 { color: \(color); font-size: 1.4em; }
         .box { border: 1px solid #ddd; border-radius: 6px; padding: 1em 1.2em; }
         .notice { background: #fff4e0; border: 1px solid #f0c36d; padding: .6em .8em; border-radius: 4px; }
         button { font-size: 1em; padding: .4em 1.2em; margin-right: .6em; }
@@ -23,7 +27,7 @@ enum Pages {
         <body>
         <h1>\(HTML.escape(title))</h1>
         \(body)
-        <p><small>douctl sandbox — a local fake of Douban API v2. Nothing here reaches douban.com.</small></p>
+        <p><small>\(HTML.escape(footer))</small></p>
         </body>
         </html>
 
@@ -38,19 +42,21 @@ enum Pages {
     }
 
     static func consent(_ request: PendingConsent, users: [(uid: String, name: String)], defaultUID: String) -> String {
+        let descriptions = request.realm == .coding ? CodingScopes.descriptions : Scopes.descriptions
         let scopes = request.scopes.map { scope in
-            "<li><code>\(HTML.escape(scope))</code>\(Scopes.descriptions[scope].map { " — " + HTML.escape($0) } ?? "")</li>"
+            "<li><code>\(HTML.escape(scope))</code>\(descriptions[scope].map { " — " + HTML.escape($0) } ?? "")</li>"
         }.joined(separator: "\n")
+        let action = request.realm == .coding ? "/oauth_authorize.html" : "/service/auth2/auth"
         let body = """
             <div class="box">
-            <p>应用 <strong>\(HTML.escape(request.clientID))</strong> 请求访问你的豆瓣账号。<br>
+            <p>应用 <strong>\(HTML.escape(request.clientID))</strong> 请求访问你的\(request.realm == .coding ? " Coding " : "豆瓣")账号。<br>
             The application <strong>\(HTML.escape(request.clientID))</strong> asks for access to your account.</p>
             <p>权限 / Scopes:</p>
             <ul>
             \(scopes)
             </ul>
             <p><small>授权后将返回 / After this you return to: <code>\(HTML.escape(request.redirectURI))</code></small></p>
-            <form method="post" action="/service/auth2/auth">
+            <form method="post" action="\(action)">
             <input type="hidden" name="request_id" value="\(HTML.escape(request.ticket))">
             \(userChoice(users, selected: defaultUID))
             <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
@@ -58,15 +64,17 @@ enum Pages {
             </form>
             </div>
             """
-        return document(title: "授权 douctl-sandbox", body: body)
+        return document(title: "授权 douctl-sandbox", body: body, realm: request.realm)
     }
 
-    static func deviceVerify(userCode: String, users: [(uid: String, name: String)], defaultUID: String, notice: String?) -> String {
+    static func deviceVerify(userCode: String, users: [(uid: String, name: String)], defaultUID: String, notice: String?,
+                             realm: APIRealm = .douban) -> String {
+        let action = realm == .coding ? "/oauth_device.html" : "/service/auth2/device/verify"
         let body = """
             \(notice.map { "<p class=\"notice\">\(HTML.escape($0))</p>" } ?? "")
             <div class="box">
             <p>输入设备上显示的代码。<br>Enter the code your device shows.</p>
-            <form method="post" action="/service/auth2/device/verify">
+            <form method="post" action="\(action)">
             <p><input name="user_code" value="\(HTML.escape(userCode))" placeholder="ABCD-EFGH" size="12" autocomplete="off" autofocus></p>
             \(userChoice(users, selected: defaultUID))
             <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
@@ -74,10 +82,10 @@ enum Pages {
             </form>
             </div>
             """
-        return document(title: "设备登录 Device sign-in", body: body)
+        return document(title: "设备登录 Device sign-in", body: body, realm: realm)
     }
 
-    static func message(title: String, message: String) -> String {
-        document(title: title, body: "<div class=\"box\"><p>\(HTML.escape(message))</p></div>")
+    static func message(title: String, message: String, realm: APIRealm = .douban) -> String {
+        document(title: title, body: "<div class=\"box\"><p>\(HTML.escape(message))</p></div>", realm: realm)
     }
 }

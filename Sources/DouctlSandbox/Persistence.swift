@@ -63,7 +63,8 @@ final class StateStore: Sendable {
 }
 
 /// State ⇄ JSON. Short-lived OAuth records (codes, consent tickets, device codes) and rate-limit
-/// windows are not saved.
+/// windows are not saved. Coding's half is the object `coding` (CodingPersistence.swift); a file
+/// written before it existed loads with Coding's seed.
 enum StateCoding {
     struct Failure: Error {
         let reason: String
@@ -128,10 +129,11 @@ enum StateCoding {
             ["token": .string(token.token), "user": .int(token.userID), "client": .string(token.clientID),
              "scopes": .array(token.scopes.map(JSON.string)), "access_token": .string(token.accessToken)]
         })
+        object["coding"] = encodeCoding(state.coding)
         return .object(object)
     }
 
-    private static func number(_ value: Double) -> JSON { .number(value.jsonNumberText) }
+    static func number(_ value: Double) -> JSON { .number(value.jsonNumberText) }
 
     static func decode(_ json: JSON) throws(Failure) -> SandboxState {
         guard json["format"]?.stringValue == StateStore.format else {
@@ -204,35 +206,41 @@ enum StateCoding {
         state.nextStatusID = max(state.nextStatusID, json["next_status_id"]?.int64Value ?? 0)
         state.nextCommentID = max(state.nextCommentID, json["next_comment_id"]?.int64Value ?? 0)
         state.nextPictureID = max(state.nextPictureID, json["next_picture_id"]?.int64Value ?? 0)
-        state.generation = 0
+        if let coding = json["coding"] {
+            state.coding = try decodeCoding(coding)
+            state.generation = 0
+        } else {
+            state.coding = CodingSeed.makeState()
+            state.generation = 1  // written back at once, Coding's seed included
+        }
         return state
     }
 
-    private static func array(_ json: JSON, _ key: String) throws(Failure) -> [JSON] {
+    static func array(_ json: JSON, _ key: String) throws(Failure) -> [JSON] {
         guard let value = json[key]?.arrayValue else { throw Failure(reason: "'\(key)' is missing or not an array") }
         return value
     }
 
-    private static func string(_ json: JSON, _ key: String) throws(Failure) -> String {
+    static func string(_ json: JSON, _ key: String) throws(Failure) -> String {
         guard let value = json[key]?.stringValue else { throw Failure(reason: "'\(key)' is missing or not a string in \(json)") }
         return value
     }
 
-    private static func int(_ json: JSON, _ key: String) throws(Failure) -> Int64 {
+    static func int(_ json: JSON, _ key: String) throws(Failure) -> Int64 {
         guard case .number = json[key], let value = json[key]?.int64Value else {
             throw Failure(reason: "'\(key)' is missing or not an integer in \(json)")
         }
         return value
     }
 
-    private static func double(_ json: JSON, _ key: String) throws(Failure) -> Double {
+    static func double(_ json: JSON, _ key: String) throws(Failure) -> Double {
         guard let value = json[key]?.doubleValue, value.isFinite else {
             throw Failure(reason: "'\(key)' is missing or not a number in \(json)")
         }
         return value
     }
 
-    private static func strings(_ json: JSON, _ key: String) throws(Failure) -> [String] {
+    static func strings(_ json: JSON, _ key: String) throws(Failure) -> [String] {
         guard let values = json[key]?.arrayValue else { throw Failure(reason: "'\(key)' is missing or not an array") }
         var result: [String] = []
         for value in values {

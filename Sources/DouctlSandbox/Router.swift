@@ -29,6 +29,8 @@ enum Route: Equatable {
     // Static files: uploaded pictures and avatars.
     case picture(Int64)
     case avatar
+    /// Coding's legacy API and OAuth pages (CodingRoute.swift).
+    case coding(CodingRoute)
     case notFound
 
     /// The methods the route answers; any other gives 101 invalid_request_method.
@@ -41,16 +43,19 @@ enum Route: Equatable {
         case .status, .comment: return ["GET", "DELETE"]
         case .statusComments, .reshare: return ["GET", "POST"]
         case .like: return ["GET", "POST", "DELETE"]
+        case .coding(let route): return route.methods
         case .notFound: return []
         }
     }
 
     /// The HTML pages a person uses: never subject to faults.
     var isHTMLPage: Bool {
-        self == .authorize || self == .deviceVerify
+        if case .coding(let route) = self { return route.isHTMLPage }
+        return self == .authorize || self == .deviceVerify
     }
 
     static func match(_ path: String) -> Route {
+        if CodingRoute.owns(path) { return .coding(CodingRoute.match(path)) }
         switch path {
         case "/": return .root
         case "/service/auth2/auth": return .authorize
@@ -96,7 +101,7 @@ enum Route: Equatable {
             let file = parts[4]
             guard file.hasPrefix("p"), let dot = file.firstIndex(of: ".") else { break }
             if let id = digits(String(file[file.index(after: file.startIndex)..<dot])),
-               ["jpg", "png", "gif"].contains(file[file.index(after: dot)...]) {
+               ["jpg", "png", "gif", "webp", "bmp"].contains(file[file.index(after: dot)...]) {
                 return .picture(id)
             }
         case 2 where parts[0] == "icon" && isName(parts[1]):

@@ -6,6 +6,9 @@ import DouctlSystem
 /// the paths, shapes, error bodies and status codes follow douban-api.md, and the strict parts
 /// (single-use rotating refresh tokens, 124 on early refresh, scopes, Bearer-only auth) are kept.
 ///
+/// The same server also fakes Coding's legacy API (`/api/…`, `/oauth_authorize.html`;
+/// coding-api.md), with its own accounts, tokens and cookie sessions (CodingSandbox.swift).
+///
 /// It also serves what Douban never had but a CLI wants: the device grant (RFC 8628), token
 /// revocation (RFC 7009), PKCE (RFC 7636), and fault injection.
 public final class Sandbox: @unchecked Sendable {
@@ -25,7 +28,7 @@ public final class Sandbox: @unchecked Sendable {
     public static let faultHelp = SandboxFault.faultHelp
 
     public let configuration: SandboxConfiguration
-    private let core: SandboxCore
+    let core: SandboxCore
     private let server: HTTPServer
 
     /// Loads (or seeds) the state and binds the port; serves nothing until `start()`.
@@ -115,20 +118,25 @@ public final class Sandbox: @unchecked Sendable {
         return (accessToken: pair.0, refreshToken: pair.1)
     }
 
-    /// Makes every live access token expire now, so the next call gets 106 and must refresh.
+    /// Makes every live access token expire now, Douban's and Coding's, so the next call gets
+    /// 106 (Douban) or 3207 (Coding) and must refresh.
     public func expireAccessTokens() {
         let now = SandboxClock.now()
         core.state.withLock { state in
             for (token, record) in state.accessTokens where record.expiresAt > now - 1 {
                 state.accessTokens[token]?.expiresAt = now - 1
             }
+            for (token, record) in state.coding.accessTokens where record.expiresAt > now - 1 {
+                state.coding.accessTokens[token]?.expiresAt = now - 1
+            }
             state.generation += 1
         }
         core.saveLoggingFailure()
     }
 
-    /// Approves a pending device code (as `user`, default ahbei), as the verification page
-    /// would. False when the code is unknown, expired or already decided.
+    /// Approves a pending device code (as `user`: by default ahbei for a Douban code, coder for
+    /// a Coding one), as the verification page would. False when the code is unknown, expired
+    /// or already decided, or the user is not one of the code's side.
     @discardableResult
     public func approveDevice(userCode: String) -> Bool {
         core.decideDevice(userCode: userCode, approve: true)

@@ -13,10 +13,11 @@ public struct SandboxConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// 0 picks a free port.
     public var port: UInt16 = 0
-    /// `--data DIR`: keep state (users, statuses, comments, likes, follows, tokens, pictures) in
-    /// DIR, written atomically after each change and loaded on start. Nil keeps it in memory.
+    /// `--data DIR`: keep state (users, statuses, comments, likes, follows, tokens, pictures, and
+    /// Coding's accounts, tweets, tokens and logged-in sessions) in DIR, written atomically after
+    /// each change and loaded on start. Nil keeps it in memory.
     public var dataDirectory: String? = nil
-    /// `--token-ttl`: access-token lifetime in seconds.
+    /// `--token-ttl`: access-token lifetime in seconds (Douban's and Coding's).
     public var tokenTTL: Double = 3600
     /// `--approve`.
     public var approval: SandboxApproval = .auto
@@ -34,6 +35,11 @@ public struct SandboxConfiguration: Sendable {
     public var authorizationCodeLifetime: Double = 300
     /// API calls allowed per access token per hour (`X-Ratelimit-Limit`); more get 429 / 111.
     public var rateLimitPerHour: Int = 5000
+    /// Coding: whether the password login needs a captcha (`GET /api/captcha/login` answers
+    /// this; the login's `j_captcha` must then match the last `GET /api/getCaptcha` picture).
+    public var codingCaptchaRequired = true
+    /// Coding: seconds a 2FA login step stays open before `user_login_status_expired`.
+    public var codingTwoFactorTimeout: Double = 300
     /// Called once per request with a line such as `POST /shuo/v2/statuses/ 200 12ms`.
     public var log: (@Sendable (String) -> Void)? = nil
 

@@ -128,6 +128,7 @@ final class SandboxCore: Sendable {
 
     private func dispatch(_ exchange: Exchange) -> HTTPServerResponse {
         let request = exchange.request
+        if case .coding(let route) = exchange.route { return codingDispatch(exchange, route) }
         do {
             let route = exchange.route
             if case .notFound = route { throw DoubanError.notFound }
@@ -162,6 +163,7 @@ final class SandboxCore: Sendable {
             case .picture(let id): return try picture(exchange, id: id)
             case .avatar: return HTTPServerResponse(status: 200, headers: [("Content-Type", "image/gif"), ("Cache-Control", "max-age=86400")],
                                                     body: .bytes(ImageInfo.placeholderGIF))
+            case .coding(let route): return codingDispatch(exchange, route)
             case .notFound: throw DoubanError.notFound
             }
         } catch let error as DoubanError {
@@ -244,6 +246,7 @@ final class SandboxCore: Sendable {
     // MARK: - Faults
 
     private func faultResponse(_ code: Int, _ exchange: Exchange) -> HTTPServerResponse {
+        if case .coding = exchange.route, let response = codingFaultResponse(code) { return response }
         switch code {
         case 429:
             var error = DoubanError(status: 429, code: 111, name: "rate_limit_exceeded1")
@@ -303,7 +306,7 @@ final class SandboxCore: Sendable {
 
     private func rootPage() -> HTTPServerResponse {
         let text = """
-            douctl sandbox: a local fake of Douban API v2 with OAuth2.
+            douctl sandbox: a local fake of Douban API v2 with OAuth2, and of Coding's legacy API.
 
             OAuth2:  \(baseURL)/service/auth2/auth  (client_id \(Sandbox.clientID), client_secret \(Sandbox.clientSecret))
                      \(baseURL)/service/auth2/token
@@ -312,6 +315,17 @@ final class SandboxCore: Sendable {
             API:     \(baseURL)/v2/user/~me, /v2/user/:name, /v2/user?q=
                      \(baseURL)/shuo/v2/statuses/…, /shuo/v2/users/:id/following|followers, /shuo/v2/friendships/create|destroy
             Users:   ahbei (阿北, the default login), linglu, chenmo, sunxiaomei, wangdali
+
+            Coding (same client id and secret):
+            OAuth2:  \(baseURL)/oauth_authorize.html, \(baseURL)/api/oauth/access_token (expires_in is a string)
+                     \(baseURL)/api/oauth/device  (RFC 8628; verify at /oauth_device.html); token as ?access_token=
+            Login:   GET /api/captcha/login (sets the sid and XSRF-TOKEN cookies), GET /api/getCaptcha (PNG; the
+                     code is also logged), POST /api/v2/account/login (account, password = hex SHA-1, j_captcha),
+                     POST /api/check_two_factor_auth_code (code, logged too); send X-XSRF-TOKEN on POST/DELETE
+            API:     /api/account/current_user, /api/user/key/:global_key, /api/tweet/public_tweets,
+                     /api/activities/user_tweet, /api/tweet/user_public, /api/tweet/:global_key/:id, POST /api/tweet, …
+            Users:   coder (码农小王, the default login), twofa (two-factor login), devmei, opszhang;
+                     password \(CodingSeed.password)
 
             """
         return .text(200, text)

@@ -1,5 +1,6 @@
 /// The world a fresh sandbox starts with: a few users who follow each other, about ten statuses
-/// in Chinese, a couple of comments and likes, so the first `home_timeline` has something in it.
+/// in Chinese, a couple of comments and likes, so the first `home_timeline` has something in it;
+/// and Coding's accounts and tweets (CodingSeed).
 enum Seed {
     static let defaultUserUID = "ahbei"
 
@@ -65,6 +66,7 @@ enum Seed {
         for (statusID, user, step) in [(welcome, linglu, 0), (welcome, chenmo, 1), (cli, xiaomei, 6), (bund, ahbei, 2)] {
             state.likes[statusID, default: []].append((user.id, at(step) + 1200))
         }
+        state.coding = CodingSeed.makeState()
         state.generation = 0
         return state
     }

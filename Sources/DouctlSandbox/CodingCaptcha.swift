@@ -1,0 +1,221 @@
+/// SHA-1 (FIPS 180-4), for Coding's login form, which carries the password as lowercase hex
+/// SHA-1. There is no CryptoKit on Linux and no library is linked, so it is done here.
+enum SHA1 {
+    static func hash(_ message: [UInt8]) -> [UInt8] {
+        var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
+        var padded = message
+        padded.append(0x80)
+        while padded.count % 64 != 56 { padded.append(0) }
+        let bitLength = UInt64(message.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var w = [UInt32](repeating: 0, count: 80)
+        for block in stride(from: 0, to: padded.count, by: 64) {
+            for index in 0..<16 {
+                let offset = block + index * 4
+                w[index] = UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
+                    | UInt32(padded[offset + 2]) << 8 | UInt32(padded[offset + 3])
+            }
+            for index in 16..<80 { w[index] = rotate(w[index - 3] ^ w[index - 8] ^ w[index - 14] ^ w[index - 16], 1) }
+            var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
+            for index in 0..<80 {
+                let f: UInt32
+                let k: UInt32
+                switch index {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+                }
+                let temp = rotate(a, 5) &+ f &+ e &+ k &+ w[index]
+                (e, d, c, b, a) = (d, c, rotate(b, 30), a, temp)
+            }
+            h[0] &+= a
+            h[1] &+= b
+            h[2] &+= c
+            h[3] &+= d
+            h[4] &+= e
+        }
+        return h.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+    }
+
+    /// Lowercase hex of the digest.
+    static func hex(_ message: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: hash(message).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+
+    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
+        value << count | value >> (32 - count)
+    }
+}
+
+/// Captcha texts and their pictures: four characters drawn with a built-in 5×7 bitmap font,
+/// scaled up and a little jittered, over speckle noise, as a grayscale PNG. The PNG is written
+/// by hand (stored deflate blocks, CRC-32, Adler-32), so no zlib is needed.
+enum Captcha {
+    /// No 0/O, 1/I: nothing a person could misread.
+    static let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+    static let length = 4
+    static let width = 120
+    static let height = 40
+    private static let scale = 4
+
+    static func text() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+    }
+
+    /// Captchas compare without regard to case or surrounding spaces.
+    static func matches(_ given: String?, _ expected: String?) -> Bool {
+        guard let given, let expected else { return false }
+        return given.trimmingSpaces().uppercased() == expected.uppercased()
+    }
+
+    /// The picture of `text` (characters outside the font are left blank).
+    static func png(_ text: String) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        // 0 = black ink, 255 = white paper; a light, noisy background.
+        var pixels = (0..<(width * height)).map { _ in UInt8(225 + Int.random(in: 0...30, using: &generator)) }
+        for _ in 0..<(width * height / 12) {
+            pixels[Int.random(in: 0..<pixels.count, using: &generator)] = UInt8(Int.random(in: 90...200, using: &generator))
+        }
+        let glyphWidth = 5 * scale
+        let gap = 8
+        let characters = Array(text.uppercased())
+        let totalWidth = characters.count * glyphWidth + max(0, characters.count - 1) * gap
+        var left = max(0, (width - totalWidth) / 2)
+        for character in characters {
+            let rows = font[character] ?? []
+            let top = (height - 7 * scale) / 2 + Int.random(in: -3...3, using: &generator)
+            let ink = UInt8(Int.random(in: 10...70, using: &generator))
+            for (row, bits) in rows.enumerated() {
+                for column in 0..<5 where bits & (0b10000 >> column) != 0 {
+                    for dy in 0..<scale {
+                        for dx in 0..<scale {
+                            let x = left + column * scale + dx
+                            let y = top + row * scale + dy
+                            if x >= 0 && x < width && y >= 0 && y < height { pixels[y * width + x] = ink }
+                        }
+                    }
+                }
+            }
+            left += glyphWidth + gap
+        }
+        // A couple of strike-through lines.
+        for _ in 0..<2 {
+            var y = Double(Int.random(in: 8..<(height - 8), using: &generator))
+            let slope = Double(Int.random(in: -20...20, using: &generator)) / 100
+            for x in 0..<width {
+                let row = Int(y.rounded())
+                if row >= 0 && row < height { pixels[row * width + x] = 120 }
+                y += slope
+            }
+        }
+        return PNGWriter.grayscale(width: width, height: height, pixels: pixels)
+    }
+
+    /// Rows top to bottom; bit 4 is the leftmost column.
+    static let font: [Character: [UInt8]] = [
+        "A": [0b01110, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001],
+        "B": [0b11110, 0b10001, 0b10001, 0b11110, 0b10001, 0b10001, 0b11110],
+        "C": [0b01110, 0b10001, 0b10000, 0b10000, 0b10000, 0b10001, 0b01110],
+        "D": [0b11110, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b11110],
+        "E": [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b11111],
+        "F": [0b11111, 0b10000, 0b10000, 0b11110, 0b10000, 0b10000, 0b10000],
+        "G": [0b01110, 0b10001, 0b10000, 0b10111, 0b10001, 0b10001, 0b01111],
+        "H": [0b10001, 0b10001, 0b10001, 0b11111, 0b10001, 0b10001, 0b10001],
+        "J": [0b00111, 0b00010, 0b00010, 0b00010, 0b00010, 0b10010, 0b01100],
+        "K": [0b10001, 0b10010, 0b10100, 0b11000, 0b10100, 0b10010, 0b10001],
+        "L": [0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b10000, 0b11111],
+        "M": [0b10001, 0b11011, 0b10101, 0b10101, 0b10001, 0b10001, 0b10001],
+        "N": [0b10001, 0b10001, 0b11001, 0b10101, 0b10011, 0b10001, 0b10001],
+        "P": [0b11110, 0b10001, 0b10001, 0b11110, 0b10000, 0b10000, 0b10000],
+        "Q": [0b01110, 0b10001, 0b10001, 0b10001, 0b10101, 0b10010, 0b01101],
+        "R": [0b11110, 0b10001, 0b10001, 0b11110, 0b10100, 0b10010, 0b10001],
+        "S": [0b01111, 0b10000, 0b10000, 0b01110, 0b00001, 0b00001, 0b11110],
+        "T": [0b11111, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b00100],
+        "U": [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01110],
+        "V": [0b10001, 0b10001, 0b10001, 0b10001, 0b10001, 0b01010, 0b00100],
+        "W": [0b10001, 0b10001, 0b10001, 0b10101, 0b10101, 0b10101, 0b01010],
+        "X": [0b10001, 0b10001, 0b01010, 0b00100, 0b01010, 0b10001, 0b10001],
+        "Y": [0b10001, 0b10001, 0b01010, 0b00100, 0b00100, 0b00100, 0b00100],
+        "Z": [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b10000, 0b11111],
+        "2": [0b01110, 0b10001, 0b00001, 0b00010, 0b00100, 0b01000, 0b11111],
+        "3": [0b11111, 0b00010, 0b00100, 0b00010, 0b00001, 0b10001, 0b01110],
+        "4": [0b00010, 0b00110, 0b01010, 0b10010, 0b11111, 0b00010, 0b00010],
+        "5": [0b11111, 0b10000, 0b11110, 0b00001, 0b00001, 0b10001, 0b01110],
+        "6": [0b00110, 0b01000, 0b10000, 0b11110, 0b10001, 0b10001, 0b01110],
+        "7": [0b11111, 0b00001, 0b00010, 0b00100, 0b01000, 0b01000, 0b01000],
+        "8": [0b01110, 0b10001, 0b10001, 0b01110, 0b10001, 0b10001, 0b01110],
+        "9": [0b01110, 0b10001, 0b10001, 0b01111, 0b00001, 0b00010, 0b01100],
+    ]
+}
+
+/// A minimal PNG encoder: 8-bit grayscale, no filtering, zlib stream of stored blocks.
+enum PNGWriter {
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    static func grayscale(width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
+        var raw: [UInt8] = []
+        raw.reserveCapacity(height * (width + 1))
+        for row in 0..<height {
+            raw.append(0)  // filter type None
+            let start = row * width
+            if start + width <= pixels.count {
+                raw.append(contentsOf: pixels[start..<(start + width)])
+            } else {
+                raw.append(contentsOf: [UInt8](repeating: 255, count: width))
+            }
+        }
+        var header: [UInt8] = []
+        header += bigEndian(UInt32(width)) + bigEndian(UInt32(height))
+        header += [8, 0, 0, 0, 0]  // bit depth 8, grayscale, deflate, adaptive filtering, no interlace
+        return signature + chunk("IHDR", header) + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
+    }
+
+    /// A zlib stream (RFC 1950) of deflate stored blocks (RFC 1951 §3.2.4).
+    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = [0x78, 0x01]
+        var offset = 0
+        repeat {
+            let count = min(65_535, data.count - offset)
+            let isLast = offset + count >= data.count
+            output.append(isLast ? 1 : 0)
+            output += [UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
+            output += data[offset..<(offset + count)]
+            offset += count
+        } while offset < data.count
+        return output + bigEndian(adler32(data))
+    }
+
+    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let typeBytes = Array(type.utf8)
+        return bigEndian(UInt32(data.count)) + typeBytes + data + bigEndian(crc32(typeBytes + data))
+    }
+
+    private static let crcTable: [UInt32] = (0..<256).map { index in
+        var value = UInt32(index)
+        for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+        return value
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+
+    static func adler32(_ bytes: [UInt8]) -> UInt32 {
+        var a: UInt32 = 1
+        var b: UInt32 = 0
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        return b << 16 | a
+    }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+}
