@@ -11,9 +11,10 @@ public enum FormEncoding {
         fields.map { "\(escape($0.0, spaceAsPlus: false))=\(escape($0.1, spaceAsPlus: false))" }.joined(separator: "&")
     }
 
-    /// One path segment: '/' and '?' are escaped too, so an ID cannot change the path.
+    /// One path segment: RFC 3986 unreserved characters stay; '/' and '?' are escaped too,
+    /// so an ID cannot change the path.
     public static func pathSegment(_ text: String) -> String {
-        escape(text, spaceAsPlus: false, keep: "~")
+        escape(text, spaceAsPlus: false, keep: "-._~")
     }
 
     /// Appends `fields` to `url`'s query.

@@ -112,8 +112,11 @@ public struct Paginator {
         }
     }
 
+    /// For `api --paginate`: Pageable objects walk by page; Coding's bare arrays (tweet
+    /// timelines) by the last item's id; everything else by start/count.
     static func guessScheme(_ payload: JSON, style: APIStyle) -> PageScheme {
         if case .object(let object) = payload, object["list"] != nil { return .pageNumber() }
+        if case .array = payload, style == .coding { return .cursor() }
         return .offset()
     }
 }

@@ -72,6 +72,7 @@ struct EncodingTests {
         #expect(FormEncoding.encode([("text", "你好 a+b&c=d"), ("k", "~-._*")]) == "text=%E4%BD%A0%E5%A5%BD+a%2Bb%26c%3Dd&k=~-._*")
         #expect(FormEncoding.query([("q", "a b")]) == "q=a%20b")
         #expect(FormEncoding.pathSegment("a/b?c") == "a%2Fb%3Fc")
+        #expect(FormEncoding.pathSegment("coding-sandbox_1.x~") == "coding-sandbox_1.x~")
         #expect(FormEncoding.appendQuery([("a", "1")], to: "http://x/p?b=2") == "http://x/p?b=2&a=1")
     }
 
@@ -140,6 +141,7 @@ struct LoginHelperTests {
         let sandbox = LoopbackRedirect(redirectURI: "http://127.0.0.1/callback", profile: "sandbox")
         #expect(sandbox.port == 0)
         #expect(sandbox.path == "/callback/sandbox")
+        #expect(LoopbackRedirect(redirectURI: nil, profile: "coding-sandbox").path == "/callback/coding-sandbox")
         let fixed = LoopbackRedirect(redirectURI: "http://127.0.0.1:8765/cb/", profile: "a b")
         #expect(fixed.port == 8765)
         #expect(fixed.path == "/cb/a%20b")

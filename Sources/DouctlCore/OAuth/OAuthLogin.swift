@@ -234,7 +234,8 @@ final class CallbackListener: Sendable {
     init(redirect: LoopbackRedirect, state expectedState: String) throws(DouctlError) {
         let state = LockedValue<(result: Result?, wrongStates: Int)>((nil, 0))
         self.state = state
-        let path = redirect.path
+        // The server hands handlers the percent-decoded path.
+        let path = URLParts.percentDecode(redirect.path)
         do {
             server = try HTTPServer(host: "127.0.0.1", port: redirect.port) { request in
                 guard request.path == path else {
