@@ -22,8 +22,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def measure(command, runs, env=None, shell=False):
-    """Median wall seconds and max peak RSS (MiB) over `runs` runs of `command`."""
+def measure(command, runs, env=None):
+    """Median wall seconds and max peak RSS (MiB) over `runs` runs of `command` (a list of
+    arguments, or a string for the shell when it needs pipes and loops)."""
+    shell = isinstance(command, str)
     walls, peaks = [], []
     for _ in range(runs):
         started = time.perf_counter()
@@ -77,11 +79,11 @@ def main():
     env = dict(os.environ, DOUCTL_CONFIG_DIR=config)
     rows = []
 
-    def case(name, goal, douctl, curl, runs=runs, shell=False, ratio_goal=None, rss_goal=None):
+    def case(name, goal, douctl, curl, runs=runs, ratio_goal=None, rss_goal=None):
         if only and name not in only:
             return None
-        d_wall, d_rss = measure(douctl, runs, env, shell)
-        c_wall, c_rss = measure(curl, runs, env, shell) if curl else (None, None)
+        d_wall, d_rss = measure(douctl, runs, env)
+        c_wall, c_rss = measure(curl, runs, env) if curl else (None, None)
         ratio = d_wall / c_wall if c_wall else None
         verdict = []
         if ratio_goal is not None and ratio is not None:
@@ -103,7 +105,7 @@ def main():
              ["curl", "-s", "-F", "file=@" + payload, base + "/upload"], ratio_goal=1.1, rss_goal=32)
         case("pretty-print 50 MB reply", "<= 1.0x curl | jq .",
              "%s api /big.json --api-base %s --pretty > /dev/null" % (DOUCTL, base),
-             "curl -s %s/big.json | jq . > /dev/null" % base, shell=True, ratio_goal=1.0)
+             "curl -s %s/big.json | jq . > /dev/null" % base, ratio_goal=1.0)
         case("upload 1 GiB" if big == GiB else "upload big file", "<= 1.1x curl -F, RSS <= 32 MiB",
              [DOUCTL, "upload", payload, "--to", "/upload", "--field", "image", "--api-base", base],
              ["curl", "-s", "-F", "image=@" + payload, base + "/upload"], ratio_goal=1.1, rss_goal=32)
@@ -115,7 +117,7 @@ def main():
         case("upload --parallel 8, 64 x 8 MB", "speed-up vs 64 sequential curl -F",
              [DOUCTL, "upload", "--parallel", "8", "--to", "/upload", "--field", "image", "--api-base", base] + files,
              "for f in %s; do curl -s -F image=@$f %s/upload > /dev/null; done" % (" ".join(files), base),
-             runs=3, shell=True)
+             runs=3)
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()
