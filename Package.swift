@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments"]),
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem"]),
-        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore"]),
+        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlSystem"]),
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
         .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),

@@ -1,3 +1,4 @@
+import DouctlSystem
 /// The settings a profile may hold (design §5). Unknown keys are an error, so a typo in
 /// config.json is caught instead of silently ignored.
 public enum ProfileKey: String, CaseIterable, Sendable {
@@ -96,20 +97,4 @@ public enum TokenPlacement: String, Sendable, CaseIterable {
     case header
     /// `?access_token=TOKEN` (Coding's legacy API).
     case query
-}
-
-extension String {
-    /// Replaces every occurrence of `target` (no Foundation needed).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        result += rest
-        return result
-    }
 }

@@ -1,3 +1,4 @@
+import DouctlSystem
 /// Hides secrets in what douctl logs. Applied to every line `-v` prints, and to URLs in
 /// error messages, so a pasted log never carries a usable credential.
 public enum Redaction {
@@ -66,22 +67,6 @@ public enum Redaction {
         for secret in secrets where secret.count >= 4 {
             result = result.replacingAll(secret, with: mask)
         }
-        return result
-    }
-}
-
-extension String {
-    /// Replaces all occurrences of `target` (no Foundation needed).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        result += rest
         return result
     }
 }

@@ -1,57 +1,4 @@
-/// SHA-1 (FIPS 180-4), for Coding's login form, which carries the password as lowercase hex
-/// SHA-1. There is no CryptoKit on Linux and no library is linked, so it is done here.
-enum SHA1 {
-    static func hash(_ message: [UInt8]) -> [UInt8] {
-        var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
-        var padded = message
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        let bitLength = UInt64(message.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        var w = [UInt32](repeating: 0, count: 80)
-        for block in stride(from: 0, to: padded.count, by: 64) {
-            for index in 0..<16 {
-                let offset = block + index * 4
-                w[index] = UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
-                    | UInt32(padded[offset + 2]) << 8 | UInt32(padded[offset + 3])
-            }
-            for index in 16..<80 { w[index] = rotate(w[index - 3] ^ w[index - 8] ^ w[index - 14] ^ w[index - 16], 1) }
-            var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
-            for index in 0..<80 {
-                let f: UInt32
-                let k: UInt32
-                switch index {
-                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
-                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
-                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
-                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
-                }
-                let temp = rotate(a, 5) &+ f &+ e &+ k &+ w[index]
-                (e, d, c, b, a) = (d, c, rotate(b, 30), a, temp)
-            }
-            h[0] &+= a
-            h[1] &+= b
-            h[2] &+= c
-            h[3] &+= d
-            h[4] &+= e
-        }
-        return h.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
-    }
-
-    /// Lowercase hex of the digest.
-    static func hex(_ message: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: hash(message).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
-    }
-
-    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        value << count | value >> (32 - count)
-    }
-}
-
-/// Captcha texts and their pictures: four characters drawn with a built-in 5×7 bitmap font,
-/// scaled up and a little jittered, over speckle noise, as a grayscale PNG. The PNG is written
-/// by hand (stored deflate blocks, CRC-32, Adler-32), so no zlib is needed.
+import DouctlSystem
 enum Captcha {
     /// No 0/O, 1/I: nothing a person could misread.
     static let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
@@ -151,25 +98,38 @@ enum Captcha {
     ]
 }
 
-/// A minimal PNG encoder: 8-bit grayscale, no filtering, zlib stream of stored blocks.
-enum PNGWriter {
+/// A minimal PNG encoder: 8-bit grayscale or RGB, no filtering, a zlib stream of stored
+/// blocks. It draws the sandbox's captchas and `douctl demo`'s picture.
+public enum PNGWriter {
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    static func grayscale(width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
+    /// `pixels` holds one byte per pixel, row by row; missing rows are white.
+    public static func grayscale(width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
+        encode(width: width, height: height, channels: 1, pixels: pixels)
+    }
+
+    /// `pixels` holds red, green, blue bytes per pixel, row by row; missing rows are white.
+    public static func rgb(width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
+        encode(width: width, height: height, channels: 3, pixels: pixels)
+    }
+
+    private static func encode(width: Int, height: Int, channels: Int, pixels: [UInt8]) -> [UInt8] {
+        let rowBytes = width * channels
         var raw: [UInt8] = []
-        raw.reserveCapacity(height * (width + 1))
+        raw.reserveCapacity(height * (rowBytes + 1))
         for row in 0..<height {
             raw.append(0)  // filter type None
-            let start = row * width
-            if start + width <= pixels.count {
-                raw.append(contentsOf: pixels[start..<(start + width)])
+            let start = row * rowBytes
+            if start + rowBytes <= pixels.count {
+                raw.append(contentsOf: pixels[start..<(start + rowBytes)])
             } else {
-                raw.append(contentsOf: [UInt8](repeating: 255, count: width))
+                raw.append(contentsOf: [UInt8](repeating: 255, count: rowBytes))
             }
         }
         var header: [UInt8] = []
         header += bigEndian(UInt32(width)) + bigEndian(UInt32(height))
-        header += [8, 0, 0, 0, 0]  // bit depth 8, grayscale, deflate, adaptive filtering, no interlace
+        // bit depth 8; colour type 0 (grayscale) or 2 (RGB); deflate; no filter method; no interlace
+        header += [8, channels == 3 ? 2 : 0, 0, 0, 0]
         return signature + chunk("IHDR", header) + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
     }
 

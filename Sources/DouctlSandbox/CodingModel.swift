@@ -1,3 +1,4 @@
+import DouctlSystem
 /// Coding's half of the sandbox's world (coding-api.md §1a): its own accounts, tweets (冒泡),
 /// comments, likes, OAuth tokens and cookie sessions. It lives in `SandboxState.coding`, under
 /// the same lock as Douban's half; the two share only the picture store. Douban tokens are not
@@ -146,7 +147,7 @@ struct CodingState: Sendable {
                           password: String = "", twoFactor: Bool = false, slogan: String = "", location: String = "",
                           created: Double) -> CodingUserRecord {
         let user = CodingUserRecord(id: nextUserID, globalKey: globalKey, name: name, email: email, phone: phone,
-                                    passwordSHA1: password.isEmpty ? "" : SHA1.hex(Array(password.utf8)),
+                                    passwordSHA1: password.isEmpty ? "" : Digest.hex(Digest.sha1(Array(password.utf8))),
                                     twoFactor: twoFactor, slogan: slogan, location: location, created: created)
         insert(user)
         return user

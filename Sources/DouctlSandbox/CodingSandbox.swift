@@ -1,3 +1,4 @@
+import DouctlSystem
 /// The Coding half's public face: constants and test hooks.
 ///
 /// Cookie sessions use the cookies `sid` (HttpOnly) and `XSRF-TOKEN`; a POST/PUT/DELETE on a
@@ -16,7 +17,7 @@ extension Sandbox {
     public static let codingXSRFHeader = CodingCookies.xsrfHeader
     /// The lowercase hex SHA-1 of a password, as Coding's login form sends it.
     public static func codingPasswordHash(_ password: String) -> String {
-        SHA1.hex(Array(password.utf8))
+        Digest.hex(Digest.sha1(Array(password.utf8)))
     }
 
     /// Issues a Coding token pair as if `user` (global_key or numeric id) had logged in through

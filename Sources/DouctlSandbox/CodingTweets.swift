@@ -299,63 +299,25 @@ extension SandboxCore {
     /// (to recognize it) and, for the record, at most `RecordedPart.keptBytesLimit`. Past the
     /// limit the file is dropped and the rest read and discarded.
     private func stageCodingImage(_ part: MultipartPart) throws -> (RecordedPart, Result<StagedCodingImage, CodingError>) {
-        let path = pictureDirectory + "/.upload-" + Secrets.hex(byteCount: 8)
-        var fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw CodingError.serverError("cannot store the picture: \(SystemError("open", path: path))")
+        let staged: PictureStaging.Result
+        do {
+            staged = try PictureStaging.stage(part, in: pictureDirectory, limit: Self.maxCodingImageBytes)
+        } catch let error as SystemError {
+            throw CodingError.serverError("cannot store the picture: \(error)")
         }
-        var size: Int64 = 0
-        var head: [UInt8] = []
-        var kept: [UInt8]? = []
-        var writeFailure: SystemError?
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        defer {
-            buffer.deallocate()
-            if fd >= 0 {
-                close(fd)
+        switch staged.outcome {
+        case .writeFailed(let failure):
+            return (staged.record, .failure(.serverError("cannot store the picture: \(failure)")))
+        case .tooLarge:
+            return (staged.record, .failure(.imageTooLarge))
+        case .stored(let path):
+            guard let kind = CodingImageKind.recognize(staged.head) else {
                 unlink(path)
+                return (staged.record, .failure(.imageWrongFormat))
             }
+            return (staged.record, .success(StagedCodingImage(path: path, size: staged.size, contentType: kind.contentType,
+                                                              width: kind.width, height: kind.height, isAnimated: kind.isAnimated)))
         }
-        while true {
-            let count = try part.read(into: buffer)
-            if count == 0 { break }
-            size += Int64(count)
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            if head.count < 64 * 1024 { head.append(contentsOf: chunk.prefix(64 * 1024 - head.count)) }
-            if var current = kept {
-                kept = nil  // so `current` is the only reference and grows in place
-                if current.count + count <= RecordedPart.keptBytesLimit {
-                    current.append(contentsOf: chunk)
-                    kept = current
-                }
-            }
-            guard fd >= 0 else { continue }
-            if size > Self.maxCodingImageBytes {
-                close(fd)
-                unlink(path)
-                fd = -1
-                continue
-            }
-            do {
-                try FileIO.writeAll(fd, chunk)
-            } catch {
-                writeFailure = (error as? SystemError) ?? SystemError("write", path: path)
-                close(fd)
-                unlink(path)
-                fd = -1
-            }
-        }
-        let record = RecordedPart(name: part.name, filename: part.filename, contentType: part.contentType, size: size, bytes: kept)
-        if let writeFailure { return (record, .failure(.serverError("cannot store the picture: \(writeFailure)"))) }
-        if size > Self.maxCodingImageBytes { return (record, .failure(.imageTooLarge)) }
-        close(fd)
-        fd = -1
-        guard let kind = CodingImageKind.recognize(head) else {
-            unlink(path)
-            return (record, .failure(.imageWrongFormat))
-        }
-        return (record, .success(StagedCodingImage(path: path, size: size, contentType: kind.contentType, width: kind.width,
-                                                   height: kind.height, isAnimated: kind.isAnimated)))
     }
 }
 

@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlServer
+import DouctlSystem
 
 /// The redirect URIs registered for the sandbox's client.
 enum RedirectURIs {
@@ -329,7 +330,7 @@ extension SandboxCore {
         guard let challenge = record.codeChallenge else { return nil }
         guard let verifier, !verifier.isEmpty else { return "code_verifier is missing" }
         guard isPKCEValue(verifier) else { return "code_verifier is malformed" }
-        let expected = record.codeChallengeMethod == "S256" ? Base64.urlEncode(SHA256.hash(Array(verifier.utf8))) : verifier
+        let expected = record.codeChallengeMethod == "S256" ? Base64.encode(Digest.sha256(Array(verifier.utf8)), urlSafe: true) : verifier
         return expected == challenge ? nil : "code_verifier does not match the code_challenge"
     }
 

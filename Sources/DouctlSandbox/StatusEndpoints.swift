@@ -137,60 +137,25 @@ extension SandboxCore {
     }
 
     private func stageImage(_ part: MultipartPart) throws -> (RecordedPart, Result<StagedImage, DoubanError>) {
-        let path = pictureDirectory + "/.upload-" + Secrets.hex(byteCount: 8)
-        var fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw DoubanError(status: 500, code: 999, name: "unknow_v2_error",
-                              detail: "cannot store the picture: \(SystemError("open", path: path))")
+        let staged: PictureStaging.Result
+        do {
+            staged = try PictureStaging.stage(part, in: pictureDirectory, limit: Self.maxImageBytes)
+        } catch let error as SystemError {
+            throw DoubanError(status: 500, code: 999, name: "unknow_v2_error", detail: "cannot store the picture: \(error)")
         }
-        var size: Int64 = 0
-        var kept: [UInt8]? = []
-        var writeFailure: SystemError?
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        defer {
-            buffer.deallocate()
-            if fd >= 0 {
-                close(fd)
+        switch staged.outcome {
+        case .writeFailed(let failure):
+            return (staged.record, .failure(DoubanError(status: 500, code: 999, name: "unknow_v2_error",
+                                                        detail: "cannot store the picture: \(failure)")))
+        case .tooLarge:
+            return (staged.record, .failure(.imageTooLarge))
+        case .stored(let path):
+            guard let bytes = try? FileIO.readFile(path), let info = ImageInfo.inspect(bytes) else {
                 unlink(path)
+                return (staged.record, .failure(.imageWrongFormat))
             }
+            return (staged.record, .success(StagedImage(path: path, size: staged.size, info: info)))
         }
-        while true {
-            let count = try part.read(into: buffer)
-            if count == 0 { break }
-            size += Int64(count)
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            if kept != nil {
-                if kept!.count + count > RecordedPart.keptBytesLimit { kept = nil } else { kept!.append(contentsOf: chunk) }
-            }
-            guard fd >= 0 else { continue }  // past the limit: read and discard
-            if size > Self.maxImageBytes {
-                close(fd)
-                unlink(path)
-                fd = -1
-                continue
-            }
-            do {
-                try FileIO.writeAll(fd, chunk)
-            } catch {
-                writeFailure = (error as? SystemError) ?? SystemError("write", path: path)
-                close(fd)
-                unlink(path)
-                fd = -1
-            }
-        }
-        let record = RecordedPart(name: part.name, filename: part.filename, contentType: part.contentType, size: size, bytes: kept)
-        if let writeFailure {
-            return (record, .failure(DoubanError(status: 500, code: 999, name: "unknow_v2_error",
-                                                 detail: "cannot store the picture: \(writeFailure)")))
-        }
-        if size > Self.maxImageBytes { return (record, .failure(.imageTooLarge)) }
-        close(fd)
-        fd = -1
-        guard let bytes = try? FileIO.readFile(path), let info = ImageInfo.inspect(bytes) else {
-            unlink(path)
-            return (record, .failure(.imageWrongFormat))
-        }
-        return (record, .success(StagedImage(path: path, size: size, info: info)))
     }
 
     // MARK: - Timelines

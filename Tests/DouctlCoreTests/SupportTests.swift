@@ -2,6 +2,7 @@
 import DouctlHTTP
 import DouctlJSON
 import Testing
+import DouctlSystem
 
 @Suite("Digests and PKCE")
 struct DigestTests {

@@ -1,5 +1,6 @@
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// A token endpoint's successful answer, in Douban's and RFC 6749's field names.
 public struct TokenGrant: Sendable, Equatable {
@@ -142,30 +143,5 @@ public struct TokenEndpoint {
         return .refused(TokenEndpointError(
             status: status, error: error, code: json["code"]?.scalarText,
             description: json["error_description"]?.stringValue))
-    }
-}
-
-/// Standard base64 (RFC 4648 §4), and the URL-safe unpadded form PKCE uses (§5).
-public enum Base64 {
-    public static func encode(_ bytes: [UInt8], urlSafe: Bool = false) -> String {
-        let table = Array((urlSafe
-            ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-            : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index + 2 < bytes.count {
-            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)], table[Int(value >> 6 & 63)], table[Int(value & 63)]]
-            index += 3
-        }
-        let remaining = bytes.count - index
-        if remaining > 0 {
-            let value = UInt32(bytes[index]) << 16 | (remaining > 1 ? UInt32(bytes[index + 1]) << 8 : 0)
-            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)]]
-            if remaining > 1 { out.append(table[Int(value >> 6 & 63)]) }
-            if !urlSafe { out += Array(repeating: UInt8(ascii: "="), count: 3 - remaining) }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 /// SHA-256 (PKCE's S256, RFC 7636 §4.2) and SHA-1 (Coding's password hashing), in plain
-/// Swift: Linux has no CryptoKit, and the toolchain is all douctl may use.
+/// Swift: Linux has no CryptoKit, and the toolchain is all douctl may use. Shared by the
+/// client (PKCE, passwords) and the sandbox (which checks them).
 public enum Digest {
     public static func sha256(_ message: [UInt8]) -> [UInt8] {
         var hash: [UInt32] = [
@@ -97,30 +98,53 @@ public enum Digest {
     }
 }
 
-/// PKCE (RFC 7636): a high-entropy verifier and its S256 challenge.
-public struct PKCE: Sendable, Equatable {
-    public let verifier: String
-    public var challenge: String { Self.challenge(for: verifier) }
-    public let method = "S256"
-
-    /// 64 characters from the unreserved set, drawn from the system CSPRNG (getrandom).
-    public init() {
-        var generator = SystemRandomNumberGenerator()
-        verifier = Self.randomString(length: 64, using: &generator)
+/// Standard base64 (RFC 4648 §4), and the URL-safe unpadded form PKCE uses (§5).
+public enum Base64 {
+    public static func encode(_ bytes: [UInt8], urlSafe: Bool = false) -> String {
+        let table = Array((urlSafe
+            ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+            : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 2 < bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)], table[Int(value >> 6 & 63)], table[Int(value & 63)]]
+            index += 3
+        }
+        let remaining = bytes.count - index
+        if remaining > 0 {
+            let value = UInt32(bytes[index]) << 16 | (remaining > 1 ? UInt32(bytes[index + 1]) << 8 : 0)
+            out += [table[Int(value >> 18 & 63)], table[Int(value >> 12 & 63)]]
+            if remaining > 1 { out.append(table[Int(value >> 6 & 63)]) }
+            if !urlSafe { out += Array(repeating: UInt8(ascii: "="), count: 3 - remaining) }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
-    public init(verifier: String) {
-        self.verifier = verifier
-    }
-
-    /// BASE64URL(SHA256(ASCII(verifier))), unpadded.
-    public static func challenge(for verifier: String) -> String {
-        Base64.encode(Digest.sha256(Array(verifier.utf8)), urlSafe: true)
-    }
-
-    /// Random text over RFC 3986's unreserved characters (for verifiers and `state`).
-    public static func randomString(length: Int, using generator: inout some RandomNumberGenerator) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return String((0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
+    /// Standard or URL-safe base64, padding optional; nil when the text is not base64.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var value: UInt32 = 0
+        var bits = 0
+        var output: [UInt8] = []
+        for byte in text.utf8 {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): digit = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): digit = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): digit = 62
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): digit = 63
+            case UInt8(ascii: "="): continue
+            default: return nil
+            }
+            value = value << 6 | UInt32(digit)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: value >> UInt32(bits)))
+            }
+        }
+        return output
     }
 }
