@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlJSON
 import DouctlSystem
 
@@ -15,6 +20,10 @@ final class StateStore: Sendable {
     /// Serializes writers; holds the generation last written.
     private let writer = LockedValue<UInt64>(0)
 
+    /// Held for the store's lifetime: two sandboxes on one directory would overwrite each
+    /// other's state, so the second one is refused.
+    private let ownership: FileLock
+
     init(directory: String) throws {
         self.directory = directory
         do {
@@ -22,6 +31,13 @@ final class StateStore: Sendable {
             try FileIO.makeDirectory(directory + "/pictures", mode: 0o700)
         } catch {
             throw SandboxError("cannot use data directory \(directory): \(error)")
+        }
+        do {
+            ownership = try FileLock(path: directory + "/.lock", wait: false)
+        } catch let error as SystemError where error.errno == EWOULDBLOCK {
+            throw SandboxError("another sandbox is using the data directory \(directory)")
+        } catch {
+            throw SandboxError("cannot lock the data directory \(directory): \(error)")
         }
     }
 

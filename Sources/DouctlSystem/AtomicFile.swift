@@ -54,27 +54,30 @@ private func holdBeforeRenameForTests() {
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until `unlock()` or deinit.
 /// Every douctl process that reads-modifies-writes a shared file takes it first.
-public final class FileLock {
-    private var fd: Int32
+public final class FileLock: Sendable {
+    private let descriptor: LockedValue<Int32>
 
-    /// Blocks until the lock is ours. Creates the lock file (0600) when missing.
-    public init(path: String) throws {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    /// Blocks until the lock is ours (or, with `wait` false, throws EWOULDBLOCK when another
+    /// holder has it). Creates the lock file (0600) when missing.
+    public init(path: String, wait: Bool = true) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0 { throw SystemError("open", path: path) }
-        while flock(fd, LOCK_EX) != 0 {
+        while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if currentErrno() == EINTR { continue }
             let error = SystemError("flock", path: path)
             close(fd)
-            fd = -1
             throw error
         }
+        descriptor = LockedValue(fd)
     }
 
     public func unlock() {
-        guard fd >= 0 else { return }
-        flock(fd, LOCK_UN)
-        close(fd)
-        fd = -1
+        descriptor.withLock { fd in
+            guard fd >= 0 else { return }
+            flock(fd, LOCK_UN)
+            close(fd)
+            fd = -1
+        }
     }
 
     deinit { unlock() }

@@ -43,6 +43,10 @@ struct SandboxCommandTests {
         var (sandbox, _) = try start(douctl, ["--data", data])
         #expect(try douctl.run("--profile", "sandbox", "auth", "login", "--device", "--no-browser").status == 0)
         let id = try #require(try douctl.run("--profile", "sandbox", "shuo", "post", "记得我").json()["id"]?.scalarText)
+        // A second sandbox on the same directory would overwrite the first one's state.
+        let second = try douctl.run("sandbox", "--data", data)
+        #expect(second.status == 3, "\(second)")
+        #expect(second.errorLine == "douctl: cannot start the sandbox (another sandbox is using the data directory \(data))")
         sandbox.kill(SIGINT)
         _ = sandbox.finish()
 
