@@ -142,6 +142,7 @@ enum AuthCommands {
         let stdin = invocation.process.standardInput
         if Terminal.isTerminal(stdin) { invocation.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
+            if Interrupt.requested { throw .interrupted }
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
         return try identify(Credential(accessToken: line, scopes: profile.scopes), invocation: invocation, profile: profile)
@@ -234,8 +235,10 @@ enum AuthCommands {
         guard let tokens = try invocation.tokens() as? StoredTokens else {
             throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
         }
-        let credential = try tokens.forceRefresh()
-        invocation.note("Refreshed the token of \(tokens.profile.name).")
+        let (credential, renewed) = try tokens.forceRefresh()
+        invocation.note(renewed
+            ? "Refreshed the token of \(tokens.profile.name)."
+            : "The token of \(tokens.profile.name) has not expired, and the server keeps it (it refreshes only expired tokens).")
         invocation.printJSON(identityJSON(profile: tokens.profile.name, credential))
         return .success
     }

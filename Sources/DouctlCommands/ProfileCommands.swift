@@ -108,6 +108,7 @@ enum ProfileCommands {
             return existed
         }
         try invocation.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
+        try CookieJar(directory: try invocation.configDirectory(), profile: name).save([])
         if !existed { throw .usage("no profile named '\(name)' in \(try invocation.configDirectory().configPath)") }
         invocation.note("Removed profile \(name).")
         return .success

@@ -81,8 +81,17 @@ enum UploadCommand {
                 line = .object(JSONObject([("file", .string(result.file)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
                 statuses.withLock { $0.append(status) }
                 display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  failed: \(error.message)")
-                if display == nil && !errorFormatJSON && status != .interrupted {
-                    try? FileIO.writeAll(stderrFD, "douctl: \(result.file): \(error.message)\n")
+                if display == nil && status != .interrupted {
+                    if errorFormatJSON {
+                        var report = ErrorReport.json(error)
+                        if case .object(var object) = report {
+                            object["item"] = .string(result.file)
+                            report = .object(object)
+                        }
+                        try? FileIO.writeAll(stderrFD, report.text(.compact) + "\n")
+                    } else {
+                        try? FileIO.writeAll(stderrFD, "douctl: \(result.file): \(error.message)\n")
+                    }
                 }
             }
             var bytes = line.serialized(.compact)

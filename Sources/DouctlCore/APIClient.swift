@@ -57,6 +57,9 @@ public final class APIClient {
             return response
         }
         guard let fresh = try tokens.refresh(rejected: token) else { return response }
+        if case .raw(let body, _) = request.body, !body.isReplayable {
+            throw .authentication("the token had expired and is now refreshed, but the request body came from a pipe and cannot be sent again; run the command again")
+        }
         lastSentToken = fresh
         return try perform(request, token: fresh, progress: progress)
     }
@@ -66,7 +69,8 @@ public final class APIClient {
         var query = request.query
         var headers: [HTTPHeader] = []
         if headersLack(request.headers, "Accept") { headers.append(HTTPHeader("Accept", "application/json")) }
-        if let token {
+        let url = profile.url(for: request.path)
+        if let token, profile.isOwnOrigin(url) {
             switch profile.tokenPlacement {
             case .header: headers.append(HTTPHeader("Authorization", "Bearer \(token)"))
             case .query: query.append(("access_token", token))
@@ -90,10 +94,10 @@ public final class APIClient {
         }
         var httpRequest = HTTPRequest(
             method: request.method.uppercased(),
-            url: FormEncoding.appendQuery(query, to: profile.url(for: request.path)),
+            url: FormEncoding.appendQuery(query, to: url),
             headers: headers + request.headers,
             body: body)
-        session?.prepare(&httpRequest)
+        if profile.isOwnOrigin(url) { session?.prepare(&httpRequest) }
         return httpRequest
     }
 
@@ -109,7 +113,7 @@ public final class APIClient {
         } catch {
             throw .transport(error)
         }
-        try session?.received(response, for: httpRequest)
+        if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
         return response
     }
 

@@ -26,19 +26,25 @@ public struct Cookie: Sendable, Equatable {
         let name = first[..<equals].trimmingCharacters(in: " ")
         guard !name.isEmpty else { return nil }
         var cookie = Cookie(name: name, value: first[first.index(after: equals)...].trimmingCharacters(in: "\" "))
-        var maxAge: Double?
+        var maxAge: Int64?
         for attribute in parts.dropFirst() {
-            let pieces = attribute.split(separator: "=", maxSplits: 1).map(String.init)
-            let key = pieces[0].lowercased()
-            let value = pieces.count > 1 ? pieces[1] : ""
+            let pieces = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let key = pieces.first?.trimmingCharacters(in: " ").lowercased(), !key.isEmpty else { continue }
+            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: " ") : ""
             switch key {
             case "path": cookie.path = value.hasPrefix("/") ? value : "/"
-            case "max-age": maxAge = Double(value)
-            case "expires": if cookie.expires == nil { cookie.expires = RetryPolicy.parseRetryAfter(value, now: now).map { now + $0 } }
+            case "max-age":
+                // RFC 6265 §5.2.2: an optional '-' and digits; anything else is ignored.
+                let digits = value.hasPrefix("-") ? value.dropFirst() : Substring(value)
+                if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                    maxAge = value.hasPrefix("-") ? -1 : Int64(digits) ?? Int64.max
+                }
+            case "expires": cookie.expires = HTTPDate.parse(value)
             default: break
             }
         }
-        if let maxAge { cookie.expires = now + maxAge } // Max-Age wins over Expires
+        if let maxAge { cookie.expires = now + Double(min(maxAge, 400 * 86400)) } // Max-Age wins; RFC 6265bis caps at 400 days
+        if let expires = cookie.expires { cookie.expires = min(expires, Timestamp.latest) }
         return cookie
     }
 

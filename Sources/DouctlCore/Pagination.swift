@@ -58,8 +58,8 @@ public struct Paginator {
             case .offset(let startKey, let countKey, let defaultCount):
                 let start = Int(request.value(startKey) ?? "") ?? page.start ?? 0
                 let pageSize = Int(request.value(countKey) ?? "") ?? page.count ?? defaultCount
-                let next = start + items.count
-                if items.count < pageSize { return }
+                let (next, overflow) = start.addingReportingOverflow(items.count)
+                if items.count < pageSize || overflow { return }
                 if let total = page.total, next >= total { return }
                 request.setQuery(startKey, String(next))
             case .pageNumber(let pageKey, let sizeKey, let defaultSize):
@@ -69,14 +69,23 @@ public struct Paginator {
                 } else if items.count < (page.pageSize ?? Int(request.value(sizeKey) ?? "") ?? defaultSize) {
                     return
                 }
-                request.setQuery(pageKey, String(current + 1))
+                let (next, overflow) = current.addingReportingOverflow(1)
+                if overflow { return }
+                request.setQuery(pageKey, String(next))
             case .cursor(let key, let itemKey, _):
                 guard let last = items.last?[itemKey]?.scalarText else { return }
                 request.setQuery(key, last)
             case .until(let key, let itemKey, let pageSize):
                 if items.count < pageSize { return }
                 guard let last = items.last?[itemKey]?.scalarText else { return }
-                request.setQuery(key, Int64(last).map { String($0 - 1) } ?? last)
+                // Numeric ids step one below the last (until_id is inclusive); at the bottom
+                // of the range there is nothing older to ask for.
+                if let number = Int64(last) {
+                    if number == Int64.min { return }
+                    request.setQuery(key, String(number - 1))
+                } else {
+                    request.setQuery(key, last)
+                }
             }
         }
     }

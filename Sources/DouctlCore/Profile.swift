@@ -65,6 +65,14 @@ public struct ResolvedProfile: Sendable, Equatable {
         }
     }
 
+    /// True when `url` is on the API's own origin (scheme, host, port): only there do tokens
+    /// and session cookies go, so `douctl api https://elsewhere/…` never leaks them.
+    public func isOwnOrigin(_ url: String) -> Bool {
+        guard let target = URLParts(url), let base = URLParts(apiBase) else { return false }
+        func port(_ parts: URLParts) -> UInt16? { parts.port ?? (parts.scheme == "https" ? 443 : parts.scheme == "http" ? 80 : nil) }
+        return target.scheme == base.scheme && target.host == base.host && port(target) == port(base)
+    }
+
     /// The full URL for an API path ("/v2/user/~me") or an absolute URL given as is.
     public func url(for path: String) -> String {
         if path.hasPrefix("http://") || path.hasPrefix("https://") { return path }

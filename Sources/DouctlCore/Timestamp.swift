@@ -13,9 +13,14 @@ public enum Timestamp {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
+    /// The latest instant douctl writes (9999-12-31T23:59:59Z); later or non-finite values are
+    /// clamped, so a hostile lifetime from a server can never trap the conversion.
+    public static let latest: Double = 253_402_300_799
+
     /// "2026-11-21T09:30:00Z" (RFC 3339, UTC, whole seconds).
     public static func rfc3339(_ seconds: Double) -> String {
-        var time = time_t(seconds.rounded(.down))
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), latest)
+        var time = time_t(clamped.rounded(.down))
         var parts = tm()
         gmtime_r(&time, &parts)
         return "\(pad(Int(parts.tm_year) + 1900, 4))-\(pad(Int(parts.tm_mon) + 1))-\(pad(Int(parts.tm_mday)))T\(pad(Int(parts.tm_hour))):\(pad(Int(parts.tm_min))):\(pad(Int(parts.tm_sec)))Z"

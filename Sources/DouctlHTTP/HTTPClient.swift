@@ -175,14 +175,15 @@ public final class HTTPClient {
         func check(_ result: Int32) { if result != CCURLE_OK { problems.append(result) } }
 
         check(ccurl_setopt_string(handle, CCURLOPT_URL, request.url))
-        check(ccurl_setopt_string(handle, CCURLOPT_PROTOCOLS_STR, "http,https"))
+        check(restrictProtocols(handle, CCURLOPT_PROTOCOLS_STR, fallback: CCURLOPT_PROTOCOLS))
         check(ccurl_setopt_string(handle, CCURLOPT_USERAGENT, configuration.userAgent))
         check(ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1))
         check(ccurl_setopt_pointer(handle, CCURLOPT_ERRORBUFFER, transfer.errorBuffer))
-        let timeoutMilliseconds = Int(max(configuration.timeout, 0.001) * 1000)
-        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, timeoutMilliseconds))
+        // Clamped to a million seconds, so any finite --timeout converts to an Int safely.
+        let timeout = configuration.timeout.isNaN ? 30 : min(max(configuration.timeout, 0.001), 1_000_000)
+        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, Int(timeout * 1000)))
         check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_LIMIT, 1))
-        check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.timeout.rounded(.up)))))
+        check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_TIME, max(1, Int(timeout.rounded(.up)))))
         check(ccurl_setopt_long(handle, CCURLOPT_BUFFERSIZE, 256 * 1024))
         // Measured with Benchmarks/run.py (1 GiB to a loopback server, vs curl -F): 64 KiB
         // (libcurl's default) ties curl, 512 KiB and 1 MiB are slower, 2 MiB (the maximum)
@@ -231,7 +232,7 @@ public final class HTTPClient {
             // Authorization header when a redirect changes host.
             check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 1))
             check(ccurl_setopt_long(handle, CCURLOPT_MAXREDIRS, 5))
-            check(ccurl_setopt_string(handle, CCURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+            check(restrictProtocols(handle, CCURLOPT_REDIR_PROTOCOLS_STR, fallback: CCURLOPT_REDIR_PROTOCOLS))
         }
         for header in headers {
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
@@ -255,6 +256,16 @@ public final class HTTPClient {
             return .reply(head, held: held)
         }
         return .failure(classify(result, transfer), delivered: transfer.deliveredBytes)
+    }
+
+    /// HTTP and HTTPS only. The string option exists since libcurl 7.85; older libraries
+    /// (Ubuntu 22.04 ships 7.81) take the bitmask option instead.
+    private func restrictProtocols(_ handle: UnsafeMutableRawPointer, _ option: Int32, fallback: Int32) -> Int32 {
+        let result = ccurl_setopt_string(handle, option, "http,https")
+        if result == CCURLE_UNKNOWN_OPTION {
+            return ccurl_setopt_long(handle, fallback, Int(CCURLPROTO_HTTP_AND_HTTPS))
+        }
+        return result
     }
 
     private func classify(_ result: Int32, _ transfer: Transfer) -> TransportError {

@@ -34,28 +34,13 @@ public struct RetryPolicy: Sendable, Equatable {
         return min(exponential * jitter, maxDelay)
     }
 
-    /// `Retry-After` is either delta-seconds or an IMF-fixdate (RFC 9110 §10.2.3).
+    /// `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3).
     public static func parseRetryAfter(_ value: String, now: Double) -> Double? {
         let trimmed = value.trimmingCharacters(in: " \t")
-        if let seconds = Double(trimmed), seconds.isFinite { return seconds }
-        // "Sun, 06 Nov 1994 08:49:37 GMT"
-        let parts = trimmed.split(separator: " ")
-        guard parts.count == 6, parts[5] == "GMT",
-              let day = Int32(parts[1]),
-              let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2])),
-              let year = Int32(parts[3]) else { return nil }
-        let clock = parts[4].split(separator: ":").compactMap { Int32($0) }
-        guard clock.count == 3 else { return nil }
-        var fields = tm()
-        fields.tm_year = year - 1900
-        fields.tm_mon = Int32(month)
-        fields.tm_mday = day
-        fields.tm_hour = clock[0]
-        fields.tm_min = clock[1]
-        fields.tm_sec = clock[2]
-        let when = timegm(&fields)
-        guard when != -1 else { return nil }
-        return Double(when) - now
+        if !trimmed.isEmpty, trimmed.allSatisfy(\.isASCII), trimmed.allSatisfy(\.isNumber) {
+            return Double(trimmed)
+        }
+        return HTTPDate.parse(trimmed).map { $0 - now }
     }
 }
 

@@ -15,13 +15,19 @@ public enum Interrupt {
     public static var requested: Bool { flag.load(ordering: .relaxed) != 0 }
 
     /// Installs the handler. Safe to call more than once.
+    ///
+    /// Without SA_RESTART, on purpose: a blocking read (a prompt) then returns EINTR, so the
+    /// first Ctrl-C ends it cleanly (terminal settings restored) instead of being absorbed.
     public static func install() {
-        let handler: @convention(c) (Int32) -> Void = { _ in
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
             // Only async-signal-safe work here.
             if Interrupt.flag.add(1, ordering: .relaxed).newValue > 1 { _exit(130) }
         }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
         signal(SIGPIPE, SIG_IGN)
         // A blocked signal mask survives exec: a parent that blocks SIGINT (some test
         // runners and supervisors do) would otherwise leave douctl deaf to Ctrl-C.

@@ -40,7 +40,10 @@ public enum Terminal {
         var byte: UInt8 = 0
         while true {
             let got = read(fd, &byte, 1)
-            if got < 0 && currentErrno() == EINTR { continue }
+            if got < 0 && currentErrno() == EINTR {
+                if Interrupt.requested { return nil } // Ctrl-C at a prompt
+                continue
+            }
             if got <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
             if byte == UInt8(ascii: "\n") { break }
             bytes.append(byte)

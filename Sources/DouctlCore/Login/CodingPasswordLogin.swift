@@ -107,6 +107,7 @@ public struct CodingPasswordLogin {
     private func ask(_ prompt: String, secret: Bool) throws(DouctlError) -> String {
         console.say(prompt)
         guard let line = (secret ? console.readSecret() : console.readLine())?.trimmingCharacters(in: "\r\n"), !line.isEmpty else {
+            if console.isCancelled() { throw .interrupted }
             throw .authentication("no answer to '\(prompt)' on standard input")
         }
         return line

@@ -78,6 +78,7 @@ public final class OAuthLogin {
         if let open = console.openBrowser { _ = open(url) }
         console.say("After approving, paste the address the browser was sent to (or just the code):")
         guard let line = console.readLine()?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
+            if console.isCancelled() { throw .interrupted }
             throw .authentication("no code was pasted")
         }
         let code = try Self.code(fromPasted: line, expectedState: state)
@@ -118,8 +119,10 @@ public final class OAuthLogin {
             throw .authentication("the device authorization request failed (\(detail))")
         }
         let complete = reply["verification_uri_complete"]?.stringValue
-        let lifetime = reply["expires_in"]?.doubleValue ?? 600
-        var interval = max(reply["interval"]?.doubleValue ?? 5, 0)
+        let lifetime = min(max(reply["expires_in"]?.doubleValue ?? 600, 0), 86400)
+        // Trust the server's interval only within reason: 0 would poll in a tight loop, a huge
+        // or infinite one would never poll (RFC 8628's default is 5 s).
+        var interval = min(max(reply["interval"]?.doubleValue ?? 5, 1), 300)
 
         console.say("To log in, open \(verificationURI) and enter the code: \(userCode)")
         if let complete { console.say("(or open \(complete), which carries the code)") }
@@ -244,15 +247,17 @@ final class CallbackListener: Sendable {
                 if state.value.result != nil {
                     return CallbackListener.page(409, "Already done", "douctl already received a response for this login.")
                 }
-                if let error = request.queryValue("error") {
-                    let result = Result.denied(error, request.queryValue("error_description"))
-                    return CallbackListener.page(200, "Login refused", "douctl was not authorized (\(error)). You can close this tab.") {
-                        state.withLock { $0.result = $0.result ?? result }
-                    }
-                }
+                // The state comes first, for errors too: another page must not be able to
+                // abort this login by sending the browser here with error=….
                 guard request.queryValue("state") == expectedState else {
                     state.withLock { $0.wrongStates += 1 }
                     return CallbackListener.page(400, "Wrong login", "This link does not belong to the login douctl is waiting for.")
+                }
+                if let error = request.queryValue("error") {
+                    let result = Result.denied(error, request.queryValue("error_description"))
+                    return CallbackListener.page(200, "Login refused", "douctl was not authorized (\(CallbackListener.escapeHTML(error))). You can close this tab.") {
+                        state.withLock { $0.result = $0.result ?? result }
+                    }
                 }
                 guard let code = request.queryValue("code"), !code.isEmpty else {
                     return CallbackListener.page(400, "No code", "The authorization server sent no code.")
@@ -273,6 +278,10 @@ final class CallbackListener: Sendable {
     }
 
     func stop() { server.stop() }
+
+    static func escapeHTML(_ text: String) -> String {
+        text.replacingAll("&", with: "&amp;").replacingAll("<", with: "&lt;").replacingAll(">", with: "&gt;").replacingAll("\"", with: "&quot;")
+    }
 
     /// A small HTML page. `afterSending` runs once the page is written, so the login
     /// finishes (and the listener closes) only after the browser has its answer.

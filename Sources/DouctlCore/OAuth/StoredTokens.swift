@@ -36,13 +36,15 @@ public final class StoredTokens: AccessTokenSource {
         try refresh(rejected: token, becauseExpired: false)
     }
 
-    /// Refreshes now, whatever the expiry says (`douctl auth refresh`).
-    public func forceRefresh() throws(DouctlError) -> Credential {
+    /// Refreshes now, whatever the expiry says (`douctl auth refresh`). `renewed` is false when
+    /// the server kept the current token (Douban's 124: it refreshes only expired tokens).
+    public func forceRefresh() throws(DouctlError) -> (credential: Credential, renewed: Bool) {
         guard let credential = try store.load(profile.name) else {
             throw .authentication("not logged in; \(rejectionHint)")
         }
         _ = try refresh(rejected: credential.accessToken, becauseExpired: true, force: true)
-        return try store.load(profile.name) ?? credential
+        let current = try store.load(profile.name) ?? credential
+        return (current, current.accessToken != credential.accessToken)
     }
 
     private func refresh(rejected token: String, becauseExpired: Bool, force: Bool = false) throws(DouctlError) -> String? {

@@ -26,7 +26,10 @@ public struct TokenGrant: Sendable, Equatable {
         guard let token = json["access_token"]?.stringValue, !token.isEmpty else { return nil }
         accessToken = token
         refreshToken = json["refresh_token"]?.stringValue
+        // Douban sends a number, Coding a string; anything not a sane lifetime (≤ 10 years)
+        // is treated as "no expiry given" rather than trusted.
         expiresIn = json["expires_in"].flatMap { $0.doubleValue ?? $0.stringValue.flatMap(Double.init) }
+            .flatMap { $0.isFinite && $0 >= 0 && $0 <= 10 * 365 * 86400 ? $0 : nil }
         scopes = json["scope"]?.stringValue.map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
         userID = json["douban_user_id"]?.scalarText ?? json["user_id"]?.scalarText
         userName = json["douban_user_name"]?.stringValue ?? json["user_name"]?.stringValue

@@ -49,6 +49,11 @@ def get(target):
             return reply.status, reply.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode("utf-8", "replace")
+if mode == "forge-error":
+    status, _ = get(redirect + "?" + urllib.parse.urlencode({"error": "access_denied"}))
+    log.write("forged-error=%d\n" % status)
+    status, body = get(url)
+    log.write("followed=%d %s\n" % (status, "close this tab" in body))
 if mode == "forge":
     status, _ = get(redirect + "?" + urllib.parse.urlencode({"code": "forged", "state": "not-the-state"}))
     log.write("forged=%d\n" % status)
