@@ -2,8 +2,9 @@
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import DouctlSystem
 #endif
+import DouctlServer
+import DouctlSystem
 
 /// Clocks: wall time for anything stored or shown (token expiry, `created_at`), monotonic time
 /// for durations (log lines, poll intervals measured within one run).
@@ -134,25 +135,9 @@ enum HTML {
     }
 }
 
-/// Percent-encoding for the query strings and fragments the sandbox builds (redirects).
+/// Query strings and fragments the sandbox builds (redirects), percent-encoded per RFC 3986.
 enum URLText {
-    static func encode(_ text: String) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var output: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.append(byte)
-            default:
-                output.append(UInt8(ascii: "%"))
-                output.append(digits[Int(byte >> 4)])
-                output.append(digits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
+    static func encode(_ text: String) -> String { PercentEncoding.encode(text) }
 
     static func query(_ fields: [(String, String)]) -> String {
         fields.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")

@@ -134,11 +134,7 @@ private struct BashScript {
                     if !shadowing.isEmpty { cases.append("\(shadowing.joined(separator: "|"))) return 1 ;;") }
                 }
             }
-            if cases.isEmpty { continue }
-            out += "        \(caseLabel(command)))\n"
-            out += "            case $2 in\n"
-            for line in cases { out += "                \(line)\n" }
-            out += "            esac ;;\n"
+            out += caseBlock(command, cases)
         }
         out += """
             esac
@@ -155,6 +151,16 @@ private struct BashScript {
         }
 
         """
+        return out
+    }
+
+    /// `PATH) case $2 in … esac ;;` for one command, or nothing when it has no cases.
+    private func caseBlock(_ command: RenderedCommand, _ cases: [String]) -> String {
+        guard !cases.isEmpty else { return "" }
+        var out = "        \(caseLabel(command)))\n"
+        out += "            case $2 in\n"
+        for line in cases { out += "                \(line)\n" }
+        out += "            esac ;;\n"
         return out
     }
 
@@ -180,11 +186,7 @@ private struct BashScript {
             if let rest = plan.rest, rest.shellCompletion != .none {
                 cases.append("*) \(action(rest.shellCompletion)) ;;  # \(rest.name)...")
             }
-            if cases.isEmpty { continue }
-            out += "        \(caseLabel(command)))\n"
-            out += "            case $2 in\n"
-            for line in cases { out += "                \(line)\n" }
-            out += "            esac ;;\n"
+            out += caseBlock(command, cases)
         }
         out += """
             esac
