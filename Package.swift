@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DouctlSystem"),
-        .target(name: "DouctlArguments"),
+        .target(name: "DouctlArguments", dependencies: ["DouctlSystem"]),
         .target(name: "DouctlJSON"),
         .target(name: "DouctlHTTP", dependencies: ["CCurl", "DouctlSystem"]),
         .target(name: "DouctlServer", dependencies: ["DouctlSystem"]),
@@ -35,7 +35,7 @@ let package = Package(
             // dynamically linked test frameworks.
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
 
-        .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments"]),
+        .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem"]),
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem"]),
         .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlSystem"]),

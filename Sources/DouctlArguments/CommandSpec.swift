@@ -67,6 +67,9 @@ public struct OptionSpec: Sendable, Equatable {
     /// May be given more than once, collecting every value (e.g. `-f KEY=VALUE`).
     public var isRepeatable: Bool
     public var isHidden: Bool
+    /// A flag that is never followed by a secret on purpose (`--with-token` reads stdin), so
+    /// a stray argument after it is likely one: usage errors never print it.
+    public var hidesNextArgument = false
 
     public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false, key: String? = nil) {
         self.long = long
@@ -84,6 +87,13 @@ public struct OptionSpec: Sendable, Equatable {
     }
 
     public var isFlag: Bool { value == nil }
+
+    /// This flag, marked so a stray argument after it is never echoed (see `hidesNextArgument`).
+    public func hidingNextArgument() -> OptionSpec {
+        var copy = self
+        copy.hidesNextArgument = true
+        return copy
+    }
 
     /// "-p, --profile NAME" as shown in help.
     public var label: String {

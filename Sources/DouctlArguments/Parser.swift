@@ -1,3 +1,4 @@
+import DouctlSystem
 /// Turns argv into a `ParseOutcome` by walking a `CommandSpec` tree.
 ///
 /// Rules (getopt_long-like): `--opt value`, `--opt=value`, `-o value`, `-ovalue`, clustered
@@ -27,6 +28,9 @@ public struct ArgumentParser: Sendable {
                 endOfOptions = true
             } else if token.hasPrefix("--") {
                 try parseLongOption(token, argv: argv, index: &index, state: &state)
+                if let flag = state.lookup(long: String(token.dropFirst(2))), flag.hidesNextArgument, index < argv.count {
+                    state.hiddenPositionals[state.positionals.count] = flag.long
+                }
             } else if token.hasPrefix("-") && token.count > 1 && !looksNumeric(token) {
                 try parseShortCluster(token, argv: argv, index: &index, state: &state)
             } else if state.positionals.isEmpty, state.node.isGroup {
@@ -170,6 +174,10 @@ public struct ArgumentParser: Sendable {
             remaining = remaining.dropFirst(take)
         }
         if let extra = remaining.first {
+            let position = state.positionals.count - remaining.count
+            if let flag = state.hiddenPositionals[position] {
+                throw UsageError("unexpected argument after --\(flag) (not shown, in case it is a secret: --\(flag) reads from stdin)", path: state.path)
+            }
             throw UsageError("unexpected argument '\(extra)'", path: state.path)
         }
         var defaults: [String: String] = [:]
@@ -208,6 +216,8 @@ public struct ArgumentParser: Sendable {
         var path: [String] = []
         var options: [String: [String]] = [:]
         var positionals: [String] = []
+        /// Positions of positionals that came right after a `hidesNextArgument` flag.
+        var hiddenPositionals: [Int: String] = [:]
         var wantsHelp = false
         var wantsVersion = false
 

@@ -21,10 +21,16 @@ enum APICommand {
         The method is GET, or POST when fields or --input are given (GET with --paginate);
         -X sets it.
         GET and DELETE put fields in the query string; POST, PUT and PATCH send them as a
-        form body, or as multipart/form-data when a -F field names a file (KEY=@FILE;
-        KEY=@- reads standard input).
-        -f sends a string as it is. -F reads true, false, null and numbers as typed values;
-        in a form they are sent as their text (null as an empty value).
+        form body, or as multipart/form-data when --attach adds a file part.
+        -f sends a string as it is. -F reads true, false, null and numbers as typed values
+        (in a form they are sent as their text, null as an empty value); -F KEY=@FILE puts
+        the file's contents in the field, as gh does (KEY=@- reads standard input).
+        --attach KEY=FILE sends FILE itself as a file part (its name and MIME type, from
+        its first bytes, go with it; KEY=- reads standard input) and makes the body
+        multipart/form-data, with the other fields as text parts.
+        --input sends a file (or - for stdin) as the body, streamed. Its Content-Type is
+        what -H says; else application/json for a .json file, else
+        application/octet-stream (douctl does not guess from the contents).
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
         bytes exactly as received. On an API error the reply is still printed on stdout,
         and the error line goes to stderr with its exit code.
@@ -35,7 +41,9 @@ enum APICommand {
             OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)"),
             OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true),
             OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
-                       help: "add a typed field; KEY=@FILE adds a file part, KEY=@- reads stdin", repeatable: true),
+                       help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
+            OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
+                       help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
             OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
             OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
@@ -46,7 +54,8 @@ enum APICommand {
         examples: [
             Example("douctl api /v2/user/~me", "who am I?"),
             Example("douctl api /shuo/v2/statuses/ -f text='你好'", "post a 广播 (POST, form body)"),
-            Example("douctl api /shuo/v2/statuses/ -F text=hi -F image=@pic.jpg", "post with a picture (multipart)"),
+            Example("douctl api /shuo/v2/statuses/ -f text=hi --attach image=pic.jpg", "post with a picture (multipart)"),
+            Example("douctl api /shuo/v2/statuses/ -F text=@note.txt", "a field's value from a file"),
             Example("douctl api /shuo/v2/statuses/home_timeline --paginate | jq -r .text", "every status, one per line"),
             Example("douctl api -X DELETE /shuo/v2/statuses/1402640366", "delete a status"),
         ])
@@ -55,6 +64,7 @@ enum APICommand {
         let parsed = invocation.parsed
         let request = try buildRequest(parsed, standardInput: invocation.process.standardInput)
         let client = try invocation.api()
+        client.allowsAnonymous = true
 
         if parsed.has("paginate") {
             try Paginator(client: client).walk(request) { item throws(DouctlError) in
@@ -91,7 +101,7 @@ enum APICommand {
             formatted.append(0x0A)
             invocation.stdout.write(formatted)
         } catch {
-            throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))")
+            throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
         }
     }
 
@@ -134,16 +144,22 @@ enum APICommand {
         }
         for raw in parsed.values("field") {
             let (key, value) = try split(raw, option: "-F")
-            if value == "@-" {
-                let bytes: [UInt8]
-                do { bytes = try FileIO.readAll(standardInput) } catch { throw .localInput("cannot read standard input (\(error))") }
-                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
-            } else if value.hasPrefix("@") {
-                let filePath = String(value.dropFirst())
-                try MultipartForm.checkReadableFile(filePath)
-                files.append(.file(name: key, path: filePath))
+            if value.hasPrefix("@") {
+                fields.append((key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
             } else {
                 fields.append((key, typedText(value)))
+            }
+        }
+        for raw in parsed.values("attach") {
+            let (key, value) = try split(raw, option: "--attach")
+            // "KEY=@FILE" is accepted too, for hands used to curl -F.
+            let filePath = value.hasPrefix("@") ? String(value.dropFirst()) : value
+            if filePath == "-" {
+                let bytes = try readStandardInput(standardInput)
+                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
+            } else {
+                try MultipartForm.checkReadableFile(filePath)
+                files.append(.file(name: key, path: filePath))
             }
         }
         var headers: [HTTPHeader] = []
@@ -170,7 +186,7 @@ enum APICommand {
 
         if let input {
             request.query = fields
-            if !files.isEmpty { throw .usage("-F KEY=@FILE cannot be combined with --input") }
+            if !files.isEmpty { throw .usage("--attach cannot be combined with --input") }
             request.body = try inputBody(input, standardInput: standardInput)
         } else if bodyless {
             if !files.isEmpty { throw .usage("file fields need a method with a body (POST, PUT, PATCH), not \(method)") }
@@ -197,7 +213,32 @@ enum APICommand {
             return .raw(.stream(fileDescriptor: standardInput), contentType: "application/octet-stream")
         }
         let status = try MultipartForm.checkReadableFile(input)
-        return .raw(.segments([.file(path: input, length: status.size)]), contentType: MediaType.detect(path: input))
+        return .raw(.segments([.file(path: input, length: status.size)]), contentType: inputContentType(path: input))
+    }
+
+    /// The documented rule, no sniffing: JSON for a .json file, else opaque bytes; -H
+    /// Content-Type overrides either.
+    static func inputContentType(path: String) -> String {
+        path.lowercased().hasSuffix(".json") ? "application/json" : "application/octet-stream"
+    }
+
+    /// `-F KEY=@FILE`: the file's text as the field's value (gh's rule), kept byte for byte.
+    private static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
+        let bytes: [UInt8]
+        if path == "-" {
+            bytes = try readStandardInput(standardInput)
+        } else {
+            try MultipartForm.checkReadableFile(path)
+            do { bytes = try FileIO.readFile(path) } catch { throw .localInput("cannot read \(path) (\(error))") }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .localInput("\(path == "-" ? "standard input" : path) is not UTF-8 text, so it cannot be the value of -F \(field); send the file itself with --attach \(field)=\(path)")
+        }
+        return text
+    }
+
+    private static func readStandardInput(_ fd: Int32) throws(DouctlError) -> [UInt8] {
+        do { return try FileIO.readAll(fd) } catch { throw .localInput("cannot read standard input (\(error))") }
     }
 
     private static func split(_ raw: String, option: String) throws(DouctlError) -> (String, String) {

@@ -17,14 +17,29 @@ enum AuthCommands {
         Command(loginSpec, run: login),
         Command(CommandSpec(
             "status", abstract: "show the profile's login: user, scopes, expiry, where it is stored",
-            discussion: "Prints a JSON object; the token is masked unless --show-token. Exits 4 when not logged in.",
-            options: [.flag("show-token", help: "include the whole access token")]), run: status),
+            discussion: """
+            Prints a JSON object; the token is masked unless --show-token. "credential" says
+            what requests use: "token", "cookie session" or "DOUCTL_TOKEN". With --check
+            (the default when stdout is a terminal) douctl also asks the server whether the
+            login still works ("valid"), refreshing an expired token as any call would.
+            Exits 4 when not logged in or when the server refuses the login, 7 when the
+            server cannot be reached.
+            """,
+            options: [
+                .flag("show-token", help: "include the whole access token"),
+                .flag("check", help: "ask the server whether the login works (default on a terminal)"),
+                .flag("no-check", help: "only read what is stored; send nothing"),
+            ]), run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), run: token),
         Command(CommandSpec("refresh", abstract: "refresh the access token now"), run: refresh),
         Command(CommandSpec(
-            "logout", abstract: "forget the profile's credentials (revoking them where the server supports it)"), run: logout),
+            "logout", abstract: "forget the profile's credentials (revoking them where the server supports it)",
+            discussion: """
+            A corrupt credentials.json is moved aside (to credentials.json.corrupt-TIME, with
+            a warning naming it), so every profile can log in again and nothing is lost.
+            """), run: logout),
     ])
 
     static let loginSpec = CommandSpec(
@@ -47,18 +62,21 @@ enum AuthCommands {
         and the profile has a device endpoint; --paste when redirect_uri is not a loopback
         address; --web otherwise.
         After logging in, douctl asks the API who the token belongs to and stores the
-        user id and name with it. Refused while DOUCTL_TOKEN is set.
+        user id and name with it. A profile has one identity: a new login replaces the
+        profile's token and cookie session. --wait bounds the wait for approval; the
+        global --timeout stays the per-request network timeout. Refused while
+        DOUCTL_TOKEN is set, and when credentials.json is corrupt (move it aside first).
         """,
         options: [
             .flag("web", help: "browser + loopback redirect (PKCE)"),
             .flag("device", help: "device authorization grant (RFC 8628)"),
             .flag("paste", help: "paste the redirected URL or the code"),
-            .flag("with-token", help: "read an access token from stdin"),
+            .flag("with-token", help: "read an access token from stdin").hidingNextArgument(),
             .flag("password", help: "Coding: account and password (cookie session)"),
             OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's"),
             .flag("no-browser", help: "print URLs instead of opening a browser"),
-            OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "300"),
-                       help: "how long to wait for approval", key: "login-timeout"),
+            OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
+                       help: "how long to wait for approval (browser, pasted code or device)"),
         ],
         examples: [
             Example("douctl --profile sandbox auth login", "log in to the local sandbox"),
@@ -78,8 +96,11 @@ enum AuthCommands {
         }
         let method = try chooseMethod(invocation, profile: profile)
         let store = try invocation.credentialStore()
+        _ = try store.loadForLogin(profile.name)
         if method == .password {
             let identity = try CodingLogin.run(invocation, profile: profile)
+            // One identity per profile: the new session replaces a stored token.
+            try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
             invocation.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
             invocation.printJSON(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
@@ -102,6 +123,8 @@ enum AuthCommands {
             credential = try identify(grant.credential(now: Timestamp.now(), requestedScopes: profile.scopes), invocation: invocation, profile: profile)
         }
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
+        // One identity per profile: the new token replaces a cookie session.
+        _ = try CodingSession.forget(invocation, profile: profile)
         Subprocess.reapFinished()
         let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
         invocation.note("Logged in to \(profile.name) as \(who).")
@@ -134,7 +157,7 @@ enum AuthCommands {
             openBrowser: invocation.parsed.has("no-browser") ? nil : { browser.open($0) },
             sleep: interruptibleSleep,
             isCancelled: { Interrupt.requested },
-            approvalTimeout: invocation.parsed.number("login-timeout") ?? 300)
+            approvalTimeout: invocation.parsed.number("wait") ?? 300)
     }
 
     /// `--with-token`: a token from stdin, checked against the API before it is stored.
@@ -181,32 +204,35 @@ enum AuthCommands {
     static func status(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let profile = try invocation.profile()
         let showToken = invocation.parsed.has("show-token")
+        let checks = invocation.parsed.has("check") || (invocation.stdout.isTerminal && !invocation.parsed.has("no-check"))
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
         if let token = invocation.environment["DOUCTL_TOKEN"], !token.isEmpty {
             object["logged_in"] = true
-            object["token_source"] = "DOUCTL_TOKEN"
+            object["credential"] = "DOUCTL_TOKEN"
             object["token"] = .string(showToken ? token : Mask.secret(token))
-            invocation.printJSON(.object(object))
-            return .success
+            return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
         }
         let store = try invocation.credentialStore()
         let session = try CodingSession.status(invocation, profile: profile)
         guard let credential = try store.load(profile.name) else {
             if let session {
                 object["logged_in"] = true
-                object["session"] = session
-                invocation.printJSON(.object(object))
-                return .success
+                object["credential"] = "cookie session"
+                object["user_id"] = session.owner?.id.map(JSON.string) ?? .null
+                object["user_name"] = session.owner?.name.map(JSON.string) ?? .null
+                object["session"] = session.json
+                return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
             }
             object["logged_in"] = false
             object["credentials_path"] = .string(store.path)
             invocation.printJSON(.object(object))
-            throw .authentication("not logged in to \(profile.name); run: douctl auth login\(profile.name == "douban" ? "" : " --profile \(profile.name)")")
+            throw .notLoggedIn(profile.name)
         }
         let now = Timestamp.now()
         object["logged_in"] = true
+        object["credential"] = "token"
         object["user_id"] = credential.userID.map(JSON.string) ?? .null
         object["user_name"] = credential.userName.map(JSON.string) ?? .null
         object["scopes"] = .array(credential.scopes.map(JSON.string))
@@ -215,17 +241,52 @@ enum AuthCommands {
         object["expired"] = .bool(credential.isExpired(now: now, margin: 0))
         object["refreshable"] = .bool(credential.refreshToken != nil)
         object["token"] = .string(showToken ? credential.accessToken : Mask.secret(credential.accessToken))
-        object["token_source"] = "credentials file"
         object["credentials_path"] = .string(store.path)
-        if let session { object["session"] = session }
-        invocation.printJSON(.object(object))
-        return .success
+        if let session {
+            // Left from before logins replaced each other: the token wins, the session is not sent.
+            var unused = session.json
+            if case .object(var fields) = unused {
+                fields["used"] = false
+                unused = .object(fields)
+            }
+            object["session"] = unused
+        }
+        return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
+    }
+
+    /// Prints the status, after asking the server (`~me`) when `checks`: "valid" says
+    /// whether the login works; a refused one exits 4, an unreachable server 7.
+    private static func finishStatus(_ status: JSONObject, checks: Bool, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> ExitStatus {
+        var object = status
+        guard checks else {
+            invocation.printJSON(.object(object))
+            return .success
+        }
+        do {
+            let identity = try Identity.fetch(with: try invocation.api())
+            object["valid"] = true
+            if let id = identity.id { object["user_id"] = .string(id) }
+            if let name = identity.name { object["user_name"] = .string(name) }
+            invocation.printJSON(.object(object))
+            return .success
+        } catch {
+            let refused: Bool
+            switch error {
+            case .api(let apiError): refused = apiError.kind == .authentication
+            case .authentication: refused = true
+            default: refused = false
+            }
+            guard refused else { throw error }
+            object["valid"] = false
+            invocation.printJSON(.object(object))
+            throw .authentication("the server refused the stored login of \(profile.name) (\(error.message)); run: \(DouctlError.loginCommand(profile.name))")
+        }
     }
 
     static func token(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         guard let token = try invocation.tokens()?.currentToken() else {
             let profile = try invocation.profile()
-            throw .authentication("not logged in to \(profile.name); run: douctl auth login\(profile.name == "douban" ? "" : " --profile \(profile.name)")")
+            throw .notLoggedIn(profile.name)
         }
         invocation.stdout.line(token)
         return .success
@@ -246,9 +307,16 @@ enum AuthCommands {
     static func logout(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let profile = try invocation.profile()
         let store = try invocation.credentialStore()
-        let removed = try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> Credential? in
-            defer { entry = nil }
-            return entry
+        let removed: Credential?
+        do {
+            removed = try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> Credential? in
+                defer { entry = nil }
+                return entry
+            }
+        } catch .badConfig(let path, let detail) {
+            let aside = try store.moveAside()
+            invocation.warn("\(path) is corrupt (\(detail)); moved it to \(aside). Every profile stored in it must log in again.")
+            removed = nil
         }
         let hadSession = try CodingSession.forget(invocation, profile: profile)
         guard let removed else {

@@ -9,20 +9,24 @@ enum CodingLogin {
         let stdin = invocation.process.standardInput
         var console = AuthCommands.console(invocation)
         console.readSecret = { Terminal.readSecretLine(stdin) }
-        console.temporaryDirectory = invocation.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let directory = try invocation.configDirectory()
+        try directory.ensureExists()
+        console.captchaDirectory = directory.path
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         return try CodingPasswordLogin(profile: profile, http: invocation.http(), console: console, jar: jar).run()
     }
 }
 
 enum CodingSession {
-    /// The cookie session's summary for `auth status`, or nil when there is none.
-    static func status(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> JSON? {
+    /// The cookie session's summary for `auth status` and who logged in to it, or nil
+    /// when there is none.
+    static func status(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> (json: JSON, owner: Identity?)? {
         guard profile.style == .coding else { return nil }
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         guard jar.exists else { return nil }
         let names = try jar.load().map(\.name)
-        return .object(JSONObject([("cookie_jar", .string(jar.path)), ("cookies", .array(names.map(JSON.string)))]))
+        let json: JSON = .object(JSONObject([("cookie_jar", .string(jar.path)), ("cookies", .array(names.map(JSON.string)))]))
+        return (json, try jar.owner())
     }
 
     /// Ends the server session where possible, then deletes the jar; true when there was one.

@@ -64,12 +64,7 @@ public enum Douctl {
 
     /// One line (or one JSON object) on stderr for an error.
     static func report(_ error: DouctlError, invocation: Invocation) {
-        if invocation.parsed.value("error-format") == ErrorFormat.json.rawValue {
-            invocation.stderr.line(ErrorReport.json(error).text(.compact))
-        } else {
-            let prefix = invocation.useColor ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
-            invocation.stderr.line("\(prefix) \(error.message)")
-        }
+        invocation.report(error, about: nil)
     }
 
     private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream) {

@@ -81,10 +81,33 @@ enum ErrorReport {
             if !apiError.messageKeys.isEmpty { object["keys"] = .array(apiError.messageKeys.map(JSON.string)) }
             object["request"] = apiError.request.map(JSON.string) ?? .null
         } else {
-            object["http_status"] = .null
+            if case .badReply(_, let status?) = error {
+                object["http_status"] = .int(status)
+            } else {
+                object["http_status"] = .null
+            }
             object["code"] = .null
             object["request"] = .null
         }
         return .object(object)
+    }
+
+    /// The one line an error prints on stderr: `douctl: what (detail)`, or with
+    /// `--error-format json` the object above. `item` names the file or id of a command
+    /// that reports several (upload, shuo delete); a message that names it already is not
+    /// prefixed again.
+    static func line(_ error: DouctlError, item: String? = nil, json: Bool, color: Bool) -> String {
+        if json {
+            var report = self.json(error)
+            if let item, case .object(var object) = report {
+                object["item"] = .string(item)
+                report = .object(object)
+            }
+            return report.text(.compact)
+        }
+        let prefix = color ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
+        let message = error.message
+        if let item, !message.contains(item) { return "\(prefix) \(item): \(message)" }
+        return "\(prefix) \(message)"
     }
 }

@@ -143,19 +143,11 @@ final class Invocation {
     }
 
     /// An error about one of several items (a file, an id), then the run goes on.
-    func report(_ error: DouctlError, about item: String) {
-        if parsed.value("error-format") == ErrorFormat.json.rawValue {
-            var json = ErrorReport.json(error)
-            if case .object(var object) = json {
-                object["item"] = .string(item)
-                json = .object(object)
-            }
-            stderr.line(json.text(.compact))
-        } else {
-            let prefix = useColor ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
-            stderr.line("\(prefix) \(item): \(error.message)")
-        }
+    func report(_ error: DouctlError, about item: String?) {
+        stderr.line(ErrorReport.line(error, item: item, json: wantsJSONErrors, color: useColor))
     }
+
+    var wantsJSONErrors: Bool { parsed.value("error-format") == ErrorFormat.json.rawValue }
 
     // MARK: - output
 

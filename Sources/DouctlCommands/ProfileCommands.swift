@@ -21,7 +21,7 @@ enum ProfileCommands {
         starts from a preset and overrides any key. Presets:
         \(Preset.all.map { "  \($0.name) — \($0.summary)" }.joined(separator: "\n"))
         """), [
-        Command(CommandSpec("list", abstract: "list profiles as JSON lines (name, preset, api_base, default, logged_in)"), run: list),
+        Command(CommandSpec("list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)"), run: list),
         Command(CommandSpec(
             "show", abstract: "print a resolved profile as JSON (secrets masked)",
             options: [.flag("show-secrets", help: "print client_secret instead of masking it")],
@@ -42,9 +42,7 @@ enum ProfileCommands {
         let config = try invocation.config()
         let active = config.activeProfileName(requested: invocation.requestedProfile)
         let store = try invocation.credentialStore()
-        var names = config.profiles.map(\.name)
-        if !names.contains(active) { names.insert(active, at: 0) }
-        for name in names {
+        for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
             let credential = try? store.load(name)
             invocation.printJSONLine(.object(JSONObject([
@@ -52,6 +50,7 @@ enum ProfileCommands {
                 ("preset", profile.preset.map(JSON.string) ?? .null),
                 ("style", .string(profile.style.rawValue)),
                 ("api_base", .string(profile.apiBase)),
+                ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
                 ("logged_in", .bool(credential != nil)),
             ])))

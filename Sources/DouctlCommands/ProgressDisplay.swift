@@ -94,16 +94,28 @@ final class ProgressDisplay: Sendable {
     private func line(for entry: Entry, now: Double) -> String {
         let elapsed = max(now - entry.started, 0.001)
         let rate = Double(entry.sent) / elapsed
-        var text = "\(Self.fit(entry.name, 24))  \(Self.bytes(entry.sent))"
+        var pieces = [Self.bytes(entry.sent)]
         if entry.total > 0 {
-            let percent = Int(Double(entry.sent) * 100 / Double(entry.total))
-            text += " / \(Self.bytes(entry.total))  \(percent)%"
+            pieces[0] += " / \(Self.bytes(entry.total))"
+            pieces.append("\(Int(Double(entry.sent) * 100 / Double(entry.total)))%")
         }
-        text += "  \(Self.bytes(Int64(rate)))/s"
+        pieces.append("\(Self.bytes(Int64(rate)))/s")
         if entry.total > 0, rate > 0, entry.sent < entry.total {
-            text += "  ETA \(Self.clock(Double(entry.total - entry.sent) / rate))"
+            pieces.append("ETA \(Self.clock(Double(entry.total - entry.sent) / rate))")
         }
-        return String(text.prefix(max(width - 1, 20)))
+        return Self.layout(name: entry.name, pieces: pieces, width: width - 1)
+    }
+
+    /// One line within `width` columns that never cuts a figure in half: the least
+    /// important pieces (ETA, then rate, then percent) go first, then the name shrinks
+    /// (24 columns at most, 8 at least).
+    static func layout(name: String, pieces: [String], width: Int) -> String {
+        var pieces = pieces
+        while pieces.count > 1, 8 + 2 + pieces.joined(separator: "  ").count > width {
+            pieces.removeLast()
+        }
+        let rest = pieces.joined(separator: "  ")
+        return "\(fit(name, max(8, min(24, width - 2 - rest.count))))  \(rest)"
     }
 
     private func write(_ text: String) {
@@ -131,6 +143,6 @@ final class ProgressDisplay: Sendable {
     static func fit(_ name: String, _ width: Int) -> String {
         let base = FileIO.baseName(name)
         if base.count <= width { return base + String(repeating: " ", count: width - base.count) }
-        return "…" + base.suffix(width - 1)
+        return "…" + base.suffix(max(width - 1, 0))
     }
 }

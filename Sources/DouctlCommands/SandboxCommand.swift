@@ -15,8 +15,13 @@ enum SandboxCommand {
         the config directory to point at itself, client id and secret included, so
         'douctl --profile sandbox auth login' works at once. State lives in memory
         unless --data names a directory (written atomically, reloaded on start).
-        Seeded users: \(Sandbox.seededUsers.joined(separator: ", ")) (you log in as ahbei).
-        Ctrl-C or SIGTERM stops it cleanly.
+        Seeded Douban users: \(Sandbox.seededUsers.joined(separator: ", ")) (you log in as ahbei).
+        \(codingAccountsLine)
+        For 'auth login --password' on the coding-sandbox profile, the captcha and
+        two-factor codes appear on the sandbox's stderr, one line each as they are
+        issued ("coding captcha for session …: CODE", "coding 2fa code for twofa: CODE");
+        douctl saves the captcha picture in its config directory and removes it after
+        the login. Ctrl-C or SIGTERM stops it cleanly.
 
         \(Sandbox.faultHelp)
         """,
@@ -58,12 +63,19 @@ enum SandboxCommand {
         invocation.stdout.line(sandbox.baseURL)
         invocation.stdout.flush()
         invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles 'sandbox' and 'coding-sandbox' point here. Ctrl-C stops it.")
+        invocation.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
 
         while !Interrupt.requested { interruptibleSleep(0.1) }
         invocation.note("Stopping the sandbox.")
         sandbox.stop()
         Interrupt.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
+    }
+
+    /// The seeded Coding logins, for the start-up lines and --help.
+    static var codingAccountsLine: String {
+        let accounts = Sandbox.codingSeededUsers.map { $0 == "twofa" ? "twofa (two-factor)" : $0 }
+        return "Coding accounts: \(accounts.joined(separator: ", ")), password \(Sandbox.codingPassword)."
     }
 
     static func start(_ configuration: SandboxConfiguration) throws(DouctlError) -> Sandbox {

@@ -25,8 +25,8 @@ enum ShuoCommands {
                 OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline"),
                 .flag("public", help: "everyone's public statuses (Coding)"),
                 OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)"),
-                OptionSpec("since-id", value: ValueSpec("ID"), help: "only statuses newer than ID"),
-                OptionSpec("until-id", value: ValueSpec("ID"), help: "only statuses up to and including ID"),
+                OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID"),
+                OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID"),
                 .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON)"),
             ],
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
@@ -48,7 +48,7 @@ enum ShuoCommands {
         abstract: "post a 广播: text, a picture, or a recommended link",
         discussion: """
         TEXT of - reads the text from stdin. --image sends a multipart request with the
-        picture in the field image; Douban takes JPEG, GIF or PNG up to 3 MB, checked
+        picture in the field image; Douban takes JPEG, GIF or PNG up to 3 MiB, checked
         before anything is sent. Douban ignores --rec-* when a picture is sent, so douctl
         then leaves them out and says so.
         """,

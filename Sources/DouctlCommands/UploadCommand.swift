@@ -13,7 +13,10 @@ enum UploadCommand {
         from disk as it is sent (memory does not grow with file size). Its MIME type
         comes from its first bytes, then its extension. By default files go to the status
         endpoint as pictures (Douban: /shuo/v2/statuses/ field image; Coding:
-        /api/tweet/insert_image field tweetImg), checked first as status pictures.
+        /api/tweet/insert_image field tweetImg), checked first as status pictures:
+        on Douban that posts every file as a PUBLIC 广播. On a terminal, posting more
+        than one file that way asks for confirmation first (--yes skips the question);
+        use --to for any other endpoint.
         Results are printed as one JSON line per file, in the order given:
           {"file": "a.jpg", "ok": true, "reply": {...}}
           {"file": "b.jpg", "ok": false, "error": "...", "exit": 3}
@@ -28,6 +31,7 @@ enum UploadCommand {
             OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once"),
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "show progress on stderr: auto (on a terminal), always, never"),
+            .flag("yes", short: "y", help: "post several files publicly without asking"),
         ],
         arguments: [ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)],
         examples: [
@@ -46,6 +50,8 @@ enum UploadCommand {
             extraFields.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
         }
         let service = try invocation.service()
+        try invocation.api().requireLogin()
+        if parsed.value("to") == nil { try confirmPublicPosts(invocation, count: files.count) }
         let defaults = service.defaultUpload
         let target = UploadTarget(
             path: parsed.value("to") ?? defaults.path,
@@ -62,7 +68,8 @@ enum UploadCommand {
 
         let statuses = LockedValue<[ExitStatus]>([])
         let completed = LockedValue<[String]>([])
-        let errorFormatJSON = parsed.value("error-format") == ErrorFormat.json.rawValue
+        let errorFormatJSON = invocation.wantsJSONErrors
+        let useColor = invocation.useColor
         let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: try invocation.clientFactory())
         let names = files
         batch.run(progress: { index, sent, total in
@@ -82,16 +89,7 @@ enum UploadCommand {
                 statuses.withLock { $0.append(status) }
                 display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  failed: \(error.message)")
                 if display == nil && status != .interrupted {
-                    if errorFormatJSON {
-                        var report = ErrorReport.json(error)
-                        if case .object(var object) = report {
-                            object["item"] = .string(result.file)
-                            report = .object(object)
-                        }
-                        try? FileIO.writeAll(stderrFD, report.text(.compact) + "\n")
-                    } else {
-                        try? FileIO.writeAll(stderrFD, "douctl: \(result.file): \(error.message)\n")
-                    }
+                    try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: result.file, json: errorFormatJSON, color: useColor) + "\n")
                 }
             }
             var bytes = line.serialized(.compact)
@@ -106,5 +104,20 @@ enum UploadCommand {
             return .interrupted
         }
         return ExitStatus.worst(statuses.value)
+    }
+
+    /// The default target makes each file a public status: on a terminal, several of them
+    /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
+    static func confirmPublicPosts(_ invocation: Invocation, count: Int) throws(DouctlError) {
+        let stdin = invocation.process.standardInput
+        guard count > 1, !invocation.parsed.has("yes"), Terminal.isTerminal(stdin), invocation.stderr.isTerminal else { return }
+        let profile = try invocation.profileName
+        invocation.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
+        invocation.stderr.flush()
+        let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
+        if Interrupt.requested { throw .interrupted }
+        guard answer == "y" || answer == "yes" else {
+            throw .usage("cancelled; nothing was posted (answer y, or pass --yes)")
+        }
     }
 }

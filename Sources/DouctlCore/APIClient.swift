@@ -10,6 +10,10 @@ public final class APIClient {
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
+    /// Whether a request that carries the token may go out without one. Typed commands
+    /// refuse before sending (exit 4, "not logged in"); `douctl api` sends anonymously, like
+    /// curl, so public endpoints work without a login.
+    public var allowsAnonymous = false
     /// The token the last exchange carried: it decides an auth error's hint, and is
     /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
     private var lastSentToken: String?
@@ -40,17 +44,26 @@ public final class APIClient {
                 if lastSentToken != nil, let tokens {
                     apiError.hint = tokens.rejectionHint
                 } else {
-                    apiError.hint = "not logged in; run: douctl auth login" + (profile.name == "douban" ? "" : " --profile \(profile.name)")
+                    apiError.hint = "not logged in; run: \(DouctlError.loginCommand(profile.name))"
                 }
             }
             throw .api(apiError)
         }
     }
 
+    /// Throws "not logged in" unless the profile has a token, a cookie session, or the
+    /// client may send anonymously; commands that send many requests call it first, so
+    /// the user reads the error once.
+    public func requireLogin() throws(DouctlError) {
+        guard !allowsAnonymous, session == nil else { return }
+        if try tokens?.currentToken() == nil { throw .notLoggedIn(profile.name) }
+    }
+
     /// Sends with authentication and the one refresh-and-replay, returning the raw reply
     /// whatever its status (`api --include` prints heads of error replies too).
     public func exchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)? = nil) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
+        if request.sendsToken, token == nil { try requireLogin() }
         lastSentToken = token
         let response = try perform(request, token: token, progress: progress)
         guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style) else {

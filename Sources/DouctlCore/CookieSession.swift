@@ -81,8 +81,16 @@ public struct CookieJar: Sendable {
         }
     }
 
-    /// Replaces the jar's contents (under the lock); an empty jar deletes the file.
-    public func save(_ cookies: [Cookie]) throws(DouctlError) {
+    /// Who logged in to this session (saved by the password login), so `auth status` can
+    /// name the session's owner. Nil for a jar written before douctl kept it.
+    public func owner() throws(DouctlError) -> Identity? {
+        guard let user = try directory.readJSONFile(path)?["user"], case .object = user else { return nil }
+        return Identity(id: user["id"]?.scalarText, name: user["name"]?.scalarText, displayName: user["display_name"]?.scalarText)
+    }
+
+    /// Replaces the jar's contents (under the lock); an empty jar deletes the file. The
+    /// owner is kept unless a new one is given (a login).
+    public func save(_ cookies: [Cookie], owner newOwner: Identity? = nil) throws(DouctlError) {
         try directory.ensureExists()
         let lock: FileLock
         do { lock = try FileLock(path: lockPath) } catch { throw .localInput("cannot lock \(lockPath) (\(error))") }
@@ -96,7 +104,16 @@ public struct CookieJar: Sendable {
             if let expires = cookie.expires { object["expires"] = .string(Timestamp.rfc3339(expires)) }
             return .object(object)
         }
-        try directory.writeJSONFile(.object(JSONObject([("cookies", .array(items))])), to: path)
+        var file = JSONObject([("cookies", .array(items))])
+        let previousOwner = newOwner == nil ? try self.owner() : nil
+        if let owner = newOwner ?? previousOwner {
+            var user = JSONObject()
+            user["id"] = owner.id.map(JSON.string) ?? .null
+            user["name"] = owner.name.map(JSON.string) ?? .null
+            user["display_name"] = owner.displayName.map(JSON.string) ?? .null
+            file["user"] = .object(user)
+        }
+        try directory.writeJSONFile(.object(file), to: path)
     }
 }
 
@@ -114,9 +131,12 @@ public final class CookieSession: SessionHooks {
         self.now = now
     }
 
-    /// The session of a coding-style profile that logged in with a password, or nil.
+    /// The session of a coding-style profile that logged in with a password, or nil. A
+    /// profile has one identity: when it also holds a token (a jar from before logins
+    /// replaced each other), the token is used and the session is not sent.
     public static func hooks(for profile: ResolvedProfile, store: CredentialStore) -> SessionHooks? {
         guard profile.style == .coding else { return nil }
+        if let stored = try? store.load(profile.name), stored != nil { return nil }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
         guard jar.exists, let cookies = try? jar.load(), !cookies.isEmpty else { return nil }
         return CookieSession(cookies: cookies, jar: jar)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlJSON
 import DouctlSystem
 
@@ -121,5 +126,33 @@ public struct CredentialStore: Sendable {
         }
         let root: JSON = .object(JSONObject([("profiles", .object(profiles))]))
         try directory.writeJSONFile(root, to: path)
+    }
+}
+
+extension CredentialStore {
+    /// Renames a corrupt credentials file to `credentials.json.corrupt-<time>` (under the
+    /// lock) so the user can start over without losing what was in it; returns the new path.
+    public func moveAside(now: Double = Timestamp.now()) throws(DouctlError) -> String {
+        let lock: FileLock
+        do { lock = try FileLock(path: directory.credentialsLockPath) } catch {
+            throw .localInput("cannot lock \(directory.credentialsLockPath) (\(error))")
+        }
+        defer { lock.unlock() }
+        let stamp = Timestamp.rfc3339(now).filter { $0.isNumber }
+        let target = "\(path).corrupt-\(stamp)"
+        guard rename(path, target) == 0 else {
+            throw .localInput("cannot move \(path) aside (\(SystemError("rename").reason))")
+        }
+        return target
+    }
+
+    /// Loads the profile's credential, explaining what to do when the file is corrupt
+    /// (before a login runs a whole flow only to fail at the end).
+    public func loadForLogin(_ profile: String) throws(DouctlError) -> Credential? {
+        do {
+            return try load(profile)
+        } catch .badConfig(let path, let detail) {
+            throw .localInput("\(path) is corrupt (\(detail)); move it aside, then log in again: mv '\(path)' '\(path).bad' (other profiles stored in it must log in again too)")
+        }
     }
 }

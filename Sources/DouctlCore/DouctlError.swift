@@ -18,14 +18,26 @@ public enum DouctlError: Error, Equatable, Sendable {
     /// The request got no usable reply. Exit 7 (130 when interrupted).
     case transport(TransportError)
     /// The reply was not what the API promises (not JSON, truncated). Exit 8.
-    case badReply(String)
+    case badReply(String, httpStatus: Int? = nil)
     /// Ctrl-C. Exit 130.
     case interrupted
+
+    /// The one error every command gives when a profile has no login: it names the
+    /// profile and the exact command that fixes it.
+    public static func notLoggedIn(_ profile: String) -> DouctlError {
+        .authentication("not logged in to \(profile); run: \(loginCommand(profile))")
+    }
+
+    /// The command that logs in to `profile` (always with `--profile`, so it can be pasted
+    /// whatever the default profile is).
+    public static func loginCommand(_ profile: String) -> String {
+        "douctl auth login --profile \(profile)"
+    }
 
     /// The one-line text after "douctl: ".
     public var message: String {
         switch self {
-        case .usage(let text), .unsupported(let text), .localInput(let text), .authentication(let text), .badReply(let text):
+        case .usage(let text), .unsupported(let text), .localInput(let text), .authentication(let text), .badReply(let text, _):
             return text
         case .badConfig(let path, let detail):
             return "bad configuration file \(path) (\(detail))"

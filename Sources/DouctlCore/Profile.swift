@@ -1,3 +1,4 @@
+import DouctlSystem
 /// A profile's own settings, in the order they were written.
 public struct ProfileSettings: Sendable, Equatable {
     public private(set) var entries: [(key: ProfileKey, value: ProfileValue)]
@@ -107,9 +108,9 @@ extension ConfigFile {
     public func resolve(_ name: String, overrides: ProfileOverrides = .init()) throws(DouctlError) -> ResolvedProfile {
         let settings = profile(named: name)
         if settings == nil, Preset.named(name) == nil {
-            let known = profiles.map(\.name) + Preset.all.map(\.name)
+            let known = knownProfileNames
             var message = "no profile named '\(name)' (known: \(known.joined(separator: ", ")))"
-            if let guess = closestName(to: name, in: known) { message += "; did you mean '\(guess)'?" }
+            if let guess = Suggestions.closest(to: name, in: known) { message += "; did you mean '\(guess)'?" }
             throw .usage(message)
         }
         var merged: [ProfileKey: ProfileValue] = [:]
@@ -152,7 +153,10 @@ extension ConfigFile {
             isConfigured: settings != nil)
     }
 
-    private func closestName(to name: String, in names: [String]) -> String? {
-        names.first { $0.lowercased() == name.lowercased() || $0.hasPrefix(name) || name.hasPrefix($0) }
+    /// Every name `--profile` accepts, once each: the configured profiles, then the presets
+    /// not configured under their own name.
+    public var knownProfileNames: [String] {
+        let configured = profiles.map(\.name)
+        return configured + Preset.all.map(\.name).filter { !configured.contains($0) }
     }
 }

@@ -25,14 +25,14 @@ public struct APIReply: Sendable, Equatable {
     public func requireJSON() throws(DouctlError) -> JSON {
         if isUnparsedJSONArray {
             do { return try JSONParser.parse(body) } catch {
-                throw .badReply("the reply is not valid JSON (HTTP \(head.status): \(error.description))")
+                throw .badReply("the reply is not valid JSON (HTTP \(head.status): \(error.description))", httpStatus: head.status)
             }
         }
         guard let payload else {
             if body.isEmpty {
-                throw .badReply("the reply was empty (HTTP \(head.status)) where JSON was due")
+                throw .badReply("the reply was empty (HTTP \(head.status)) where JSON was due", httpStatus: head.status)
             }
-            throw .badReply("the reply is not JSON (HTTP \(head.status), \(head.mediaType ?? "no content type"))")
+            throw .badReply("the reply is not JSON (HTTP \(head.status), \(head.mediaType ?? "no content type"))", httpStatus: head.status)
         }
         return payload
     }
@@ -75,10 +75,10 @@ public enum ReplyDecoder {
             let mediaType = head.mediaType ?? "no content type"
             if (200..<300).contains(status) {
                 if mediaType.contains("json") {
-                    throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))")
+                    throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
                 }
                 if mediaType.contains("html") {
-                    throw .badReply("the reply is HTML, not JSON (HTTP \(status), \(mediaType))")
+                    throw .badReply("the reply is HTML, not JSON (HTTP \(status), \(mediaType))", httpStatus: status)
                 }
                 // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
                 return APIReply(head: head, body: response.body, json: nil, payload: nil)
@@ -228,7 +228,7 @@ public enum ReplyDecoder {
         case 401, 403: return .api(APIError(kind: .authentication, httpStatus: status, message: "HTTP \(status)", request: request))
         case 404: return .api(APIError(kind: .notFound, httpStatus: status, message: "HTTP 404", request: request))
         case 429: return .api(APIError(kind: .rateLimited, httpStatus: status, message: "HTTP 429", request: request))
-        default: return .badReply("\(what) (HTTP \(status), \(request)) where JSON was due")
+        default: return .badReply("\(what) (HTTP \(status), \(request)) where JSON was due", httpStatus: status)
         }
     }
 }

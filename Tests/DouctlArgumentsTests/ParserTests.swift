@@ -1,3 +1,4 @@
+import DouctlSystem
 import DouctlArguments
 import Testing
 

@@ -88,16 +88,16 @@ struct ReplyDecoderTests {
     @Test func nonJSONBodies() throws {
         #expect(try decode(200, "", type: "application/json").payload == nil)
         #expect(try decode(204, "  \n").payload == nil)
-        #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 200, text/html)")) {
+        #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 200, text/html)", httpStatus: 200)) {
             try decode(200, "<html></html>", type: "text/html; charset=utf-8")
         }
-        #expect(throws: DouctlError.badReply("an empty reply (HTTP 502, GET /x) where JSON was due")) {
+        #expect(throws: DouctlError.badReply("an empty reply (HTTP 502, GET /x) where JSON was due", httpStatus: 502)) {
             try decode(502, "")
         }
         let image = try decode(200, "GIF89a", type: "image/gif")
         #expect(image.payload == nil)
         #expect(image.body == Array("GIF89a".utf8))
-        #expect(throws: DouctlError.badReply("the reply was empty (HTTP 200) where JSON was due")) {
+        #expect(throws: DouctlError.badReply("the reply was empty (HTTP 200) where JSON was due", httpStatus: 200)) {
             try decode(200, "").requireJSON()
         }
     }

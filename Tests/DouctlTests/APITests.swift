@@ -115,7 +115,7 @@ struct APITests {
         let picture: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + (0..<100_000).map { UInt8($0 % 251) }
         let path = try TemporaryDirectory.file(named: "我的 \"pic\".bin", bytes: picture)
         let server = try TestServer(json: "{}")
-        let result = try douctl.run("api", "/shuo/v2/statuses/", "-F", "text=hi", "-F", "image=@\(path)", "--api-base", server.baseURL)
+        let result = try douctl.run("api", "/shuo/v2/statuses/", "-F", "text=hi", "--attach", "image=\(path)", "--api-base", server.baseURL)
         #expect(result.status == 0, "\(result)")
         let request = try #require(server.received.first)
         #expect(request.method == "POST")
@@ -134,7 +134,7 @@ struct APITests {
 
     @Test func fileFieldFromStdin() throws {
         let server = try TestServer(json: "{}")
-        let result = try douctl.run(["api", "/upload", "-F", "file=@-", "--api-base", server.baseURL], input: Array("GIF89a-data".utf8))
+        let result = try douctl.run(["api", "/upload", "--attach", "file=-", "--api-base", server.baseURL], input: Array("GIF89a-data".utf8))
         #expect(result.status == 0, "\(result)")
         let request = try #require(server.received.first)
         let parts = try #require(multipartParts(request.body, contentType: request.header("Content-Type")))
@@ -143,12 +143,43 @@ struct APITests {
         #expect(parts.first?.body == Array("GIF89a-data".utf8))
     }
 
-    @Test func missingFileIsALocalInputError() throws {
+    @Test(arguments: [["--attach", "image=/nonexistent/pic.jpg"], ["--attach", "image=@/nonexistent/pic.jpg"], ["-F", "text=@/nonexistent/pic.jpg"]])
+    func missingFileIsALocalInputError(field: [String]) throws {
         let server = try TestServer(json: "{}")
-        let result = try douctl.run("api", "/x", "-F", "image=@/nonexistent/pic.jpg", "--api-base", server.baseURL)
+        let result = try douctl.run(["api", "/x"] + field + ["--api-base", server.baseURL])
         #expect(result.status == 3)
         #expect(result.errorLine == "douctl: cannot read /nonexistent/pic.jpg: No such file or directory")
         #expect(server.received.isEmpty)
+    }
+
+    /// gh's rule: -F KEY=@FILE reads the field's value from the file (a form field, not a part).
+    @Test func typedFieldFromAFileIsItsText() throws {
+        let path = try TemporaryDirectory.file(named: "t.txt", bytes: Array("第一行\nline & two\n".utf8))
+        let server = try TestServer(json: "{}")
+        let result = try douctl.run("api", "/shuo/v2/statuses/", "-F", "text=@\(path)", "-f", "a=1", "--api-base", server.baseURL)
+        #expect(result.status == 0, "\(result)")
+        let request = try #require(server.received.first)
+        #expect(request.header("Content-Type") == "application/x-www-form-urlencoded; charset=UTF-8")
+        #expect(request.bodyText == "a=1&text=%E7%AC%AC%E4%B8%80%E8%A1%8C%0Aline+%26+two%0A")
+        let stdin = try douctl.run(["api", "/x", "-F", "text=@-", "--api-base", server.baseURL], input: Array("来自管道".utf8))
+        #expect(stdin.status == 0, "\(stdin)")
+        #expect(server.received.last?.bodyText == "text=%E6%9D%A5%E8%87%AA%E7%AE%A1%E9%81%93")
+        let binary = try TemporaryDirectory.file(named: "b.bin", bytes: [0xFF, 0xD8, 0xFF, 0x00])
+        let refused = try douctl.run("api", "/x", "-F", "image=@\(binary)", "--api-base", server.baseURL)
+        #expect(refused.status == 3)
+        #expect(refused.errorLine == "douctl: \(binary) is not UTF-8 text, so it cannot be the value of -F image; send the file itself with --attach image=\(binary)")
+        #expect(server.received.count == 2)
+    }
+
+    /// --input's Content-Type follows a documented rule, never a guess from the contents.
+    @Test(arguments: [("body.txt", [String](), "application/octet-stream"), ("data.json", [], "application/json"),
+                      ("page.html", [], "application/octet-stream"), ("body.txt", ["-H", "Content-Type: text/plain"], "text/plain")])
+    func inputContentTypeRule(name: String, headers: [String], expected: String) throws {
+        let path = try TemporaryDirectory.file(named: name, bytes: Array("hello".utf8))
+        let server = try TestServer(json: "{}")
+        let result = try douctl.run(["api", "/blob", "--input", path, "--api-base", server.baseURL] + headers)
+        #expect(result.status == 0, "\(result)")
+        #expect(server.received.first?.headers.values("Content-Type") == [expected])
     }
 
     @Test func headersArePassedAndBadOnesRejected() throws {
@@ -243,8 +274,8 @@ struct APITests {
     }
 
     @Test(arguments: [
-        (401, "", Int32(4), "douctl: authentication failed (HTTP 401, GET /x); not logged in; run: douctl auth login"),
-        (403, "<html>no</html>", 4, "douctl: authentication failed (HTTP 403, GET /x); not logged in; run: douctl auth login"),
+        (401, "", Int32(4), "douctl: authentication failed (HTTP 401, GET /x); not logged in; run: douctl auth login --profile douban"),
+        (403, "<html>no</html>", 4, "douctl: authentication failed (HTTP 403, GET /x); not logged in; run: douctl auth login --profile douban"),
         (404, "<html>nope</html>", 5, "douctl: not found (HTTP 404, GET /x)"),
         (500, #"{"msg":"unknow_v2_error","code":999}"#, 1, "douctl: the API answered HTTP 500 (unknow_v2_error, code 999, GET /x)"),
         (500, "<html>oops</html>", 8, "douctl: a text/html reply (HTTP 500, GET /x) where JSON was due"),

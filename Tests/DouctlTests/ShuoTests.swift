@@ -68,7 +68,7 @@ struct ShuoTests {
         ("missing", "cannot read MISSING: No such file or directory"),
         ("directory", "cannot upload DIRECTORY: not a regular file"),
         ("text", "TEXT is not a JPEG, GIF or PNG picture (Douban accepts only those)"),
-        ("big", "BIG is 3.0 MB; Douban accepts pictures up to 3 MB"),
+        ("big", "BIG is 3.0 MiB (3145729 bytes); Douban accepts pictures up to 3.0 MiB (3145728 bytes)"),
     ])
     func picturesAreCheckedBeforeSending(kind: String, message: String) throws {
         let fixture = try loggedIn()

@@ -60,10 +60,12 @@ public struct CodingPasswordLogin {
             }
             fields = loginFields.filter { $0.0 != "j_captcha" }
         }
-        try jar.save(session.cookies)
-        let identity = Identity(id: user?["id"]?.scalarText, name: user?["global_key"]?.scalarText, displayName: user?["name"]?.scalarText)
-        if identity.name != nil { return identity }
-        return try Identity.fetch(with: APIClient(profile: profile, http: http, tokens: nil, session: CookieSession(cookies: session.cookies, jar: jar)))
+        var identity = Identity(id: user?["id"]?.scalarText, name: user?["global_key"]?.scalarText, displayName: user?["name"]?.scalarText)
+        if identity.name == nil {
+            identity = try Identity.fetch(with: APIClient(profile: profile, http: http, tokens: nil, session: session))
+        }
+        try jar.save(session.cookies, owner: identity)
+        return identity
     }
 
     /// The password as Coding's clients send it: lowercase hex SHA-1 of its UTF-8 bytes.
@@ -85,22 +87,26 @@ public struct CodingPasswordLogin {
     private func solveCaptcha(_ client: APIClient) throws(DouctlError) -> String {
         let reply = try client.send(APIRequest(path: "/api/getCaptcha", sendsToken: false))
         let path = try saveCaptcha(reply.body)
+        defer { unlink(path) }
         console.say("A captcha is needed: open \(path)")
         return try ask("and type the characters it shows:", secret: false)
     }
 
     private func saveCaptcha(_ bytes: [UInt8]) throws(DouctlError) -> String {
-        var template = Array("\(console.temporaryDirectory)/douctl-captcha-XXXXXX".utf8CString)
+        var template = Array("\(console.captchaDirectory)/douctl-captcha-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemp(base)
         }
-        guard fd >= 0 else { throw .localInput("cannot save the captcha in \(console.temporaryDirectory)") }
+        guard fd >= 0 else { throw .localInput("cannot save the captcha in \(console.captchaDirectory)") }
         defer { close(fd) }
         let base = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         do { try FileIO.writeAll(fd, bytes) } catch { throw .localInput("cannot save the captcha (\(error))") }
         let path = base + ".png"
-        rename(base, path)
+        guard rename(base, path) == 0 else {
+            unlink(base)
+            throw .localInput("cannot save the captcha as \(path)")
+        }
         return path
     }
 

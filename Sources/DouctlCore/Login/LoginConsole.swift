@@ -7,21 +7,22 @@ public struct LoginConsole {
     public var readLine: () -> String?
     /// Reads a line without echoing it (passwords), when input is a terminal.
     public var readSecret: () -> String?
-    /// Where to save pictures the person must look at (captchas).
-    public var temporaryDirectory: String
+    /// Where to save pictures the person must look at (captchas): the config directory,
+    /// private to the user; each is removed once answered.
+    public var captchaDirectory: String
     /// Opens a URL in a browser; nil when douctl must only print URLs (--no-browser).
     public var openBrowser: ((String) -> Bool)?
     public var now: () -> Double
     public var sleep: (Double) -> Void
     public var isCancelled: () -> Bool
-    /// How long to wait for the person to approve (auth login --timeout; default 5 minutes).
+    /// How long to wait for the person to approve (auth login --wait; default 5 minutes).
     public var approvalTimeout: Double
 
     public init(
         say: @escaping (String) -> Void,
         readLine: @escaping () -> String?,
         readSecret: (() -> String?)? = nil,
-        temporaryDirectory: String = "/tmp",
+        captchaDirectory: String = "/tmp",
         openBrowser: ((String) -> Bool)?,
         now: @escaping () -> Double = Timestamp.now,
         sleep: @escaping (Double) -> Void,
@@ -31,7 +32,7 @@ public struct LoginConsole {
         self.say = say
         self.readLine = readLine
         self.readSecret = readSecret ?? readLine
-        self.temporaryDirectory = temporaryDirectory
+        self.captchaDirectory = captchaDirectory
         self.openBrowser = openBrowser
         self.now = now
         self.sleep = sleep

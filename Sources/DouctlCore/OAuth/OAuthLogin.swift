@@ -29,14 +29,22 @@ public final class OAuthLogin {
 
         let redirectURI = redirect.uri(port: listener.port)
         let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
-        console.say("Open this URL in a browser to log in:\n  \(url)")
-        if let open = console.openBrowser, !open(url) {
-            console.say("Could not start a browser; open the URL yourself.")
-        }
+        showAndOpen(url)
         console.say("Waiting for the browser to return to \(redirectURI) …")
 
         let code = try waitForCallback(listener)
         return try grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier))
+    }
+
+    /// Prints the URL first (so it is there whatever the browser does), worded for what
+    /// happens next: a browser douctl opens, or one the person opens.
+    private func showAndOpen(_ url: String) {
+        guard let open = console.openBrowser else {
+            console.say("Open this URL in a browser to log in:\n  \(url)")
+            return
+        }
+        console.say("Opening a browser to log in; if none appears, open this URL:\n  \(url)")
+        if !open(url) { console.say("Could not start a browser; open the URL above yourself.") }
     }
 
     private func waitForCallback(_ listener: CallbackListener) throws(DouctlError) -> String {
@@ -59,7 +67,7 @@ public final class OAuthLogin {
             }
             if console.isCancelled() { throw .interrupted }
             if console.now() >= deadline {
-                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for the browser (auth login --timeout sets the wait)")
+                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for the browser (auth login --wait sets how long)")
             }
             console.sleep(0.05)
         }
@@ -74,8 +82,7 @@ public final class OAuthLogin {
         let pkce = PKCE()
         let state = Self.randomState()
         let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
-        console.say("Open this URL in a browser to log in:\n  \(url)")
-        if let open = console.openBrowser { _ = open(url) }
+        showAndOpen(url)
         console.say("After approving, paste the address the browser was sent to (or just the code):")
         guard let line = console.readLine()?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
             if console.isCancelled() { throw .interrupted }
@@ -110,7 +117,7 @@ public final class OAuthLogin {
             throw .usage("profile '\(profile.name)' has no device_authorization_url (Douban has no device flow); use --web or --paste")
         }
         _ = try require(profile.clientID, "client_id")
-        let (status, reply) = try endpoint.postForm(deviceURL, [("scope", profile.scopes.joined(separator: ","))])
+        let (status, reply) = try requestDeviceCode(deviceURL)
         guard (200..<300).contains(status), let reply,
               let deviceCode = reply["device_code"]?.stringValue,
               let userCode = reply["user_code"]?.stringValue,
@@ -126,7 +133,9 @@ public final class OAuthLogin {
 
         console.say("To log in, open \(verificationURI) and enter the code: \(userCode)")
         if let complete { console.say("(or open \(complete), which carries the code)") }
-        if let open = console.openBrowser { _ = open(complete ?? verificationURI) }
+        if let open = console.openBrowser {
+            console.say(open(complete ?? verificationURI) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
+        }
         console.say("Waiting for approval …")
 
         let started = console.now()
@@ -139,7 +148,7 @@ public final class OAuthLogin {
                 throw .authentication("the device code expired before it was approved; run douctl auth login again")
             }
             if now >= deadline {
-                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for approval (auth login --timeout sets the wait)")
+                throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for approval (auth login --wait sets how long)")
             }
             let answer: TokenEndpoint.Answer
             do {
@@ -148,10 +157,17 @@ public final class OAuthLogin {
                 interval = min(max(interval, 1) * 2, 60) // RFC 8628 §3.5: back off on timeouts
                 console.say("The token endpoint did not answer (\(error.message)); trying again in \(Int(interval))s.")
                 continue
+            } catch .badReply(_, let status?) where Self.isTransient(status: status) {
+                interval = min(max(interval, 1) * 2, 60)
+                console.say("The token endpoint answered HTTP \(status); trying again in \(Int(interval))s.")
+                continue
             }
             switch answer {
             case .granted(let grant):
                 return grant
+            case .refused(let error) where Self.isTransient(status: error.status):
+                interval = min(max(interval, 1) * 2, 60)
+                console.say("The token endpoint answered HTTP \(error.status) (\(error.summary)); trying again in \(Int(interval))s.")
             case .refused(let error):
                 switch error.error {
                 case "authorization_pending":
@@ -171,9 +187,36 @@ public final class OAuthLogin {
 
     private static func isTransient(_ error: TransportError) -> Bool {
         switch error {
-        case .timedOut, .connectionLost: return true
+        case .timedOut, .connectionLost, .cannotConnect: return true
         default: return false
         }
+    }
+
+    /// Statuses that say "not now" rather than "no": a proxy or an overloaded server.
+    static func isTransient(status: Int) -> Bool {
+        status == 429 || status == 500 || status == 502 || status == 503 || status == 504
+    }
+
+    /// The device authorization POST (RFC 8628 §3.1), tried again on transient failures:
+    /// nothing has been granted yet, so a repeat is harmless. Up to five tries, backing off
+    /// 1, 2, 4, 8 s, within the login's wait.
+    private func requestDeviceCode(_ url: String) throws(DouctlError) -> (status: Int, json: JSON?) {
+        let fields = [("scope", profile.scopes.joined(separator: ","))]
+        let deadline = console.now() + console.approvalTimeout
+        var delay = 1.0
+        for attempt in 1...5 {
+            let last = attempt == 5 || console.now() + delay >= deadline
+            do {
+                let answer = try endpoint.postForm(url, fields)
+                guard Self.isTransient(status: answer.status), !last else { return answer }
+                console.say("The device endpoint answered HTTP \(answer.status); trying again in \(Int(delay))s.")
+            } catch .transport(let error) where Self.isTransient(error) && !last {
+                console.say("The device endpoint did not answer (\(error.message)); trying again in \(Int(delay))s.")
+            }
+            try pause(delay)
+            delay *= 2
+        }
+        return try endpoint.postForm(url, fields)
     }
 
     private func pause(_ seconds: Double) throws(DouctlError) {

@@ -18,11 +18,7 @@ public final class StoredTokens: AccessTokenSource {
         self.now = now
     }
 
-    public var rejectionHint: String { "run: \(loginCommand)" }
-
-    var loginCommand: String {
-        profile.name == "douban" ? "douctl auth login" : "douctl auth login --profile \(profile.name)"
-    }
+    public var rejectionHint: String { "run: \(DouctlError.loginCommand(profile.name))" }
 
     public func currentToken() throws(DouctlError) -> String? {
         guard let credential = try store.load(profile.name) else { return nil }
@@ -40,7 +36,7 @@ public final class StoredTokens: AccessTokenSource {
     /// the server kept the current token (Douban's 124: it refreshes only expired tokens).
     public func forceRefresh() throws(DouctlError) -> (credential: Credential, renewed: Bool) {
         guard let credential = try store.load(profile.name) else {
-            throw .authentication("not logged in; \(rejectionHint)")
+            throw .notLoggedIn(profile.name)
         }
         _ = try refresh(rejected: credential.accessToken, becauseExpired: true, force: true)
         let current = try store.load(profile.name) ?? credential

@@ -133,7 +133,7 @@ public struct TokenEndpoint {
         }
         let (status, json) = try postForm(url, fields)
         guard let json else {
-            throw .badReply("the token endpoint answered HTTP \(status) without JSON (\(url))")
+            throw .badReply("the token endpoint answered HTTP \(status) without JSON (\(url))", httpStatus: status)
         }
         // Coding wraps even token replies: {"code":0,"data":{...}}.
         let body = (json["code"] != nil && json["data"]?.objectValue != nil) ? (json["data"] ?? json) : json

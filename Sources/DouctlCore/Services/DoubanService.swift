@@ -111,21 +111,23 @@ public struct DoubanService: SocialService {
 
     public var defaultUpload: (path: String, field: String) { ("/shuo/v2/statuses/", "image") }
 
-    /// What Douban accepts as a status picture (§5.1): JPEG, GIF or PNG, under 3 MB.
+    /// What Douban accepts as a status picture: JPEG, GIF or PNG, at most 3 MiB.
     public func checkPicture(_ path: String) throws(DouctlError) {
         let status = try MultipartForm.checkReadableFile(path)
         guard let type = MediaType.sniff(MediaType.readPrefix(path)), ["image/jpeg", "image/gif", "image/png"].contains(type) else {
             throw .localInput("\(path) is not a JPEG, GIF or PNG picture (Douban accepts only those)")
         }
         if status.size > Self.maximumPictureBytes {
-            throw .localInput("\(path) is \(Self.describeSize(status.size)); Douban accepts pictures up to 3 MB")
+            throw .localInput("\(path) is \(Self.describeSize(status.size)); Douban accepts pictures up to \(Self.describeSize(Self.maximumPictureBytes))")
         }
     }
 
     public static let maximumPictureBytes: Int64 = 3 * 1024 * 1024
 
+    /// "3.0 MiB (3145729 bytes)": binary units labelled as such, and the exact count, so a
+    /// file just over the limit does not read as equal to it.
     static func describeSize(_ bytes: Int64) -> String {
-        let mebibytes = Double(bytes) / 1_048_576
-        return "\(Int(mebibytes * 10) / 10).\(Int(mebibytes * 10) % 10) MB"
+        let tenths = bytes / 104_858 // 1 MiB / 10, rounded
+        return "\(tenths / 10).\(tenths % 10) MiB (\(bytes) bytes)"
     }
 }

@@ -27,7 +27,7 @@ public protocol SocialService {
 
     /// Where `douctl upload` sends files unless told otherwise.
     var defaultUpload: (path: String, field: String) { get }
-    /// Checks a picture before it is posted (Douban: JPEG/GIF/PNG, ≤ 3 MB).
+    /// Checks a picture before it is posted (Douban: JPEG/GIF/PNG, ≤ 3 MiB).
     func checkPicture(_ path: String) throws(DouctlError)
 }
 
