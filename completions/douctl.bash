@@ -24,8 +24,8 @@ __douctl_commands() {
 # the global ones (accepted before or after any command word).
 __douctl_options() {
     case $1 in
-        'auth login') __douctl_words=(--web --device --paste --with-token --password --scopes --no-browser --timeout) ;;
-        'auth status') __douctl_words=(--show-token) ;;
+        'auth login') __douctl_words=(--web --device --paste --with-token --password --scopes --no-browser --wait) ;;
+        'auth status') __douctl_words=(--show-token --check --no-check) ;;
         'user search') __douctl_words=(--start --count --all) ;;
         'user following') __douctl_words=(--start --count --all) ;;
         'user followers') __douctl_words=(--start --count --all) ;;
@@ -34,8 +34,8 @@ __douctl_options() {
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all) ;;
         'shuo comments') __douctl_words=(--start --count --all) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
-        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field -H --header --input --paginate -i --include --raw) ;;
+        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --paginate -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
         'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement) ;;
@@ -54,7 +54,7 @@ __douctl_option_value() {
         'auth login')
             case $2 in
                 --scopes) __douctl_action=none; return 0 ;;
-                --timeout) __douctl_action=none; return 0 ;;
+                --wait) __douctl_action=none; return 0 ;;
             esac ;;
         'user search')
             case $2 in
@@ -108,6 +108,7 @@ __douctl_option_value() {
                 -X|--method) __douctl_action=none; return 0 ;;
                 -f|--raw-field) __douctl_action=none; return 0 ;;
                 -F|--field) __douctl_action=file; return 0 ;;
+                --attach) __douctl_action=file; return 0 ;;
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
             esac ;;

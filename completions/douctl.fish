@@ -29,7 +29,7 @@ end
 function __douctl_takes_value
     switch $argv[1]
         case 'auth login'
-            contains -- $argv[2] --scopes --timeout; and return 0
+            contains -- $argv[2] --scopes --wait; and return 0
         case 'user search'
             contains -- $argv[2] --start --count; and return 0
         case 'user following'
@@ -47,7 +47,7 @@ function __douctl_takes_value
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
         case 'api'
-            contains -- $argv[2] -X --method -f --raw-field -F --field -H --header --input; and return 0
+            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input; and return 0
         case 'profile add'
             contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement; and return 0
         case 'sandbox'
@@ -127,7 +127,7 @@ complete -c douctl -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)
 complete -c douctl -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
 complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
 complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
-complete -c douctl -n 'not __douctl_path_is auth login' -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
+complete -c douctl -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
 complete -c douctl -l no-retry -d 'do not retry failed idempotent requests'
 complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
@@ -163,10 +163,12 @@ complete -c douctl -n '__douctl_path_is auth login' -l with-token -d 'read an ac
 complete -c douctl -n '__douctl_path_is auth login' -l password -d 'Coding: account and password (cookie session)'
 complete -c douctl -n '__douctl_path_is auth login' -l scopes -r -f -d 'scopes to request instead of the profile\'s'
 complete -c douctl -n '__douctl_path_is auth login' -l no-browser -d 'print URLs instead of opening a browser'
-complete -c douctl -n '__douctl_path_is auth login' -l timeout -r -f -d 'how long to wait for approval'
+complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long to wait for approval (browser, pasted code or device)'
 
 # douctl auth status
 complete -c douctl -n '__douctl_path_is auth status' -l show-token -d 'include the whole access token'
+complete -c douctl -n '__douctl_path_is auth status' -l check -d 'ask the server whether the login works (default on a terminal)'
+complete -c douctl -n '__douctl_path_is auth status' -l no-check -d 'only read what is stored; send nothing'
 
 # douctl user
 complete -c douctl -n '__douctl_wants_command user' -a 'me' -d 'the logged-in user'
@@ -236,12 +238,14 @@ complete -c douctl -n '__douctl_path_is upload' -l field -r -f -d 'the multipart
 complete -c douctl -n '__douctl_path_is upload' -s f -l raw-field -r -f -d 'add a form field to every request'
 complete -c douctl -n '__douctl_path_is upload' -l parallel -r -f -d 'upload N files at once'
 complete -c douctl -n '__douctl_path_is upload' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
+complete -c douctl -n '__douctl_path_is upload' -s y -l yes -d 'post several files publicly without asking'
 complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
 
 # douctl api
 complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'
 complete -c douctl -n '__douctl_path_is api' -s f -l raw-field -r -f -d 'add a string field'
-complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed field; KEY=@FILE adds a file part, KEY=@- reads stdin'
+complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin'
+complete -c douctl -n '__douctl_path_is api' -l attach -r -F -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
 complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header'
 complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (or - for stdin) as the request body, streamed'
 complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page and print each item as a JSON line'
@@ -267,7 +271,7 @@ complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset styl
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
 
 # douctl profile
-complete -c douctl -n '__douctl_wants_command profile' -a 'list' -d 'list profiles as JSON lines (name, preset, api_base, default, logged_in)'
+complete -c douctl -n '__douctl_wants_command profile' -a 'list' -d 'list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)'
 complete -c douctl -n '__douctl_wants_command profile' -a 'show' -d 'print a resolved profile as JSON (secrets masked)'
 complete -c douctl -n '__douctl_wants_command profile' -a 'add' -d 'create or update a profile'
 complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a profile and its stored login'

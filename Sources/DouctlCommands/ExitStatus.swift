@@ -94,8 +94,8 @@ enum ErrorReport {
 
     /// The one line an error prints on stderr: `douctl: what (detail)`, or with
     /// `--error-format json` the object above. `item` names the file or id of a command
-    /// that reports several (upload, shuo delete); a message that names it already is not
-    /// prefixed again.
+    /// that reports several (upload, shuo delete); a file error that names its file
+    /// already ("cannot read a.png: …") is not prefixed with it again.
     static func line(_ error: DouctlError, item: String? = nil, json: Bool, color: Bool) -> String {
         if json {
             var report = self.json(error)
@@ -107,7 +107,10 @@ enum ErrorReport {
         }
         let prefix = color ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
         let message = error.message
-        if let item, !message.contains(item) { return "\(prefix) \(item): \(message)" }
+        if let item {
+            if case .localInput = error, message.contains(item) { return "\(prefix) \(message)" }
+            return "\(prefix) \(item): \(message)"
+        }
         return "\(prefix) \(message)"
     }
 }

@@ -50,14 +50,19 @@ enum UploadCommand {
             extraFields.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
         }
         let service = try invocation.service()
-        try invocation.api().requireLogin()
-        if parsed.value("to") == nil { try confirmPublicPosts(invocation, count: files.count) }
+        // The default target posts statuses and needs a login; --to any endpoint is
+        // curl-like, as `api` is: sent anonymously when there is no login.
+        let toStatuses = parsed.value("to") == nil
+        if toStatuses {
+            try invocation.api().requireLogin()
+            try confirmPublicPosts(invocation, count: files.count)
+        }
         let defaults = service.defaultUpload
         let target = UploadTarget(
             path: parsed.value("to") ?? defaults.path,
             field: parsed.value("field") ?? defaults.field,
             fields: extraFields,
-            checksPicture: parsed.value("to") == nil)
+            checksPicture: toStatuses)
 
         let progressMode = parsed.value("progress") ?? "auto"
         let showsProgress = progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal)
@@ -70,7 +75,9 @@ enum UploadCommand {
         let completed = LockedValue<[String]>([])
         let errorFormatJSON = invocation.wantsJSONErrors
         let useColor = invocation.useColor
-        let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: try invocation.clientFactory())
+        var factory = try invocation.clientFactory()
+        factory.allowsAnonymous = !toStatuses
+        let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: factory)
         let names = files
         batch.run(progress: { index, sent, total in
             if sent == 0 { display?.started(index, name: names[index]) }

@@ -8,6 +8,8 @@ public struct ClientFactory: Sendable {
     public var store: CredentialStore
     /// `DOUCTL_TOKEN`, when set.
     public var fixedToken: String?
+    /// See `APIClient.allowsAnonymous`.
+    public var allowsAnonymous = false
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
         self.profile = profile
@@ -23,6 +25,8 @@ public struct ClientFactory: Sendable {
 
     public func make() -> APIClient {
         let client = HTTPClient(http)
-        return APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
+        let api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
+        api.allowsAnonymous = allowsAnonymous
+        return api
     }
 }

@@ -75,9 +75,9 @@ struct AuthTests {
     @Test func webLoginTimesOut() throws {
         let browser = try FakeBrowser()
         let fixture = try SandboxFixture(environment: ["BROWSER": browser.command("none")])
-        let result = try fixture.douctl.run("auth", "login", "--web", "--timeout", "1")
+        let result = try fixture.douctl.run("auth", "login", "--web", "--wait", "1")
         #expect(result.status == 4, "\(result)")
-        #expect(result.errorLine.hasSuffix("douctl: gave up after 1s waiting for the browser (auth login --timeout sets the wait)"))
+        #expect(result.errorLine.hasSuffix("douctl: gave up after 1s waiting for the browser (auth login --wait sets how long)"))
     }
 
     @Test func noBrowserOnlyPrintsTheURL() throws {

@@ -222,7 +222,12 @@ struct CodingTests {
 
     @Test func notLoggedInAndEnvelopeErrors() throws {
         let fixture = try fixture()
-        let result = try fixture.douctl.run("user", "me", "--error-format", "json")
+        // Typed commands stop before sending; `api` shows the server's own envelope error.
+        let local = try fixture.douctl.run("user", "me", "--error-format", "json")
+        #expect(local.status == 4)
+        #expect(try JSONParser.parse(local.errorLine)["error"]?.stringValue == "not logged in to coding-sandbox; run: douctl auth login --profile coding-sandbox")
+        #expect(fixture.sandbox.requests.isEmpty)
+        let result = try fixture.douctl.run("api", "/api/account/current_user", "--error-format", "json")
         #expect(result.status == 4)
         let error = try JSONParser.parse(result.errorLine)
         #expect(error["code"]?.stringValue == "1000")

@@ -69,7 +69,7 @@ struct RobustnessTests {
 
     @Test func timelineWalkStopsAtTheSmallestId() throws {
         let server = try TestServer(json: #"[{"id":"-9223372036854775808","text":"x"}]"#)
-        let result = try Douctl().run("shuo", "timeline", "--all", "--count", "1", "--api-base", server.baseURL)
+        let result = try Douctl(environment: ["DOUCTL_TOKEN": "t"]).run("shuo", "timeline", "--all", "--count", "1", "--api-base", server.baseURL)
         #expect(result.status == 0, "\(result)")
         #expect(server.received.count == 1)
     }

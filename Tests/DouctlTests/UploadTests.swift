@@ -81,7 +81,7 @@ struct UploadTests {
         #expect(lines[1]["error"]?.stringValue == "cannot read /nonexistent.png: No such file or directory")
         #expect(lines[1]["exit"]?.intValue == 3)
         #expect(fixture.sandbox.requests.filter { $0.path == "/shuo/v2/statuses/" }.count == 2)
-        #expect(result.stderr.contains("douctl: /nonexistent.png: cannot read"))
+        #expect(result.stderr.contains("douctl: cannot read /nonexistent.png: No such file or directory\n"), "the file is named once")
     }
 
     @Test func serverErrorsTakeTheWorstExitCode() throws {
@@ -165,15 +165,22 @@ final class Gauge: @unchecked Sendable {
 
 /// Runs a shell command under `script`, which gives it a pseudo-terminal; returns what the
 /// terminal showed.
-func runUnderScript(_ command: String, environment: [String: String]) throws -> String {
+func runUnderScript(_ command: String, environment: [String: String], input: String? = nil) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     process.arguments = ["-qec", command, "/dev/null"]
     process.environment = environment
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardInput = FileHandle.nullDevice
+    let stdin = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
+    if let input {
+        // Typed once the prompt is up; the pipe stays open until the command ends.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) {
+            try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        }
+    }
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)

@@ -127,7 +127,7 @@ public struct DoubanService: SocialService {
     /// "3.0 MiB (3145729 bytes)": binary units labelled as such, and the exact count, so a
     /// file just over the limit does not read as equal to it.
     static func describeSize(_ bytes: Int64) -> String {
-        let tenths = bytes / 104_858 // 1 MiB / 10, rounded
+        let tenths = (bytes * 10 + 524_288) / 1_048_576 // tenths of a MiB, rounded
         return "\(tenths / 10).\(tenths % 10) MiB (\(bytes) bytes)"
     }
 }
