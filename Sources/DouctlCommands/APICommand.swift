@@ -28,12 +28,18 @@ enum APICommand {
         --attach KEY=FILE sends FILE itself as a file part (its name and MIME type, from
         its first bytes, go with it; KEY=- reads standard input) and makes the body
         multipart/form-data, with the other fields as text parts.
+        --json sends the fields as one JSON object (Content-Type: application/json): -F
+        values keep their types, a[b]=1 nests ({"a":{"b":1}}), a[]=1 builds arrays, and
+        -F 'KEY:=JSON' takes any JSON value as it is. The profile key body_format (form
+        or json) sets the default; the CODING OpenAPI takes JSON.
         --input sends a file (or - for stdin) as the body, streamed. Its Content-Type is
-        what -H says; else application/json for a .json file, else
-        application/octet-stream (douctl does not guess from the contents).
+        what -H says; else application/json for a .json file or for standard input that
+        starts with { or [, else application/octet-stream.
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
-        bytes exactly as received. On an API error the reply is still printed on stdout,
-        and the error line goes to stderr with its exit code.
+        bytes exactly as received. On an API error nothing goes to stdout unless asked:
+        the error reply's body goes to stdout on a terminal and to stderr in a pipe
+        (--error-body stdout|stderr|none chooses), then the error line with its exit
+        code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.
         --paginate follows start/count (Douban), page/pageSize (Coding) or last_id pages
         and prints every item as one line of JSON (NDJSON).
         """,
@@ -46,7 +52,9 @@ enum APICommand {
                        help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
             OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
             OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
+            .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
+            PagingOptions.slurp,
             .flag("include", short: "i", help: "print the status line and headers before the body"),
             .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
         ],
@@ -62,29 +70,29 @@ enum APICommand {
 
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
-        let request = try buildRequest(parsed, standardInput: invocation.process.standardInput)
+        var request = try buildRequest(parsed, standardInput: invocation.process.standardInput, bodyFormat: try invocation.profile().bodyFormat)
         let client = try invocation.api()
         client.allowsAnonymous = true
+        request.path = try client.expandingPlaceholders(request.path)
+        invocation.showsErrorBodies = true
 
         if parsed.has("paginate") {
-            try Paginator(client: client).walk(request) { item throws(DouctlError) in
-                invocation.printJSONLine(item)
-            }
+            try invocation.walk(request, client: client)
             return .success
         }
+        try invocation.refuseSlurpWithoutWalk()
 
         let response = try client.exchange(request)
-        if parsed.has("include") { printHead(response.head, to: invocation.stdout) }
         let reply: APIReply
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
         } catch {
-            // Like gh api: a JSON error reply still goes to stdout for scripts to inspect.
-            if invocation.parsed.has("raw") || (try? JSONParser.parse(response.body)) != nil {
-                printBody(of: response, payload: nil, invocation: invocation)
-            }
+            // The error body (printed with the error) goes where --error-body says; so does
+            // the head --include asked for.
+            if parsed.has("include"), let stream = invocation.errorBodyStream { printHead(response.head, to: stream) }
             throw error
         }
+        if parsed.has("include") { printHead(response.head, to: invocation.stdout) }
         if reply.isUnparsedJSONArray && !parsed.has("raw") {
             try printReformatted(response.body, status: response.status, invocation: invocation)
         } else {
@@ -134,20 +142,20 @@ enum APICommand {
 
     // MARK: - request building
 
-    static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> APIRequest {
+    static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
         guard let path = parsed.argument("PATH") else { throw .usage("missing argument PATH") }
-        var fields: [(String, String)] = []
+        var fields: [RequestField] = []
         var files: [MultipartForm.Part] = []
         for raw in parsed.values("raw-field") {
             let (key, value) = try split(raw, option: "-f")
-            fields.append((key, value))
+            fields.append(.string(key, value))
         }
         for raw in parsed.values("field") {
             let (key, value) = try split(raw, option: "-F")
             if value.hasPrefix("@") {
-                fields.append((key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
+                fields.append(.string(key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
             } else {
-                fields.append((key, typedText(value)))
+                fields.append(try .typed(key, value))
             }
         }
         for raw in parsed.values("attach") {
@@ -183,18 +191,23 @@ enum APICommand {
         }
         var request = APIRequest(method: method, path: path, headers: headers)
         let bodyless = ["GET", "HEAD", "DELETE", "OPTIONS"].contains(method)
+        let sendsJSON = parsed.has("json") || bodyFormat == .json
+        if parsed.has("json") && !files.isEmpty { throw .usage("--json cannot be combined with --attach (a file part needs multipart/form-data)") }
 
         if let input {
-            request.query = fields
+            request.query = fields.map(\.formPair)
             if !files.isEmpty { throw .usage("--attach cannot be combined with --input") }
             request.body = try inputBody(input, standardInput: standardInput)
         } else if bodyless {
-            if !files.isEmpty { throw .usage("file fields need a method with a body (POST, PUT, PATCH), not \(method)") }
-            request.query = fields
+            if !files.isEmpty { throw .usage("file parts need a method with a body (POST, PUT, PATCH), not \(method)") }
+            request.query = fields.map(\.formPair)
         } else if !files.isEmpty {
-            request.body = .multipart(MultipartForm(parts: fields.map { .field(name: $0.0, value: $0.1) } + files))
+            request.body = .multipart(MultipartForm(parts: fields.map { .field(name: $0.key, value: $0.formText) } + files))
+        } else if sendsJSON && (!fields.isEmpty || parsed.has("json")) {
+            let object = try RequestField.jsonObject(fields)
+            request.body = .raw(.bytes(object.serialized(.compact)), contentType: "application/json")
         } else if !fields.isEmpty {
-            request.body = .form(fields)
+            request.body = .form(fields.map(\.formPair))
         }
         return request
     }
@@ -207,19 +220,44 @@ enum APICommand {
                 // Redirected from a file: stream it from the current offset with a known length.
                 let path = "/proc/self/fd/\(standardInput)"
                 if lseek(standardInput, 0, SEEK_CUR) == 0, FileIO.fileExists(path) {
-                    return .raw(.segments([.file(path: path, length: Int64(info.st_size))]), contentType: "application/octet-stream")
+                    var head = [UInt8](repeating: 0, count: 512)
+                    let count = head.withUnsafeMutableBytes { pread(standardInput, $0.baseAddress, $0.count, 0) }
+                    let type = looksLikeJSON(Array(head.prefix(max(count, 0)))) ? "application/json" : "application/octet-stream"
+                    return .raw(.segments([.file(path: path, length: Int64(info.st_size))]), contentType: type)
                 }
             }
-            return .raw(.stream(fileDescriptor: standardInput), contentType: "application/octet-stream")
+            let prefix = readUntilSignificantByte(standardInput)
+            return .raw(.stream(fileDescriptor: standardInput, prefix: prefix), contentType: looksLikeJSON(prefix) ? "application/json" : "application/octet-stream")
         }
         let status = try MultipartForm.checkReadableFile(input)
         return .raw(.segments([.file(path: input, length: status.size)]), contentType: inputContentType(path: input))
     }
 
-    /// The documented rule, no sniffing: JSON for a .json file, else opaque bytes; -H
-    /// Content-Type overrides either.
+    /// The documented rule: JSON for a .json file, else opaque bytes; -H Content-Type
+    /// overrides either. (Standard input, which has no name, is JSON when its first
+    /// significant byte opens an object or an array.)
     static func inputContentType(path: String) -> String {
         path.lowercased().hasSuffix(".json") ? "application/json" : "application/octet-stream"
+    }
+
+    static func looksLikeJSON(_ bytes: [UInt8]) -> Bool {
+        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
+    /// Reads from a pipe until its first byte that is not white space (or its end), to be
+    /// sent first: the rest streams after it.
+    private static func readUntilSignificantByte(_ fd: Int32) -> [UInt8] {
+        var prefix: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while prefix.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && currentErrno() == EINTR { continue }
+            guard count > 0 else { break }
+            prefix += chunk.prefix(count)
+            if prefix.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) { break }
+        }
+        return prefix
     }
 
     /// `-F KEY=@FILE`: the file's text as the field's value (gh's rule), kept byte for byte.
@@ -248,8 +286,5 @@ enum APICommand {
         return (String(raw[..<equals]), String(raw[raw.index(after: equals)...]))
     }
 
-    /// -F's typed values, as a form sends them: true/false/numbers as their text, null empty.
-    private static func typedText(_ value: String) -> String {
-        value == "null" ? "" : value
-    }
+
 }

@@ -35,6 +35,19 @@ enum AuthCommands {
             examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), run: token),
         Command(CommandSpec("refresh", abstract: "refresh the access token now"), run: refresh),
         Command(CommandSpec(
+            "export", abstract: "print the profile's stored login as JSON, refresh token included (for CI)",
+            discussion: """
+            Prints {"douctl": "credentials", "profile", "api_base", "credential": {...}} for
+            'douctl auth login --with-credentials' on another machine (like rclone authorize).
+            It holds the refresh token: on a terminal it prints only with --yes-i-know; piped
+            or redirected it prints at once. Douban's refresh tokens are single-use, so after
+            the other machine refreshes, this copy's refresh token is spent: give each
+            machine its own login where you can.
+            """,
+            options: [.flag("yes-i-know", help: "print the secrets on a terminal too")],
+            examples: [Example("douctl auth export > ci-credentials.json", "save it for a CI secret"),
+                       Example("douctl auth login --with-credentials < ci-credentials.json", "on the CI machine")]), run: export),
+        Command(CommandSpec(
             "logout", abstract: "forget the profile's credentials (revoking them where the server supports it)",
             discussion: """
             A corrupt credentials.json is moved aside (to credentials.json.corrupt-TIME, with
@@ -58,6 +71,11 @@ enum AuthCommands {
                         Douban does not).
           --with-token  read an access token from stdin (never from the command line).
           --password    Coding's account + password login with a cookie session.
+          --with-credentials
+                        store the JSON 'douctl auth export' printed on another
+                        machine (refresh token included), read from stdin; nothing
+                        is sent. For CI: douctl auth export | ssh ci 'douctl auth
+                        login --with-credentials', or a CI secret piped in.
         Without a flag: --device when no browser can open here (no $BROWSER, no display)
         and the profile has a device endpoint; --paste when redirect_uri is not a loopback
         address; --web otherwise.
@@ -73,6 +91,7 @@ enum AuthCommands {
             .flag("paste", help: "paste the redirected URL or the code"),
             .flag("with-token", help: "read an access token from stdin").hidingNextArgument(),
             .flag("password", help: "Coding: account and password (cookie session)"),
+            .flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument(),
             OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's"),
             .flag("no-browser", help: "print URLs instead of opening a browser"),
             OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
@@ -112,6 +131,8 @@ enum AuthCommands {
         switch method {
         case .token:
             credential = try loginWithToken(invocation, profile: profile)
+        case .credentials:
+            credential = try importCredentials(invocation, profile: profile)
         case .password, .web, .device, .paste:
             let flow = OAuthLogin(profile: profile, http: invocation.http(), console: console(invocation))
             let grant: TokenGrant
@@ -133,7 +154,7 @@ enum AuthCommands {
     }
 
     static func chooseMethod(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> LoginMethod {
-        let flags: [(String, LoginMethod)] = [("web", .web), ("device", .device), ("paste", .paste), ("with-token", .token), ("password", .password)]
+        let flags: [(String, LoginMethod)] = [("web", .web), ("device", .device), ("paste", .paste), ("with-token", .token), ("password", .password), ("with-credentials", .credentials)]
         let chosen = flags.filter { invocation.parsed.has($0.0) }
         if chosen.count > 1 {
             throw .usage("choose one of --\(chosen.map(\.0).joined(separator: ", --"))")
@@ -169,6 +190,41 @@ enum AuthCommands {
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
         return try identify(Credential(accessToken: line, scopes: profile.scopes), invocation: invocation, profile: profile)
+    }
+
+    /// `--with-credentials`: what `auth export` printed, from stdin. Stored as it is, so a
+    /// single-use refresh token is not spent here; the first call refreshes when due.
+    static func importCredentials(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+        let stdin = invocation.process.standardInput
+        if Terminal.isTerminal(stdin) { invocation.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
+        let bytes: [UInt8]
+        do { bytes = try FileIO.readAll(stdin) } catch { throw .localInput("cannot read standard input (\(error))") }
+        if Interrupt.requested { throw .interrupted }
+        guard let json = try? JSONParser.parse(bytes), json["douctl"]?.stringValue == "credentials",
+              let entry = json["credential"], let credential = Credential(json: entry) else {
+            throw .usage("--with-credentials reads the JSON that 'douctl auth export' prints, on stdin; that is not it")
+        }
+        if let origin = json["api_base"]?.stringValue, origin != profile.apiBase {
+            invocation.warn("these credentials were exported for \(origin); profile '\(profile.name)' uses \(profile.apiBase)")
+        }
+        return credential
+    }
+
+    /// `auth export`: the whole stored login as JSON, for `auth login --with-credentials`
+    /// elsewhere. It carries the refresh token, so a terminal gets it only when asked.
+    static func export(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        if invocation.stdout.isTerminal && !invocation.parsed.has("yes-i-know") {
+            throw .usage("auth export prints the refresh token; redirect it (douctl auth export > credentials-ci.json) or pass --yes-i-know to print it here")
+        }
+        let profile = try invocation.profile()
+        guard let credential = try invocation.credentialStore().load(profile.name) else {
+            throw .notLoggedIn(profile.name)
+        }
+        invocation.printJSON(.object(JSONObject([
+            ("douctl", "credentials"), ("profile", .string(profile.name)), ("api_base", .string(profile.apiBase)),
+            ("credential", credential.json),
+        ])))
+        return .success
     }
 
     /// Adds the token owner's id and name, asking the API (`~me`) with the new token.

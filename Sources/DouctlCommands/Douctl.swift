@@ -64,6 +64,7 @@ public enum Douctl {
 
     /// One line (or one JSON object) on stderr for an error.
     static func report(_ error: DouctlError, invocation: Invocation) {
+        invocation.printErrorBody(of: error)
         invocation.report(error, about: nil)
     }
 

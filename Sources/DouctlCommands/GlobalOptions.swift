@@ -16,6 +16,8 @@ enum GlobalOptions {
         .flag("compact", help: "print JSON on one line (default when stdout is not a terminal)"),
         OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
                    help: "print errors as one text line or as a JSON object"),
+        OptionSpec("error-body", value: ValueSpec("WHERE", kind: .choice(["stdout", "stderr", "none"])),
+                   help: "where an API error reply's body goes (api: stdout on a terminal, else stderr; other commands: none)"),
         .flag("help", short: "h", help: "show help for the command"),
         .flag("version", help: "print douctl's version"),
     ]

@@ -130,16 +130,54 @@ final class Invocation {
 
     func service() throws(DouctlError) -> SocialService { try api().service }
 
+    /// The ID argument, with `{me}` replaced by the logged-in user's id.
+    func idArgument(_ name: String = "ID") throws(DouctlError) -> String {
+        guard let id = parsed.argument(name), !id.isEmpty else { throw .usage("missing argument \(name)") }
+        return try api().expandingPlaceholders(id)
+    }
+
     /// Prints one page of a list as the API sent it, or with `--all` every item as NDJSON.
     func printListing(_ listing: Listing) throws(DouctlError) {
         let listing = listing.paged(start: parsed.integer("start"), count: parsed.integer("count"))
         if parsed.has("all") {
-            try Paginator(client: try api()).walk(listing.request, scheme: listing.scheme) { (item: JSON) throws(DouctlError) in
-                printJSONLine(item)
-            }
+            try walk(listing.request, scheme: listing.scheme)
         } else {
+            try refuseSlurpWithoutWalk()
             printJSON(try api().send(listing.request).requireJSON())
         }
+    }
+
+    /// Walks every page, printing each item as an NDJSON line, or with `--slurp` as one
+    /// JSON array written as the items arrive (memory stays flat). When the walk fails
+    /// part-way, what was printed stays, and a slurped array is closed so it still parses.
+    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil) throws(DouctlError) {
+        let client: APIClient
+        if let given { client = given } else { client = try api() }
+        guard parsed.has("slurp") else {
+            try Paginator(client: client).walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in printJSONLine(item) }
+            return
+        }
+        let pretty = prettyJSON
+        var count = 0
+        stdout.write(Array("[".utf8))
+        defer {
+            stdout.write(Array((count > 0 && pretty ? "\n]\n" : "]\n").utf8))
+            stdout.flush()
+        }
+        try Paginator(client: client).walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
+            var text = count == 0 ? "" : ","
+            if pretty {
+                text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")
+            } else {
+                text += item.text(.compact)
+            }
+            stdout.write(Array(text.utf8))
+            count += 1
+        }
+    }
+
+    func refuseSlurpWithoutWalk() throws(DouctlError) {
+        if parsed.has("slurp") { throw .usage("--slurp goes with --all (or api --paginate)") }
     }
 
     /// An error about one of several items (a file, an id), then the run goes on.
@@ -148,6 +186,46 @@ final class Invocation {
     }
 
     var wantsJSONErrors: Bool { parsed.value("error-format") == ErrorFormat.json.rawValue }
+
+    // MARK: - errors
+
+    /// Whether this command shows an API error reply's body by default (`api` does, like
+    /// gh). Typed commands print only the error line unless `--error-body` asks.
+    var showsErrorBodies = false
+
+    enum ErrorBodyDestination: String { case stdout, stderr, none }
+
+    /// `--error-body`, else (for `api`) stdout on a terminal and stderr in a pipe: an error
+    /// never puts a document on a script's stdout unless asked.
+    var errorBodyDestination: ErrorBodyDestination {
+        if let chosen = parsed.value("error-body").flatMap(ErrorBodyDestination.init(rawValue:)) { return chosen }
+        guard showsErrorBodies else { return .none }
+        return stdout.isTerminal ? .stdout : .stderr
+    }
+
+    /// The stream `--error-body` names, or nil for none.
+    var errorBodyStream: OutputStream? {
+        switch errorBodyDestination {
+        case .stdout: return stdout
+        case .stderr: return stderr
+        case .none: return nil
+        }
+    }
+
+    /// The reply body of an API error where `--error-body` says: as received with --raw,
+    /// else as JSON (pretty on a terminal); a body that is not JSON only with --raw.
+    func printErrorBody(of error: DouctlError) {
+        guard case .api(let apiError) = error, let body = apiError.body, !body.isEmpty, let stream = errorBodyStream else { return }
+        if parsed.has("raw") {
+            stream.write(body)
+            if body.last != 0x0A { stream.write([0x0A]) }
+        } else if let json = try? JSONParser.parse(body) {
+            var bytes = json.serialized(OutputStyle.pretty(parsed, isTerminal: stream.isTerminal) ? .pretty : .compact)
+            bytes.append(0x0A)
+            stream.write(bytes)
+        }
+        stream.flush()
+    }
 
     // MARK: - output
 

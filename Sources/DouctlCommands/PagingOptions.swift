@@ -7,6 +7,10 @@ enum PagingOptions {
             OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items"),
             OptionSpec("count", value: ValueSpec("N", kind: .integer(countRange)), help: "items per page (the API's default when absent)"),
             .flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)"),
+            slurp,
         ]
     }
+
+    /// `--slurp`, with `--all` or `--paginate`: one JSON array of every item instead of NDJSON.
+    static let slurp = OptionSpec.flag("slurp", help: "with --all/--paginate: print one JSON array of all items, streamed")
 }

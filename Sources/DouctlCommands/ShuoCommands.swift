@@ -28,6 +28,7 @@ enum ShuoCommands {
                 OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID"),
                 OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID"),
                 .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON)"),
+                PagingOptions.slurp,
             ],
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
         Command(CommandSpec("comments", abstract: "the comments on a status", options: PagingOptions.specs(countRange: 1...100), arguments: [idArgument]), run: comments),
@@ -113,14 +114,14 @@ enum ShuoCommands {
     static func timeline(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         let query = TimelineQuery(
-            user: parsed.value("user"), count: parsed.integer("count"),
+            user: try parsed.value("user").map { value throws(DouctlError) in try invocation.api().expandingPlaceholders(value) },
+            count: parsed.integer("count"),
             sinceID: parsed.value("since-id"), untilID: parsed.value("until-id"), isPublic: parsed.has("public"))
         let listing = try invocation.service().timeline(query)
         if parsed.has("all") {
-            try Paginator(client: try invocation.api()).walk(listing.request, scheme: listing.scheme) { (item: JSON) throws(DouctlError) in
-                invocation.printJSONLine(item)
-            }
+            try invocation.walk(listing.request, scheme: listing.scheme)
         } else {
+            try invocation.refuseSlurpWithoutWalk()
             invocation.printJSON(try invocation.api().send(listing.request).requireJSON())
         }
         return .success
@@ -165,10 +166,7 @@ enum ShuoCommands {
 
     // MARK: - helpers
 
-    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
-        guard let id = invocation.parsed.argument("ID"), !id.isEmpty else { throw .usage("missing argument ID") }
-        return id
-    }
+    static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
 
     /// All of stdin as text, without the trailing newlines a shell pipe adds.
     static func readStandardInput(_ invocation: Invocation) throws(DouctlError) -> String {

@@ -23,10 +23,7 @@ enum UserCommands {
         Command(CommandSpec("unfollow", abstract: "stop following a user", arguments: [userArgument]), run: unfollow),
     ])
 
-    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
-        guard let id = invocation.parsed.argument("ID"), !id.isEmpty else { throw .usage("missing argument ID") }
-        return id
-    }
+    static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
 
     static func me(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         invocation.printJSON(try invocation.service().me())

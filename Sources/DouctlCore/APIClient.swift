@@ -1,3 +1,4 @@
+import DouctlSystem
 import DouctlHTTP
 import DouctlJSON
 
@@ -49,6 +50,29 @@ public final class APIClient {
             }
             throw .api(apiError)
         }
+    }
+
+    /// The logged-in user's id, for the `{me}` placeholder: what the login stored, else
+    /// asked of the API (`~me`) once per client.
+    public func currentUserID() throws(DouctlError) -> String {
+        if let knownUserID { return knownUserID }
+        var id = try (tokens as? StoredTokens).flatMap { tokens throws(DouctlError) in try tokens.store.load(profile.name)?.userID }
+        if id == nil {
+            try requireLogin()
+            id = try Identity.fetch(with: self).id
+        }
+        guard let id, !id.isEmpty else { throw .badReply("the API did not say who is logged in (no id in the current user)") }
+        knownUserID = id
+        return id
+    }
+
+    private var knownUserID: String?
+
+    /// `text` with `{me}` replaced by the logged-in user's id (gh's `{owner}` idea), so
+    /// scripts need not look it up: `douctl api /v2/user/{me}`, `shuo timeline --user {me}`.
+    public func expandingPlaceholders(_ text: String) throws(DouctlError) -> String {
+        guard text.contains("{me}") else { return text }
+        return text.replacingAll("{me}", with: try currentUserID())
     }
 
     /// Throws "not logged in" unless the profile has a token, a cookie session, or the

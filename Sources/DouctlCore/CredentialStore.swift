@@ -36,7 +36,7 @@ public struct Credential: Sendable, Equatable {
 
     static let knownKeys: Set<String> = ["access_token", "refresh_token", "expires_at", "scopes", "user_id", "user_name"]
 
-    init?(json: JSON) {
+    public init?(json: JSON) {
         guard case .object(let object) = json, let accessToken = object["access_token"]?.stringValue else { return nil }
         self.accessToken = accessToken
         refreshToken = object["refresh_token"]?.stringValue
@@ -47,7 +47,7 @@ public struct Credential: Sendable, Equatable {
         extra = JSONObject(object.filter { !Self.knownKeys.contains($0.key) }.map { ($0.key, $0.value) })
     }
 
-    var json: JSON {
+    public var json: JSON {
         var object = JSONObject()
         object["access_token"] = .string(accessToken)
         if let refreshToken { object["refresh_token"] = .string(refreshToken) }

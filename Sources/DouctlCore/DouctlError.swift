@@ -34,6 +34,24 @@ public enum DouctlError: Error, Equatable, Sendable {
         "douctl auth login --profile \(profile)"
     }
 
+    /// The same error with `note` added to its message (where a walk stopped, say),
+    /// keeping its kind and so its exit code.
+    public func annotated(_ note: String) -> DouctlError {
+        switch self {
+        case .usage(let text): return .usage("\(text) (\(note))")
+        case .unsupported(let text): return .unsupported("\(text) (\(note))")
+        case .localInput(let text): return .localInput("\(text) (\(note))")
+        case .badConfig(let path, let detail): return .badConfig(path: path, detail: "\(detail); \(note)")
+        case .authentication(let text): return .authentication("\(text) (\(note))")
+        case .api(var error):
+            error.hint = error.hint.map { "\($0); \(note)" } ?? note
+            return .api(error)
+        case .transport(let error): return .transport(error.annotated(note))
+        case .badReply(let text, let status): return .badReply("\(text) (\(note))", httpStatus: status)
+        case .interrupted: return .interrupted
+        }
+    }
+
     /// The one-line text after "douctl: ".
     public var message: String {
         switch self {
@@ -72,6 +90,9 @@ public struct APIError: Equatable, Sendable {
     public var request: String?
     /// A hint for the user, e.g. how to pass a captcha.
     public var hint: String?
+    /// The error reply's body as received, for `--error-body` (not part of the error's
+    /// identity: two errors that say the same thing are equal whatever their bytes).
+    public var body: [UInt8]?
 
     public init(kind: Kind, httpStatus: Int, code: String? = nil, message: String, messageKeys: [String] = [], request: String? = nil, hint: String? = nil) {
         self.kind = kind
@@ -81,6 +102,11 @@ public struct APIError: Equatable, Sendable {
         self.messageKeys = messageKeys
         self.request = request
         self.hint = hint
+    }
+
+    public static func == (lhs: APIError, rhs: APIError) -> Bool {
+        lhs.kind == rhs.kind && lhs.httpStatus == rhs.httpStatus && lhs.code == rhs.code && lhs.message == rhs.message
+            && lhs.messageKeys == rhs.messageKeys && lhs.request == rhs.request && lhs.hint == rhs.hint
     }
 
     /// "not found (uri_not_found, code 1001, GET /shuo/v2/statuses/1)".
@@ -99,5 +125,21 @@ public struct APIError: Equatable, Sendable {
         var text = details.isEmpty ? what : "\(what) (\(details.joined(separator: ", ")))"
         if let hint { text += "; \(hint)" }
         return text
+    }
+}
+
+extension TransportError {
+    /// The same failure with `note` added to its detail.
+    func annotated(_ note: String) -> TransportError {
+        switch self {
+        case .libraryUnavailable(let detail): return .libraryUnavailable("\(detail) (\(note))")
+        case .invalidRequest(let detail): return .invalidRequest("\(detail) (\(note))")
+        case .cannotConnect(let detail): return .cannotConnect("\(detail) (\(note))")
+        case .timedOut(let detail): return .timedOut("\(detail) (\(note))")
+        case .connectionLost(let detail): return .connectionLost("\(detail) (\(note))")
+        case .bodyFile(let detail): return .bodyFile("\(detail) (\(note))")
+        case .outputFailed(let detail): return .outputFailed("\(detail) (\(note))")
+        case .interrupted: return .interrupted
+        }
     }
 }

@@ -36,9 +36,16 @@ public struct Paginator {
         if case .cursor(let key, _, let first)? = scheme, let first, !request.query.contains(where: { $0.0 == key }) {
             request.query.append((key, first))
         }
+        var emitted = 0
         while pages < maximumPages {
             pages += 1
-            let payload = try client.send(request).requireJSON()
+            let payload: JSON
+            do {
+                payload = try client.send(request).requireJSON()
+            } catch {
+                // What was printed stays printed; the error says where the walk stopped.
+                throw pages == 1 ? error : error.annotated("page \(pages) failed; the \(emitted) items before it were printed")
+            }
             let page = Self.page(of: payload)
             if scheme == nil { scheme = Self.guessScheme(payload, style: client.profile.style) }
             guard let items = page.items else {
@@ -52,6 +59,7 @@ public struct Paginator {
                     seenIDs.insert(id)
                 }
                 try emit(item)
+                emitted += 1
             }
             if items.isEmpty { return }
             switch scheme ?? .offset() {

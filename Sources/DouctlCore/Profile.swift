@@ -44,6 +44,7 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var redirectURI: String?
     public var tokenAuth: TokenAuth
     public var tokenPlacement: TokenPlacement
+    public var bodyFormat: BodyFormat = .form
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
@@ -63,6 +64,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .redirectURI: return redirectURI.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
+        case .bodyFormat: return .text(bodyFormat.rawValue)
         }
     }
 
@@ -150,6 +152,7 @@ extension ConfigFile {
             redirectURI: text(.redirectURI),
             tokenAuth: text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
             tokenPlacement: text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
+            bodyFormat: text(.bodyFormat).flatMap(BodyFormat.init(rawValue:)) ?? .form,
             isConfigured: settings != nil)
     }
 

@@ -15,6 +15,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case redirectURI = "redirect_uri"
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
+    case bodyFormat = "body_format"
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -29,6 +30,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .style: return APIStyle.allCases.map(\.rawValue)
         case .tokenAuth: return TokenAuth.allCases.map(\.rawValue)
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)
+        case .bodyFormat: return BodyFormat.allCases.map(\.rawValue)
         default: return nil
         }
     }
@@ -48,6 +50,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .redirectURI: return "registered redirect URI; loopback means a local listener, anything else the paste flow"
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
         case .tokenPlacement: return "where the access token goes: header (Bearer) or query (access_token=)"
+        case .bodyFormat: return "how douctl api sends -f/-F fields by default: form or json (like --json)"
         }
     }
 
@@ -97,4 +100,12 @@ public enum TokenPlacement: String, Sendable, CaseIterable {
     case header
     /// `?access_token=TOKEN` (Coding's legacy API).
     case query
+}
+
+/// How `douctl api` encodes its fields in a request body by default (`body_format`).
+public enum BodyFormat: String, CaseIterable, Sendable {
+    /// application/x-www-form-urlencoded, as Douban and Coding's legacy API take.
+    case form
+    /// A JSON object, as the CODING OpenAPI takes (`--json` for one call).
+    case json
 }

@@ -66,7 +66,7 @@ public enum ReplyDecoder {
         let trimmedEmpty = response.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if trimmedEmpty {
             if (200..<300).contains(status) { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
-            throw statusOnlyError(status: status, request: request, what: "an empty reply")
+            throw statusOnlyError(status: status, request: request, what: "an empty reply", body: response.body)
         }
         let json: JSON
         do {
@@ -83,10 +83,11 @@ public enum ReplyDecoder {
                 // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
                 return APIReply(head: head, body: response.body, json: nil, payload: nil)
             }
-            throw statusOnlyError(status: status, request: request, what: "a \(mediaType) reply")
+            throw statusOnlyError(status: status, request: request, what: "a \(mediaType) reply", body: response.body)
         }
 
-        if let error = apiError(in: json, status: status, style: style, request: request) {
+        if var error = apiError(in: json, status: status, style: style, request: request) {
+            error.body = response.body
             throw .api(error)
         }
         return APIReply(head: head, body: response.body, json: json, payload: payload(of: json))
@@ -223,12 +224,15 @@ public enum ReplyDecoder {
         return kind(status: status, code: nil, style: style)
     }
 
-    private static func statusOnlyError(status: Int, request: String, what: String) -> DouctlError {
+    private static func statusOnlyError(status: Int, request: String, what: String, body: [UInt8]) -> DouctlError {
+        var error: APIError
         switch status {
-        case 401, 403: return .api(APIError(kind: .authentication, httpStatus: status, message: "HTTP \(status)", request: request))
-        case 404: return .api(APIError(kind: .notFound, httpStatus: status, message: "HTTP 404", request: request))
-        case 429: return .api(APIError(kind: .rateLimited, httpStatus: status, message: "HTTP 429", request: request))
+        case 401, 403: error = APIError(kind: .authentication, httpStatus: status, message: "HTTP \(status)", request: request)
+        case 404: error = APIError(kind: .notFound, httpStatus: status, message: "HTTP 404", request: request)
+        case 429: error = APIError(kind: .rateLimited, httpStatus: status, message: "HTTP 429", request: request)
         default: return .badReply("\(what) (HTTP \(status), \(request)) where JSON was due", httpStatus: status)
         }
+        error.body = body
+        return .api(error)
     }
 }

@@ -37,7 +37,8 @@ final class BodyReader {
             return 0
         case .bytes(let bytes):
             return copy(bytes, into: buffer)
-        case .stream(let fd):
+        case .stream(let fd, let prefix):
+            if Int(segmentOffset) < prefix.count { return copy(prefix, into: buffer) }
             return readDescriptor(fd, into: buffer, what: "standard input")
         case .segments(let segments):
             while segmentIndex < segments.count {

@@ -49,9 +49,9 @@ public enum RequestBody: Sendable, Equatable {
     case none
     case bytes([UInt8])
     case segments([BodySegment])
-    /// Reads the file descriptor to its end; the length is unknown, so the body is chunked.
-    /// Cannot be replayed.
-    case stream(fileDescriptor: Int32)
+    /// `prefix` (bytes already read from it, e.g. to see whether it is JSON), then the file
+    /// descriptor to its end; the length is unknown, so the body is chunked. Cannot be replayed.
+    case stream(fileDescriptor: Int32, prefix: [UInt8] = [])
 
     /// Bytes the body will have, when known in advance.
     public var length: Int64? {

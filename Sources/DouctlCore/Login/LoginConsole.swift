@@ -53,6 +53,8 @@ public enum LoginMethod: String, Sendable, CaseIterable {
     case token
     /// Coding's cookie login with account and password.
     case password
+    /// The JSON of `douctl auth export` from stdin (moving a login to CI).
+    case credentials
 
     /// The automatic choice (issue #4): device when no browser can open and the profile has a
     /// device endpoint; paste when the registered redirect is not loopback; web otherwise.
