@@ -52,6 +52,8 @@ enum APICommand {
                        help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
             OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
             OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
+            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
+                       help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never"),
             .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
             PagingOptions.slurp,
@@ -82,7 +84,7 @@ enum APICommand {
         }
         try invocation.refuseSlurpWithoutWalk()
 
-        let response = try client.exchange(request)
+        let response = try exchangeShowingProgress(request, client: client, invocation: invocation)
         let reply: APIReply
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
@@ -99,6 +101,46 @@ enum APICommand {
             printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
         }
         return .success
+    }
+
+    /// Sends, drawing upload progress on stderr when the body comes from files (--attach,
+    /// --input) and stderr is a terminal (or --progress always), as `upload` does.
+    private static func exchangeShowingProgress(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> HTTPResponse {
+        let files = uploadedFiles(request.body)
+        let mode = invocation.parsed.value("progress") ?? "auto"
+        guard !files.isEmpty, invocation.dryRun == nil,
+              mode == "always" || (mode == "auto" && invocation.stderr.isTerminal) else {
+            return try client.exchange(request)
+        }
+        let display = ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal)
+        let name = files.joined(separator: ", ")
+        display.started(0, name: name)
+        let started = Timestamp.now()
+        var sent: Int64 = 0
+        defer { display.stop() }
+        let response = try client.exchange(request) { progress in
+            sent = progress.uploaded
+            display.update(0, sent: progress.uploaded, total: progress.uploadTotal)
+        }
+        display.finished(0, summary: "\(ProgressDisplay.fit(name, 24))  sent \(ProgressDisplay.bytes(sent)) in \(Timestamp.duration(Timestamp.now() - started))")
+        return response
+    }
+
+    private static func uploadedFiles(_ body: APIRequest.Body) -> [String] {
+        switch body {
+        case .multipart(let form):
+            return form.parts.compactMap { part in
+                if case .file(_, let path, _, _) = part { return FileIO.baseName(path) }
+                return nil
+            }
+        case .raw(.segments(let segments), _):
+            return segments.compactMap { segment in
+                if case .file(let path, _) = segment { return path.hasPrefix("/proc/self/fd/") ? "stdin" : FileIO.baseName(path) }
+                return nil
+            }
+        default:
+            return []
+        }
     }
 
     /// Validates and reformats JSON bytes without building a tree; nothing is printed when

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlArguments
 import DouctlCore
 import DouctlJSON
@@ -38,19 +43,58 @@ public enum Douctl {
                 stdout.write(HelpRenderer(root: rootSpec).help(parsed.path))
                 return ExitStatus.success.rawValue
             }
+            if let seconds = parsed.number("max-time") { CommandDeadline.start(seconds: seconds) }
+            if parsed.has("dry-run") {
+                return dryRun(run, parsed: parsed, process: process, stdout: stdout, stderr: stderr)
+            }
             let invocation = Invocation(parsed: parsed, process: process, stdout: stdout, stderr: stderr)
             let status: ExitStatus
             do {
                 status = try run(invocation)
             } catch {
                 stdout.flush()
-                report(error, invocation: invocation)
-                return ExitStatus(error).rawValue
+                let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError(parsed) : error
+                report(reported, invocation: invocation)
+                return ExitStatus(reported).rawValue
             }
             stdout.flush()
+            if CommandDeadline.expired && (status == .interrupted || Interrupt.requested) {
+                report(maxTimeError(parsed), invocation: invocation)
+                return ExitStatus.network.rawValue
+            }
             if Interrupt.requested { return ExitStatus.interrupted.rawValue }
             return status.rawValue
         }
+    }
+
+    /// What `--max-time` running out is: a timeout (exit 7), however the command unwound.
+    private static func maxTimeError(_ parsed: ParsedCommand) -> DouctlError {
+        let seconds = parsed.value("max-time") ?? "?"
+        return .transport(.timedOut("the command ran longer than --max-time \(seconds)s"))
+    }
+
+    /// `--dry-run`: the command runs against no network and no token store; each request
+    /// it would send goes to stdout as a curl command line, and the command's own output
+    /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
+    private static func dryRun(_ run: (Invocation) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
+        guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
+            stderr.line("douctl: --dry-run works with the commands that call the API (api, user, shuo, upload, download)")
+            return ExitStatus.usage.rawValue
+        }
+        let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { if discard >= 0 { close(discard) } }
+        let invocation = Invocation(parsed: parsed, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr)
+        let out = stdout.fileDescriptor
+        invocation.dryRun = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
+        do {
+            _ = try run(invocation)
+        } catch .badReply {
+            stderr.line("douctl: dry run: the next request depends on the reply to the one above; stopping there")
+        } catch {
+            report(error, invocation: invocation)
+            return ExitStatus(error).rawValue
+        }
+        return ExitStatus.success.rawValue
     }
 
     static var rootEpilogue: String {

@@ -19,6 +19,8 @@ final class Invocation {
     private var cachedHTTP: HTTPClient?
     private var cachedTokens: AccessTokenSource??
     private var cachedAPI: APIClient?
+    /// Set for `--dry-run`: requests are printed, not sent (see `Douctl.dryRun`).
+    var dryRun: DryRunPrinter?
 
     init(parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
         self.parsed = parsed
@@ -94,9 +96,40 @@ final class Invocation {
         let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
         return HTTPClientConfiguration(
             timeout: timeout,
-            retry: parsed.has("no-retry") ? .never : .standard,
+            retry: retryPolicy,
             userAgent: "douctl/\(Douctl.version)",
             verboseLog: log)
+    }
+
+    /// `--retry N` (default 2 retries, 3 tries), `--no-retry` (0), `--retry-max-time`.
+    var retryPolicy: RetryPolicy {
+        var policy = RetryPolicy.standard
+        policy.maxAttempts = parsed.has("no-retry") ? 1 : (parsed.integer("retry") ?? 2) + 1
+        policy.maxElapsed = parsed.number("retry-max-time")
+        return policy
+    }
+
+    /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
+    var rateLimitWait: RateLimitWait? {
+        guard parsed.has("wait-on-rate-limit") else { return nil }
+        let fd = stderr.fileDescriptor
+        let isTerminal = stderr.isTerminal
+        let budget = parsed.number("retry-max-time")
+        return RateLimitWait(maximum: budget ?? 3 * 3600) { seconds, reason in
+            let total = Int(seconds.rounded(.up))
+            if isTerminal {
+                for left in stride(from: total, to: 0, by: -1) {
+                    _ = try? FileIO.writeAll(fd, "\r\u{1B}[2Kdouctl: rate limited (\(reason)); going on in \(left)s")
+                    interruptibleSleep(min(1, seconds - Double(total - left)))
+                    if Interrupt.requested { break }
+                }
+                _ = try? FileIO.writeAll(fd, "\r\u{1B}[2K")
+            } else {
+                _ = try? FileIO.writeAll(fd, "douctl: rate limited (\(reason)); waiting \(total)s\n")
+                interruptibleSleep(seconds)
+            }
+            return !Interrupt.requested
+        }
     }
 
     func http() -> HTTPClient {
@@ -109,7 +142,10 @@ final class Invocation {
     /// What worker threads use to build their own API clients.
     func clientFactory() throws(DouctlError) -> ClientFactory {
         let token = environment["DOUCTL_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        return ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
+        var factory = ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
+        factory.dryRun = dryRun
+        factory.rateLimitWait = rateLimitWait
+        return factory
     }
 
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
@@ -123,7 +159,13 @@ final class Invocation {
     func api() throws(DouctlError) -> APIClient {
         if let cachedAPI { return cachedAPI }
         let factory = try clientFactory()
+        if dryRun != nil {
+            let client = factory.make()
+            cachedAPI = client
+            return client
+        }
         let client = APIClient(profile: factory.profile, http: http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
+        client.rateLimitWait = rateLimitWait
         cachedAPI = client
         return client
     }

@@ -117,7 +117,7 @@ enum UploadCommand {
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
     static func confirmPublicPosts(_ invocation: Invocation, count: Int) throws(DouctlError) {
         let stdin = invocation.process.standardInput
-        guard count > 1, !invocation.parsed.has("yes"), Terminal.isTerminal(stdin), invocation.stderr.isTerminal else { return }
+        guard count > 1, !invocation.parsed.has("yes"), invocation.dryRun == nil, Terminal.isTerminal(stdin), invocation.stderr.isTerminal else { return }
         let profile = try invocation.profileName
         invocation.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
         invocation.stderr.flush()

@@ -11,6 +11,13 @@ public final class APIClient {
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
+    /// `--dry-run`: each request is handed here as it would go out (the token replaced by
+    /// `$DOUCTL_TOKEN`, multipart bodies as their parts) instead of being sent, and answered
+    /// with an empty success; neither the network nor the token store is touched.
+    public var dryRun: DryRunPrinter?
+    /// `--wait-on-rate-limit`: a rate-limited reply (429, or Douban's 111/112) is waited out
+    /// and the request sent again, POSTs too (a rate-limited request was not processed).
+    public var rateLimitWait: RateLimitWait?
     /// Whether a request that carries the token may go out without one. Typed commands
     /// refuse before sending (exit 4, "not logged in"); `douctl api` sends anonymously, like
     /// curl, so public endpoints work without a login.
@@ -56,6 +63,7 @@ public final class APIClient {
     /// asked of the API (`~me`) once per client.
     public func currentUserID() throws(DouctlError) -> String {
         if let knownUserID { return knownUserID }
+        if dryRun != nil { return "{me}" }
         var id = try (tokens as? StoredTokens).flatMap { tokens throws(DouctlError) in try tokens.store.load(profile.name)?.userID }
         if id == nil {
             try requireLogin()
@@ -79,13 +87,24 @@ public final class APIClient {
     /// client may send anonymously; commands that send many requests call it first, so
     /// the user reads the error once.
     public func requireLogin() throws(DouctlError) {
-        guard !allowsAnonymous, session == nil else { return }
+        guard !allowsAnonymous, session == nil, dryRun == nil else { return }
         if try tokens?.currentToken() == nil { throw .notLoggedIn(profile.name) }
     }
 
     /// Sends with authentication and the one refresh-and-replay, returning the raw reply
     /// whatever its status (`api --include` prints heads of error replies too).
     public func exchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)? = nil) throws(DouctlError) -> HTTPResponse {
+        if let dryRun {
+            var http = try httpRequest(request, token: request.sendsToken ? DryRunPrinter.tokenPlaceholder : nil)
+            // In a query the placeholder was percent-encoded; the shell must see the variable.
+            http.url = http.url.replacingAll("%24DOUCTL_TOKEN", with: DryRunPrinter.tokenPlaceholder)
+            var multipart: [CurlCommand.MultipartArgument]?
+            if case .multipart(let form) = request.body { multipart = form.curlArguments }
+            dryRun.print(http, multipart)
+            // An empty list for reads (a walk stops after its first page), an empty object otherwise.
+            let body = request.method.uppercased() == "GET" ? "[]" : "{}"
+            return HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "application/json")]), body: Array(body.utf8))
+        }
         let token = request.sendsToken ? try tokens?.currentToken() : nil
         if request.sendsToken, token == nil { try requireLogin() }
         lastSentToken = token
@@ -140,18 +159,26 @@ public final class APIClient {
 
     private func perform(_ request: APIRequest, token: String?, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
         let httpRequest = try httpRequest(request, token: token)
-        let response: HTTPResponse
-        do {
-            response = try http.fetch(httpRequest, progress: progress)
-        } catch .interrupted {
-            throw .interrupted
-        } catch .bodyFile(let detail) {
-            throw .localInput(detail)
-        } catch {
-            throw .transport(error)
+        var waited = 0.0
+        while true {
+            let response: HTTPResponse
+            do {
+                response = try http.fetch(httpRequest, progress: progress)
+            } catch .interrupted {
+                throw .interrupted
+            } catch .bodyFile(let detail) {
+                throw .localInput(detail)
+            } catch {
+                throw .transport(error)
+            }
+            if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
+            guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
+                  request.body.isReplayable else { return response }
+            let (seconds, reason) = RateLimitWait.delay(for: response)
+            guard waited + seconds <= rateLimitWait.maximum else { return response }
+            waited += seconds
+            if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
         }
-        if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
-        return response
     }
 
     private func headersLack(_ headers: [HTTPHeader], _ name: String) -> Bool {
@@ -165,4 +192,43 @@ public protocol SessionHooks: AnyObject {
     func prepare(_ request: inout HTTPRequest)
     /// Learns from a reply (Set-Cookie).
     func received(_ response: HTTPResponse, for request: HTTPRequest) throws(DouctlError)
+}
+
+/// Where `--dry-run` writes each request, as a curl command line.
+public struct DryRunPrinter: Sendable {
+    /// What the token becomes in printed commands: the shell fills it in from the variable.
+    public static let tokenPlaceholder = "$DOUCTL_TOKEN"
+    public let userAgent: String
+    public let write: @Sendable (String) -> Void
+
+    public init(userAgent: String, write: @escaping @Sendable (String) -> Void) {
+        self.userAgent = userAgent
+        self.write = write
+    }
+
+    func print(_ request: HTTPRequest, _ multipart: [CurlCommand.MultipartArgument]?) {
+        write(CurlCommand.render(request, userAgent: userAgent, multipart: multipart, placeholders: [Self.tokenPlaceholder]))
+    }
+}
+
+/// How `--wait-on-rate-limit` waits: `wait(seconds, reason)` sleeps (showing a countdown
+/// where it can) and returns false when interrupted; waits stop adding up at `maximum`.
+public struct RateLimitWait: Sendable {
+    public let maximum: Double
+    public let wait: @Sendable (Double, String) -> Bool
+
+    public init(maximum: Double, wait: @escaping @Sendable (Double, String) -> Bool) {
+        self.maximum = maximum
+        self.wait = wait
+    }
+
+    /// `Retry-After` when the server sends it; else a minute (Douban's X-Ratelimit headers
+    /// tell the hourly quota, not when it resets).
+    static func delay(for response: HTTPResponse) -> (Double, String) {
+        if let value = response.head.header("Retry-After"),
+           let seconds = RetryPolicy.parseRetryAfter(value, now: currentUnixTime()), seconds.isFinite {
+            return (min(max(seconds, 1), 86400), "Retry-After: \(value)")
+        }
+        return (60, "HTTP \(response.status), no Retry-After")
+    }
 }

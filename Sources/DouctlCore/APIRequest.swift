@@ -17,6 +17,12 @@ public struct APIRequest: Sendable, Equatable {
         case multipart(MultipartForm)
         case raw(RequestBody, contentType: String?)
 
+        /// False for a body read from a pipe: once sent, it cannot be sent again.
+        public var isReplayable: Bool {
+            if case .raw(let body, _) = self { return body.isReplayable }
+            return true
+        }
+
         public static func == (lhs: Body, rhs: Body) -> Bool {
             switch (lhs, rhs) {
             case (.none, .none): return true

@@ -10,6 +10,10 @@ public struct ClientFactory: Sendable {
     public var fixedToken: String?
     /// See `APIClient.allowsAnonymous`.
     public var allowsAnonymous = false
+    /// See `APIClient.dryRun`: no tokens, no session, nothing sent.
+    public var dryRun: DryRunPrinter?
+    /// See `APIClient.rateLimitWait`.
+    public var rateLimitWait: RateLimitWait?
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
         self.profile = profile
@@ -25,8 +29,14 @@ public struct ClientFactory: Sendable {
 
     public func make() -> APIClient {
         let client = HTTPClient(http)
+        if let dryRun {
+            let api = APIClient(profile: profile, http: client, tokens: nil)
+            api.dryRun = dryRun
+            return api
+        }
         let api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
         api.allowsAnonymous = allowsAnonymous
+        api.rateLimitWait = rateLimitWait
         return api
     }
 }

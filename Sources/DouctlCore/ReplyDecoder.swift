@@ -105,6 +105,14 @@ public enum ReplyDecoder {
         }
     }
 
+    /// True when the reply says "too many requests": HTTP 429, or Douban's 111/112 codes.
+    public static func meansRateLimited(_ response: HTTPResponse, style: APIStyle) -> Bool {
+        if response.head.status == 429 { return true }
+        guard response.head.status >= 400, let json = try? JSONParser.parse(response.body), case .object(let object) = json,
+              let code = firstScalar(in: object, keys: codeKeys) else { return false }
+        return kind(status: response.head.status, code: code, style: style) == .rateLimited
+    }
+
     // MARK: - helpers
 
     private static func firstSignificantByte(_ bytes: [UInt8]) -> UInt8? {

@@ -12,6 +12,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public var baseDelay: Double
     public var maxDelay: Double
     public var retryableStatuses: Set<Int>
+    /// `--retry-max-time`: no retry starts later than this many seconds after the first try.
+    public var maxElapsed: Double?
 
     public init(maxAttempts: Int = 3, baseDelay: Double = 0.5, maxDelay: Double = 30, retryableStatuses: Set<Int> = [429, 502, 503, 504]) {
         self.maxAttempts = maxAttempts
@@ -32,6 +34,13 @@ public struct RetryPolicy: Sendable, Equatable {
         let exponential = baseDelay * Double(1 << min(max(attempt - 1, 0), 10))
         let jitter = Double.random(in: 0.5...1.5)
         return min(exponential * jitter, maxDelay)
+    }
+
+    /// Whether a retry after `delay` more seconds still fits `maxElapsed`, `elapsed` seconds
+    /// after the first try began.
+    public func allowsRetry(elapsed: Double, delay: Double) -> Bool {
+        guard let maxElapsed else { return true }
+        return elapsed + delay <= maxElapsed
     }
 
     /// `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3).

@@ -44,3 +44,24 @@ public enum Interrupt {
     /// Marks an interrupt as requested (tests, and code that wants to stop everything).
     public static func request() { flag.store(1, ordering: .relaxed) }
 }
+
+/// `--max-time`: a budget for the whole command. When it runs out, the command stops the
+/// way Ctrl-C stops it (transfers abort, waits end, temporary files are removed), and
+/// `expired` tells the top level to report a timeout (exit 7) instead of an interrupt.
+public enum CommandDeadline {
+    private static let flag = Atomic<Int>(0)
+
+    public static var expired: Bool { flag.load(ordering: .relaxed) != 0 }
+
+    /// Starts the clock; a detached thread requests the stop when `seconds` have passed.
+    public static func start(seconds: Double) {
+        let microseconds = UInt32(min(max(seconds, 0), 4000) * 1_000_000)
+        let whole = seconds > 4000 ? seconds - 4000 : 0
+        _ = try? JoinableThread(stackSize: 64 << 10) {
+            if whole > 0 { sleep(UInt32(min(whole, Double(UInt32.max)))) }
+            usleep(microseconds)
+            flag.store(1, ordering: .relaxed)
+            Interrupt.request()
+        }
+    }
+}
