@@ -11,7 +11,7 @@
 __douctl_commands() {
     case $1 in
         '') __douctl_words=(auth user shuo upload api config profile sandbox demo completion version) ;;
-        'auth') __douctl_words=(login status token refresh logout) ;;
+        'auth') __douctl_words=(login status token refresh export logout) ;;
         'user') __douctl_words=(me get search following followers follow unfollow) ;;
         'shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
         'config') __douctl_words=(get set unset list) ;;
@@ -24,25 +24,26 @@ __douctl_commands() {
 # the global ones (accepted before or after any command word).
 __douctl_options() {
     case $1 in
-        'auth login') __douctl_words=(--web --device --paste --with-token --password --scopes --no-browser --wait) ;;
+        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --scopes --no-browser --wait) ;;
         'auth status') __douctl_words=(--show-token --check --no-check) ;;
-        'user search') __douctl_words=(--start --count --all) ;;
-        'user following') __douctl_words=(--start --count --all) ;;
-        'user followers') __douctl_words=(--start --count --all) ;;
+        'auth export') __douctl_words=(--yes-i-know) ;;
+        'user search') __douctl_words=(--start --count --all --slurp) ;;
+        'user following') __douctl_words=(--start --count --all --slurp) ;;
+        'user followers') __douctl_words=(--start --count --all --slurp) ;;
         'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
         'shuo get') __douctl_words=(--packed) ;;
-        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all) ;;
-        'shuo comments') __douctl_words=(--start --count --all) ;;
+        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp) ;;
+        'shuo comments') __douctl_words=(--start --count --all --slurp) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --paginate -i --include --raw) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault) ;;
         *) __douctl_words=() ;;
     esac
-    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --pretty --compact --error-format -h --help --version)
+    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --dry-run --pretty --compact --error-format --error-body -h --help --version)
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
@@ -111,6 +112,7 @@ __douctl_option_value() {
                 --attach) __douctl_action=file; return 0 ;;
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
+                --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
             esac ;;
         'profile add')
             case $2 in
@@ -127,6 +129,7 @@ __douctl_option_value() {
                 --redirect-uri) __douctl_action=none; return 0 ;;
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
+                --body-format) __douctl_action=choices; __douctl_choices=(form json); return 0 ;;
             esac ;;
         'sandbox')
             case $2 in
@@ -143,7 +146,11 @@ __douctl_option_value() {
         --config-dir) __douctl_action=directory; return 0 ;;
         --api-base) __douctl_action=none; return 0 ;;
         --timeout) __douctl_action=none; return 0 ;;
+        --retry) __douctl_action=none; return 0 ;;
+        --retry-max-time) __douctl_action=none; return 0 ;;
+        --max-time) __douctl_action=none; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+        --error-body) __douctl_action=choices; __douctl_choices=(stdout stderr none); return 0 ;;
     esac
     return 1
 }
@@ -160,15 +167,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

@@ -12,7 +12,7 @@ function __douctl_commands
         case ''
             printf '%s\n' auth user shuo upload api config profile sandbox demo completion version
         case 'auth'
-            printf '%s\n' login status token refresh logout
+            printf '%s\n' login status token refresh export logout
         case 'user'
             printf '%s\n' me get search following followers follow unfollow
         case 'shuo'
@@ -47,13 +47,13 @@ function __douctl_takes_value
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
         case 'api'
-            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input; and return 0
+            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --error-format
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --error-format --error-body
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -128,10 +128,16 @@ complete -c douctl -l config-dir -r -f -a '(__fish_complete_directories (command
 complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
 complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
 complete -c douctl -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
-complete -c douctl -l no-retry -d 'do not retry failed idempotent requests'
+complete -c douctl -l no-retry -d 'do not retry failed idempotent requests (same as --retry 0)'
+complete -c douctl -l retry -r -f -d 'retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)'
+complete -c douctl -l retry-max-time -r -f -d 'start no retry after this long since the first try'
+complete -c douctl -l max-time -r -f -d 'give up on the whole command after this long (exit 7)'
+complete -c douctl -l wait-on-rate-limit -d 'when rate limited, wait until the limit resets (Retry-After) and go on'
+complete -c douctl -l dry-run -d 'print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)'
 complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
+complete -c douctl -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
 complete -c douctl -s h -l help -d 'show help for the command'
 complete -c douctl -l version -d 'print douctl\'s version'
 
@@ -153,6 +159,7 @@ complete -c douctl -n '__douctl_wants_command auth' -a 'login' -d 'log in with O
 complete -c douctl -n '__douctl_wants_command auth' -a 'status' -d 'show the profile\'s login: user, scopes, expiry, where it is stored'
 complete -c douctl -n '__douctl_wants_command auth' -a 'token' -d 'print the access token (refreshed first if it has expired)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'refresh the access token now'
+complete -c douctl -n '__douctl_wants_command auth' -a 'export' -d 'print the profile\'s stored login as JSON, refresh token included (for CI)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'logout' -d 'forget the profile\'s credentials (revoking them where the server supports it)'
 
 # douctl auth login
@@ -161,6 +168,7 @@ complete -c douctl -n '__douctl_path_is auth login' -l device -d 'device authori
 complete -c douctl -n '__douctl_path_is auth login' -l paste -d 'paste the redirected URL or the code'
 complete -c douctl -n '__douctl_path_is auth login' -l with-token -d 'read an access token from stdin'
 complete -c douctl -n '__douctl_path_is auth login' -l password -d 'Coding: account and password (cookie session)'
+complete -c douctl -n '__douctl_path_is auth login' -l with-credentials -d 'read the JSON of \'douctl auth export\' from stdin'
 complete -c douctl -n '__douctl_path_is auth login' -l scopes -r -f -d 'scopes to request instead of the profile\'s'
 complete -c douctl -n '__douctl_path_is auth login' -l no-browser -d 'print URLs instead of opening a browser'
 complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long to wait for approval (browser, pasted code or device)'
@@ -169,6 +177,9 @@ complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long t
 complete -c douctl -n '__douctl_path_is auth status' -l show-token -d 'include the whole access token'
 complete -c douctl -n '__douctl_path_is auth status' -l check -d 'ask the server whether the login works (default on a terminal)'
 complete -c douctl -n '__douctl_path_is auth status' -l no-check -d 'only read what is stored; send nothing'
+
+# douctl auth export
+complete -c douctl -n '__douctl_path_is auth export' -l yes-i-know -d 'print the secrets on a terminal too'
 
 # douctl user
 complete -c douctl -n '__douctl_wants_command user' -a 'me' -d 'the logged-in user'
@@ -183,16 +194,19 @@ complete -c douctl -n '__douctl_wants_command user' -a 'unfollow' -d 'stop follo
 complete -c douctl -n '__douctl_path_is user search' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user search' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user search' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 
 # douctl user following
 complete -c douctl -n '__douctl_path_is user following' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user following' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user following' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 
 # douctl user followers
 complete -c douctl -n '__douctl_path_is user followers' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user followers' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user followers' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
@@ -223,11 +237,13 @@ complete -c douctl -n '__douctl_path_is shuo timeline' -l count -r -f -d 'status
 complete -c douctl -n '__douctl_path_is shuo timeline' -l since-id -r -f -d 'only statuses newer than ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l until-id -r -f -d 'only statuses up to and including ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 
 # douctl shuo comments
 complete -c douctl -n '__douctl_path_is shuo comments' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is shuo comments' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 
 # douctl shuo uncomment
 complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
@@ -248,7 +264,10 @@ complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed
 complete -c douctl -n '__douctl_path_is api' -l attach -r -F -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
 complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header'
 complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (or - for stdin) as the request body, streamed'
+complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
+complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
 complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page and print each item as a JSON line'
+complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
 complete -c douctl -n '__douctl_path_is api' -l raw -d 'print the body exactly as received (no formatting, no envelope unwrapping)'
 
@@ -259,13 +278,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
@@ -295,6 +314,7 @@ complete -c douctl -n '__douctl_path_is profile add' -l scopes -r -f -d 'scopes 
 complete -c douctl -n '__douctl_path_is profile add' -l redirect-uri -r -f -d 'registered redirect URI; loopback means a local listener, anything else the paste flow'
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
 complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Bearer) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
 complete -c douctl -n '__douctl_at_argument 0 - profile add' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
 # douctl profile remove

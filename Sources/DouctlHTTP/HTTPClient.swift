@@ -84,6 +84,7 @@ public final class HTTPClient {
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {
         let policy = configuration.retry
+        let started = currentUnixTime()
         var attempt = 1
         while true {
             let mayRetry = attempt < policy.maxAttempts && request.body.isReplayable
@@ -104,12 +105,13 @@ public final class HTTPClient {
                     throw error
                 }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
+                guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
                 configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                 configuration.sleep(delay)
             case .reply(let head, let held):
                 if let held {
-                    if mayRetry {
-                        let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
+                    let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
+                    if mayRetry, policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) {
                         configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                         configuration.sleep(delay)
                     } else {

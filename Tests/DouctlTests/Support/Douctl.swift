@@ -34,8 +34,12 @@ struct Douctl {
 
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
         var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
-        /// stderr without a trailing newline: the one error line.
-        var errorLine: String { stderr.trimmingCharacters(in: .newlines) }
+        /// The error line: the last line of stderr (`api` puts an error reply's body before
+        /// it when stdout is not a terminal).
+        var errorLine: String {
+            let lines = stderr.trimmingCharacters(in: .newlines).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            return lines.last { $0.hasPrefix("douctl:") } ?? lines.last ?? ""
+        }
 
         func json() throws -> JSON { try JSONParser.parse(stdout) }
         /// stdout as NDJSON.
