@@ -1,6 +1,7 @@
 import DouctlArguments
 import DouctlCore
 import DouctlJSON
+import DouctlSystem
 
 /// `douctl config get|set|unset|list`: one profile's settings (the active one, or --profile).
 enum ConfigCommands {
@@ -39,7 +40,11 @@ enum ConfigCommands {
 
     static func set(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(invocation)
-        let value = try key.parse(invocation.parsed.argument("VALUE") ?? "")
+        var text = invocation.parsed.argument("VALUE") ?? ""
+        if key == .signingSecret {
+            text = try secretValue(text, invocation: invocation)
+        }
+        let value = try key.parse(text)
         let name = try invocation.profileName
         try ConfigFile.checkProfileName(name)
         try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
@@ -49,6 +54,21 @@ enum ConfigCommands {
             _ = try config.resolve(name) // refuse a change that leaves the profile unusable
         }
         return .success
+    }
+
+    /// A signing secret never comes from argv: "-" reads it from stdin, "$VAR" names the
+    /// environment variable that holds it.
+    static func secretValue(_ text: String, invocation: Invocation) throws(DouctlError) -> String {
+        if text.hasPrefix("$") { return text }
+        guard text == "-" else {
+            throw .usage("a secret is never taken from the command line: douctl config set signing_secret - (reads stdin), or '$VAR' to read the environment")
+        }
+        let stdin = invocation.process.standardInput
+        if Terminal.isTerminal(stdin) { invocation.note("Secret:") }
+        guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), !line.isEmpty else {
+            throw .usage("no secret on standard input")
+        }
+        return line
     }
 
     static func unset(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {

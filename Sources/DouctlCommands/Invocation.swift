@@ -145,6 +145,7 @@ final class Invocation {
         var factory = ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait
+        factory.environment = environment
         return factory
     }
 
@@ -166,6 +167,8 @@ final class Invocation {
         }
         let client = APIClient(profile: factory.profile, http: http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
         client.rateLimitWait = rateLimitWait
+        client.environment = environment
+        client.rateLimiter = factory.rateLimiter
         cachedAPI = client
         return client
     }

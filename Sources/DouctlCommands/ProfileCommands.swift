@@ -74,6 +74,7 @@ enum ProfileCommands {
             switch value {
             case .text(let text): object[key.rawValue] = .string(key.isSecret && !showSecrets ? Mask.secret(text) : text)
             case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
+            case .map(let pairs): object[key.rawValue] = .object(JSONObject(pairs.map { ($0.name, JSON.string($0.value)) }))
             }
         }
         object["configured"] = .bool(profile.isConfigured)
@@ -86,7 +87,10 @@ enum ProfileCommands {
         var changes: [(ProfileKey, ProfileValue)] = []
         if let preset = invocation.parsed.value("preset") { changes.append((.preset, .text(preset))) }
         for key in ProfileKey.allCases where key != .preset {
-            if let text = invocation.parsed.value(key.flagName) { changes.append((key, try key.parse(text))) }
+            if var text = invocation.parsed.value(key.flagName) {
+                if key == .signingSecret { text = try ConfigCommands.secretValue(text, invocation: invocation) }
+                changes.append((key, try key.parse(text)))
+            }
         }
         let resolved = try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()

@@ -15,6 +15,11 @@ public final class APIClient {
     /// `$DOUCTL_TOKEN`, multipart bodies as their parts) instead of being sent, and answered
     /// with an empty success; neither the network nor the token store is touched.
     public var dryRun: DryRunPrinter?
+    /// `rate_limit`: every request waits for its turn under the profile's quota.
+    public var rateLimiter: ClientRateLimiter?
+    /// The environment "$VAR" values in common_params, common_headers and signing_secret
+    /// are read from.
+    public var environment: [String: String] = [:]
     /// `--wait-on-rate-limit`: a rate-limited reply (429, or Douban's 111/112) is waited out
     /// and the request sent again, POSTs too (a rate-limited request was not processed).
     public var rateLimitWait: RateLimitWait?
@@ -83,6 +88,13 @@ public final class APIClient {
         return text.replacingAll("{me}", with: try currentUserID())
     }
 
+    /// A typed command's reply, checked for the fields it relies on (see `ReplyShape`); a
+    /// dry run's stand-in replies are not checked.
+    public func checked(_ json: JSON, has fields: [String], what: String, request: String) throws(DouctlError) -> JSON {
+        if dryRun != nil { return json }
+        return try ReplyShape.check(json, has: fields, what: what, request: request)
+    }
+
     /// Throws "not logged in" unless the profile has a token, a cookie session, or the
     /// client may send anonymously; commands that send many requests call it first, so
     /// the user reads the error once.
@@ -122,6 +134,10 @@ public final class APIClient {
 
     /// The HTTP request `request` becomes with `token`.
     public func httpRequest(_ request: APIRequest, token: String?) throws(DouctlError) -> HTTPRequest {
+        var request = request
+        if profile.isOwnOrigin(profile.url(for: request.path)) {
+            request = try RequestShaper(profile: profile, environment: environment, now: Timestamp.now).shape(request)
+        }
         var query = request.query
         var headers: [HTTPHeader] = []
         if headersLack(request.headers, "Accept") { headers.append(HTTPHeader("Accept", "application/json")) }
@@ -161,6 +177,10 @@ public final class APIClient {
         let httpRequest = try httpRequest(request, token: token)
         var waited = 0.0
         while true {
+            try rateLimiter?.acquire { seconds in
+                interruptibleSleep(seconds)
+                return !Interrupt.requested
+            }
             let response: HTTPResponse
             do {
                 response = try http.fetch(httpRequest, progress: progress)

@@ -14,12 +14,20 @@ public struct ClientFactory: Sendable {
     public var dryRun: DryRunPrinter?
     /// See `APIClient.rateLimitWait`.
     public var rateLimitWait: RateLimitWait?
+    /// See `APIClient.environment`.
+    public var environment: [String: String] = [:]
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
         self.profile = profile
         self.http = http
         self.store = store
         self.fixedToken = fixedToken
+    }
+
+    /// The profile's `rate_limit`, shared through the config directory.
+    public var rateLimiter: ClientRateLimiter? {
+        guard dryRun == nil, let quota = profile.rateLimit else { return nil }
+        return ClientRateLimiter(quota: quota, directory: store.directory, profile: profile.name)
     }
 
     public func makeTokens(http client: HTTPClient) -> AccessTokenSource {
@@ -29,14 +37,17 @@ public struct ClientFactory: Sendable {
 
     public func make() -> APIClient {
         let client = HTTPClient(http)
+        let api: APIClient
         if let dryRun {
-            let api = APIClient(profile: profile, http: client, tokens: nil)
+            api = APIClient(profile: profile, http: client, tokens: nil)
             api.dryRun = dryRun
-            return api
+        } else {
+            api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
         }
-        let api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
         api.allowsAnonymous = allowsAnonymous
         api.rateLimitWait = rateLimitWait
+        api.environment = environment
+        api.rateLimiter = rateLimiter
         return api
     }
 }

@@ -79,7 +79,19 @@ public struct ConfigFile: Sendable, Equatable {
                 let valid = ProfileKey.allCases.map(\.rawValue).joined(separator: ", ")
                 throw .badConfig(path: path, detail: "unknown key '\(rawKey)' in profile '\(name)'; valid keys: \(valid)")
             }
-            if key.isList {
+            if key.isMap {
+                guard case .object(let object) = value else {
+                    throw .badConfig(path: path, detail: "\(rawKey) of profile '\(name)' must be an object of strings")
+                }
+                var pairs: [ProfileValue.Pair] = []
+                for (field, item) in object {
+                    guard let text = item.stringValue ?? item.scalarText else {
+                        throw .badConfig(path: path, detail: "\(rawKey).\(field) of profile '\(name)' must be a string")
+                    }
+                    pairs.append(.init(field, text))
+                }
+                settings[key] = .map(pairs)
+            } else if key.isList {
                 guard case .array(let items) = value, let strings = Optional(items.compactMap(\.stringValue)), strings.count == items.count else {
                     throw .badConfig(path: path, detail: "\(rawKey) of profile '\(name)' must be an array of strings")
                 }
@@ -107,6 +119,7 @@ public struct ConfigFile: Sendable, Equatable {
                 switch value {
                 case .text(let text): object[key.rawValue] = .string(text)
                 case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
+                case .map(let pairs): object[key.rawValue] = .object(JSONObject(pairs.map { ($0.name, JSON.string($0.value)) }))
                 }
             }
             profilesObject[name] = .object(object)

@@ -45,6 +45,17 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var tokenAuth: TokenAuth
     public var tokenPlacement: TokenPlacement
     public var bodyFormat: BodyFormat = .form
+    /// Added to every request; a value "$VAR" is read from the environment at send time.
+    public var commonParams: [ProfileValue.Pair] = []
+    public var commonHeaders: [ProfileValue.Pair] = []
+    public var signing: SigningScheme?
+    /// The secret itself, or "$VAR" naming the environment variable that holds it.
+    public var signingSecret: String?
+    public var signingCommand: String?
+    public var rateLimit: RateQuota?
+    public var cacheMaxMB: Double = 50
+    /// `rate_limit` as written, for `config get`.
+    public var rateLimitText: String?
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
@@ -65,6 +76,13 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
         case .bodyFormat: return .text(bodyFormat.rawValue)
+        case .commonParams: return commonParams.isEmpty ? nil : .map(commonParams)
+        case .commonHeaders: return commonHeaders.isEmpty ? nil : .map(commonHeaders)
+        case .signing: return signing.map { .text($0.rawValue) }
+        case .signingSecret: return signingSecret.map(ProfileValue.text)
+        case .signingCommand: return signingCommand.map(ProfileValue.text)
+        case .rateLimit: return rateLimitText.map(ProfileValue.text)
+        case .cacheMaxMB: return .text(String(cacheMaxMB))
         }
     }
 
@@ -132,6 +150,10 @@ extension ConfigFile {
             if case .text(let value)? = merged[key], !value.isEmpty { return value }
             return nil
         }
+        func map(_ key: ProfileKey) -> [ProfileValue.Pair] {
+            if case .map(let pairs)? = merged[key] { return pairs }
+            return []
+        }
         guard let apiBase = text(.apiBase) else {
             throw .usage("profile '\(name)' has no api_base; set one with: douctl config set api_base URL --profile \(name)")
         }
@@ -153,6 +175,14 @@ extension ConfigFile {
             tokenAuth: text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
             tokenPlacement: text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
             bodyFormat: text(.bodyFormat).flatMap(BodyFormat.init(rawValue:)) ?? .form,
+            commonParams: map(.commonParams),
+            commonHeaders: map(.commonHeaders),
+            signing: text(.signing).flatMap(SigningScheme.init(rawValue:)),
+            signingSecret: text(.signingSecret),
+            signingCommand: text(.signingCommand),
+            rateLimit: text(.rateLimit).flatMap(RateQuota.init),
+            cacheMaxMB: text(.cacheMaxMB).flatMap(Double.init).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 50,
+            rateLimitText: text(.rateLimit),
             isConfigured: settings != nil)
     }
 

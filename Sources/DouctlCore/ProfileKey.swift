@@ -1,3 +1,4 @@
+import DouctlJSON
 import DouctlSystem
 /// The settings a profile may hold (design §5). Unknown keys are an error, so a typo in
 /// config.json is caught instead of silently ignored.
@@ -16,12 +17,21 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
     case bodyFormat = "body_format"
+    case commonParams = "common_params"
+    case commonHeaders = "common_headers"
+    case signing
+    case signingSecret = "signing_secret"
+    case signingCommand = "signing_command"
+    case rateLimit = "rate_limit"
+    case cacheMaxMB = "cache_max_mb"
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
 
     public var isList: Bool { self == .scopes }
-    public var isSecret: Bool { self == .clientSecret }
+    /// Keys whose value is an object of names to values (`common_params`, `common_headers`).
+    public var isMap: Bool { self == .commonParams || self == .commonHeaders }
+    public var isSecret: Bool { self == .clientSecret || self == .signingSecret }
     public var isURL: Bool { [.apiBase, .authorizeURL, .tokenURL, .deviceAuthorizationURL, .revokeURL, .redirectURI].contains(self) }
 
     public var allowedValues: [String]? {
@@ -31,6 +41,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenAuth: return TokenAuth.allCases.map(\.rawValue)
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)
         case .bodyFormat: return BodyFormat.allCases.map(\.rawValue)
+        case .signing: return SigningScheme.allCases.map(\.rawValue)
         default: return nil
         }
     }
@@ -51,11 +62,25 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
         case .tokenPlacement: return "where the access token goes: header (Bearer) or query (access_token=)"
         case .bodyFormat: return "how douctl api sends -f/-F fields by default: form or json (like --json)"
+        case .commonParams: return "parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment at send time"
+        case .commonHeaders: return "headers added to every request: NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment"
+        case .signing: return "request signing: hmac-sha1, md5-sorted or command (see REQUEST SHAPING)"
+        case .signingSecret: return "the signing secret, or \"$VAR\" to read it from the environment (set it from stdin: config set signing_secret -)"
+        case .signingCommand: return "the program the command signing scheme runs (canonical request on stdin, JSON of headers/params to add on stdout)"
+        case .rateLimit: return "client-side request quota shared by every douctl process of the profile, e.g. 40/min, 10/5s, 1000/hour"
+        case .cacheMaxMB: return "size bound of the response cache (--cache), in MB; least recently used entries go first (default 50)"
         }
     }
 
     /// Checks a value typed by a user; returns what to store.
     public func parse(_ text: String) throws(DouctlError) -> ProfileValue {
+        if isMap { return .map(try Self.parseMap(text, key: rawValue)) }
+        if self == .rateLimit, RateQuota(text) == nil {
+            throw .usage("invalid value '\(text)' for rate_limit: expected N/UNIT, e.g. 40/min, 10/5s, 1000/hour")
+        }
+        if self == .cacheMaxMB, Double(text).map({ $0 > 0 && $0.isFinite }) != true {
+            throw .usage("invalid value '\(text)' for cache_max_mb: expected a positive number of MB")
+        }
         if isList {
             let items = text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
             return .list(items)
@@ -74,12 +99,25 @@ public enum ProfileKey: String, CaseIterable, Sendable {
 public enum ProfileValue: Sendable, Equatable {
     case text(String)
     case list([String])
+    /// Names to values, in order (`common_params`, `common_headers`).
+    case map([Pair])
 
-    /// How `config get` prints it: lists comma-separated.
+    public struct Pair: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+        var tuple: (String, String) { (name, value) }
+    }
+
+    /// How `config get` prints it: lists comma-separated, maps as a JSON object.
     public var display: String {
         switch self {
         case .text(let text): return text
         case .list(let items): return items.joined(separator: ",")
+        case .map(let pairs): return JSON.object(JSONObject(pairs.map { ($0.name, JSON.string($0.value)) })).text(.compact)
         }
     }
 }
@@ -108,4 +146,68 @@ public enum BodyFormat: String, CaseIterable, Sendable {
     case form
     /// A JSON object, as the CODING OpenAPI takes (`--json` for one call).
     case json
+}
+
+extension ProfileKey {
+    /// `a=1,b=2` or a JSON object of strings.
+    static func parseMap(_ text: String, key: String) throws(DouctlError) -> [ProfileValue.Pair] {
+        let trimmed = text.trimmingCharacters(in: " ")
+        if trimmed.hasPrefix("{") {
+            guard case .object(let object)? = try? JSONParser.parse(Array(trimmed.utf8)) else {
+                throw .usage("invalid value for \(key): not a JSON object")
+            }
+            var pairs: [ProfileValue.Pair] = []
+            for (name, value) in object {
+                guard let text = value.stringValue ?? value.scalarText else {
+                    throw .usage("invalid value for \(key): '\(name)' must be a string")
+                }
+                pairs.append(.init(name, text))
+            }
+            return pairs
+        }
+        var pairs: [ProfileValue.Pair] = []
+        for item in trimmed.split(separator: ",") where !item.isEmpty {
+            guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+                throw .usage("invalid value for \(key): expected NAME=VALUE,... or a JSON object")
+            }
+            pairs.append(.init(String(item[..<equals]), String(item[item.index(after: equals)...])))
+        }
+        return pairs
+    }
+}
+
+/// How requests are signed (`signing`).
+public enum SigningScheme: String, CaseIterable, Sendable {
+    /// base64 HMAC-SHA1 of `METHOD&urlencoded(path)&timestamp`, sent as `_sig` and `_ts`
+    /// with `apikey` (the client id): how Douban's later API authenticates an API key.
+    case hmacSHA1 = "hmac-sha1"
+    /// MD5 hex of the sorted `k=v&…` parameters followed by the secret, sent as `sign`.
+    case md5Sorted = "md5-sorted"
+    /// An external program computes what to add.
+    case command
+}
+
+/// A request quota: `count` requests per `seconds` (`rate_limit`: 40/min, 10/5s, 1000/hour).
+public struct RateQuota: Sendable, Equatable {
+    public var count: Int
+    public var seconds: Double
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1).map { $0.trimmingCharacters(in: " ") }
+        guard parts.count == 2, let count = Int(parts[0]), count > 0, count <= 1_000_000 else { return nil }
+        var unit = Substring(parts[1])
+        let digits = unit.prefix { $0.isASCII && $0.isNumber }
+        let multiplier = digits.isEmpty ? 1 : Double(digits) ?? 0
+        unit = unit.dropFirst(digits.count)
+        let unitSeconds: Double
+        switch unit {
+        case "s", "sec", "second", "seconds": unitSeconds = 1
+        case "m", "min", "minute", "minutes": unitSeconds = 60
+        case "h", "hour", "hours": unitSeconds = 3600
+        default: return nil
+        }
+        guard multiplier > 0, multiplier <= 86400 else { return nil }
+        self.count = count
+        seconds = multiplier * unitSeconds
+    }
 }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// SHA-256 (PKCE's S256, RFC 7636 §4.2) and SHA-1 (Coding's password hashing), in plain
 /// Swift: Linux has no CryptoKit, and the toolchain is all douctl may use. Shared by the
 /// client (PKCE, passwords) and the sandbox (which checks them).
@@ -63,6 +68,56 @@ public enum Digest {
             hash[0] &+= a; hash[1] &+= b; hash[2] &+= c; hash[3] &+= d; hash[4] &+= e
         }
         return hash.flatMap(bigEndianBytes)
+    }
+
+    /// MD5 (RFC 1321), for the `md5-sorted` signing scheme that sign-by-MD5 APIs use.
+    /// Not for anything that needs collision resistance.
+    public static func md5(_ message: [UInt8]) -> [UInt8] {
+        let shifts: [UInt32] = [7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+                                4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]
+        // K[i] = floor(abs(sin(i + 1)) · 2^32), as RFC 1321's table.
+        let constants: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4294967296.0)) }
+        var state: [UInt32] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476]
+        var bytes = message
+        let bitLength = UInt64(message.count) &* 8
+        bytes.append(0x80)
+        while bytes.count % 64 != 56 { bytes.append(0) }
+        for shift in stride(from: 0, through: 56, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for start in stride(from: 0, to: bytes.count, by: 64) {
+            var words = [UInt32](repeating: 0, count: 16)
+            for index in 0..<16 {
+                let offset = start + index * 4
+                words[index] = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+            }
+            var (a, b, c, d) = (state[0], state[1], state[2], state[3])
+            for index in 0..<64 {
+                var f: UInt32
+                let g: Int
+                switch index {
+                case 0..<16: f = (b & c) | (~b & d); g = index
+                case 16..<32: f = (d & b) | (~d & c); g = (5 * index + 1) % 16
+                case 32..<48: f = b ^ c ^ d; g = (3 * index + 5) % 16
+                default: f = c ^ (b | ~d); g = (7 * index) % 16
+                }
+                f = f &+ a &+ constants[index] &+ words[g]
+                a = d
+                d = c
+                c = b
+                b = b &+ rotateLeft(f, shifts[index])
+            }
+            state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
+        }
+        return state.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8 & 0xFF), UInt8($0 >> 16 & 0xFF), UInt8($0 >> 24)] }
+    }
+
+    /// HMAC-SHA1 (RFC 2104), for the `hmac-sha1` signing scheme.
+    public static func hmacSHA1(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? sha1(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = sha1(block.map { $0 ^ 0x36 } + message)
+        return sha1(block.map { $0 ^ 0x5c } + inner)
     }
 
     /// Lowercase hex, as Coding wants the password hash.

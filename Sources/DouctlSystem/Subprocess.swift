@@ -36,3 +36,52 @@ public enum Subprocess {
         return path.split(separator: ":").contains { access("\($0)/\(name)", X_OK) == 0 }
     }
 }
+
+extension Subprocess {
+    /// Runs `arguments` (argv[0] looked up in PATH) with `input` on stdin and stderr passed
+    /// through; returns what it printed on stdout. Throws when it cannot start or exits
+    /// non-zero. For small exchanges (a signing helper): input is written before output is
+    /// read.
+    public static func run(_ arguments: [String], input: [UInt8], environment: [String: String]) throws(SystemError) -> [UInt8] {
+        guard let program = arguments.first else { throw SystemError("spawn", errno: EINVAL) }
+        var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
+        guard pipe(&toChild) == 0 else { throw SystemError("pipe") }
+        guard pipe(&fromChild) == 0 else {
+            close(toChild[0]); close(toChild[1])
+            throw SystemError("pipe")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        for fd in [toChild[0], toChild[1], fromChild[0], fromChild[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
+        var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        cArguments.append(nil)
+        var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") }
+        cEnvironment.append(nil)
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, program, &actions, nil, cArguments, cEnvironment)
+        close(toChild[0])
+        close(fromChild[1])
+        guard spawned == 0 else {
+            close(toChild[1]); close(fromChild[0])
+            throw SystemError("spawn \(program)", errno: spawned)
+        }
+        _ = try? FileIO.writeAll(toChild[1], input)
+        close(toChild[1])
+        let output = (try? FileIO.readAll(fromChild[0])) ?? []
+        close(fromChild[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && currentErrno() == EINTR {}
+        let exited = status & 0x7f == 0
+        guard exited && (status >> 8) & 0xff == 0 else {
+            throw SystemError("\(program) exited with status \(exited ? (status >> 8) & 0xff : 128 + (status & 0x7f))", errno: 0)
+        }
+        return output
+    }
+}

@@ -34,11 +34,12 @@ public struct CodingService: SocialService {
     // MARK: users
 
     public func me() throws(DouctlError) -> JSON {
-        try client.json(APIRequest(path: "/api/account/current_user"))
+        try client.checked(client.json(APIRequest(path: "/api/account/current_user")), has: ReplyShape.codingUser, what: "user", request: "GET /api/account/current_user")
     }
 
     public func user(_ idOrName: String) throws(DouctlError) -> JSON {
-        try client.json(APIRequest(path: "/api/user/key/\(Self.segment(idOrName))"))
+        let request = APIRequest(path: "/api/user/key/\(Self.segment(idOrName))")
+        return try client.checked(client.json(request), has: ReplyShape.codingUser, what: "user", request: request.summary)
     }
 
     public func searchUsers(_ query: String) throws(DouctlError) -> Listing { throw unsupported("user search") }
@@ -62,14 +63,16 @@ public struct CodingService: SocialService {
             content += "\n ![图片](\(url)) "
         }
         guard !content.isEmpty else { throw .usage("nothing to post: give TEXT or --image") }
-        return try client.json(APIRequest(method: "POST", path: "/api/tweet", body: .form([("content", content)])))
+        return try client.checked(client.json(APIRequest(method: "POST", path: "/api/tweet", body: .form([("content", content)]))),
+                                    has: ReplyShape.codingTweet, what: "new tweet", request: "POST /api/tweet")
     }
 
     /// `ID` alone means one of your own tweets; `GLOBAL_KEY/ID` someone else's.
     public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
         if packed { throw unsupported("--packed") }
         let (owner, tweetID) = try splitOwned(id)
-        return try client.json(APIRequest(path: "/api/tweet/\(Self.segment(owner))/\(Self.segment(tweetID))"))
+        let request = APIRequest(path: "/api/tweet/\(Self.segment(owner))/\(Self.segment(tweetID))")
+        return try client.checked(client.json(request), has: ReplyShape.codingTweet, what: "tweet", request: request.summary)
     }
 
     public func delete(_ id: String) throws(DouctlError) -> JSON? {
@@ -97,7 +100,8 @@ public struct CodingService: SocialService {
     }
 
     public func comment(on statusID: String, text: String) throws(DouctlError) -> JSON {
-        try client.json(APIRequest(method: "POST", path: "/api/tweet/\(Self.segment(statusID))/comment", body: .form([("content", text)])))
+        let request = APIRequest(method: "POST", path: "/api/tweet/\(Self.segment(statusID))/comment", body: .form([("content", text)]))
+        return try client.checked(client.json(request), has: ReplyShape.codingComment, what: "new comment", request: request.summary)
     }
 
     public func deleteComment(_ commentID: String, statusID: String?) throws(DouctlError) -> JSON? {

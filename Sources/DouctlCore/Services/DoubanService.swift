@@ -15,11 +15,12 @@ public struct DoubanService: SocialService {
     // MARK: users
 
     public func me() throws(DouctlError) -> JSON {
-        try client.json(APIRequest(path: "/v2/user/~me"))
+        try client.checked(client.json(APIRequest(path: "/v2/user/~me")), has: ReplyShape.doubanUser, what: "user", request: "GET /v2/user/~me")
     }
 
     public func user(_ idOrName: String) throws(DouctlError) -> JSON {
-        try client.json(APIRequest(path: "/v2/user/\(Self.segment(idOrName))"))
+        let request = APIRequest(path: "/v2/user/\(Self.segment(idOrName))")
+        return try client.checked(client.json(request), has: ReplyShape.doubanUser, what: "user", request: request.summary)
     }
 
     public func searchUsers(_ query: String) throws(DouctlError) -> Listing {
@@ -52,7 +53,8 @@ public struct DoubanService: SocialService {
         if let imagePath = draft.imagePath {
             try checkPicture(imagePath)
             let parts = fields.map { MultipartForm.Part.field(name: $0.0, value: $0.1) } + [.file(name: "image", path: imagePath)]
-            return try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .multipart(MultipartForm(parts: parts))))
+            return try client.checked(client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .multipart(MultipartForm(parts: parts)))),
+                                        has: ReplyShape.doubanStatus, what: "new status", request: "POST /shuo/v2/statuses/")
         }
         if let recommendation = draft.recommendation {
             if let url = recommendation.url { fields.append(("rec_url", url)) }
@@ -60,11 +62,13 @@ public struct DoubanService: SocialService {
             if let description = recommendation.description { fields.append(("rec_desc", description)) }
             if let image = recommendation.image { fields.append(("rec_image", image)) }
         }
-        return try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form(fields)))
+        return try client.checked(client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form(fields))),
+                                    has: ReplyShape.doubanStatus, what: "new status", request: "POST /shuo/v2/statuses/")
     }
 
     public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
-        try client.json(APIRequest(path: "/shuo/v2/statuses/\(Self.segment(id))", query: packed ? [("pack", "true")] : []))
+        let request = APIRequest(path: "/shuo/v2/statuses/\(Self.segment(id))", query: packed ? [("pack", "true")] : [])
+        return try client.checked(client.json(request), has: ReplyShape.doubanStatus, what: "status", request: request.summary)
     }
 
     public func delete(_ id: String) throws(DouctlError) -> JSON? {
@@ -88,7 +92,8 @@ public struct DoubanService: SocialService {
     }
 
     public func comment(on statusID: String, text: String) throws(DouctlError) -> JSON {
-        try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/comments", body: .form([("text", text)])))
+        let request = APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/comments", body: .form([("text", text)]))
+        return try client.checked(client.json(request), has: ReplyShape.doubanComment, what: "new comment", request: request.summary)
     }
 
     public func deleteComment(_ commentID: String, statusID: String?) throws(DouctlError) -> JSON? {
