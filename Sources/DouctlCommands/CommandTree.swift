@@ -20,6 +20,7 @@ enum CommandTree {
         APICommand.command,
         ConfigCommands.command,
         ProfileCommands.command,
+        CacheCommands.command,
         SandboxCommand.command,
         DemoCommand.command,
         CompletionCommands.completion,

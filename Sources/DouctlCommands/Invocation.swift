@@ -109,6 +109,33 @@ final class Invocation {
         return policy
     }
 
+    /// The response cache of this user: `$XDG_CACHE_HOME/douctl`, bounded by the profile's
+    /// `cache_max_mb`.
+    func responseCache() throws(DouctlError) -> ResponseCache {
+        guard let directory = ResponseCache.defaultDirectory(environment: environment) else {
+            throw .localInput("no cache directory: set XDG_CACHE_HOME or HOME")
+        }
+        let megabytes = (try? profile().cacheMaxMB) ?? 50
+        return ResponseCache(directory: directory, maximumBytes: Int64(megabytes * 1_000_000))
+    }
+
+    /// `--cache DURATION` / `--cache-only`, or nil.
+    func cachePolicy() throws(DouctlError) -> CachePolicy? {
+        let duration = parsed.value("cache")
+        guard duration != nil || parsed.has("cache-only") else { return nil }
+        var freshFor: Double?
+        if let duration {
+            guard let seconds = CachePolicy.parseDuration(duration) else {
+                throw .usage("invalid value '\(duration)' for --cache: expected a duration such as 30s, 5m, 1h")
+            }
+            freshFor = seconds
+        }
+        let fd = stderr.fileDescriptor
+        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: parsed.has("cache-only")) { line in
+            _ = try? FileIO.writeAll(fd, line + "\n")
+        }
+    }
+
     /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
     var rateLimitWait: RateLimitWait? {
         guard parsed.has("wait-on-rate-limit") else { return nil }
@@ -146,6 +173,7 @@ final class Invocation {
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait
         factory.environment = environment
+        factory.recorder = parsed.value("record").map(ExchangeRecorder.init(directory:))
         return factory
     }
 
@@ -169,6 +197,8 @@ final class Invocation {
         client.rateLimitWait = rateLimitWait
         client.environment = environment
         client.rateLimiter = factory.rateLimiter
+        client.cachePolicy = try cachePolicy()
+        client.recorder = factory.recorder
         cachedAPI = client
         return client
     }

@@ -23,6 +23,13 @@ enum SandboxCommand {
         douctl saves the captcha picture in its config directory and removes it after
         the login. Ctrl-C or SIGTERM stops it cleanly.
 
+        --replay DIR serves the exchanges 'douctl --record DIR' wrote: a request with the
+        same method, path and query (tokens, signatures and timestamps ignored) gets the
+        recorded reply, repeated ones in recorded order; anything else a 404 naming it.
+        --signing and --quota make it check what a real API key gateway checks: a wrong or
+        missing signature is HTTP 400 {"msg":"invalid_signature","code":1010}; past the
+        quota it answers 429 with Retry-After and code 111. OAuth endpoints are exempt.
+
         \(Sandbox.faultHelp)
         """,
         options: [
@@ -33,6 +40,10 @@ enum SandboxCommand {
             OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
                        help: "auto: approve logins at once; manual: show consent pages"),
             OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)"),
+            OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)"),
+            OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true),
+            OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET"),
+            OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)"),
             OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true),
         ],
         examples: [
@@ -49,6 +60,9 @@ enum SandboxCommand {
         configuration.dataDirectory = parsed.value("data")
         configuration.tokenTTL = parsed.number("token-ttl") ?? 3600
         configuration.approval = SandboxApproval(rawValue: parsed.value("approve") ?? "auto") ?? .auto
+        configuration.replayDirectory = parsed.value("replay") ?? parsed.value("mock")
+        configuration.signing = parsed.value("signing")
+        configuration.quota = parsed.value("quota")
         if let spec = parsed.value("fault") {
             do { configuration.faults = try SandboxFault.parseList(spec) } catch { throw .usage("\(error)") }
         }

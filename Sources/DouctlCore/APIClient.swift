@@ -15,6 +15,10 @@ public final class APIClient {
     /// `$DOUCTL_TOKEN`, multipart bodies as their parts) instead of being sent, and answered
     /// with an empty success; neither the network nor the token store is touched.
     public var dryRun: DryRunPrinter?
+    /// `--record DIR`: every exchange written there, secrets scrubbed.
+    public var recorder: ExchangeRecorder?
+    /// `--cache`, `--cache-only`: GET and HEAD replies from and into the response cache.
+    public var cachePolicy: CachePolicy?
     /// `rate_limit`: every request waits for its turn under the profile's quota.
     public var rateLimiter: ClientRateLimiter?
     /// The environment "$VAR" values in common_params, common_headers and signing_secret
@@ -117,6 +121,44 @@ public final class APIClient {
             let body = request.method.uppercased() == "GET" ? "[]" : "{}"
             return HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "application/json")]), body: Array(body.utf8))
         }
+        if let cachePolicy, ["GET", "HEAD"].contains(request.method.uppercased()) {
+            return try cachedExchange(request, policy: cachePolicy, progress: progress)
+        }
+        return try uncachedExchange(request, progress: progress)
+    }
+
+    /// A fresh cached reply, else the network (storing a success), else — when the network
+    /// fails or answers 5xx — a stale copy with a note (stale-if-error).
+    private func cachedExchange(_ request: APIRequest, policy: CachePolicy, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
+        let token = request.sendsToken ? try tokens?.currentToken() : nil
+        let url = FormEncoding.appendQuery(request.query, to: profile.url(for: request.path))
+        let key = ResponseCache.key(profile: profile.name, method: request.method, url: url, token: token)
+        let now = Timestamp.now()
+        let entry = policy.cache.load(key)
+        if let entry, policy.cacheOnly || policy.freshFor.map({ now - entry.storedAt <= $0 }) == true {
+            return entry.response
+        }
+        if policy.cacheOnly {
+            throw .transport(.cannotConnect("no cached reply for \(request.summary) (--cache-only sends nothing)"))
+        }
+        let response: HTTPResponse
+        do {
+            response = try uncachedExchange(request, progress: progress)
+        } catch .transport(let error) {
+            guard let entry else { throw .transport(error) }
+            policy.note("douctl: warning: \(error.message); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
+            return entry.response
+        }
+        if (200..<300).contains(response.status) {
+            do { try policy.cache.store(key, response, now: now) } catch { policy.note("douctl: warning: \(error.message)") }
+        } else if response.status >= 500, let entry {
+            policy.note("douctl: warning: the server answered HTTP \(response.status); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
+            return entry.response
+        }
+        return response
+    }
+
+    private func uncachedExchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
         if request.sendsToken, token == nil { try requireLogin() }
         lastSentToken = token
@@ -192,6 +234,7 @@ public final class APIClient {
                 throw .transport(error)
             }
             if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
+            try recorder?.record(httpRequest, response)
             guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
                   request.body.isReplayable else { return response }
             let (seconds, reason) = RateLimitWait.delay(for: response)

@@ -16,6 +16,8 @@ public struct ClientFactory: Sendable {
     public var rateLimitWait: RateLimitWait?
     /// See `APIClient.environment`.
     public var environment: [String: String] = [:]
+    /// See `APIClient.recorder`.
+    public var recorder: ExchangeRecorder?
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
         self.profile = profile
@@ -48,6 +50,7 @@ public struct ClientFactory: Sendable {
         api.rateLimitWait = rateLimitWait
         api.environment = environment
         api.rateLimiter = rateLimiter
+        api.recorder = recorder
         return api
     }
 }

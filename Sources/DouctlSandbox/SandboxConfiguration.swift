@@ -26,6 +26,12 @@ public struct SandboxConfiguration: Sendable {
     /// Seeds the random draws of probabilistic faults, so tests are deterministic. Nil draws
     /// from the system generator.
     public var faultSeed: UInt64? = nil
+    /// `--replay DIR`: answer from the exchanges `douctl --record DIR` wrote (see `ReplayStore`).
+    public var replayDirectory: String? = nil
+    /// `--signing SCHEME:SECRET`: require hmac-sha1 or md5-sorted signatures (see `ShapingGate`).
+    public var signing: String? = nil
+    /// `--quota N/UNIT`: at most N API requests per UNIT, then 429 (see `ShapingGate`).
+    public var quota: String? = nil
     /// Request bodies larger than this are refused by the server with 413.
     public var maxBodyBytes: Int64 = 8 << 30
     /// RFC 8628 device codes: lifetime and minimum polling interval, seconds.

@@ -15,6 +15,8 @@ final class SandboxCore: Sendable {
     let state: LockedValue<SandboxState>
     let journal = LockedValue(RequestJournal())
     let faults: FaultInjector
+    let gate: ShapingGate
+    let replay: ReplayStore?
     let store: StateStore?
     /// Where uploaded pictures live: `DIR/pictures` with `--data`, else a private temp dir.
     let pictureDirectory: String
@@ -25,6 +27,8 @@ final class SandboxCore: Sendable {
     init(configuration: SandboxConfiguration) throws {
         self.configuration = configuration
         faults = FaultInjector(faults: configuration.faults, seed: configuration.faultSeed)
+        gate = ShapingGate(signing: try configuration.signing.map(ShapingGate.parseSigning), quota: try configuration.quota.map(ShapingGate.parseQuota))
+        replay = try configuration.replayDirectory.map { directory throws(SandboxError) in try ReplayStore(directory: directory) }
         var initial: SandboxState
         if let directory = configuration.dataDirectory {
             let store = try StateStore(directory: directory)
@@ -106,6 +110,10 @@ final class SandboxCore: Sendable {
         var response: HTTPServerResponse
         if faultsApply, let code = faults.statusFault() {
             response = faultResponse(code, exchange)
+        } else if gate.isActive, let refused = gate.check(exchange, now: SandboxClock.now()) {
+            response = refused
+        } else if let replay {
+            response = replay.answer(request)
         } else {
             response = dispatch(exchange)
         }

@@ -125,3 +125,17 @@ public struct FileStatus: Sendable, Equatable {
         isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
     }
 }
+
+extension FileIO {
+    /// The names in a directory (not "." or ".."), in no particular order.
+    public static func listDirectory(_ path: String) throws -> [String] {
+        guard let handle = opendir(path) else { throw SystemError("opendir", path: path) }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

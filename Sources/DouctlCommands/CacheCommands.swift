@@ -1,0 +1,36 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+
+/// `douctl cache info|clear`: the response cache that `--cache` fills.
+enum CacheCommands {
+    static let command = Command(group: CommandSpec(
+        "cache",
+        abstract: "inspect or empty the response cache (--cache, --cache-only)",
+        discussion: """
+        GET and HEAD replies fetched with --cache DURATION are kept in
+        $XDG_CACHE_HOME/douctl (else ~/.cache/douctl), one file per reply, mode 0600,
+        keyed by profile, method, URL and a hash of the token. The profile key
+        cache_max_mb bounds the directory (default 50); the least recently used replies
+        go first. Replies marked Cache-Control: no-store are never kept.
+        """), [
+        Command(CommandSpec("info", abstract: "print the cache's directory, entries and size as JSON"), run: info),
+        Command(CommandSpec("clear", abstract: "delete every cached reply"), run: clear),
+    ])
+
+    static func info(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let cache = try invocation.responseCache()
+        let summary = cache.summary()
+        invocation.printJSON(.object(JSONObject([
+            ("path", .string(cache.directory)), ("entries", .int(Int64(summary.entries))),
+            ("bytes", .int(summary.bytes)), ("max_bytes", .int(cache.maximumBytes)),
+        ])))
+        return .success
+    }
+
+    static func clear(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let removed = try invocation.responseCache().clear()
+        invocation.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
+        return .success
+    }
+}
