@@ -84,11 +84,42 @@ enum DownloadCommand {
         return DownloadOptions(target: target, resume: parsed.has("continue"), overwrite: parsed.has("force"))
     }
 
-    /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`.
+    // MARK: - shuo get --save-images
+
+    static let saveImagesOption = OptionSpec(
+        "save-images", value: ValueSpec("DIR", completion: .directory),
+        help: "also save the status's pictures in DIR (one JSON line each on stderr)")
+
+    static let saveImagesDiscussion = """
+        --save-images DIR saves each of the status's pictures in DIR (created when
+        missing) the way douctl download -d DIR does: named from the reply or the URL,
+        never replacing an existing file, the token only to the API's own origin.
+        Douban: every picture attachment (its original size); Coding: the pictures
+        in the tweet's content. stdout stays the status JSON alone; each picture
+        gets one JSON line on stderr, {"url", "ok", "path", "bytes", "mime",
+        "sha256"} or {"url", "ok": false, "error", "exit"}, and the exit code is the
+        worst of them.
+        """
+
+    /// `shuo get ID --save-images DIR`, after the status was printed.
+    static func savePictures(of status: JSON, _ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        guard let directory = invocation.parsed.value("save-images") else { return .success }
+        guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
+        var factory = try invocation.clientFactory()
+        factory.allowsAnonymous = true
+        let urls = StatusPictures.urls(in: status, style: factory.profile.style)
+        guard !urls.isEmpty else { return .success }
+        return run(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
+                   parallel: 4, output: invocation.stderr.fileDescriptor)
+    }
+
+    /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
+    /// (whose lines go to stderr, so they replace the usual error line and progress).
     static func run(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
                     output: Int32? = nil) -> ExitStatus {
+        let linesOnStderr = output == invocation.stderr.fileDescriptor
         let progressMode = invocation.parsed.value("progress") ?? "auto"
-        let showsProgress = progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal)
+        let showsProgress = !linesOnStderr && (progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal))
         let display = showsProgress ? ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal) : nil
         let linesFD = output ?? invocation.stdout.fileDescriptor
         let printsLines = options.target != .standardOutput
@@ -119,7 +150,7 @@ enum DownloadCommand {
                 line = .object(JSONObject([("url", .string(result.url)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
                 statuses.withLock { $0.append(status) }
                 display?.finished(result.index, summary: "\(ProgressDisplay.fit(names[result.index], 24))  failed: \(error.message)")
-                if display == nil && status != .interrupted {
+                if display == nil && status != .interrupted && !linesOnStderr {
                     try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: result.source, json: errorFormatJSON, color: useColor) + "\n")
                 }
             }
