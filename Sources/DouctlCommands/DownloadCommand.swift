@@ -53,6 +53,9 @@ enum DownloadCommand {
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         let sources = parsed.argumentValues("URL")
+        for source in sources where source.isEmpty || Download.hasOtherScheme(source) {
+            throw .usage("cannot download '\(source)': expected an http:// or https:// URL, or a path under the API")
+        }
         let options = try options(parsed, count: sources.count)
         var factory = try invocation.clientFactory()
         factory.allowsAnonymous = true

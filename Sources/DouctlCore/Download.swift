@@ -66,7 +66,7 @@ public struct Download {
     /// `progress(bytesSoFar, totalOrZero)` counts resumed bytes too.
     public func run(progress: @escaping (Int64, Int64) -> Void = { _, _ in }) throws(DouctlError) -> DownloadedFile {
         let url = self.url
-        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+        guard !Self.hasOtherScheme(source), url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
         }
         if case .standardOutput = options.target { return try toStandardOutput(url: url, progress: progress) }
@@ -247,6 +247,15 @@ public struct Download {
     }
 
     // MARK: - helpers
+
+    /// True for `ftp://…`, `file://…` and the like: a URL, but not one douctl fetches
+    /// (rather than a path under the API).
+    public static func hasOtherScheme(_ source: String) -> Bool {
+        guard let colon = source.firstRange(of: "://") else { return false }
+        let scheme = source[..<colon.lowerBound].lowercased()
+        let isScheme = !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+        return isScheme && scheme != "http" && scheme != "https"
+    }
 
     /// `DIR/.NAME.HASH.douctl-part`: named after the destination (or the URL), with a hash of
     /// the URL so two URLs ending in the same name never share one, and found again by
