@@ -10,7 +10,7 @@
 # Sets __douctl_words to the subcommands of the command path $1.
 __douctl_commands() {
     case $1 in
-        '') __douctl_words=(auth user shuo upload api config profile sandbox demo completion version) ;;
+        '') __douctl_words=(auth user shuo upload download api config profile sandbox demo completion version) ;;
         'auth') __douctl_words=(login status token refresh logout) ;;
         'user') __douctl_words=(me get search following followers follow unfollow) ;;
         'shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
@@ -30,11 +30,12 @@ __douctl_options() {
         'user following') __douctl_words=(--start --count --all) ;;
         'user followers') __douctl_words=(--start --count --all) ;;
         'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
-        'shuo get') __douctl_words=(--packed) ;;
+        'shuo get') __douctl_words=(--packed --save-images) ;;
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all) ;;
         'shuo comments') __douctl_words=(--start --count --all) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --paginate -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
@@ -79,6 +80,10 @@ __douctl_option_value() {
                 --rec-desc) __douctl_action=none; return 0 ;;
                 --rec-image) __douctl_action=none; return 0 ;;
             esac ;;
+        'shuo get')
+            case $2 in
+                --save-images) __douctl_action=directory; return 0 ;;
+            esac ;;
         'shuo timeline')
             case $2 in
                 --user) __douctl_action=none; return 0 ;;
@@ -100,6 +105,13 @@ __douctl_option_value() {
                 --to) __douctl_action=none; return 0 ;;
                 --field) __douctl_action=none; return 0 ;;
                 -f|--raw-field) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
+                --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+            esac ;;
+        'download')
+            case $2 in
+                -o|--output) __douctl_action=file; return 0 ;;
+                -d|--dir) __douctl_action=directory; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
             esac ;;

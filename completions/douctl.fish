@@ -10,7 +10,7 @@
 function __douctl_commands
     switch "$argv"
         case ''
-            printf '%s\n' auth user shuo upload api config profile sandbox demo completion version
+            printf '%s\n' auth user shuo upload download api config profile sandbox demo completion version
         case 'auth'
             printf '%s\n' login status token refresh logout
         case 'user'
@@ -38,6 +38,8 @@ function __douctl_takes_value
             contains -- $argv[2] --start --count; and return 0
         case 'shuo post'
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
+        case 'shuo get'
+            contains -- $argv[2] --save-images; and return 0
         case 'shuo timeline'
             contains -- $argv[2] --user --count --since-id --until-id; and return 0
         case 'shuo comments'
@@ -46,6 +48,8 @@ function __douctl_takes_value
             contains -- $argv[2] --status; and return 0
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
+        case 'download'
+            contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input; and return 0
         case 'profile add'
@@ -140,6 +144,7 @@ complete -c douctl -n '__douctl_wants_command' -a 'auth' -d 'log in, inspect and
 complete -c douctl -n '__douctl_wants_command' -a 'user' -d 'look up users and who they follow'
 complete -c douctl -n '__douctl_wants_command' -a 'shuo' -d 'post, read and delete 广播 (statuses), comments and likes'
 complete -c douctl -n '__douctl_wants_command' -a 'upload' -d 'upload files, one multipart request each, streamed from disk'
+complete -c douctl -n '__douctl_wants_command' -a 'download' -d 'download files to disk, streamed, resumable, one JSON line each'
 complete -c douctl -n '__douctl_wants_command' -a 'api' -d 'send a request to any API endpoint and print the reply'
 complete -c douctl -n '__douctl_wants_command' -a 'config' -d 'read and change the active profile\'s settings'
 complete -c douctl -n '__douctl_wants_command' -a 'profile' -d 'manage profiles: named API endpoints with their OAuth settings'
@@ -215,6 +220,7 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the li
 
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
+complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'also save the status\'s pictures in DIR (one JSON line each on stderr)'
 
 # douctl shuo timeline
 complete -c douctl -n '__douctl_path_is shuo timeline' -l user -r -f -d 'a user\'s own statuses instead of your home timeline'
@@ -240,6 +246,14 @@ complete -c douctl -n '__douctl_path_is upload' -l parallel -r -f -d 'upload N f
 complete -c douctl -n '__douctl_path_is upload' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is upload' -s y -l yes -d 'post several files publicly without asking'
 complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
+
+# douctl download
+complete -c douctl -n '__douctl_path_is download' -s o -l output -r -F -d 'write the (one) download to FILE; - for stdout'
+complete -c douctl -n '__douctl_path_is download' -s d -l dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'save files in DIR (default: the current directory)'
+complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download N files at once'
+complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them with Range'
+complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
+complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 
 # douctl api
 complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'

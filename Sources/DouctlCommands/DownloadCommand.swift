@@ -22,13 +22,16 @@ enum DownloadCommand {
         missing; default: the current directory); -o FILE names the one file; -o -
         writes the body to stdout (then no JSON line is printed). An existing file is
         never replaced: that download fails with exit 3 unless --force.
-        A failed or interrupted download removes its temp file; with --continue the
-        temp file is kept, and the next run with --continue asks for the rest with
-        Range: bytes=N- (a server that answers 200 instead sends it all again; a 416
-        for a partial that is already complete finishes it).
+        A transfer that breaks is retried like any GET (not with --no-retry), starting
+        that attempt over. A failed or interrupted download removes its temp file;
+        with --continue the temp file is kept, and the next run with --continue asks
+        for the rest with Range: bytes=N- (a server that answers 200 instead sends it
+        all again; a 416 for a partial that is already complete finishes it).
         Results are printed as one JSON line per source, in the order given:
           {"url": "...", "ok": true, "path": "a.jpg", "bytes": 1234, "mime": "image/jpeg", "sha256": "..."}
           {"url": "...", "ok": false, "error": "...", "exit": 5}
+        bytes and sha256 cover the whole file; a resumed one also has "resumed_from"
+        (the bytes already on disk). mime is the reply's Content-Type, else sniffed.
         One failure does not stop the others; the exit code is the worst one. HTTP
         errors map to the usual exit codes (404 → 5). Progress is drawn on stderr when
         it is a terminal (or with --progress always). Ctrl-C stops every download,
