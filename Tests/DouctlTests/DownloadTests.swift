@@ -318,6 +318,32 @@ struct DownloadTests {
         #expect(Self.partials(directory).isEmpty)
     }
 
+    // MARK: - progress
+
+    @Test func progressOnlyOnATerminalAndNeverOnStdout() throws {
+        let server = try TestServer { _ in
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .stream(length: 1 << 20) { writer in
+                for _ in 0..<4 {
+                    try writer.write([UInt8](repeating: 1, count: 1 << 18))
+                    Thread.sleep(forTimeInterval: 0.25)
+                }
+            })
+        }
+        let directory = TemporaryDirectory.make(prefix: "dl-pty")
+        let output = directory + "/stdout.json"
+        let command = "\(Douctl.binary) download \(server.baseURL)/big.bin -d \(directory) > \(output)"
+        let pty = try runUnderScript(command, environment: Douctl().environment)
+        #expect(pty.contains("big.bin"))
+        #expect(pty.contains("done, 1.0 MiB"))
+        #expect(pty.contains("\u{1B}[2K"), "redrawn in place")
+        let stdout = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(stdout.hasPrefix(#"{"url":"#))
+        #expect(!stdout.contains("\u{1B}"))
+        let piped = try Douctl().run("download", server.baseURL + "/big.bin", "-o", directory + "/again.bin")
+        #expect(piped.status == 0)
+        #expect(piped.stderr.isEmpty, "no progress without a terminal")
+    }
+
     // MARK: - Ctrl-C
 
     @Test(arguments: [false, true])
