@@ -78,6 +78,9 @@ public struct Download {
             directory = FileIO.directoryName(path)
             destination = path
             if !options.overwrite, FileIO.fileExists(path) { throw PartialFile.exists(path) }
+            guard (try? FileIO.status(directory))?.isDirectory == true else {
+                throw .localInput("cannot write \(path): no such directory \(directory)")
+            }
         case .directory(let path):
             directory = path
             try Self.prepareDirectory(path)

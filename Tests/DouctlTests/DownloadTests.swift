@@ -91,6 +91,26 @@ struct DownloadTests {
         #expect(none.stderr.isEmpty)
     }
 
+    @Test func shuoGetSavesACodingTweetsPictures() throws {
+        let fixture = try SandboxFixture()
+        try fixture.douctl.run("profile", "use", "coding-sandbox")
+        let tokens = fixture.sandbox.issueCodingToken(user: "coder")
+        try Credentials.write(["coding-sandbox": tokens.accessToken], in: fixture.douctl.configDirectory,
+                              expiresAt: "2099-01-01T00:00:00Z", refreshTokens: ["coding-sandbox": tokens.refreshToken])
+        let picture = try TemporaryDirectory.file(named: "pic.png", bytes: PNGFixture.bytes)
+        let posted = try fixture.douctl.run("shuo", "post", "冒泡", "--image", picture)
+        #expect(posted.status == 0, "\(posted)")
+        let id = try #require(try posted.json()["id"]?.scalarText)
+        let directory = TemporaryDirectory.make(prefix: "dl-coding")
+
+        let result = try fixture.douctl.run("shuo", "get", id, "--save-images", directory)
+        #expect(result.status == 0, "\(result)")
+        let report = try JSONParser.parse(result.errorLine)
+        let saved = try #require(report["path"]?.stringValue)
+        #expect(Self.read(saved) == PNGFixture.bytes)
+        #expect(report["mime"]?.stringValue == "image/png")
+    }
+
     // MARK: - naming and destinations
 
     @Test func namesComeFromContentDispositionThenTheURL() throws {
@@ -137,6 +157,9 @@ struct DownloadTests {
         #expect(twoToOne.errorLine.contains("-o names one file"))
         let both = try Douctl().run("download", server.baseURL + "/a", "-o", "f", "-d", directory)
         #expect(both.status == 2)
+        let nowhere = try Douctl().run("download", server.baseURL + "/a", "-o", directory + "/missing/f")
+        #expect(nowhere.status == 3)
+        #expect(nowhere.errorLine.contains("no such directory"), "\(nowhere)")
         let scheme = try Douctl().run("download", "ftp://127.0.0.1/x", "-d", directory)
         #expect(scheme.status == 2, "\(scheme)")
     }
