@@ -25,8 +25,10 @@ enum DownloadCommand {
         A transfer that breaks is retried like any GET (not with --no-retry), starting
         that attempt over. A failed or interrupted download removes its temp file;
         with --continue the temp file is kept, and the next run with --continue asks
-        for the rest with Range: bytes=N- (a server that answers 200 instead sends it
-        all again; a 416 for a partial that is already complete finishes it).
+        for the rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified
+        the server gave, so a file that changed meanwhile is fetched whole rather than
+        spliced (a server that answers 200 sends it all again; a 416 for a partial
+        that is already complete finishes it).
         Results are printed as one JSON line per source, in the order given:
           {"url": "...", "ok": true, "path": "a.jpg", "bytes": 1234, "mime": "image/jpeg", "sha256": "..."}
           {"url": "...", "ok": false, "error": "...", "exit": 5}

@@ -93,7 +93,7 @@ public struct Download {
             return file
         } catch {
             // Interrupted or failed: a resumable partial stays only with --continue.
-            if options.resume && partial.size > 0 { partial.closeFile() } else { partial.remove() }
+            if options.resume && partial.size > 0 { partial.keep() } else { partial.remove() }
             throw error
         }
     }
@@ -108,7 +108,11 @@ public struct Download {
         let hashedExisting = hasher
 
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
-        if resumedFrom > 0 { request.headers.append(HTTPHeader("Range", "bytes=\(resumedFrom)-")) }
+        if resumedFrom > 0 {
+            request.headers.append(HTTPHeader("Range", "bytes=\(resumedFrom)-"))
+            // The rest only if the file is still the one we have the start of; else all of it.
+            if let validator = partial.savedValidator() { request.headers.append(HTTPHeader("If-Range", validator)) }
+        }
 
         // Set when the reply's head arrives: where bytes go, and what went wrong locally.
         var destination = fixedDestination
@@ -138,6 +142,7 @@ public struct Download {
                 return true
             }, head: { head in
                 sawHead = true
+                partial.validator = Self.validator(head)
                 do throws(DouctlError) {
                     try restartAtZeroIfNeeded(head)
                     if destination == nil {
@@ -285,6 +290,12 @@ public struct Download {
     static func mediaType(reported: String?, prefix: [UInt8], path: String?) -> String {
         if let reported, !reported.isEmpty, reported != MediaType.fallback { return reported }
         return MediaType.sniff(prefix) ?? path.flatMap(MediaType.fromExtension) ?? reported ?? MediaType.fallback
+    }
+
+    /// What `If-Range` may carry (RFC 9110 §13.1.5): a strong ETag, else Last-Modified.
+    static func validator(_ head: HTTPResponseHead) -> String? {
+        if let etag = head.header("ETag"), etag.hasPrefix("\"") { return etag }
+        return head.header("Last-Modified")
     }
 
     static func contentLength(_ head: HTTPResponseHead) -> Int64? {

@@ -12,6 +12,10 @@ final class PartialFile {
     let path: String
     private var fd: Int32
     private(set) var size: Int64
+    /// The reply's ETag (strong) or Last-Modified: kept beside a partial that is kept, so
+    /// resuming can send `If-Range` and never splice two versions of a file together.
+    var validator: String?
+    private var validatorPath: String { path + "-validator" }
 
     /// Opens (creating) the temp file and locks it. With `keep` false an old partial is
     /// emptied first; with `keep` true its bytes stay, to be resumed.
@@ -34,6 +38,23 @@ final class PartialFile {
     }
 
     deinit { closeFile() }
+
+    /// The validator saved with this partial by an earlier run, if any.
+    func savedValidator() -> String? {
+        guard let bytes = try? FileIO.readFile(validatorPath), bytes.count < 1024 else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.isEmpty || text.contains("\r") || text.contains("\n") ? nil : text
+    }
+
+    /// Keeps the partial for `--continue`: saves (or forgets) its validator, closes it.
+    func keep() {
+        if let validator, !validator.isEmpty {
+            try? AtomicFile.write(Array(validator.utf8), to: validatorPath, mode: 0o644)
+        } else {
+            unlink(validatorPath)
+        }
+        closeFile()
+    }
 
     func truncate(to length: Int64) throws(DouctlError) {
         if ftruncate(fd, off_t(length)) != 0 {
@@ -81,6 +102,7 @@ final class PartialFile {
             }
         } else if link(path, destination) == 0 {
             unlink(path)
+            unlink(validatorPath)
         } else {
             let error = SystemError("link", path: destination)
             if error.errno == EEXIST { throw Self.exists(destination) }
@@ -90,6 +112,7 @@ final class PartialFile {
                 throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
             }
         }
+        unlink(validatorPath)
         let directory = open(FileIO.directoryName(destination), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             fsync(directory)
@@ -101,6 +124,7 @@ final class PartialFile {
     /// Deletes the temp file (a failed download without --continue).
     func remove() {
         unlink(path)
+        unlink(validatorPath)
         closeFile()
     }
 

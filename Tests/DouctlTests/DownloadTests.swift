@@ -287,7 +287,48 @@ struct DownloadTests {
         #expect(line["sha256"]?.stringValue == Self.sha256(body))
         #expect(line["bytes"]?.intValue == body.count)
         #expect(line["resumed_from"]?.intValue == kept.count)
-        #expect(Self.partials(directory).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["big.bin"], "no temp files left")
+    }
+
+    @Test func aFileThatChangedMeanwhileIsFetchedWholeNotSpliced() throws {
+        let old = Self.content(200_000)
+        let new = Array(Self.content(250_000).reversed())
+        let version = LockedValue(1)
+        let server = try TestServer { received in
+            let current = version.value
+            let body = current == 1 ? old : new
+            let etag = "\"v\(current)\""
+            var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("ETag", etag)]
+            var rest = body[...]
+            var status = 200
+            if let range = received.header("Range"), received.header("If-Range") == etag,
+               let first = Int(range.dropFirst(6).dropLast()), first < body.count {
+                status = 206
+                rest = body[first...]
+                headers.append(("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"))
+            }
+            let bytes = Array(rest)
+            return HTTPServerResponse(status: status, headers: headers, body: .stream(length: Int64(bytes.count)) { writer in
+                if current == 1 {  // the first version's reply dies halfway
+                    try writer.write(Array(bytes.prefix(100_000)))
+                    Thread.sleep(forTimeInterval: 0.3)
+                    try writer.abortConnection()
+                }
+                try writer.write(bytes)
+            })
+        }
+        let directory = TemporaryDirectory.make(prefix: "dl-ifrange")
+        let url = server.baseURL + "/doc.bin"
+        let broken = try Douctl().run("download", url, "-d", directory, "--continue", "--no-retry")
+        #expect(broken.status == 7, "\(broken)")
+        version.withLock { $0 = 2 }
+        let result = try Douctl().run("download", url, "-d", directory, "--continue")
+        #expect(result.status == 0, "\(result)")
+        #expect(server.received.last?.header("If-Range") == "\"v1\"")
+        #expect(server.received.last?.header("Range") != nil)
+        #expect(Self.read(directory + "/doc.bin") == new)
+        #expect(try result.lines().first?["sha256"]?.stringValue == Self.sha256(new))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["doc.bin"], "no temp files left")
     }
 
     @Test func withoutContinueABrokenDownloadLeavesNothing() throws {
