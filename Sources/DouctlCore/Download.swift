@@ -204,7 +204,7 @@ public struct Download {
     /// Range) starts again at zero; a 206 for any other range is refused.
     private func startingOffset(_ head: HTTPResponseHead, resumedFrom: Int64) throws(DouctlError) -> Int64 {
         guard head.status == 206 else { return 0 }
-        guard resumedFrom > 0, let start = Self.contentRangeStart(head), start == resumedFrom else {
+        guard let start = Self.contentRangeStart(head), start == resumedFrom else {
             throw .badReply("the server sent a range that was not asked for (\(head.header("Content-Range") ?? "no Content-Range"))", httpStatus: 206)
         }
         return start

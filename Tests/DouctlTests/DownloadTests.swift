@@ -225,6 +225,19 @@ struct DownloadTests {
         #expect(Self.partials(directory).isEmpty)
     }
 
+    @Test func a206ForTheWholeFileIsAcceptedAndAnyOtherRangeRefused() throws {
+        let server = try TestServer { received in
+            let range = received.path == "/whole" ? "bytes 0-2/3" : "bytes 1-2/3"
+            return HTTPServerResponse(status: 206, headers: [("Content-Range", range)], body: .bytes(Array("abc".utf8)))
+        }
+        let directory = TemporaryDirectory.make(prefix: "dl-206")
+        let result = try Douctl().run("download", server.baseURL + "/whole", server.baseURL + "/part", "-d", directory)
+        #expect(result.status == 8, "\(result)")
+        #expect(try result.lines().map { $0["ok"]?.boolValue } == [true, false])
+        #expect(Self.read(directory + "/whole") == Array("abc".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["whole"])
+    }
+
     // MARK: - tokens
 
     @Test func theTokenGoesToTheAPIOriginOnly() throws {
