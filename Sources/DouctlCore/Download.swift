@@ -69,8 +69,6 @@ public struct Download {
         guard !Self.hasOtherScheme(source), url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
         }
-        if case .standardOutput = options.target { return try toStandardOutput(url: url, progress: progress) }
-
         let directory: String
         var destination: String?
         switch options.target {
@@ -89,8 +87,7 @@ public struct Download {
         }
         let partial = try PartialFile(path: Self.partialPath(url: url, destination: destination, directory: directory), keep: options.resume)
         do {
-            let file = try transfer(url: url, into: partial, directory: directory, fixedDestination: destination, progress: progress)
-            return file
+            return try transfer(url: url, into: partial, directory: directory, fixedDestination: destination, progress: progress)
         } catch {
             // Interrupted or failed: a resumable partial stays only with --continue.
             if options.resume && partial.size > 0 { partial.keep() } else { partial.remove() }
@@ -231,16 +228,16 @@ public struct Download {
             response = try client.stream(request, progress: { transfer in
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
-            do {
-                try FileIO.writeAll(STDOUT_FILENO, chunk)
-            } catch {
-                failure = .transport(.outputFailed("cannot write to standard output (\(error))"))
-                return false
-            }
-            hasher.update(chunk)
-            if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
-            bytes += Int64(chunk.count)
-            return true
+                do {
+                    try FileIO.writeAll(STDOUT_FILENO, chunk)
+                } catch {
+                    failure = .transport(.outputFailed("cannot write to standard output (\(error))"))
+                    return false
+                }
+                hasher.update(chunk)
+                if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
+                bytes += Int64(chunk.count)
+                return true
             })
         } catch {
             throw failure ?? error
