@@ -266,6 +266,20 @@ struct DownloadTests {
         }
     }
 
+    @Test func anExpiredTokenIsRefreshedAndTheDownloadReplayed() throws {
+        let fixture = try SandboxFixture()
+        let before = try fixture.login()
+        fixture.sandbox.expireAccessTokens()
+        let directory = TemporaryDirectory.make(prefix: "dl-refresh")
+        let result = try fixture.douctl.run("download", "/v2/user/~me", "-o", directory + "/me.json")
+        #expect(result.status == 0, "\(result)")
+        let trail = fixture.sandbox.requests.map { "\($0.method) \($0.path) \($0.status)" }
+        #expect(trail == ["GET /v2/user/~me 400", "POST /service/auth2/token 200", "GET /v2/user/~me 200"])
+        let saved = try JSONParser.parse(Self.read(directory + "/me.json") ?? [])
+        #expect(saved["uid"]?.stringValue == "ahbei", "the error reply never reached the file")
+        #expect(!fixture.credentials.contains(before.access))
+    }
+
     @Test func noLoginIsNeeded() throws {
         let fixture = try SandboxFixture()  // a sandbox profile, never logged in
         let server = try TestServer { _ in .bytes(200, Array("x".utf8)) }
