@@ -102,8 +102,8 @@ enum DownloadCommand {
         --save-images DIR saves each of the status's pictures in DIR (created when
         missing) the way douctl download -d DIR does: named from the reply or the URL,
         never replacing an existing file, the token only to the API's own origin.
-        Douban: every picture attachment (its original size); Coding: the pictures
-        in the tweet's content. stdout stays the status JSON alone; each picture
+        Douban: every picture attachment (its original size), a reshared status's
+        too; Coding: the pictures in the tweet's content. stdout stays the status JSON alone; each picture
         gets one JSON line on stderr, {"url", "ok", "path", "bytes", "mime",
         "sha256"} or {"url", "ok": false, "error", "exit"}, and the exit code is the
         worst of them.

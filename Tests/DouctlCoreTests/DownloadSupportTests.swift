@@ -103,6 +103,10 @@ struct StatusPicturesTests {
             """#)
         #expect(StatusPictures.urls(in: status, style: .douban) == ["https://img/r/p1.jpg", "https://img/m/p2.jpg"])
         #expect(StatusPictures.urls(in: try JSONParser.parse(#"{"text":"x"}"#), style: .douban).isEmpty)
+        let reshare = try JSONParser.parse(#"""
+            {"attachments": [], "reshared_status": {"attachments": [{"media": [{"type": "image", "src": "https://img/m/p9.jpg"}]}]}}
+            """#)
+        #expect(StatusPictures.urls(in: reshare, style: .douban) == ["https://img/m/p9.jpg"])
     }
 
     @Test func codingContentImages() throws {

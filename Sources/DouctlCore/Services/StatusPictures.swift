@@ -2,8 +2,8 @@ import DouctlJSON
 import DouctlSystem
 
 /// The pictures of a status as URLs, for `shuo get --save-images`.
-/// - Douban: each `attachments[].media[]` of type image, its `original_src` (the full-size
-///   picture) else its `src`.
+/// - Douban: each `attachments[].media[]` of type image (the status's own, then a reshared
+///   original's), its `original_src` (the full-size picture) else its `src`.
 /// - Coding: the pictures embedded in the tweet's `content`, as HTML `<img src="…">` (how the
 ///   API renders them) or Markdown `![alt](url)` (how they are posted).
 public enum StatusPictures {
@@ -11,7 +11,9 @@ public enum StatusPictures {
         var urls: [String] = []
         switch style {
         case .douban:
-            for attachment in status["attachments"]?.arrayValue ?? [] {
+            // A reshare (转播) shows the original's pictures: those count too, after its own.
+            let attachments = (status["attachments"]?.arrayValue ?? []) + (status["reshared_status"]?["attachments"]?.arrayValue ?? [])
+            for attachment in attachments {
                 for media in attachment["media"]?.arrayValue ?? [] {
                     guard (media["type"]?.stringValue ?? "image") == "image" else { continue }
                     let original = media["original_src"]?.stringValue ?? ""
