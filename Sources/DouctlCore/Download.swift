@@ -231,7 +231,7 @@ public struct Download {
                 do {
                     try FileIO.writeAll(STDOUT_FILENO, chunk)
                 } catch {
-                    failure = .transport(.outputFailed("cannot write to standard output (\(error))"))
+                    failure = .transport(.outputFailed("standard output (\(error))"))
                     return false
                 }
                 hasher.update(chunk)
