@@ -64,7 +64,7 @@ enum DownloadCommand {
         let options = try options(parsed, count: sources.count)
         var factory = try invocation.clientFactory()
         factory.allowsAnonymous = true
-        return run(invocation, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
+        return runBatch(invocation, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
     }
 
     static func options(_ parsed: ParsedCommand, count: Int) throws(DouctlError) -> DownloadOptions {
@@ -117,13 +117,13 @@ enum DownloadCommand {
         factory.allowsAnonymous = true
         let urls = StatusPictures.urls(in: status, style: factory.profile.style)
         guard !urls.isEmpty else { return .success }
-        return run(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
+        return runBatch(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
                    parallel: 4, output: invocation.stderr.fileDescriptor)
     }
 
     /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
     /// (whose lines go to stderr, so they replace the usual error line and progress).
-    static func run(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
+    static func runBatch(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
                     output: Int32? = nil) -> ExitStatus {
         let linesOnStderr = output == invocation.stderr.fileDescriptor
         let progressMode = invocation.parsed.value("progress") ?? "auto"
