@@ -10,12 +10,13 @@
 # Sets __douctl_words to the subcommands of the command path $1.
 __douctl_commands() {
     case $1 in
-        '') __douctl_words=(auth user shuo upload api config profile sandbox demo completion version) ;;
+        '') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version) ;;
         'auth') __douctl_words=(login status token refresh export logout) ;;
         'user') __douctl_words=(me get search following followers follow unfollow) ;;
         'shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
         'config') __douctl_words=(get set unset list) ;;
         'profile') __douctl_words=(list show add remove use) ;;
+        'cache') __douctl_words=(info clear) ;;
         *) __douctl_words=() ;;
     esac
 }
@@ -31,19 +32,20 @@ __douctl_options() {
         'user following') __douctl_words=(--start --count --all --slurp) ;;
         'user followers') __douctl_words=(--start --count --all --slurp) ;;
         'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
-        'shuo get') __douctl_words=(--packed) ;;
+        'shuo get') __douctl_words=(--packed --save-images) ;;
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp) ;;
         'shuo comments') __douctl_words=(--start --count --all --slurp) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota) ;;
         *) __douctl_words=() ;;
     esac
-    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --dry-run --pretty --compact --error-format --error-body -h --help --version)
+    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --pretty --compact --error-format --error-body -h --help --version)
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
@@ -80,6 +82,10 @@ __douctl_option_value() {
                 --rec-desc) __douctl_action=none; return 0 ;;
                 --rec-image) __douctl_action=none; return 0 ;;
             esac ;;
+        'shuo get')
+            case $2 in
+                --save-images) __douctl_action=directory; return 0 ;;
+            esac ;;
         'shuo timeline')
             case $2 in
                 --user) __douctl_action=none; return 0 ;;
@@ -101,6 +107,13 @@ __douctl_option_value() {
                 --to) __douctl_action=none; return 0 ;;
                 --field) __douctl_action=none; return 0 ;;
                 -f|--raw-field) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
+                --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+            esac ;;
+        'download')
+            case $2 in
+                -o|--output) __douctl_action=file; return 0 ;;
+                -d|--dir) __douctl_action=directory; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
             esac ;;
@@ -130,6 +143,13 @@ __douctl_option_value() {
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
                 --body-format) __douctl_action=choices; __douctl_choices=(form json); return 0 ;;
+                --common-params) __douctl_action=none; return 0 ;;
+                --common-headers) __douctl_action=none; return 0 ;;
+                --signing) __douctl_action=choices; __douctl_choices=(hmac-sha1 md5-sorted command); return 0 ;;
+                --signing-secret) __douctl_action=none; return 0 ;;
+                --signing-command) __douctl_action=none; return 0 ;;
+                --rate-limit) __douctl_action=none; return 0 ;;
+                --cache-max-mb) __douctl_action=none; return 0 ;;
             esac ;;
         'sandbox')
             case $2 in
@@ -139,6 +159,9 @@ __douctl_option_value() {
                 --token-ttl) __douctl_action=none; return 0 ;;
                 --approve) __douctl_action=choices; __douctl_choices=(auto manual); return 0 ;;
                 --fault) __douctl_action=none; return 0 ;;
+                --replay) __douctl_action=directory; return 0 ;;
+                --signing) __douctl_action=none; return 0 ;;
+                --quota) __douctl_action=none; return 0 ;;
             esac ;;
     esac
     case $2 in
@@ -149,6 +172,8 @@ __douctl_option_value() {
         --retry) __douctl_action=none; return 0 ;;
         --retry-max-time) __douctl_action=none; return 0 ;;
         --max-time) __douctl_action=none; return 0 ;;
+        --cache) __douctl_action=none; return 0 ;;
+        --record) __douctl_action=directory; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
         --error-body) __douctl_action=choices; __douctl_choices=(stdout stderr none); return 0 ;;
     esac
@@ -167,15 +192,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

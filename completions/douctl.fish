@@ -10,7 +10,7 @@
 function __douctl_commands
     switch "$argv"
         case ''
-            printf '%s\n' auth user shuo upload api config profile sandbox demo completion version
+            printf '%s\n' auth user shuo upload download api config profile cache sandbox demo completion version
         case 'auth'
             printf '%s\n' login status token refresh export logout
         case 'user'
@@ -21,6 +21,8 @@ function __douctl_commands
             printf '%s\n' get set unset list
         case 'profile'
             printf '%s\n' list show add remove use
+        case 'cache'
+            printf '%s\n' info clear
     end
 end
 
@@ -38,6 +40,8 @@ function __douctl_takes_value
             contains -- $argv[2] --start --count; and return 0
         case 'shuo post'
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
+        case 'shuo get'
+            contains -- $argv[2] --save-images; and return 0
         case 'shuo timeline'
             contains -- $argv[2] --user --count --since-id --until-id; and return 0
         case 'shuo comments'
@@ -46,14 +50,16 @@ function __douctl_takes_value
             contains -- $argv[2] --status; and return 0
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
+        case 'download'
+            contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb; and return 0
         case 'sandbox'
-            contains -- $argv[2] --host --port --data --token-ttl --approve --fault; and return 0
+            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --error-format --error-body
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --error-format --error-body
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -133,6 +139,9 @@ complete -c douctl -l retry -r -f -d 'retry failed idempotent requests up to N t
 complete -c douctl -l retry-max-time -r -f -d 'start no retry after this long since the first try'
 complete -c douctl -l max-time -r -f -d 'give up on the whole command after this long (exit 7)'
 complete -c douctl -l wait-on-rate-limit -d 'when rate limited, wait until the limit resets (Retry-After) and go on'
+complete -c douctl -l cache -r -f -d 'answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else fetch and store'
+complete -c douctl -l cache-only -d 'answer GET/HEAD only from the response cache; send nothing'
+complete -c douctl -l record -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)'
 complete -c douctl -l dry-run -d 'print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)'
 complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
@@ -146,9 +155,11 @@ complete -c douctl -n '__douctl_wants_command' -a 'auth' -d 'log in, inspect and
 complete -c douctl -n '__douctl_wants_command' -a 'user' -d 'look up users and who they follow'
 complete -c douctl -n '__douctl_wants_command' -a 'shuo' -d 'post, read and delete 广播 (statuses), comments and likes'
 complete -c douctl -n '__douctl_wants_command' -a 'upload' -d 'upload files, one multipart request each, streamed from disk'
+complete -c douctl -n '__douctl_wants_command' -a 'download' -d 'download files to disk, streamed, resumable, one JSON line each'
 complete -c douctl -n '__douctl_wants_command' -a 'api' -d 'send a request to any API endpoint and print the reply'
 complete -c douctl -n '__douctl_wants_command' -a 'config' -d 'read and change the active profile\'s settings'
 complete -c douctl -n '__douctl_wants_command' -a 'profile' -d 'manage profiles: named API endpoints with their OAuth settings'
+complete -c douctl -n '__douctl_wants_command' -a 'cache' -d 'inspect or empty the response cache (--cache, --cache-only)'
 complete -c douctl -n '__douctl_wants_command' -a 'sandbox' -d 'run a local fake Douban API v2 + OAuth2 server (and Coding\'s paths) for trying douctl'
 complete -c douctl -n '__douctl_wants_command' -a 'demo' -d 'try everything against a built-in sandbox: log in, post with a picture, read, like, comment, delete'
 complete -c douctl -n '__douctl_wants_command' -a 'completion' -d 'print a shell completion script'
@@ -229,6 +240,7 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the li
 
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
+complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'also save the status\'s pictures in DIR (one JSON line each on stderr)'
 
 # douctl shuo timeline
 complete -c douctl -n '__douctl_path_is shuo timeline' -l user -r -f -d 'a user\'s own statuses instead of your home timeline'
@@ -257,6 +269,14 @@ complete -c douctl -n '__douctl_path_is upload' -l progress -r -f -a 'auto alway
 complete -c douctl -n '__douctl_path_is upload' -s y -l yes -d 'post several files publicly without asking'
 complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
 
+# douctl download
+complete -c douctl -n '__douctl_path_is download' -s o -l output -r -F -d 'write the (one) download to FILE; - for stdout'
+complete -c douctl -n '__douctl_path_is download' -s d -l dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'save files in DIR (default: the current directory)'
+complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download N files at once'
+complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them with Range'
+complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
+complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
+
 # douctl api
 complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'
 complete -c douctl -n '__douctl_path_is api' -s f -l raw-field -r -f -d 'add a string field'
@@ -278,13 +298,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
@@ -315,6 +335,13 @@ complete -c douctl -n '__douctl_path_is profile add' -l redirect-uri -r -f -d 'r
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
 complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Bearer) or query (access_token=)'
 complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
+complete -c douctl -n '__douctl_path_is profile add' -l common-params -r -f -d 'parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; "$VAR" reads the environment at send time'
+complete -c douctl -n '__douctl_path_is profile add' -l common-headers -r -f -d 'headers added to every request: NAME=VALUE,... or a JSON object; "$VAR" reads the environment'
+complete -c douctl -n '__douctl_path_is profile add' -l signing -r -f -a 'hmac-sha1 md5-sorted command' -d 'request signing: hmac-sha1, md5-sorted or command (see REQUEST SHAPING)'
+complete -c douctl -n '__douctl_path_is profile add' -l signing-secret -r -f -d 'the signing secret, or "$VAR" to read it from the environment (set it from stdin: config set signing_secret -)'
+complete -c douctl -n '__douctl_path_is profile add' -l signing-command -r -f -d 'the program the command signing scheme runs (canonical request on stdin, JSON of headers/params to add on stdout)'
+complete -c douctl -n '__douctl_path_is profile add' -l rate-limit -r -f -d 'client-side request quota shared by every douctl process of the profile, e.g. 40/min, 10/5s, 1000/hour'
+complete -c douctl -n '__douctl_path_is profile add' -l cache-max-mb -r -f -d 'size bound of the response cache (--cache), in MB; least recently used entries go first (default 50)'
 complete -c douctl -n '__douctl_at_argument 0 - profile add' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
 # douctl profile remove
@@ -323,6 +350,10 @@ complete -c douctl -n '__douctl_at_argument 0 - profile remove' -f -a '(douctl _
 # douctl profile use
 complete -c douctl -n '__douctl_at_argument 0 - profile use' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
+# douctl cache
+complete -c douctl -n '__douctl_wants_command cache' -a 'info' -d 'print the cache\'s directory, entries and size as JSON'
+complete -c douctl -n '__douctl_wants_command cache' -a 'clear' -d 'delete every cached reply'
+
 # douctl sandbox
 complete -c douctl -n '__douctl_path_is sandbox' -l host -r -f -d 'address to listen on'
 complete -c douctl -n '__douctl_path_is sandbox' -l port -r -f -d 'port to listen on (0: any free port)'
@@ -330,6 +361,9 @@ complete -c douctl -n '__douctl_path_is sandbox' -l data -r -f -a '(__fish_compl
 complete -c douctl -n '__douctl_path_is sandbox' -l token-ttl -r -f -d 'access-token lifetime (short values exercise refresh)'
 complete -c douctl -n '__douctl_path_is sandbox' -l approve -r -f -a 'auto manual' -d 'auto: approve logins at once; manual: show consent pages'
 complete -c douctl -n '__douctl_path_is sandbox' -l fault -r -f -d 'inject failures, e.g. 503:0.2,latency:200ms (see below)'
+complete -c douctl -n '__douctl_path_is sandbox' -l replay -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'answer from the exchanges \'douctl --record DIR\' wrote (a real session as a fake server)'
+complete -c douctl -n '__douctl_path_is sandbox' -l signing -r -f -d 'require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET'
+complete -c douctl -n '__douctl_path_is sandbox' -l quota -r -f -d 'answer 429 past N API requests per UNIT (40/min, 10/5s)'
 
 # douctl completion
 complete -c douctl -n '__douctl_at_argument 0 - completion' -f -a 'bash zsh fish' -d 'bash, zsh or fish'

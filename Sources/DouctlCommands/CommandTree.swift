@@ -17,6 +17,7 @@ enum CommandTree {
         UserCommands.command,
         ShuoCommands.command,
         UploadCommand.command,
+        DownloadCommand.command,
         APICommand.command,
         ConfigCommands.command,
         ProfileCommands.command,

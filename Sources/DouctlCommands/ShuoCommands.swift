@@ -12,9 +12,16 @@ enum ShuoCommands {
         Command(postSpec, run: post),
         Command(CommandSpec(
             "get", abstract: "a status",
-            options: [.flag("packed", help: "include comments, likers and resharers (Douban pack=true)")],
+            discussion: DownloadCommand.saveImagesDiscussion,
+            options: [
+                .flag("packed", help: "include comments, likers and resharers (Douban pack=true)"),
+                DownloadCommand.saveImagesOption,
+            ],
             arguments: [idArgument],
-            examples: [Example("douctl shuo get 1402640366 | jq -r .text", "just the text")]), run: get),
+            examples: [
+                Example("douctl shuo get 1402640366 | jq -r .text", "just the text"),
+                Example("douctl shuo get 1402640366 --save-images pics 2> saved.ndjson", "save its pictures in pics/"),
+            ]), run: get),
         Command(CommandSpec(
             "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
             arguments: [ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))]), run: delete),
@@ -89,8 +96,9 @@ enum ShuoCommands {
     }
 
     static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printJSON(try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed")))
-        return .success
+        let status = try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed"))
+        invocation.printJSON(status)
+        return try DownloadCommand.savePictures(of: status, invocation)
     }
 
     /// Deletes each id, reporting each; one failure does not stop the rest.

@@ -244,6 +244,63 @@ public final class APIClient {
         }
     }
 
+    /// Like `exchange`, but a successful (2xx) reply's body goes to `sink` as it arrives,
+    /// after `head` has seen the reply's head, and is never held in memory: downloads. Any
+    /// other reply comes back with its body (its first MiB) for `decode`, after the one
+    /// refresh-and-replay. `restart` takes back what a broken attempt already streamed, so
+    /// a retry may begin again (false: no retry).
+    public func stream(
+        _ request: APIRequest,
+        progress: ((TransferProgress) -> Void)? = nil,
+        restart: (() -> Bool)? = nil,
+        head: @escaping (HTTPResponseHead) -> Void,
+        sink: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) throws(DouctlError) -> HTTPResponse {
+        let token = request.sendsToken ? try tokens?.currentToken() : nil
+        if request.sendsToken, token == nil { try requireLogin() }
+        lastSentToken = token
+        let response = try performStreaming(request, token: token, progress: progress, restart: restart, head: head, sink: sink)
+        guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style),
+              let fresh = try tokens.refresh(rejected: token) else {
+            return response
+        }
+        lastSentToken = fresh
+        return try performStreaming(request, token: fresh, progress: progress, restart: restart, head: head, sink: sink)
+    }
+
+    private func performStreaming(
+        _ request: APIRequest, token: String?, progress: ((TransferProgress) -> Void)?, restart: (() -> Bool)?,
+        head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) throws(DouctlError) -> HTTPResponse {
+        let httpRequest = try httpRequest(request, token: token)
+        let errorLimit = 1 << 20
+        var errorBody: [UInt8] = []
+        var streaming = false
+        let responseHead: HTTPResponseHead
+        do {
+            responseHead = try http.send(httpRequest, progress: progress, restartSink: {
+                errorBody.removeAll()
+                return streaming ? restart?() ?? false : true
+            }, head: { received in
+                streaming = (200..<300).contains(received.status)
+                if streaming { head(received) }
+            }, sink: { chunk in
+                if streaming { return sink(chunk) }
+                if errorBody.count < errorLimit { errorBody.append(contentsOf: chunk.prefix(errorLimit - errorBody.count)) }
+                return true
+            })
+        } catch .interrupted {
+            throw .interrupted
+        } catch .bodyFile(let detail) {
+            throw .localInput(detail)
+        } catch {
+            throw .transport(error)
+        }
+        let response = HTTPResponse(head: responseHead, body: streaming ? [] : errorBody)
+        if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
+        return response
+    }
+
     private func headersLack(_ headers: [HTTPHeader], _ name: String) -> Bool {
         headers.value(of: name) == nil
     }

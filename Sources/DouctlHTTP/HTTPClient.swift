@@ -77,10 +77,13 @@ public final class HTTPClient {
     /// A transfer that breaks after body bytes reached the sink is retried only when
     /// `restartSink` can take them back (it returns true after discarding them).
     /// HTTP error statuses are replies, not errors: the caller judges them.
+    /// `head`, when given, sees the final reply's head before its first body byte reaches
+    /// the sink (a download decides there whether bytes go to a file or to an error report).
     public func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)? = nil,
         restartSink: (() -> Bool)? = nil,
+        head headReady: ((HTTPResponseHead) -> Void)? = nil,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {
         let policy = configuration.retry
@@ -89,7 +92,7 @@ public final class HTTPClient {
         while true {
             let mayRetry = attempt < policy.maxAttempts && request.body.isReplayable
             let outcome = withoutActuallyEscaping(sink) { sink in
-                perform(request, attempt: attempt, progress: progress, sink: sink) { head in
+                perform(request, attempt: attempt, progress: progress, sink: sink, headReady: headReady) { head in
                     mayRetry && request.isIdempotent && policy.retryableStatuses.contains(head.status)
                 }
             }
@@ -115,6 +118,7 @@ public final class HTTPClient {
                         configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                         configuration.sleep(delay)
                     } else {
+                        headReady?(head)
                         _ = held.withUnsafeBytes { sink($0) }
                         return head
                     }
@@ -153,6 +157,7 @@ public final class HTTPClient {
         attempt: Int,
         progress: ((TransferProgress) -> Void)?,
         sink: @escaping (UnsafeRawBufferPointer) -> Bool,
+        headReady: ((HTTPResponseHead) -> Void)? = nil,
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
         do {
@@ -168,7 +173,7 @@ public final class HTTPClient {
 
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody)
+            isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutableRawPointer?
         defer { ccurl_slist_free_all(headerList) }

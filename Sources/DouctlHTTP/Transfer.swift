@@ -12,6 +12,8 @@ final class Transfer {
     /// Decides, when the first body byte of the final reply arrives, whether the body goes
     /// to the sink now or is held back (a reply we may retry must not reach the output).
     private let holdBody: (HTTPResponseHead) -> Bool
+    /// Told the final reply's head just before its first body byte goes to the sink.
+    private let headReady: ((HTTPResponseHead) -> Void)?
 
     private var partialHead: HTTPResponseHead?
     private(set) var head: HTTPResponseHead?
@@ -28,7 +30,8 @@ final class Transfer {
         progress: ((TransferProgress) -> Void)?,
         isCancelled: @escaping () -> Bool,
         log: ((String) -> Void)?,
-        holdBody: @escaping (HTTPResponseHead) -> Bool
+        holdBody: @escaping (HTTPResponseHead) -> Bool,
+        headReady: ((HTTPResponseHead) -> Void)? = nil
     ) {
         reader = BodyReader(body)
         self.sink = sink
@@ -36,6 +39,7 @@ final class Transfer {
         self.isCancelled = isCancelled
         self.log = log
         self.holdBody = holdBody
+        self.headReady = headReady
         errorBuffer.initialize(repeating: 0, count: 256)
     }
 
@@ -66,6 +70,7 @@ final class Transfer {
         if bodyDecision == nil {
             if head == nil { head = partialHead }
             bodyDecision = head.map(holdBody) ?? false
+            if bodyDecision == false, let head { headReady?(head) }
         }
         if bodyDecision == true {
             heldBody.append(contentsOf: bytes)

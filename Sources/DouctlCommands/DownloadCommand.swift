@@ -1,0 +1,178 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// `douctl download URL|PATH...`: files streamed to disk through a temp file, several at once.
+enum DownloadCommand {
+    static let command = Command(CommandSpec(
+        "download",
+        abstract: "download files to disk, streamed, resumable, one JSON line each",
+        discussion: """
+        Each URL (or PATH under the profile's api_base) is fetched with GET and streamed
+        into a temp file beside the destination (.NAME.HASH.douctl-part), hashed as it
+        arrives, and renamed into place when complete: the final name never holds a
+        partial file, and memory does not grow with file size. The token is sent only
+        to the API's own origin (scheme, host and port of api_base); a picture on
+        another host gets no Authorization header and no access_token. No login is
+        needed: without one, requests go out anonymously.
+        The file is named from the reply's Content-Disposition (filename*, then
+        filename), else the URL's last path segment, else "download"; a name never has
+        a directory part or a leading dot. -d DIR puts files in DIR (created when
+        missing; default: the current directory); -o FILE names the one file; -o -
+        writes the body to stdout (then no JSON line is printed). An existing file is
+        never replaced: that download fails with exit 3 unless --force.
+        A transfer that breaks is retried like any GET (not with --no-retry), starting
+        that attempt over. A failed or interrupted download removes its temp file;
+        with --continue the temp file is kept, and the next run with --continue asks
+        for the rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified
+        the server gave, so a file that changed meanwhile is fetched whole rather than
+        spliced (a server that answers 200 sends it all again; a 416 for a partial
+        that is already complete finishes it).
+        Results are printed as one JSON line per source, in the order given:
+          {"url": "...", "ok": true, "path": "a.jpg", "bytes": 1234, "mime": "image/jpeg", "sha256": "..."}
+          {"url": "...", "ok": false, "error": "...", "exit": 5}
+        bytes and sha256 cover the whole file; a resumed one also has "resumed_from"
+        (the bytes already on disk). mime is the reply's Content-Type, else sniffed.
+        One failure does not stop the others; the exit code is the worst one. HTTP
+        errors map to the usual exit codes (404 → 5). Progress is drawn on stderr when
+        it is a terminal (or with --progress always). Ctrl-C stops every download,
+        leaves no final file for an unfinished one, and exits 130.
+        """,
+        options: [
+            OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout"),
+            OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)"),
+            OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once"),
+            .flag("continue", short: "c", help: "keep partial downloads, and resume them with Range"),
+            .flag("force", help: "replace files that already exist"),
+            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
+                       help: "show progress on stderr: auto (on a terminal), always, never"),
+        ],
+        arguments: [ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))],
+        examples: [
+            Example("douctl download https://example.com/a.jpg /view/status/raw/public/p1.jpg -d pics", "two files into pics/"),
+            Example("douctl download --continue -o big.iso https://example.com/big.iso", "resume a broken download"),
+            Example("douctl download --parallel 4 $(cat urls) | jq -r 'select(.ok) | \"\\(.sha256)  \\(.path)\"' | sha256sum -c", "fetch a list and verify it"),
+        ]), run: run)
+
+    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
+        let sources = parsed.argumentValues("URL")
+        for source in sources where source.isEmpty || Download.hasOtherScheme(source) {
+            throw .usage("cannot download '\(source)': expected an http:// or https:// URL, or a path under the API")
+        }
+        let options = try options(parsed, count: sources.count)
+        var factory = try invocation.clientFactory()
+        factory.allowsAnonymous = true
+        return runBatch(invocation, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
+    }
+
+    static func options(_ parsed: ParsedCommand, count: Int) throws(DouctlError) -> DownloadOptions {
+        let output = parsed.value("output")
+        let directory = parsed.value("dir")
+        let target: DownloadTarget
+        switch (output, directory) {
+        case (.some, .some):
+            throw .usage("-o and -d cannot be used together")
+        case (.some(let file), nil):
+            guard count == 1 else { throw .usage("-o names one file; with several URLs use -d DIR") }
+            guard !file.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
+            if file == "-" {
+                if parsed.has("continue") { throw .usage("--continue cannot resume a download to stdout") }
+                target = .standardOutput
+            } else {
+                target = .file(file)
+            }
+        case (nil, .some(let path)):
+            guard !path.isEmpty else { throw .usage("invalid value '' for -d: expected a directory") }
+            target = .directory(path)
+        case (nil, nil):
+            target = .directory(".")
+        }
+        return DownloadOptions(target: target, resume: parsed.has("continue"), overwrite: parsed.has("force"))
+    }
+
+    // MARK: - shuo get --save-images
+
+    static let saveImagesOption = OptionSpec(
+        "save-images", value: ValueSpec("DIR", completion: .directory),
+        help: "also save the status's pictures in DIR (one JSON line each on stderr)")
+
+    static let saveImagesDiscussion = """
+        --save-images DIR saves each of the status's pictures in DIR (created when
+        missing) the way douctl download -d DIR does: named from the reply or the URL,
+        never replacing an existing file, the token only to the API's own origin.
+        Douban: every picture attachment (its original size), a reshared status's
+        too; Coding: the pictures in the tweet's content. stdout stays the status JSON alone; each picture
+        gets one JSON line on stderr, {"url", "ok", "path", "bytes", "mime",
+        "sha256"} or {"url", "ok": false, "error", "exit"}, and the exit code is the
+        worst of them.
+        """
+
+    /// `shuo get ID --save-images DIR`, after the status was printed.
+    static func savePictures(of status: JSON, _ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        guard let directory = invocation.parsed.value("save-images") else { return .success }
+        guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
+        var factory = try invocation.clientFactory()
+        factory.allowsAnonymous = true
+        let urls = StatusPictures.urls(in: status, style: factory.profile.style)
+        guard !urls.isEmpty else { return .success }
+        return runBatch(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
+                   parallel: 4, output: invocation.stderr.fileDescriptor)
+    }
+
+    /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
+    /// (whose lines go to stderr, so they replace the usual error line and progress).
+    static func runBatch(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
+                    output: Int32? = nil) -> ExitStatus {
+        let linesOnStderr = output == invocation.stderr.fileDescriptor
+        let progressMode = invocation.parsed.value("progress") ?? "auto"
+        let showsProgress = !linesOnStderr && (progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal))
+        let display = showsProgress ? ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal) : nil
+        let linesFD = output ?? invocation.stdout.fileDescriptor
+        let printsLines = options.target != .standardOutput
+        let stderrFD = invocation.stderr.fileDescriptor
+        invocation.stdout.flush()
+
+        let statuses = LockedValue<[ExitStatus]>([])
+        let started = LockedValue<Set<Int>>([])
+        let errorFormatJSON = invocation.wantsJSONErrors
+        let useColor = invocation.useColor
+        let names = sources.map { DownloadNaming.name(url: $0) ?? $0 }
+        let batch = DownloadBatch(sources: sources, options: options, parallel: parallel, factory: factory)
+        batch.run(progress: { index, received, total in
+            if started.withLock({ $0.insert(index).inserted }) { display?.started(index, name: names[index]) }
+            display?.update(index, sent: received, total: total)
+        }, deliver: { result in
+            let line: JSON
+            switch result.outcome {
+            case .downloaded(let file):
+                var object = JSONObject([("url", .string(file.url)), ("ok", true), ("path", .string(file.path)),
+                                         ("bytes", .int(file.bytes)), ("mime", .string(file.mediaType)), ("sha256", .string(file.sha256))])
+                if file.resumedFrom > 0 { object["resumed_from"] = .int(file.resumedFrom) }
+                line = .object(object)
+                statuses.withLock { $0.append(.success) }
+                display?.finished(result.index, summary: "\(ProgressDisplay.fit(file.path, 24))  done, \(ProgressDisplay.bytes(file.bytes)) in \(Timestamp.duration(result.seconds))")
+            case .failed(let error):
+                let status = ExitStatus(error)
+                line = .object(JSONObject([("url", .string(result.url)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+                statuses.withLock { $0.append(status) }
+                display?.finished(result.index, summary: "\(ProgressDisplay.fit(names[result.index], 24))  failed: \(error.message)")
+                if display == nil && status != .interrupted && !linesOnStderr {
+                    try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: result.source, json: errorFormatJSON, color: useColor) + "\n")
+                }
+            }
+            guard printsLines else { return }
+            var bytes = line.serialized(.compact)
+            bytes.append(0x0A)
+            try? FileIO.writeAll(linesFD, bytes)
+        })
+        display?.stop()
+
+        if Interrupt.requested {
+            invocation.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
+            return .interrupted
+        }
+        return ExitStatus.worst(statuses.value)
+    }
+}

@@ -1,0 +1,314 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlHTTP
+import DouctlSystem
+
+/// Where a download goes.
+public enum DownloadTarget: Sendable, Equatable {
+    /// `-o FILE`: exactly this path.
+    case file(String)
+    /// `-o -`: the body to stdout, as it arrives (no temp file, no resume).
+    case standardOutput
+    /// `-d DIR`: a name from the reply or the URL (`DownloadNaming`), in DIR.
+    case directory(String)
+}
+
+public struct DownloadOptions: Sendable, Equatable {
+    public var target: DownloadTarget
+    /// `--continue`: keep a failed download's temp file, and resume one with `Range`.
+    public var resume: Bool
+    /// `--force`: replace an existing file.
+    public var overwrite: Bool
+
+    public init(target: DownloadTarget, resume: Bool = false, overwrite: Bool = false) {
+        self.target = target
+        self.resume = resume
+        self.overwrite = overwrite
+    }
+}
+
+/// A finished download.
+public struct DownloadedFile: Sendable, Equatable {
+    public var url: String
+    /// The file written ("-" for stdout).
+    public var path: String
+    /// The whole file's size (resumed bytes included).
+    public var bytes: Int64
+    public var mediaType: String
+    /// Lowercase hex SHA-256 of the whole file.
+    public var sha256: String
+    /// Bytes that were already on disk from an earlier attempt.
+    public var resumedFrom: Int64
+}
+
+/// One file download: GET the URL (a path is relative to the profile's api_base; the token
+/// goes only to the API's own origin), stream the body into a temp file beside the
+/// destination while hashing it, then rename it into place. Memory stays flat whatever the
+/// size. On failure the temp file is removed, or kept for `--continue`, which asks for the
+/// rest with `Range: bytes=N-`; the final name never holds a partial file.
+public struct Download {
+    public let client: APIClient
+    public let source: String
+    public let options: DownloadOptions
+
+    public init(client: APIClient, source: String, options: DownloadOptions) {
+        self.client = client
+        self.source = source
+        self.options = options
+    }
+
+    /// The absolute URL `source` names.
+    public var url: String { client.profile.url(for: source) }
+
+    /// `progress(bytesSoFar, totalOrZero)` counts resumed bytes too.
+    public func run(progress: @escaping (Int64, Int64) -> Void = { _, _ in }) throws(DouctlError) -> DownloadedFile {
+        let url = self.url
+        guard !Self.hasOtherScheme(source), url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
+        }
+        let directory: String
+        var destination: String?
+        switch options.target {
+        case .file(let path):
+            directory = FileIO.directoryName(path)
+            destination = path
+            if !options.overwrite, FileIO.fileExists(path) { throw PartialFile.exists(path) }
+            guard (try? FileIO.status(directory))?.isDirectory == true else {
+                throw .localInput("cannot write \(path): no such directory \(directory)")
+            }
+        case .directory(let path):
+            directory = path
+            try Self.prepareDirectory(path)
+        case .standardOutput:
+            return try toStandardOutput(url: url, progress: progress)
+        }
+        let partial = try PartialFile(path: Self.partialPath(url: url, destination: destination, directory: directory), keep: options.resume)
+        do {
+            return try transfer(url: url, into: partial, directory: directory, fixedDestination: destination, progress: progress)
+        } catch {
+            // Interrupted or failed: a resumable partial stays only with --continue.
+            if options.resume && partial.size > 0 { partial.keep() } else { partial.remove() }
+            throw error
+        }
+    }
+
+    // MARK: - to a file
+
+    private func transfer(url: String, into partial: PartialFile, directory: String, fixedDestination: String?,
+                          progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
+        var hasher = SHA256()
+        let resumedFrom = partial.size
+        var prefix: [UInt8] = resumedFrom > 0 ? try partial.hashExisting(into: &hasher) : []
+        let hashedExisting = hasher
+
+        var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        if resumedFrom > 0 {
+            request.headers.append(HTTPHeader("Range", "bytes=\(resumedFrom)-"))
+            // The rest only if the file is still the one we have the start of; else all of it.
+            if let validator = partial.savedValidator() { request.headers.append(HTTPHeader("If-Range", validator)) }
+        }
+
+        // Set when the reply's head arrives: where bytes go, and what went wrong locally.
+        var destination = fixedDestination
+        var sawHead = false
+        var startedAt = resumedFrom
+        var failure: DouctlError?
+
+        /// A 200 to a Range request: the server sends the whole file, so start again at zero.
+        func restartAtZeroIfNeeded(_ head: HTTPResponseHead) throws(DouctlError) {
+            startedAt = try startingOffset(head, resumedFrom: resumedFrom)
+            if startedAt == 0 && partial.size > 0 {
+                try partial.truncate(to: 0)
+                hasher = SHA256()
+                prefix = []
+            }
+        }
+
+        let response: HTTPResponse
+        do throws(DouctlError) {
+            response = try client.stream(request, progress: { transfer in
+                progress(startedAt + transfer.downloaded, transfer.downloadTotal > 0 ? startedAt + transfer.downloadTotal : 0)
+            }, restart: {
+                // A retry after a broken attempt begins again where this attempt began.
+                do throws(DouctlError) { try partial.truncate(to: startedAt) } catch { return false }
+                hasher = startedAt == 0 ? SHA256() : hashedExisting
+                if startedAt == 0 { prefix = [] }
+                return true
+            }, head: { head in
+                sawHead = true
+                partial.validator = Self.validator(head)
+                do throws(DouctlError) {
+                    try restartAtZeroIfNeeded(head)
+                    if destination == nil {
+                        destination = try self.checkedDestination(head, url: url, directory: directory)
+                    }
+                } catch {
+                    failure = error
+                }
+            }, sink: { chunk in
+                guard failure == nil else { return false }
+                if let error = partial.append(chunk) {
+                    failure = error
+                    return false
+                }
+                hasher.update(chunk)
+                if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
+                return true
+            })
+        } catch {
+            throw failure ?? error
+        }
+        if let failure { throw failure }
+
+        let head = response.head
+        var completeAlready = false
+        if head.status == 416, resumedFrom > 0, let length = Self.completeLength(head) {
+            guard length == resumedFrom else {
+                // The partial does not fit the server's file: it is no use to anyone.
+                try partial.truncate(to: 0)
+                throw .badReply("the server's file is \(length) bytes, the partial download had \(resumedFrom); removed it, run again", httpStatus: 416)
+            }
+            // Everything was already here (the last run stopped before the rename).
+            completeAlready = true
+        } else if !(200..<300).contains(head.status) {
+            _ = try client.decode(response, for: request)
+            throw .badReply("the server answered HTTP \(head.status) without a file", httpStatus: head.status)
+        } else if !sawHead {
+            try restartAtZeroIfNeeded(head)  // no body at all: an empty file
+        }
+        if !completeAlready, let length = Self.contentLength(head), partial.size - startedAt != length {
+            throw .badReply("the download ended after \(partial.size - startedAt) of \(length) bytes")
+        }
+
+        let finalPath: String
+        if let destination {
+            finalPath = destination
+        } else {
+            finalPath = try checkedDestination(head, url: url, directory: directory)
+        }
+        try partial.commit(to: finalPath, overwrite: options.overwrite)
+        let mediaType = completeAlready ? nil : head.mediaType
+        return DownloadedFile(
+            url: url, path: finalPath, bytes: partial.size,
+            mediaType: Self.mediaType(reported: mediaType, prefix: prefix, path: finalPath),
+            sha256: Digest.hex(hasher.finalize()), resumedFrom: completeAlready ? resumedFrom : startedAt)
+    }
+
+    /// 206 with the `Content-Range` we asked for continues the file; 200 (the server ignored
+    /// Range) starts again at zero; a 206 for any other range is refused.
+    private func startingOffset(_ head: HTTPResponseHead, resumedFrom: Int64) throws(DouctlError) -> Int64 {
+        guard head.status == 206 else { return 0 }
+        guard let start = Self.contentRangeStart(head), start == resumedFrom else {
+            throw .badReply("the server sent a range that was not asked for (\(head.header("Content-Range") ?? "no Content-Range"))", httpStatus: 206)
+        }
+        return start
+    }
+
+    /// The final path for a reply in directory mode, refusing one that exists (unless --force).
+    private func checkedDestination(_ head: HTTPResponseHead, url: String, directory: String) throws(DouctlError) -> String {
+        let name = DownloadNaming.name(contentDisposition: head.header("Content-Disposition"), url: url)
+        let path = directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+        if !options.overwrite, FileIO.fileExists(path) { throw PartialFile.exists(path) }
+        return path
+    }
+
+    // MARK: - to stdout
+
+    private func toStandardOutput(url: String, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
+        var hasher = SHA256()
+        var prefix: [UInt8] = []
+        var bytes: Int64 = 0
+        var failure: DouctlError?
+        let request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        let response: HTTPResponse
+        do throws(DouctlError) {
+            response = try client.stream(request, progress: { transfer in
+                progress(transfer.downloaded, transfer.downloadTotal)
+            }, head: { _ in }, sink: { chunk in
+                do {
+                    try FileIO.writeAll(STDOUT_FILENO, chunk)
+                } catch {
+                    failure = .transport(.outputFailed("standard output (\(error))"))
+                    return false
+                }
+                hasher.update(chunk)
+                if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
+                bytes += Int64(chunk.count)
+                return true
+            })
+        } catch {
+            throw failure ?? error
+        }
+        if let failure { throw failure }
+        if !(200..<300).contains(response.head.status) {
+            _ = try client.decode(response, for: request)
+            throw .badReply("the server answered HTTP \(response.head.status) without a file", httpStatus: response.head.status)
+        }
+        return DownloadedFile(url: url, path: "-", bytes: bytes, mediaType: Self.mediaType(reported: response.head.mediaType, prefix: prefix, path: nil),
+                              sha256: Digest.hex(hasher.finalize()), resumedFrom: 0)
+    }
+
+    // MARK: - helpers
+
+    /// True for `ftp://…`, `file://…` and the like: a URL, but not one douctl fetches
+    /// (rather than a path under the API).
+    public static func hasOtherScheme(_ source: String) -> Bool {
+        guard let colon = source.firstRange(of: "://") else { return false }
+        let scheme = source[..<colon.lowerBound].lowercased()
+        let isScheme = !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+        return isScheme && scheme != "http" && scheme != "https"
+    }
+
+    /// `DIR/.NAME.HASH.douctl-part`: named after the destination (or the URL), with a hash of
+    /// the URL so two URLs ending in the same name never share one, and found again by
+    /// `--continue` for the same URL.
+    static func partialPath(url: String, destination: String?, directory: String) -> String {
+        let name = destination.map(FileIO.baseName) ?? DownloadNaming.name(url: url) ?? DownloadNaming.fallback
+        let tag = Digest.hex(Array(Digest.sha256(Array(url.utf8)).prefix(4)))
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        return "\(dir.isEmpty ? "/" : dir)/.\(DownloadNaming.shortened(name)).\(tag).douctl-part"
+    }
+
+    /// Creates `-d DIR` when missing (with its parents); an existing non-directory is an error.
+    static func prepareDirectory(_ path: String) throws(DouctlError) {
+        if let status = try? FileIO.status(path) {
+            guard status.isDirectory else { throw .localInput("\(path) is not a directory") }
+            return
+        }
+        do { try FileIO.makeDirectory(path, mode: 0o755) } catch {
+            throw .localInput("cannot create directory \(path) (\(error))")
+        }
+    }
+
+    /// The reply's type, unless it is missing or generic; then the bytes' own, then the name's.
+    static func mediaType(reported: String?, prefix: [UInt8], path: String?) -> String {
+        if let reported, !reported.isEmpty, reported != MediaType.fallback { return reported }
+        return MediaType.sniff(prefix) ?? path.flatMap(MediaType.fromExtension) ?? reported ?? MediaType.fallback
+    }
+
+    /// What `If-Range` may carry (RFC 9110 §13.1.5): a strong ETag, else Last-Modified.
+    static func validator(_ head: HTTPResponseHead) -> String? {
+        if let etag = head.header("ETag"), etag.hasPrefix("\"") { return etag }
+        return head.header("Last-Modified")
+    }
+
+    static func contentLength(_ head: HTTPResponseHead) -> Int64? {
+        head.header("Content-Length").flatMap { Int64($0.trimmingCharacters(in: " \t")) }
+    }
+
+    /// N of `Content-Range: bytes N-M/T`.
+    static func contentRangeStart(_ head: HTTPResponseHead) -> Int64? {
+        guard let value = head.header("Content-Range")?.trimmingCharacters(in: " \t"), value.lowercased().hasPrefix("bytes ") else { return nil }
+        let range = value.dropFirst(6).split(separator: "/").first ?? ""
+        return range.split(separator: "-").first.flatMap { Int64($0.trimmingCharacters(in: " ")) }
+    }
+
+    /// T of `Content-Range: bytes */T` (a 416's way of saying how long the file is).
+    static func completeLength(_ head: HTTPResponseHead) -> Int64? {
+        guard let value = head.header("Content-Range"), let slash = value.lastIndex(of: "/") else { return nil }
+        return Int64(value[value.index(after: slash)...].trimmingCharacters(in: " \t"))
+    }
+}

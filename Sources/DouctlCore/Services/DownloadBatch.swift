@@ -1,0 +1,67 @@
+import DouctlSystem
+
+/// The outcome of one source's download.
+public struct DownloadResult: Sendable, Equatable {
+    public var index: Int
+    public var source: String
+    /// The absolute URL the source names.
+    public var url: String
+    public var outcome: Outcome
+    public var seconds: Double
+
+    public enum Outcome: Sendable, Equatable {
+        case downloaded(DownloadedFile)
+        case failed(DouctlError)
+    }
+}
+
+/// Downloads sources `parallel` at a time, each worker with its own client (libcurl handles
+/// are not shared between threads), and hands results over in the order the sources were
+/// given, as soon as every earlier one is done.
+public struct DownloadBatch: Sendable {
+    public var sources: [String]
+    public var options: DownloadOptions
+    public var parallel: Int
+    public var factory: ClientFactory
+
+    public init(sources: [String], options: DownloadOptions, parallel: Int, factory: ClientFactory) {
+        self.sources = sources
+        self.options = options
+        self.parallel = parallel
+        self.factory = factory
+    }
+
+    /// `progress(index, received, total)` is called from worker threads; `deliver` in source
+    /// order (from worker threads, one at a time). Sources not started before an interrupt
+    /// get no result.
+    public func run(
+        progress: @escaping @Sendable (Int, Int64, Int64) -> Void,
+        deliver: @escaping @Sendable (DownloadResult) -> Void
+    ) {
+        let ordering = LockedValue<(next: Int, waiting: [Int: DownloadResult])>((0, [:]))
+        let batch = self
+        runConcurrently(count: sources.count, width: parallel) { index in
+            guard !Interrupt.requested else { return }
+            let result = batch.download(index, progress: progress)
+            ordering.withLock { state in
+                state.waiting[index] = result
+                while let ready = state.waiting.removeValue(forKey: state.next) {
+                    deliver(ready)
+                    state.next += 1
+                }
+            }
+        }
+    }
+
+    private func download(_ index: Int, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> DownloadResult {
+        let started = Timestamp.now()
+        let download = Download(client: factory.make(), source: sources[index], options: options)
+        let outcome: DownloadResult.Outcome
+        do {
+            outcome = .downloaded(try download.run { received, total in progress(index, received, total) })
+        } catch {
+            outcome = .failed(error)
+        }
+        return DownloadResult(index: index, source: sources[index], url: download.url, outcome: outcome, seconds: Timestamp.now() - started)
+    }
+}
