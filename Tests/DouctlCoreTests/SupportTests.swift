@@ -188,3 +188,26 @@ struct ProfileTests {
         #expect(config.encoded().text() == text)
     }
 }
+
+/// Signing and digests against vectors computed outside douctl (Python's hashlib and hmac,
+/// and the RFCs' own examples).
+@Suite("Request signing vectors")
+struct SigningVectorTests {
+    @Test func md5MatchesRFC1321() {
+        #expect(Digest.hex(Digest.md5([])) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(Digest.hex(Digest.md5(Array("The quick brown fox jumps over the lazy dog".utf8))) == "9e107d9d372bb6826bd81d3542a419d6")
+        #expect(Digest.hex(Digest.md5(Array(String(repeating: "a", count: 1000).utf8))) == "cabe45dcc9ae5b66ba86600cca6b8ba8")
+    }
+
+    @Test func hmacSHA1MatchesRFC2202() {
+        #expect(Digest.hex(Digest.hmacSHA1(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+        #expect(Digest.hex(Digest.hmacSHA1(key: [UInt8](repeating: 0xaa, count: 80), message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))) == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
+    }
+
+    @Test func schemesMatchIndependentComputations() {
+        // base64(hmac_sha1(b"s3cret", b"GET&%2Fv2%2Fuser%2F~me&1700000000"))
+        #expect(RequestShaper.hmacSignature(method: "get", path: "/v2/user/~me", timestamp: "1700000000", secret: "s3cret") == "h027Yqe609NuM2Mz7Wxyqga2ON0=")
+        // md5("a=1&b=2&text=你好" + "sec"), the parameters sorted by name
+        #expect(RequestShaper.md5Signature([("text", "你好"), ("b", "2"), ("a", "1")], secret: "sec") == "c3761e0c072083ffa8e3b05d0e81aa75")
+    }
+}
