@@ -83,6 +83,8 @@ public final class Sandbox: @unchecked Sendable {
 
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { server.baseURL }
+    /// TCP connections accepted so far: tests prove that a command reuses one.
+    public var acceptedConnections: Int { server.acceptedConnectionCount }
 
     public var port: UInt16 { server.port }
 

@@ -42,6 +42,10 @@ final class ConnectionRegistry: @unchecked Sendable {
 
     var openCount: Int { lock.withLock { open.count } }
 
+    /// Connections admitted since the server started (each new TCP connection counts once,
+    /// however many requests it carries): how tests prove keep-alive reuse.
+    var admittedCount: Int { lock.withLock { nextID } }
+
     func admit(fd: Int32) -> Admission {
         lock.withLock {
             if isStopping { return .stopping }

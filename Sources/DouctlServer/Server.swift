@@ -112,6 +112,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Connections being served right now (for tests and diagnostics).
     public var openConnectionCount: Int { connections.openCount }
+    /// Every connection accepted so far (see `ConnectionRegistry.admittedCount`).
+    public var acceptedConnectionCount: Int { connections.admittedCount }
 
     /// Handlers may recurse (JSON encoders do); stack is reserved address space, not memory.
     private static let connectionStackSize = 4 << 20

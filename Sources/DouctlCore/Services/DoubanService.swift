@@ -68,7 +68,10 @@ public struct DoubanService: SocialService {
 
     public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
         let request = APIRequest(path: "/shuo/v2/statuses/\(Self.segment(id))", query: packed ? [("pack", "true")] : [])
-        return try client.checked(client.json(request), has: ReplyShape.doubanStatus, what: "status", request: request.summary)
+        let reply = try client.json(request)
+        // A packed reply wraps the status: {"status": {...}, "comments": [...], ...}.
+        _ = try client.checked(packed ? reply["status"] ?? .null : reply, has: ReplyShape.doubanStatus, what: "status", request: request.summary)
+        return reply
     }
 
     public func delete(_ id: String) throws(DouctlError) -> JSON? {

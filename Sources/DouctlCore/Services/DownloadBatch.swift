@@ -40,9 +40,10 @@ public struct DownloadBatch: Sendable {
     ) {
         let ordering = LockedValue<(next: Int, waiting: [Int: DownloadResult])>((0, [:]))
         let batch = self
+        let clients = ClientPool(factory: factory)
         runConcurrently(count: sources.count, width: parallel) { index in
             guard !Interrupt.requested else { return }
-            let result = batch.download(index, progress: progress)
+            let result = batch.download(index, clients: clients, progress: progress)
             ordering.withLock { state in
                 state.waiting[index] = result
                 while let ready = state.waiting.removeValue(forKey: state.next) {
@@ -53,9 +54,11 @@ public struct DownloadBatch: Sendable {
         }
     }
 
-    private func download(_ index: Int, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> DownloadResult {
+    private func download(_ index: Int, clients: ClientPool, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> DownloadResult {
         let started = Timestamp.now()
-        let download = Download(client: factory.make(), source: sources[index], options: options)
+        let client = clients.take()
+        defer { clients.give(client) }
+        let download = Download(client: client, source: sources[index], options: options)
         let outcome: DownloadResult.Outcome
         do {
             outcome = .downloaded(try download.run { received, total in progress(index, received, total) })

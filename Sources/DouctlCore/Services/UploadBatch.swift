@@ -61,9 +61,10 @@ public struct UploadBatch: Sendable {
     ) {
         let ordering = LockedValue<(next: Int, waiting: [Int: UploadResult])>((0, [:]))
         let batch = self
+        let clients = ClientPool(factory: factory)
         runConcurrently(count: files.count, width: parallel) { index in
             guard !Interrupt.requested else { return }
-            let result = batch.upload(index, progress: progress)
+            let result = batch.upload(index, clients: clients, progress: progress)
             // Deliver under the lock so lines come out whole and in order.
             ordering.withLock { state in
                 state.waiting[index] = result
@@ -75,14 +76,15 @@ public struct UploadBatch: Sendable {
         }
     }
 
-    private func upload(_ index: Int, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> UploadResult {
+    private func upload(_ index: Int, clients: ClientPool, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> UploadResult {
         let file = files[index]
         let started = Timestamp.now()
         var size: Int64 = 0
         let outcome: UploadResult.Outcome
         do {
             size = try MultipartForm.checkReadableFile(file).size
-            let client = factory.make()
+            let client = clients.take()
+            defer { clients.give(client) }
             if target.checksPicture { try client.service.checkPicture(file) }
             let form = MultipartForm(parts: target.fields.map { .field(name: $0.0, value: $0.1) } + [.file(name: target.field, path: file)])
             let request = APIRequest(method: "POST", path: target.path, body: .multipart(form))
@@ -94,5 +96,33 @@ public struct UploadBatch: Sendable {
             outcome = .failed(error)
         }
         return UploadResult(index: index, file: file, outcome: outcome, bytes: size, seconds: Timestamp.now() - started)
+    }
+}
+
+/// API clients kept for reuse by a batch's workers: each worker takes one, uses it for one
+/// file and gives it back, so `--parallel N` opens N connections (kept alive) however many
+/// files there are. libcurl handles are not shared between threads at once.
+final class ClientPool: @unchecked Sendable {
+    /// Clients not in use; only one thread touches a client at a time (taken → given back).
+    private struct Idle: @unchecked Sendable { var clients: [APIClient] = [] }
+    private let factory: ClientFactory
+    private let idle = LockedValue(Idle())
+
+    init(factory: ClientFactory) {
+        self.factory = factory
+    }
+
+    func take() -> APIClient {
+        let reused = idle.withLock { state -> Idle in
+            var taken = Idle()
+            if let last = state.clients.popLast() { taken.clients = [last] }
+            return taken
+        }
+        return reused.clients.first ?? factory.make()
+    }
+
+    func give(_ client: APIClient) {
+        let returned = Idle(clients: [client])
+        idle.withLock { $0.clients += returned.clients }
     }
 }
