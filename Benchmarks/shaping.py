@@ -16,6 +16,7 @@ def serve(latency):
     arrivals = []
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
         def do_GET(self):
             arrivals.append(time.time())
             time.sleep(latency)
