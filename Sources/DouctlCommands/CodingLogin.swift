@@ -11,7 +11,7 @@ enum CodingLogin {
         console.readSecret = { Terminal.readSecretLine(stdin) }
         console.temporaryDirectory = invocation.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
-        return try CodingPasswordLogin(profile: profile, http: invocation.http(), console: console, jar: jar).run()
+        return try CodingPasswordLogin(profile: profile, http: try invocation.http(), console: console, jar: jar).run()
     }
 }
 
@@ -31,7 +31,7 @@ enum CodingSession {
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         guard jar.exists else { return false }
         if let hooks = CookieSession.hooks(for: profile, store: try invocation.credentialStore()) {
-            let client = APIClient(profile: profile, http: invocation.http(), tokens: nil, session: hooks)
+            let client = APIClient(profile: profile, http: try invocation.http(), tokens: nil, session: hooks)
             _ = try? client.send(APIRequest(method: "POST", path: "/api/account/logout", sendsToken: false))
         }
         try jar.save([])

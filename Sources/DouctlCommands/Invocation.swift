@@ -19,6 +19,7 @@ final class Invocation {
     private var cachedHTTP: HTTPClient?
     private var cachedTokens: AccessTokenSource??
     private var cachedAPI: APIClient?
+    private var cachedHTTPConfiguration: HTTPClientConfiguration?
 
     init(parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
         self.parsed = parsed
@@ -63,6 +64,7 @@ final class Invocation {
         let result = try configDirectory().updateConfig(change)
         cachedConfig = nil
         cachedProfile = nil
+        cachedHTTPConfiguration = nil
         return result
     }
 
@@ -88,20 +90,35 @@ final class Invocation {
         CredentialStore(directory: try configDirectory())
     }
 
-    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr.
-    var httpConfiguration: HTTPClientConfiguration {
+    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr, TLS and proxy.
+    /// Files named for TLS are checked here, so a missing one fails (exit 3) before any
+    /// request is sent; `--insecure` warns once.
+    func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration {
+        if let cachedHTTPConfiguration { return cachedHTTPConfiguration }
         let fd = stderr.fileDescriptor
         let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
-        return HTTPClientConfiguration(
+        let options = NetworkSettings.Options(
+            caBundle: parsed.value("cacert"), caPath: parsed.value("capath"),
+            clientCert: parsed.value("cert"), clientKey: parsed.value("key"),
+            insecure: parsed.has("insecure"), proxy: parsed.value("proxy"))
+        let network = try NetworkSettings.resolve(options: options, environment: environment, profile: try profile())
+        if let insecureSource = network.insecureSource {
+            warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
+        }
+        let configuration = HTTPClientConfiguration(
             timeout: timeout,
             retry: parsed.has("no-retry") ? .never : .standard,
             userAgent: "douctl/\(Douctl.version)",
-            verboseLog: log)
+            verboseLog: log,
+            tls: network.tls,
+            proxy: network.proxy)
+        cachedHTTPConfiguration = configuration
+        return configuration
     }
 
-    func http() -> HTTPClient {
+    func http() throws(DouctlError) -> HTTPClient {
         if let cachedHTTP { return cachedHTTP }
-        let client = HTTPClient(httpConfiguration)
+        let client = HTTPClient(try httpConfiguration())
         cachedHTTP = client
         return client
     }
@@ -109,13 +126,13 @@ final class Invocation {
     /// What worker threads use to build their own API clients.
     func clientFactory() throws(DouctlError) -> ClientFactory {
         let token = environment["DOUCTL_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        return ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
+        return ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(), fixedToken: token)
     }
 
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
     func tokens() throws(DouctlError) -> AccessTokenSource? {
         if let cachedTokens { return cachedTokens }
-        let source = try clientFactory().makeTokens(http: http())
+        let source = try clientFactory().makeTokens(http: try http())
         cachedTokens = .some(source)
         return source
     }
@@ -123,7 +140,7 @@ final class Invocation {
     func api() throws(DouctlError) -> APIClient {
         if let cachedAPI { return cachedAPI }
         let factory = try clientFactory()
-        let client = APIClient(profile: factory.profile, http: http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
+        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
         cachedAPI = client
         return client
     }

@@ -43,6 +43,13 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var redirectURI: String?
     public var tokenAuth: TokenAuth
     public var tokenPlacement: TokenPlacement
+    /// TLS and proxy settings (keys ca_bundle, ca_path, client_cert, client_key, insecure, proxy).
+    public var caBundle: String? = nil
+    public var caPath: String? = nil
+    public var clientCert: String? = nil
+    public var clientKey: String? = nil
+    public var insecure: Bool = false
+    public var proxy: String? = nil
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
@@ -62,6 +69,12 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .redirectURI: return redirectURI.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
+        case .caBundle: return caBundle.map(ProfileValue.text)
+        case .caPath: return caPath.map(ProfileValue.text)
+        case .clientCert: return clientCert.map(ProfileValue.text)
+        case .clientKey: return clientKey.map(ProfileValue.text)
+        case .insecure: return insecure ? .text("true") : nil
+        case .proxy: return proxy.map(ProfileValue.text)
         }
     }
 
@@ -134,7 +147,7 @@ extension ConfigFile {
         }
         var scopes: [String] = []
         if case .list(let list)? = merged[.scopes] { scopes = list }
-        return ResolvedProfile(
+        var resolved = ResolvedProfile(
             name: name,
             preset: presetName,
             style: text(.style).flatMap(APIStyle.init(rawValue:)) ?? .douban,
@@ -150,6 +163,13 @@ extension ConfigFile {
             tokenAuth: text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
             tokenPlacement: text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
             isConfigured: settings != nil)
+        resolved.caBundle = text(.caBundle)
+        resolved.caPath = text(.caPath)
+        resolved.clientCert = text(.clientCert)
+        resolved.clientKey = text(.clientKey)
+        resolved.insecure = text(.insecure) == "true"
+        resolved.proxy = text(.proxy)
+        return resolved
     }
 
     private func closestName(to name: String, in names: [String]) -> String? {

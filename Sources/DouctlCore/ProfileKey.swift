@@ -15,6 +15,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case redirectURI = "redirect_uri"
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
+    case caBundle = "ca_bundle"
+    case caPath = "ca_path"
+    case clientCert = "client_cert"
+    case clientKey = "client_key"
+    case insecure
+    case proxy
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -29,6 +35,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .style: return APIStyle.allCases.map(\.rawValue)
         case .tokenAuth: return TokenAuth.allCases.map(\.rawValue)
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)
+        case .insecure: return ["true", "false"]
         default: return nil
         }
     }
@@ -48,6 +55,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .redirectURI: return "registered redirect URI; loopback means a local listener, anything else the paste flow"
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
         case .tokenPlacement: return "where the access token goes: header (Bearer) or query (access_token=)"
+        case .caBundle: return "PEM file of CA certificates to trust instead of the system's (like --cacert)"
+        case .caPath: return "directory of hashed CA certificates to trust (like --capath)"
+        case .clientCert: return "PEM client certificate for mutual TLS (like --cert)"
+        case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
+        case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
+        case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
         }
     }
 
@@ -59,6 +72,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if let allowed = allowedValues, !allowed.contains(text) {
             throw .usage("invalid value '\(text)' for \(rawValue): expected one of \(allowed.joined(separator: ", "))")
+        }
+        if self == .proxy, text.isEmpty || text.contains(" ") {
+            throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
         }
         if isURL, !(text.hasPrefix("http://") || text.hasPrefix("https://")) || text.count < 10 {
             throw .usage("invalid value '\(text)' for \(rawValue): expected an http:// or https:// URL")
