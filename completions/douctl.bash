@@ -38,11 +38,11 @@ __douctl_options() {
         'api') __douctl_words=(-X --method -f --raw-field -F --field -H --header --input --paginate -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault) ;;
         *) __douctl_words=() ;;
     esac
-    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --pretty --compact --error-format -h --help --version)
+    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format -h --help --version)
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
@@ -126,6 +126,12 @@ __douctl_option_value() {
                 --redirect-uri) __douctl_action=none; return 0 ;;
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
+                --ca-bundle) __douctl_action=none; return 0 ;;
+                --ca-path) __douctl_action=none; return 0 ;;
+                --client-cert) __douctl_action=none; return 0 ;;
+                --client-key) __douctl_action=none; return 0 ;;
+                --insecure) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
+                --proxy) __douctl_action=none; return 0 ;;
             esac ;;
         'sandbox')
             case $2 in
@@ -142,6 +148,11 @@ __douctl_option_value() {
         --config-dir) __douctl_action=directory; return 0 ;;
         --api-base) __douctl_action=none; return 0 ;;
         --timeout) __douctl_action=none; return 0 ;;
+        --cacert) __douctl_action=file; return 0 ;;
+        --capath) __douctl_action=directory; return 0 ;;
+        --cert) __douctl_action=file; return 0 ;;
+        --key) __douctl_action=file; return 0 ;;
+        --proxy) __douctl_action=none; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
     esac
     return 1
@@ -159,15 +170,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

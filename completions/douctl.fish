@@ -49,11 +49,11 @@ function __douctl_takes_value
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field -H --header --input; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --error-format
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --cacert --capath --cert --key --proxy --error-format
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -129,6 +129,12 @@ complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 's
 complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
 complete -c douctl -n 'not __douctl_path_is auth login' -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
 complete -c douctl -l no-retry -d 'do not retry failed idempotent requests'
+complete -c douctl -l cacert -r -F -d 'trust the CA certificates in this PEM file instead of the system\'s (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)'
+complete -c douctl -l capath -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'trust the hashed CA certificates in this directory (else $SSL_CERT_DIR, profile ca_path)'
+complete -c douctl -l cert -r -F -d 'present this PEM client certificate (mutual TLS; else profile client_cert)'
+complete -c douctl -l key -r -F -d 'the client certificate\'s private key, when not in the --cert file (else profile client_key)'
+complete -c douctl -n 'not __douctl_path_is profile add' -s k -l insecure -d 'do not verify the server\'s TLS certificate (warns on every use)'
+complete -c douctl -n 'not __douctl_path_is profile add' -l proxy -r -f -d 'send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)'
 complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
@@ -255,13 +261,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
@@ -291,6 +297,12 @@ complete -c douctl -n '__douctl_path_is profile add' -l scopes -r -f -d 'scopes 
 complete -c douctl -n '__douctl_path_is profile add' -l redirect-uri -r -f -d 'registered redirect URI; loopback means a local listener, anything else the paste flow'
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
 complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Bearer) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l ca-bundle -r -f -d 'PEM file of CA certificates to trust instead of the system\'s (like --cacert)'
+complete -c douctl -n '__douctl_path_is profile add' -l ca-path -r -f -d 'directory of hashed CA certificates to trust (like --capath)'
+complete -c douctl -n '__douctl_path_is profile add' -l client-cert -r -f -d 'PEM client certificate for mutual TLS (like --cert)'
+complete -c douctl -n '__douctl_path_is profile add' -l client-key -r -f -d 'private key of client_cert, when not in the same file (like --key)'
+complete -c douctl -n '__douctl_path_is profile add' -l insecure -r -f -a 'true false' -d 'true: do not verify TLS certificates (like --insecure; warns on every use)'
+complete -c douctl -n '__douctl_path_is profile add' -l proxy -r -f -d 'proxy URL for this profile\'s requests (like --proxy); proxy variables in the environment win'
 complete -c douctl -n '__douctl_at_argument 0 - profile add' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
 # douctl profile remove
