@@ -211,7 +211,11 @@ public final class HTTPClient {
             throw .redirect("refusing to follow the redirect from \(Redaction.redactURL(request.url)) to \(shown): it downgrades https to plain http")
         }
         var next = request
-        if !target.sameOrigin(as: base) {
+        if target.sameOrigin(as: base) {
+            // A Location on the same origin may drop the query; the credential parameters
+            // the request carried (access_token) still belong here.
+            target = target.addingQueryParameters(from: base, named: configuration.credentialParameters)
+        } else {
             // Credentials belong to the origin they were made for (RFC 9110 §15.4).
             next.headers.removeAll { Self.originBoundHeaders.contains($0.name.lowercased()) }
             target = target.removingQueryParameters(configuration.credentialParameters)

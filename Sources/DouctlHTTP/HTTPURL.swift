@@ -141,4 +141,16 @@ public struct HTTPURL: Sendable, Equatable {
         copy.query = kept.isEmpty ? nil : kept.joined(separator: "&")
         return copy
     }
+
+    /// This URL with the parameters named in `names` that `other` has and this one lacks.
+    public func addingQueryParameters(from other: HTTPURL, named names: Set<String>) -> HTTPURL {
+        guard let otherQuery = other.query, !names.isEmpty else { return self }
+        func name(_ pair: Substring) -> String { String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
+        let present = Set((query ?? "").split(separator: "&").map(name))
+        let missing = otherQuery.split(separator: "&").filter { names.contains(name($0)) && !present.contains(name($0)) }
+        guard !missing.isEmpty else { return self }
+        var copy = self
+        copy.query = ([query].compactMap { $0 }.filter { !$0.isEmpty } + missing.map(String.init)).joined(separator: "&")
+        return copy
+    }
 }

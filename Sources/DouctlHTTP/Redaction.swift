@@ -183,8 +183,9 @@ public enum Redaction {
         var lines: [String] = []
         var secretPart = false
         var inBody = false
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            let bare = line.hasSuffix("\r") ? String(line.dropLast()) : line
+        // "\r\n" is one Character in Swift, so split on both forms.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init) {
+            let bare = line
             if bare.hasPrefix("--") {
                 secretPart = false
                 inBody = false
@@ -200,6 +201,6 @@ public enum Redaction {
                 lines.append(secretPart ? mask : line)
             }
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\r\n")
     }
 }

@@ -51,9 +51,8 @@ enum VerboseBody {
             kept.append(character)
             used += size
         }
-        var result = kept.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
-        }
+        // "\r\n" is one Character in Swift, so split on both forms.
+        var result = kept.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
         if result.last == "" { result.removeLast() }
         let more = text.utf8.count - used
         if more > 0 { result.append("… (\(more) more bytes)") }
