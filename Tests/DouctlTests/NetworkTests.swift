@@ -49,7 +49,8 @@ struct NetworkTests {
         #expect(try douctl.run(["api", "/y", "--profile", "behind"]).status == 0)
         #expect(proxy.log.count == 2)
         let show = try douctl.run("profile", "show", "behind")
-        #expect(show.stdoutText.contains("127.0.0.1:\(proxy.port)"))
+        #expect(show.stdoutText.contains("alice:***@127.0.0.1:\(proxy.port)"), "\(show)")
+        #expect(!show.stdoutText.contains("s3cret-pass"))
         let dead = "http://127.0.0.1:\(unusedPort())"
         #expect(try douctl.run("config", "set", "proxy", dead, "--profile", "behind").status == 0)
         let envWins = try douctl.run(["api", "/z", "--profile", "behind"], environment: ["http_proxy": proxyURL])

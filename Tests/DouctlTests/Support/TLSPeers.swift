@@ -219,6 +219,15 @@ def relay(args):
         try:
             tls = context.wrap_socket(raw, server_side=True)
         except (OSError, ssl.SSLError):
+            # The alert is sent. Closing now, with the client's request unread, would make
+            # the kernel answer with a reset that can overtake the alert; drain first.
+            try:
+                raw.shutdown(socket.SHUT_WR)
+                raw.settimeout(5)
+                while raw.recv(65536):
+                    pass
+            except OSError:
+                pass
             raw.close()
             return
         try:
