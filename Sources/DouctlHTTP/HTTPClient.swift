@@ -386,7 +386,10 @@ public final class HTTPClient {
     }
 
     private func classify(_ result: Int32, _ transfer: Transfer, host: String, verifyResult: Int) -> TransportError {
-        let detail = transfer.errorText.isEmpty ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
+        // libcurl's error buffer keeps the first message of the transfer; "getpeername()
+        // failed" is an aside libcurl logs on a connection already reset, not the failure.
+        let useStrerror = transfer.errorText.isEmpty || transfer.errorText.hasPrefix("getpeername()")
+        let detail = useStrerror ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
         let redacted = Redaction.redactURL(detail)
         if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))

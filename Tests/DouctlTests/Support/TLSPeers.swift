@@ -216,19 +216,21 @@ def relay(args):
         context.maximum_version = ssl.TLSVersion.TLSv1_1
     server = listen()
     def serve(raw):
+        tls = context.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
         try:
-            tls = context.wrap_socket(raw, server_side=True)
+            tls.do_handshake()
         except (OSError, ssl.SSLError):
             # The alert is sent. Closing now, with the client's request unread, would make
             # the kernel answer with a reset that can overtake the alert; drain first.
             try:
-                raw.shutdown(socket.SHUT_WR)
-                raw.settimeout(5)
-                while raw.recv(65536):
+                bare = socket.socket(fileno=tls.detach())
+                bare.shutdown(socket.SHUT_WR)
+                bare.settimeout(5)
+                while bare.recv(65536):
                     pass
+                bare.close()
             except OSError:
                 pass
-            raw.close()
             return
         try:
             plain = socket.create_connection(("127.0.0.1", backend))
