@@ -111,7 +111,8 @@ final class Invocation {
             userAgent: "douctl/\(Douctl.version)",
             verboseLog: log,
             tls: network.tls,
-            proxy: network.proxy)
+            proxy: network.proxy,
+            fallbackProxies: network.fallbackProxies)
         cachedHTTPConfiguration = configuration
         return configuration
     }

@@ -15,11 +15,14 @@ import DouctlSystem
 /// - Client certificate: `--cert`/`--key`; else `client_cert`/`client_key`.
 /// - `--insecure` or `insecure: true` turns verification off (the caller warns).
 /// - Proxy: `--proxy`; else the proxy variables, which libcurl reads itself (http_proxy,
-///   HTTPS_PROXY/https_proxy, ALL_PROXY/all_proxy, NO_PROXY/no_proxy); else `proxy`.
+///   HTTPS_PROXY/https_proxy, ALL_PROXY/all_proxy, NO_PROXY/no_proxy); else `proxy`, for
+///   each scheme (http, https) no variable covers.
 public struct NetworkSettings: Sendable, Equatable {
     public var tls: TLSOptions
     /// Nil: let libcurl read the environment (or go direct).
     public var proxy: String?
+    /// The profile's proxy, per scheme no proxy variable covers.
+    public var fallbackProxies: [String: String] = [:]
     /// Where `insecure` came from ("--insecure", "profile key insecure"), for the warning.
     public var insecureSource: String?
 
@@ -42,8 +45,12 @@ public struct NetworkSettings: Sendable, Equatable {
         }
     }
 
-    /// The proxy variables libcurl reads (it ignores upper-case HTTP_PROXY, as curl does).
-    public static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+    /// The proxy variables libcurl reads for each scheme (it ignores upper-case HTTP_PROXY,
+    /// as curl does).
+    public static let proxyVariables: [String: [String]] = [
+        "http": ["http_proxy", "all_proxy", "ALL_PROXY"],
+        "https": ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"],
+    ]
 
     public static func resolve(options: Options, environment: [String: String], profile: ResolvedProfile) throws(DouctlError) -> NetworkSettings {
         func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
@@ -77,14 +84,16 @@ public struct NetworkSettings: Sendable, Equatable {
             insecureSource = "profile key insecure"
         }
         tls.insecure = insecureSource != nil
-        var proxy = options.proxy
-        if proxy == nil, !proxyVariables.contains(where: { env($0) != nil }) {
-            proxy = profile.proxy
-        }
-        if let proxy, proxy.contains(" ") || proxy.isEmpty {
+        for proxy in [options.proxy, profile.proxy].compactMap({ $0 }) where proxy.contains(" ") || proxy.isEmpty {
             throw .usage("invalid proxy '\(Redaction.redactURL(proxy))': expected a URL such as http://proxy.example:3128")
         }
-        return NetworkSettings(tls: tls, proxy: proxy, insecureSource: insecureSource)
+        var fallbackProxies: [String: String] = [:]
+        if options.proxy == nil, let proxy = profile.proxy {
+            for (scheme, variables) in proxyVariables where !variables.contains(where: { env($0) != nil }) {
+                fallbackProxies[scheme] = proxy
+            }
+        }
+        return NetworkSettings(tls: tls, proxy: options.proxy, fallbackProxies: fallbackProxies, insecureSource: insecureSource)
     }
 
     /// `~/x` → `$HOME/x`, for paths written in config.json.

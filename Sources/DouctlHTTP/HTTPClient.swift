@@ -24,6 +24,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// A proxy for every request (`http://user:pass@host:port`). Nil lets libcurl read
     /// http_proxy, HTTPS_PROXY, ALL_PROXY and NO_PROXY itself, as curl does.
     public var proxy: String?
+    /// A proxy for the requests whose scheme no proxy variable covers (a profile's proxy:
+    /// the environment wins over it, scheme by scheme). Keyed by "http" and "https".
+    public var fallbackProxies: [String: String]
     /// Redirect hops followed for GET and HEAD before giving up.
     public var maxRedirects: Int
     /// Query parameters that carry credentials: dropped when a redirect leaves the origin.
@@ -40,6 +43,7 @@ public struct HTTPClientConfiguration: Sendable {
         sleep: @escaping @Sendable (Double) -> Void = interruptibleSleep,
         tls: TLSOptions = .init(),
         proxy: String? = nil,
+        fallbackProxies: [String: String] = [:],
         maxRedirects: Int = 10,
         credentialParameters: Set<String> = ["access_token"],
         verboseBodyLimit: Int = 4096
@@ -52,6 +56,7 @@ public struct HTTPClientConfiguration: Sendable {
         self.sleep = sleep
         self.tls = tls
         self.proxy = proxy
+        self.fallbackProxies = fallbackProxies
         self.maxRedirects = maxRedirects
         self.credentialParameters = credentialParameters
         self.verboseBodyLimit = verboseBodyLimit
@@ -315,7 +320,9 @@ public final class HTTPClient {
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
         }
-        if let proxy = configuration.proxy { check(ccurl_setopt_string(handle, CCURLOPT_PROXY, proxy)) }
+        if let proxy = configuration.proxy ?? HTTPURL(request.url).flatMap({ configuration.fallbackProxies[$0.scheme] }) {
+            check(ccurl_setopt_string(handle, CCURLOPT_PROXY, proxy))
+        }
         if configuration.verboseLog != nil {
             check(ccurl_setopt_long(handle, CCURLOPT_VERBOSE, 1))
             check(ccurl_setopt_debug_callback(handle, debugCallback))

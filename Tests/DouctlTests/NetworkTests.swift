@@ -56,6 +56,10 @@ struct NetworkTests {
         let envWins = try douctl.run(["api", "/z", "--profile", "behind"], environment: ["http_proxy": proxyURL])
         #expect(envWins.status == 0, "\(envWins)")
         #expect(proxy.log.count == 3)
+        // Scheme by scheme: https_proxy says nothing about http://, so the profile's (dead) proxy applies.
+        let otherScheme = try douctl.run(["api", "/z", "--profile", "behind", "--no-retry"], environment: ["https_proxy": proxyURL])
+        #expect(otherScheme.status == 7, "\(otherScheme)")
+        #expect(proxy.log.count == 3)
         // A proxy that cannot be reached is a network error that never shows the password.
         let wrong = try douctl.run(["api", "http://127.0.0.1:\(server.port)/x", "--proxy", "http://alice:s3cret-pass@127.0.0.1:\(unusedPort())", "--no-retry", "-v"])
         #expect(wrong.status == 7)
