@@ -157,6 +157,24 @@ struct NetworkTests {
         #expect(b.received.isEmpty)
     }
 
+    @Test func headAndSeeOtherFollowToo() throws {
+        let (a, b) = try origins { request, port in
+            switch request.path {
+            case "/head": return Self.redirect("http://127.0.0.1:\(port)/landed", status: 308)
+            case "/get": return Self.redirect("/landed", status: 303)
+            default: return Self.landed
+            }
+        }
+        let head = try Douctl().run(["api", "-X", "HEAD", a.baseURL + "/head", "--include"])
+        #expect(head.status == 0, "\(head)")
+        #expect(head.stdoutText.hasPrefix("HTTP/1.1 200"))
+        #expect(b.received.map(\.method) == ["HEAD"])
+        let seeOther = try Douctl().run(["api", a.baseURL + "/get"])
+        #expect(seeOther.status == 0, "\(seeOther)")
+        #expect(a.received.map(\.path) == ["/head", "/get", "/landed"])
+        #expect(a.received.map(\.method) == ["HEAD", "GET", "GET"])
+    }
+
     @Test func postGetsTheRedirectAsItsReply() throws {
         let (a, b) = try origins { _, port in Self.redirect("http://127.0.0.1:\(port)/elsewhere", status: 303) }
         let result = try Douctl().run(["api", a.baseURL + "/form", "-f", "text=hi", "--include"])

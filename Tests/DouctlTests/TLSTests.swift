@@ -42,6 +42,10 @@ struct TLSTests {
         #expect(result.status == 7)
         #expect(result.errorLine.hasPrefix("douctl: TLS: the certificate of 127.0.0.1 is not trusted ("), "\(result)")
         #expect(result.errorLine.contains("--cacert FILE") && result.errorLine.contains("ca_bundle"))
+        let json = try Douctl().run(["api", peer.ipURL, "--no-retry", "--error-format", "json"])
+        let error = try JSONParser.parse(json.stderrBytes)
+        #expect(error["exit"]?.int64Value == 7)
+        #expect(error["error"]?.stringValue?.hasPrefix("TLS: the certificate of 127.0.0.1 is not trusted") == true, "\(json)")
         #expect(peer.server.received.isEmpty)
     }
 
@@ -93,6 +97,12 @@ struct TLSTests {
         if getuid() != 0 {
             #expect(try douctl.run(["api", peer.url, "--cacert", unreadable]).status == 3)
         }
+        let directory = try douctl.run(["api", peer.url, "--cacert", FileManager.default.temporaryDirectory.path])
+        #expect(directory.status == 3)
+        #expect(directory.errorLine.hasSuffix("(from --cacert): not a regular file"), "\(directory)")
+        let keyAlone = try douctl.run(["api", peer.url, "--key", missing])
+        #expect(keyAlone.status == 2)
+        #expect(keyAlone.errorLine == "douctl: --key needs --cert (the client certificate it belongs to)")
         let fromEnvironment = try douctl.run(["api", peer.url], environment: ["SSL_CERT_FILE": missing])
         #expect(fromEnvironment.status == 3)
         #expect(fromEnvironment.errorLine.contains("(from SSL_CERT_FILE)"))
