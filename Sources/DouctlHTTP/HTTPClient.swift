@@ -199,7 +199,8 @@ public final class HTTPClient {
 
     func redirectLocation(_ head: HTTPResponseHead, of request: HTTPRequest) -> String? {
         let method = request.method.uppercased()
-        guard method == "GET" || method == "HEAD", Self.redirectStatuses.contains(head.status),
+        // A body read from a pipe cannot be sent again: the 3xx is then the reply.
+        guard method == "GET" || method == "HEAD", request.body.isReplayable, Self.redirectStatuses.contains(head.status),
               let location = head.header("Location"), !location.isEmpty else { return nil }
         return location
     }
