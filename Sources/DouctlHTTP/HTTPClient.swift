@@ -30,6 +30,7 @@ public struct HTTPClientConfiguration: Sendable {
     /// Redirect hops followed for GET and HEAD before giving up.
     public var maxRedirects: Int
     /// Query parameters that carry credentials: dropped when a redirect leaves the origin.
+    /// The default is the bearer token's URI query parameter of RFC 6750 §2.3.
     public var credentialParameters: Set<String>
     /// Bytes of each request and reply body `-v` shows before "… (N more bytes)".
     public var verboseBodyLimit: Int
