@@ -400,7 +400,8 @@ public final class HTTPClient {
         let useStrerror = transfer.errorText.isEmpty || transfer.errorText.hasPrefix("getpeername()")
         let detail = useStrerror ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
         let redacted = Redaction.redactURL(detail)
-        if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil) {
+        let gnuTLS = CurlLibrary.version?.contains("GnuTLS") == true
+        if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
         }
         switch result {

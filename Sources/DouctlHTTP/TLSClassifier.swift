@@ -4,12 +4,14 @@ import CCurl
 /// certificate verification result (OpenSSL's X509_V_ERR_*, when libcurl uses OpenSSL;
 /// the text covers GnuTLS builds).
 enum TLSClassifier {
-    static func classify(_ result: Int32, detail: String, verifyResult: Int, sentCertificate: Bool) -> TLSFailure? {
+    static func classify(_ result: Int32, detail: String, verifyResult: Int, sentCertificate: Bool, gnuTLS: Bool = false) -> TLSFailure? {
         let text = detail.lowercased()
         switch result {
         case CCURLE_PEER_FAILED_VERIFICATION, CCURLE_SSL_ISSUER_ERROR, CCURLE_SSL_INVALIDCERTSTATUS, CCURLE_SSL_PINNEDPUBKEYNOTMATCH:
-            // X509_V_ERR_CERT_NOT_YET_VALID 9, X509_V_ERR_CERT_HAS_EXPIRED 10
-            if verifyResult == 9 || verifyResult == 10 || text.contains("expired") || text.contains("not yet valid") || text.contains("not activated") {
+            // OpenSSL: X509_V_ERR_CERT_NOT_YET_VALID 9, X509_V_ERR_CERT_HAS_EXPIRED 10.
+            // GnuTLS: a bit mask, GNUTLS_CERT_NOT_ACTIVATED 1<<9, GNUTLS_CERT_EXPIRED 1<<10.
+            let expired = gnuTLS ? verifyResult & (1 << 9 | 1 << 10) != 0 : verifyResult == 9 || verifyResult == 10
+            if expired || text.contains("expired") || text.contains("not yet valid") || text.contains("not activated") {
                 return .expired
             }
             // X509_V_ERR_HOSTNAME_MISMATCH 62, X509_V_ERR_IP_ADDRESS_MISMATCH 64
@@ -25,6 +27,9 @@ enum TLSClassifier {
             return .caFile
         case CCURLE_SSL_CONNECT_ERROR, CCURLE_SSL_CIPHER, CCURLE_SSL_SHUTDOWN_FAILED, CCURLE_RECV_ERROR, CCURLE_SEND_ERROR:
             if refusesClientCertificate(text) { return .clientCertificateRefused }
+            // GnuTLS does not name the alert. A fatal alert once the handshake is done comes
+            // from the server checking our certificate (TLS 1.3 verifies it after Finished).
+            if gnuTLS, result == CCURLE_RECV_ERROR, text.contains("fatal alert") { return .clientCertificateRefused }
             if result == CCURLE_RECV_ERROR || result == CCURLE_SEND_ERROR { return nil }
             return .handshake
         default:

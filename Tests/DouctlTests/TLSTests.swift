@@ -194,6 +194,35 @@ struct TLSTests {
         #expect(lines.contains { $0.hasPrefix("*  expire date: ") })
     }
 
+    /// The same failures through libcurl built on GnuTLS (Debian's libcurl3-gnutls), when it
+    /// is installed: its messages differ, the classification must not.
+    @Test func gnuTLSBuildsClassifyTheSame() throws {
+        let library = "/usr/lib/x86_64-linux-gnu/libcurl-gnutls.so.4"
+        guard FileManager.default.fileExists(atPath: library) else {
+            try Test.cancel("skipped: needs libcurl-gnutls.so.4, which is not installed")
+        }
+        let pki = try TestPKI.shared()
+        let douctl = Douctl(environment: ["DOUCTL_LIBCURL": library])
+        let version = try douctl.run("version")
+        #expect(version.stdoutText.contains("GnuTLS"), "\(version)")
+        let (_, good) = try peer()
+        #expect(try douctl.run(["api", good.url, "--cacert", pki.caCertificate]).status == 0)
+        let untrusted = try douctl.run(["api", good.url, "--no-retry"])
+        #expect(untrusted.errorLine.hasPrefix("douctl: TLS: the certificate of localhost is not trusted"), "\(untrusted)")
+        let (_, expired) = try peer(pki.expiredCertificate)
+        let expiredResult = try douctl.run(["api", expired.url, "--cacert", pki.caCertificate])
+        #expect(expiredResult.errorLine.hasPrefix("douctl: TLS: the certificate of localhost has expired"), "\(expiredResult)")
+        let (_, wrongHost) = try peer(pki.wrongHostCertificate)
+        let wrongHostResult = try douctl.run(["api", wrongHost.url, "--cacert", pki.caCertificate])
+        #expect(wrongHostResult.errorLine.hasPrefix("douctl: TLS: the certificate of localhost is for another host name"), "\(wrongHostResult)")
+        let (_, mutual) = try peer(clientCA: pki.clientCACertificate)
+        let refused = try douctl.run(["api", mutual.url, "--cacert", pki.caCertificate, "--no-retry"])
+        #expect(refused.errorLine.hasPrefix("douctl: TLS: localhost refused the client certificate or requires one"), "\(refused)")
+        let accepted = try douctl.run(["api", mutual.url, "--cacert", pki.caCertificate, "--cert", pki.clientCertificate, "--key", pki.clientKey])
+        #expect(accepted.status == 0, "\(accepted)")
+        for result in [untrusted, expiredResult, wrongHostResult, refused] { #expect(result.status == 7) }
+    }
+
     // MARK: the sandbox behind TLS
 
     @Test func loginRefreshAndPictureUploadOverTLS() throws {
