@@ -6,7 +6,7 @@ the waited process, which includes the children a shell pipeline waited for), as
 Markdown table. Not a test: nothing here asserts; the goals are printed beside the ratios.
 
 Usage: Benchmarks/run.py [--quick] [--only NAME,...]
-Needs: swift, curl, jq, python3. Builds douctl in release mode first.
+Needs: swift, curl, jq, python3, openssl. Builds douctl in release mode first.
 """
 import argparse, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -75,6 +75,16 @@ def main():
     server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "sink_server.py"), str(port), www], stdout=subprocess.PIPE)
     server.stdout.readline()
     base = "http://127.0.0.1:%d" % port
+    # The same sink behind TLS (python's ssl), with a self-signed certificate both clients trust.
+    cert, key = os.path.join(WORK, "tls-cert.pem"), os.path.join(WORK, "tls-key.pem")
+    if not os.path.exists(cert):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-keyout", key, "-out", cert, "-days", "3650", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], check=True, stderr=subprocess.DEVNULL)
+    tls_port = free_port()
+    tls_server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "sink_server.py"), str(tls_port), www, cert, key], stdout=subprocess.PIPE)
+    tls_server.stdout.readline()
+    tls_base = "https://127.0.0.1:%d" % tls_port
     config = tempfile.mkdtemp(prefix="douctl-bench-")
     env = dict(os.environ, DOUCTL_CONFIG_DIR=config)
     rows = []
@@ -109,6 +119,9 @@ def main():
         case("upload 1 GiB" if big == GiB else "upload big file", "<= 1.1x curl -F, RSS <= 32 MiB",
              [DOUCTL, "upload", payload, "--to", "/upload", "--field", "image", "--api-base", base],
              ["curl", "-s", "-F", "image=@" + payload, base + "/upload"], ratio_goal=1.1, rss_goal=32)
+        case("upload over HTTPS" + (" 1 GiB" if big == GiB else ""), "<= 1.1x curl -F, RSS <= 32 MiB",
+             [DOUCTL, "upload", payload, "--to", "/upload", "--field", "image", "--api-base", tls_base, "--cacert", cert],
+             ["curl", "-s", "--cacert", cert, "-F", "image=@" + payload, tls_base + "/upload"], ratio_goal=1.1, rss_goal=32)
         hundred = make_file(os.path.join(WORK, "upload-100m.bin"), 100 * MiB)
         case("upload 100 MB", "same RSS as 1 GiB",
              [DOUCTL, "upload", hundred, "--to", "/upload", "--field", "image", "--api-base", base],
@@ -130,6 +143,7 @@ def main():
             sandbox.wait()
     finally:
         server.kill()
+        tls_server.kill()
         shutil.rmtree(config, ignore_errors=True)
 
     print("\n| case | douctl | curl (or curl \\| jq) | ratio | douctl peak RSS | curl peak RSS | goal | result |")

@@ -6,11 +6,16 @@ the whole request body (Content-Length or chunked; 100-continue answered) and di
 then answer a small JSON reply naming how many bytes arrived, so an upload is only done
 when every byte reached the server. The same server answers curl and douctl alike.
 
-Usage: sink_server.py PORT DIRECTORY
+Usage: sink_server.py PORT DIRECTORY [CERT KEY]
+With CERT and KEY (PEM files) it speaks HTTPS instead, for the TLS upload case.
 """
-import json, os, socket, sys, threading
+import json, os, socket, ssl, sys, threading
 
 PORT, ROOT = int(sys.argv[1]), sys.argv[2]
+TLS = None
+if len(sys.argv) > 4:
+    TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    TLS.load_cert_chain(sys.argv[3], sys.argv[4])
 BUFFER = bytearray(1 << 20)
 
 
@@ -54,6 +59,12 @@ def read_chunked(conn, rest):
 
 def serve(conn):
     pending = b""
+    if TLS is not None:
+        try:
+            conn = TLS.wrap_socket(conn, server_side=True)
+        except (OSError, ssl.SSLError):
+            conn.close()
+            return
     with conn:
         while True:
             head, pending = read_head(conn, pending)

@@ -41,11 +41,11 @@ __douctl_options() {
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota) ;;
         *) __douctl_words=() ;;
     esac
-    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --pretty --compact --error-format --error-body -h --help --version)
+    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version)
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
@@ -150,6 +150,12 @@ __douctl_option_value() {
                 --signing-command) __douctl_action=none; return 0 ;;
                 --rate-limit) __douctl_action=none; return 0 ;;
                 --cache-max-mb) __douctl_action=none; return 0 ;;
+                --ca-bundle) __douctl_action=none; return 0 ;;
+                --ca-path) __douctl_action=none; return 0 ;;
+                --client-cert) __douctl_action=none; return 0 ;;
+                --client-key) __douctl_action=none; return 0 ;;
+                --insecure) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
+                --proxy) __douctl_action=none; return 0 ;;
             esac ;;
         'sandbox')
             case $2 in
@@ -174,6 +180,11 @@ __douctl_option_value() {
         --max-time) __douctl_action=none; return 0 ;;
         --cache) __douctl_action=none; return 0 ;;
         --record) __douctl_action=directory; return 0 ;;
+        --cacert) __douctl_action=file; return 0 ;;
+        --capath) __douctl_action=directory; return 0 ;;
+        --cert) __douctl_action=file; return 0 ;;
+        --key) __douctl_action=file; return 0 ;;
+        --proxy) __douctl_action=none; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
         --error-body) __douctl_action=choices; __douctl_choices=(stdout stderr none); return 0 ;;
     esac
@@ -192,15 +203,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

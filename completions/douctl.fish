@@ -55,11 +55,11 @@ function __douctl_takes_value
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --error-format --error-body
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -143,6 +143,12 @@ complete -c douctl -l cache -r -f -d 'answer GET/HEAD from the response cache wh
 complete -c douctl -l cache-only -d 'answer GET/HEAD only from the response cache; send nothing'
 complete -c douctl -l record -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)'
 complete -c douctl -l dry-run -d 'print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)'
+complete -c douctl -l cacert -r -F -d 'trust the CA certificates in this PEM file instead of the system\'s (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)'
+complete -c douctl -l capath -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'trust the hashed CA certificates in this directory (else $SSL_CERT_DIR, profile ca_path)'
+complete -c douctl -l cert -r -F -d 'present this PEM client certificate (mutual TLS; else profile client_cert)'
+complete -c douctl -l key -r -F -d 'the client certificate\'s private key, when not in the --cert file (else profile client_key)'
+complete -c douctl -n 'not __douctl_path_is profile add' -s k -l insecure -d 'do not verify the server\'s TLS certificate (warns on every use)'
+complete -c douctl -n 'not __douctl_path_is profile add' -l proxy -r -f -d 'send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)'
 complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
@@ -298,13 +304,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
@@ -342,6 +348,12 @@ complete -c douctl -n '__douctl_path_is profile add' -l signing-secret -r -f -d 
 complete -c douctl -n '__douctl_path_is profile add' -l signing-command -r -f -d 'the program the command signing scheme runs (canonical request on stdin, JSON of headers/params to add on stdout)'
 complete -c douctl -n '__douctl_path_is profile add' -l rate-limit -r -f -d 'client-side request quota shared by every douctl process of the profile, e.g. 40/min, 10/5s, 1000/hour'
 complete -c douctl -n '__douctl_path_is profile add' -l cache-max-mb -r -f -d 'size bound of the response cache (--cache), in MB; least recently used entries go first (default 50)'
+complete -c douctl -n '__douctl_path_is profile add' -l ca-bundle -r -f -d 'PEM file of CA certificates to trust instead of the system\'s (like --cacert)'
+complete -c douctl -n '__douctl_path_is profile add' -l ca-path -r -f -d 'directory of hashed CA certificates to trust (like --capath)'
+complete -c douctl -n '__douctl_path_is profile add' -l client-cert -r -f -d 'PEM client certificate for mutual TLS (like --cert)'
+complete -c douctl -n '__douctl_path_is profile add' -l client-key -r -f -d 'private key of client_cert, when not in the same file (like --key)'
+complete -c douctl -n '__douctl_path_is profile add' -l insecure -r -f -a 'true false' -d 'true: do not verify TLS certificates (like --insecure; warns on every use)'
+complete -c douctl -n '__douctl_path_is profile add' -l proxy -r -f -d 'proxy URL for this profile\'s requests (like --proxy); proxy variables in the environment win'
 complete -c douctl -n '__douctl_at_argument 0 - profile add' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
 # douctl profile remove

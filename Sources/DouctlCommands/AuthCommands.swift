@@ -134,7 +134,7 @@ enum AuthCommands {
         case .credentials:
             credential = try importCredentials(invocation, profile: profile)
         case .password, .web, .device, .paste:
-            let flow = OAuthLogin(profile: profile, http: invocation.http(), console: console(invocation))
+            let flow = OAuthLogin(profile: profile, http: try invocation.http(), console: console(invocation))
             let grant: TokenGrant
             switch method {
             case .web: grant = try flow.web()
@@ -230,7 +230,7 @@ enum AuthCommands {
     /// Adds the token owner's id and name, asking the API (`~me`) with the new token.
     static func identify(_ credential: Credential, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
         var credential = credential
-        let client = APIClient(profile: profile, http: invocation.http(), tokens: FixedToken(credential.accessToken))
+        let client = APIClient(profile: profile, http: try invocation.http(), tokens: FixedToken(credential.accessToken))
         do {
             let identity = try Identity.fetch(with: client)
             credential.userID = identity.id ?? credential.userID
@@ -381,7 +381,7 @@ enum AuthCommands {
         }
         if let revokeURL = profile.revokeURL {
             // RFC 7009: revoke the refresh token (which revokes its access tokens) and the access token.
-            let endpoint = TokenEndpoint(profile: profile, http: invocation.http())
+            let endpoint = TokenEndpoint(profile: profile, http: try invocation.http())
             var failures: [String] = []
             for (token, hint) in [(removed.refreshToken, "refresh_token"), (Optional(removed.accessToken), "access_token")] {
                 guard let token else { continue }

@@ -13,7 +13,7 @@ enum CodingLogin {
         try directory.ensureExists()
         console.captchaDirectory = directory.path
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
-        return try CodingPasswordLogin(profile: profile, http: invocation.http(), console: console, jar: jar).run()
+        return try CodingPasswordLogin(profile: profile, http: try invocation.http(), console: console, jar: jar).run()
     }
 }
 
@@ -35,7 +35,7 @@ enum CodingSession {
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         guard jar.exists else { return false }
         if let hooks = CookieSession.hooks(for: profile, store: try invocation.credentialStore()) {
-            let client = APIClient(profile: profile, http: invocation.http(), tokens: nil, session: hooks)
+            let client = APIClient(profile: profile, http: try invocation.http(), tokens: nil, session: hooks)
             _ = try? client.send(APIRequest(method: "POST", path: "/api/account/logout", sendsToken: false))
         }
         try jar.save([])

@@ -21,6 +21,7 @@ final class Invocation {
     private var cachedAPI: APIClient?
     /// Set for `--dry-run`: requests are printed, not sent (see `Douctl.dryRun`).
     var dryRun: DryRunPrinter?
+    private var cachedHTTPConfiguration: HTTPClientConfiguration?
 
     init(parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
         self.parsed = parsed
@@ -65,6 +66,7 @@ final class Invocation {
         let result = try configDirectory().updateConfig(change)
         cachedConfig = nil
         cachedProfile = nil
+        cachedHTTPConfiguration = nil
         return result
     }
 
@@ -90,15 +92,31 @@ final class Invocation {
         CredentialStore(directory: try configDirectory())
     }
 
-    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr.
-    var httpConfiguration: HTTPClientConfiguration {
+    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr, TLS and proxy.
+    /// Files named for TLS are checked here, so a missing one fails (exit 3) before any
+    /// request is sent; `--insecure` warns once.
+    func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration {
+        if let cachedHTTPConfiguration { return cachedHTTPConfiguration }
         let fd = stderr.fileDescriptor
         let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
-        return HTTPClientConfiguration(
+        let options = NetworkSettings.Options(
+            caBundle: parsed.value("cacert"), caPath: parsed.value("capath"),
+            clientCert: parsed.value("cert"), clientKey: parsed.value("key"),
+            insecure: parsed.has("insecure"), proxy: parsed.value("proxy"))
+        let network = try NetworkSettings.resolve(options: options, environment: environment, profile: try profile())
+        if let insecureSource = network.insecureSource {
+            warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
+        }
+        let configuration = HTTPClientConfiguration(
             timeout: timeout,
             retry: retryPolicy,
             userAgent: "douctl/\(Douctl.version)",
-            verboseLog: log)
+            verboseLog: log,
+            tls: network.tls,
+            proxy: network.proxy,
+            fallbackProxies: network.fallbackProxies)
+        cachedHTTPConfiguration = configuration
+        return configuration
     }
 
     /// `--retry N` (default 2 retries, 3 tries), `--no-retry` (0), `--retry-max-time`.
@@ -159,9 +177,9 @@ final class Invocation {
         }
     }
 
-    func http() -> HTTPClient {
+    func http() throws(DouctlError) -> HTTPClient {
         if let cachedHTTP { return cachedHTTP }
-        let client = HTTPClient(httpConfiguration)
+        let client = HTTPClient(try httpConfiguration())
         cachedHTTP = client
         return client
     }
@@ -169,7 +187,7 @@ final class Invocation {
     /// What worker threads use to build their own API clients.
     func clientFactory() throws(DouctlError) -> ClientFactory {
         let token = environment["DOUCTL_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        var factory = ClientFactory(profile: try profile(), http: httpConfiguration, store: try credentialStore(), fixedToken: token)
+        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(), fixedToken: token)
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait
         factory.environment = environment
@@ -180,7 +198,7 @@ final class Invocation {
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
     func tokens() throws(DouctlError) -> AccessTokenSource? {
         if let cachedTokens { return cachedTokens }
-        let source = try clientFactory().makeTokens(http: http())
+        let source = try clientFactory().makeTokens(http: try http())
         cachedTokens = .some(source)
         return source
     }
@@ -193,7 +211,7 @@ final class Invocation {
             cachedAPI = client
             return client
         }
-        let client = APIClient(profile: factory.profile, http: http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
+        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
         client.rateLimitWait = rateLimitWait
         client.environment = environment
         client.rateLimiter = factory.rateLimiter

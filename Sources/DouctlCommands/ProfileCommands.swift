@@ -1,5 +1,6 @@
 import DouctlArguments
 import DouctlCore
+import DouctlHTTP
 import DouctlJSON
 
 /// `douctl profile list|show|add|remove|use`.
@@ -72,7 +73,10 @@ enum ProfileCommands {
         for key in ProfileKey.allCases {
             guard let value = profile.value(key) else { continue }
             switch value {
-            case .text(let text): object[key.rawValue] = .string(key.isSecret && !showSecrets ? Mask.secret(text) : text)
+            case .text(let text):
+                // A proxy URL may carry a password: masked like client_secret.
+                let shown = showSecrets ? text : key.isSecret ? Mask.secret(text) : key == .proxy ? Redaction.redactUserinfo(text) : text
+                object[key.rawValue] = .string(shown)
             case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
             case .map(let pairs): object[key.rawValue] = .object(JSONObject(pairs.map { ($0.name, JSON.string($0.value)) }))
             }

@@ -297,7 +297,8 @@ public final class APIClient {
             throw .transport(error)
         }
         let response = HTTPResponse(head: responseHead, body: streaming ? [] : errorBody)
-        if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
+        // After redirects the reply may come from elsewhere: its cookies are not the API's.
+        if profile.isOwnOrigin(response.head.url ?? httpRequest.url) { try session?.received(response, for: httpRequest) }
         return response
     }
 

@@ -56,6 +56,13 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var cacheMaxMB: Double = 50
     /// `rate_limit` as written, for `config get`.
     public var rateLimitText: String?
+    /// TLS and proxy settings (keys ca_bundle, ca_path, client_cert, client_key, insecure, proxy).
+    public var caBundle: String? = nil
+    public var caPath: String? = nil
+    public var clientCert: String? = nil
+    public var clientKey: String? = nil
+    public var insecure: Bool = false
+    public var proxy: String? = nil
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
@@ -83,6 +90,12 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .signingCommand: return signingCommand.map(ProfileValue.text)
         case .rateLimit: return rateLimitText.map(ProfileValue.text)
         case .cacheMaxMB: return .text(String(cacheMaxMB))
+        case .caBundle: return caBundle.map(ProfileValue.text)
+        case .caPath: return caPath.map(ProfileValue.text)
+        case .clientCert: return clientCert.map(ProfileValue.text)
+        case .clientKey: return clientKey.map(ProfileValue.text)
+        case .insecure: return insecure ? .text("true") : nil
+        case .proxy: return proxy.map(ProfileValue.text)
         }
     }
 
@@ -159,7 +172,7 @@ extension ConfigFile {
         }
         var scopes: [String] = []
         if case .list(let list)? = merged[.scopes] { scopes = list }
-        return ResolvedProfile(
+        var resolved = ResolvedProfile(
             name: name,
             preset: presetName,
             style: text(.style).flatMap(APIStyle.init(rawValue:)) ?? .douban,
@@ -184,6 +197,13 @@ extension ConfigFile {
             cacheMaxMB: text(.cacheMaxMB).flatMap(Double.init).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 50,
             rateLimitText: text(.rateLimit),
             isConfigured: settings != nil)
+        resolved.caBundle = text(.caBundle)
+        resolved.caPath = text(.caPath)
+        resolved.clientCert = text(.clientCert)
+        resolved.clientKey = text(.clientKey)
+        resolved.insecure = text(.insecure) == "true"
+        resolved.proxy = text(.proxy)
+        return resolved
     }
 
     /// Every name `--profile` accepts, once each: the configured profiles, then the presets

@@ -24,6 +24,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case signingCommand = "signing_command"
     case rateLimit = "rate_limit"
     case cacheMaxMB = "cache_max_mb"
+    case caBundle = "ca_bundle"
+    case caPath = "ca_path"
+    case clientCert = "client_cert"
+    case clientKey = "client_key"
+    case insecure
+    case proxy
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -42,6 +48,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)
         case .bodyFormat: return BodyFormat.allCases.map(\.rawValue)
         case .signing: return SigningScheme.allCases.map(\.rawValue)
+        case .insecure: return ["true", "false"]
         default: return nil
         }
     }
@@ -69,6 +76,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .signingCommand: return "the program the command signing scheme runs (canonical request on stdin, JSON of headers/params to add on stdout)"
         case .rateLimit: return "client-side request quota shared by every douctl process of the profile, e.g. 40/min, 10/5s, 1000/hour"
         case .cacheMaxMB: return "size bound of the response cache (--cache), in MB; least recently used entries go first (default 50)"
+        case .caBundle: return "PEM file of CA certificates to trust instead of the system's (like --cacert)"
+        case .caPath: return "directory of hashed CA certificates to trust (like --capath)"
+        case .clientCert: return "PEM client certificate for mutual TLS (like --cert)"
+        case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
+        case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
+        case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
         }
     }
 
@@ -87,6 +100,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if let allowed = allowedValues, !allowed.contains(text) {
             throw .usage("invalid value '\(text)' for \(rawValue): expected one of \(allowed.joined(separator: ", "))")
+        }
+        if self == .proxy, text.isEmpty || text.contains(" ") {
+            throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
         }
         if isURL, !(text.hasPrefix("http://") || text.hasPrefix("https://")) || text.count < 10 {
             throw .usage("invalid value '\(text)' for \(rawValue): expected an http:// or https:// URL")

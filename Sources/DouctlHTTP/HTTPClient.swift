@@ -19,6 +19,21 @@ public struct HTTPClientConfiguration: Sendable {
     public var isCancelled: @Sendable () -> Bool
     /// Waits between retries; tests replace it to run instantly.
     public var sleep: @Sendable (Double) -> Void
+    /// Which certificates to trust and which to present.
+    public var tls: TLSOptions
+    /// A proxy for every request (`http://user:pass@host:port`). Nil lets libcurl read
+    /// http_proxy, HTTPS_PROXY, ALL_PROXY and NO_PROXY itself, as curl does.
+    public var proxy: String?
+    /// A proxy for the requests whose scheme no proxy variable covers (a profile's proxy:
+    /// the environment wins over it, scheme by scheme). Keyed by "http" and "https".
+    public var fallbackProxies: [String: String]
+    /// Redirect hops followed for GET and HEAD before giving up.
+    public var maxRedirects: Int
+    /// Query parameters that carry credentials: dropped when a redirect leaves the origin.
+    /// The default is the bearer token's URI query parameter of RFC 6750 §2.3.
+    public var credentialParameters: Set<String>
+    /// Bytes of each request and reply body `-v` shows before "… (N more bytes)".
+    public var verboseBodyLimit: Int
 
     public init(
         timeout: Double = 30,
@@ -26,7 +41,13 @@ public struct HTTPClientConfiguration: Sendable {
         userAgent: String = "douctl",
         verboseLog: (@Sendable (String) -> Void)? = nil,
         isCancelled: @escaping @Sendable () -> Bool = { Interrupt.requested },
-        sleep: @escaping @Sendable (Double) -> Void = interruptibleSleep
+        sleep: @escaping @Sendable (Double) -> Void = interruptibleSleep,
+        tls: TLSOptions = .init(),
+        proxy: String? = nil,
+        fallbackProxies: [String: String] = [:],
+        maxRedirects: Int = 10,
+        credentialParameters: Set<String> = ["access_token"],
+        verboseBodyLimit: Int = 4096
     ) {
         self.timeout = timeout
         self.retry = retry
@@ -34,6 +55,34 @@ public struct HTTPClientConfiguration: Sendable {
         self.verboseLog = verboseLog
         self.isCancelled = isCancelled
         self.sleep = sleep
+        self.tls = tls
+        self.proxy = proxy
+        self.fallbackProxies = fallbackProxies
+        self.maxRedirects = maxRedirects
+        self.credentialParameters = credentialParameters
+        self.verboseBodyLimit = verboseBodyLimit
+    }
+}
+
+/// TLS settings. Nil fields mean libcurl's defaults (the system's CA store, no client
+/// certificate). Peers are always verified unless `insecure`, and TLS 1.2 is the minimum.
+public struct TLSOptions: Sendable, Equatable {
+    /// A PEM file of CA certificates to trust instead of the system's.
+    public var caBundle: String?
+    /// A directory of hashed CA certificates (c_rehash / openssl rehash).
+    public var caPath: String?
+    /// A PEM client certificate for mutual TLS, and its key (the key may be in the same file).
+    public var clientCertificate: String?
+    public var clientKey: String?
+    /// Skip verifying the server's certificate and host name.
+    public var insecure: Bool
+
+    public init(caBundle: String? = nil, caPath: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil, insecure: Bool = false) {
+        self.caBundle = caBundle
+        self.caPath = caPath
+        self.clientCertificate = clientCertificate
+        self.clientKey = clientKey
+        self.insecure = insecure
     }
 }
 
@@ -88,22 +137,30 @@ public final class HTTPClient {
     ) throws(TransportError) -> HTTPResponseHead {
         let policy = configuration.retry
         let started = currentUnixTime()
+        var current = request
         var attempt = 1
+        var redirects = 0
         while true {
-            let mayRetry = attempt < policy.maxAttempts && request.body.isReplayable
+            let mayRetry = attempt < policy.maxAttempts && current.body.isReplayable
+            let hop = current
             let outcome = withoutActuallyEscaping(sink) { sink in
-                perform(request, attempt: attempt, progress: progress, sink: sink, headReady: headReady) { head in
-                    mayRetry && request.isIdempotent && policy.retryableStatuses.contains(head.status)
+                perform(hop, progress: progress, sink: sink, headReady: headReady) { head in
+                    self.redirectLocation(head, of: hop) != nil
+                        || (mayRetry && hop.isIdempotent && policy.retryableStatuses.contains(head.status))
                 }
             }
             switch outcome {
             case .failure(let error, let delivered):
+                // A failed handle may hold state a new transfer must not inherit (libcurl
+                // refuses some options on a handle whose transfer failed): start afresh.
+                ccurl_easy_cleanup(handle)
+                handle = nil
                 let retryable: Bool
                 switch error {
                 case .cannotConnect, .timedOut, .connectionLost: retryable = true
                 default: retryable = false
                 }
-                guard mayRetry, retryable, request.isIdempotent || error.neverReachedServer,
+                guard mayRetry, retryable, current.isIdempotent || error.neverReachedServer,
                       delivered == 0 || restartSink?() == true else {
                     throw error
                 }
@@ -111,10 +168,19 @@ public final class HTTPClient {
                 guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
                 configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                 configuration.sleep(delay)
-            case .reply(let head, let held):
+            case .reply(var head, let held):
+                head.url = current.url
+                if let location = redirectLocation(head, of: current) {
+                    redirects += 1
+                    current = try redirected(current, to: location, status: head.status, count: redirects)
+                    attempt = 1
+                    if configuration.isCancelled() { throw .interrupted }
+                    continue
+                }
                 if let held {
                     let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
-                    if mayRetry, policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) {
+                    if mayRetry && current.isIdempotent && policy.retryableStatuses.contains(head.status),
+                       policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) {
                         configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                         configuration.sleep(delay)
                     } else {
@@ -130,6 +196,52 @@ public final class HTTPClient {
             attempt += 1
         }
     }
+
+    // MARK: - redirects
+
+    /// Redirects are followed here, not by libcurl (FOLLOWLOCATION stays off): libcurl would
+    /// drop Authorization on a host change, but it would carry the access_token query
+    /// parameter and any Cookie header along, and compare hosts rather than origins.
+    /// Only GET and HEAD follow; any other method gets the 3xx as its reply.
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    func redirectLocation(_ head: HTTPResponseHead, of request: HTTPRequest) -> String? {
+        let method = request.method.uppercased()
+        // A body read from a pipe cannot be sent again: the 3xx is then the reply.
+        guard method == "GET" || method == "HEAD", request.body.isReplayable, Self.redirectStatuses.contains(head.status),
+              let location = head.header("Location"), !location.isEmpty else { return nil }
+        return location
+    }
+
+    private func redirected(_ request: HTTPRequest, to location: String, status: Int, count: Int) throws(TransportError) -> HTTPRequest {
+        let shown = Redaction.redactURL(location)
+        guard count <= configuration.maxRedirects else {
+            throw .redirect("too many redirects (more than \(configuration.maxRedirects)), the last to \(shown)")
+        }
+        guard let base = HTTPURL(request.url), var target = base.resolve(location) else {
+            throw .redirect("cannot follow the redirect to \(shown): not an http or https URL")
+        }
+        if base.scheme == "https" && target.scheme == "http" {
+            throw .redirect("refusing to follow the redirect from \(Redaction.redactURL(request.url)) to \(shown): it downgrades https to plain http")
+        }
+        var next = request
+        if target.sameOrigin(as: base) {
+            // A Location on the same origin may drop the query; the credential parameters
+            // the request carried (access_token) still belong here.
+            target = target.addingQueryParameters(from: base, named: configuration.credentialParameters)
+        } else {
+            // Credentials belong to the origin they were made for (RFC 9110 §15.4).
+            next.headers.removeAll { Self.originBoundHeaders.contains($0.name.lowercased()) }
+            target = target.removingQueryParameters(configuration.credentialParameters)
+            target.userinfo = ""
+        }
+        next.url = target.text
+        configuration.verboseLog?("* HTTP \(status): following the redirect to \(Redaction.redactURL(next.url)) (\(count) of at most \(configuration.maxRedirects))")
+        return next
+    }
+
+    /// Headers that carry credentials for one origin only.
+    private static let originBoundHeaders: Set<String> = ["authorization", "cookie", "x-xsrf-token", "proxy-authorization"]
 
     /// Sends `request` and collects the whole reply body in memory.
     public func fetch(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil) throws(TransportError) -> HTTPResponse {
@@ -154,7 +266,6 @@ public final class HTTPClient {
 
     private func perform(
         _ request: HTTPRequest,
-        attempt: Int,
         progress: ((TransferProgress) -> Void)?,
         sink: @escaping (UnsafeRawBufferPointer) -> Bool,
         headReady: ((HTTPResponseHead) -> Void)? = nil,
@@ -171,9 +282,12 @@ public final class HTTPClient {
         }
         ccurl_easy_reset(handle)
 
+        let host = HTTPURL(request.url)?.host ?? "the server"
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady)
+            isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
+            bodyLimit: configuration.verboseBodyLimit)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutableRawPointer?
         defer { ccurl_slist_free_all(headerList) }
@@ -191,7 +305,9 @@ public final class HTTPClient {
         check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, Int(timeout * 1000)))
         check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_LIMIT, 1))
         check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_TIME, max(1, Int(timeout.rounded(.up)))))
-        check(ccurl_setopt_long(handle, CCURLOPT_BUFFERSIZE, 256 * 1024))
+        // A hint only: libcurl refuses to change the buffer of a handle that has one, so a
+        // refusal must not fail the request (it did, on retries: issue 16.1).
+        _ = ccurl_setopt_long(handle, CCURLOPT_BUFFERSIZE, 256 * 1024)
         // Measured with Benchmarks/run.py (1 GiB to a loopback server, vs curl -F): 64 KiB
         // (libcurl's default) ties curl, 512 KiB and 1 MiB are slower, 2 MiB (the maximum)
         // is 0.7-0.8x curl's time. It costs 2 MiB of memory per transfer.
@@ -204,6 +320,19 @@ public final class HTTPClient {
         check(ccurl_setopt_long(handle, CCURLOPT_NOPROGRESS, 0))
         check(ccurl_setopt_progress_callback(handle, progressCallback))
         check(ccurl_setopt_pointer(handle, CCURLOPT_XFERINFODATA, context))
+        check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
+        let tls = configuration.tls
+        if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, caBundle)) }
+        if let caPath = tls.caPath { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, caPath)) }
+        if let certificate = tls.clientCertificate { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, certificate)) }
+        if let key = tls.clientKey { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, key)) }
+        if tls.insecure {
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
+        }
+        if let proxy = configuration.proxy ?? HTTPURL(request.url).flatMap({ configuration.fallbackProxies[$0.scheme] }) {
+            check(ccurl_setopt_string(handle, CCURLOPT_PROXY, proxy))
+        }
         if configuration.verboseLog != nil {
             check(ccurl_setopt_long(handle, CCURLOPT_VERBOSE, 1))
             check(ccurl_setopt_debug_callback(handle, debugCallback))
@@ -234,13 +363,8 @@ public final class HTTPClient {
             }
             if method != "POST" { check(ccurl_setopt_string(handle, CCURLOPT_CUSTOMREQUEST, method)) }
         }
-        if method == "GET" || method == "HEAD" {
-            // Follow redirects only where replaying is harmless; libcurl drops the
-            // Authorization header when a redirect changes host.
-            check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 1))
-            check(ccurl_setopt_long(handle, CCURLOPT_MAXREDIRS, 5))
-            check(restrictProtocols(handle, CCURLOPT_REDIR_PROTOCOLS_STR, fallback: CCURLOPT_REDIR_PROTOCOLS))
-        }
+        // Redirects are followed by `send`, hop by hop (see `redirected`).
+        check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0))
         for header in headers {
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             guard !line.contains("\r"), !line.contains("\n") else {
@@ -254,6 +378,7 @@ public final class HTTPClient {
         }
 
         let result = ccurl_easy_perform(handle)
+        transfer.finishLog()
         if result == CCURLE_OK {
             var status = 0
             ccurl_getinfo_long(handle, CCURLINFO_RESPONSE_CODE, &status)
@@ -262,7 +387,9 @@ public final class HTTPClient {
             let held = transfer.heldBody.isEmpty && !holdBody(head) ? nil : transfer.heldBody
             return .reply(head, held: held)
         }
-        return .failure(classify(result, transfer), delivered: transfer.deliveredBytes)
+        var verifyResult = 0
+        ccurl_getinfo_long(handle, CCURLINFO_SSL_VERIFYRESULT, &verifyResult)
+        return .failure(classify(result, transfer, host: host, verifyResult: verifyResult), delivered: transfer.deliveredBytes)
     }
 
     /// HTTP and HTTPS only. The string option exists since libcurl 7.85; older libraries
@@ -275,9 +402,16 @@ public final class HTTPClient {
         return result
     }
 
-    private func classify(_ result: Int32, _ transfer: Transfer) -> TransportError {
-        let detail = transfer.errorText.isEmpty ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
+    private func classify(_ result: Int32, _ transfer: Transfer, host: String, verifyResult: Int) -> TransportError {
+        // libcurl's error buffer keeps the first message of the transfer; "getpeername()
+        // failed" is an aside libcurl logs on a connection already reset, not the failure.
+        let useStrerror = transfer.errorText.isEmpty || transfer.errorText.hasPrefix("getpeername()")
+        let detail = useStrerror ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
         let redacted = Redaction.redactURL(detail)
+        let gnuTLS = CurlLibrary.version?.contains("GnuTLS") == true
+        if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
+            return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
+        }
         switch result {
         case CCURLE_ABORTED_BY_CALLBACK where transfer.wasCancelled:
             return .interrupted
@@ -285,7 +419,7 @@ public final class HTTPClient {
             return transfer.reader.failure ?? .bodyFile(redacted)
         case CCURLE_WRITE_ERROR where transfer.sinkRefused:
             return .outputFailed("the output was closed")
-        case CCURLE_COULDNT_CONNECT, CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY:
+        case CCURLE_COULDNT_CONNECT, CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY, CCURLE_PROXY:
             return .cannotConnect(redacted)
         case CCURLE_OPERATION_TIMEDOUT:
             return .timedOut(redacted)

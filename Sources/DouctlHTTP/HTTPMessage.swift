@@ -90,12 +90,15 @@ public struct HTTPResponseHead: Sendable, Equatable {
     public var status: Int
     public var reason: String
     public var headers: [HTTPHeader]
+    /// The URL that answered: the request's, or the last redirect's target.
+    public var url: String?
 
-    public init(version: String = "HTTP/1.1", status: Int, reason: String = "", headers: [HTTPHeader] = []) {
+    public init(version: String = "HTTP/1.1", status: Int, reason: String = "", headers: [HTTPHeader] = [], url: String? = nil) {
         self.version = version
         self.status = status
         self.reason = reason
         self.headers = headers
+        self.url = url
     }
 
     public func header(_ name: String) -> String? { headers.value(of: name) }

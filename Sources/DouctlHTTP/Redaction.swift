@@ -39,8 +39,39 @@ public enum Redaction {
         return "\(line[..<colon]): \(mask)"
     }
 
-    /// Redacts secret query parameters anywhere in `text` (a URL or a request line).
+    /// Redacts secret query parameters and URL passwords (`http://user:secret@proxy`)
+    /// anywhere in `text` (a URL, a request line, a libcurl message).
     public static func redactURL(_ text: String) -> String {
+        redactQuery(redactUserinfo(text))
+    }
+
+    /// `scheme://user:password@host` → `scheme://user:***@host`, wherever it appears.
+    public static func redactUserinfo(_ text: String) -> String {
+        guard text.contains("://"), text.contains("@") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let marker = rest.firstRange(of: "://") {
+            result += rest[..<marker.upperBound]
+            rest = rest[marker.upperBound...]
+            // The authority ends at the first '/', '?', '#', whitespace or quote.
+            let end = rest.firstIndex(where: { "/?#'\" \t".contains($0) }) ?? rest.endIndex
+            let authority = rest[..<end]
+            if let at = authority.lastIndex(of: "@") {
+                let userinfo = authority[..<at]
+                if let colon = userinfo.firstIndex(of: ":") {
+                    result += userinfo[..<colon] + ":" + mask
+                } else {
+                    result += mask
+                }
+                result += authority[at...]
+                rest = rest[end...]
+            }
+        }
+        result += rest
+        return result
+    }
+
+    static func redactQuery(_ text: String) -> String {
         guard text.contains("=") else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count)
@@ -68,5 +99,108 @@ public enum Redaction {
             result = result.replacingAll(secret, with: mask)
         }
         return result
+    }
+
+    /// True for libcurl's internal lines that carry memory addresses ("Found bundle for
+    /// host: 0x55d0c…"): noise to a user, and they differ on every run.
+    public static func isPointerNoise(_ line: String) -> Bool {
+        var rest = Substring(line)
+        while let start = rest.firstRange(of: "0x") {
+            let digits = rest[start.upperBound...].prefix { $0.isHexDigit }
+            if digits.count >= 6 { return true }
+            rest = rest[start.upperBound...]
+        }
+        return false
+    }
+
+    /// A request or reply body as `-v` shows it: secrets in form and JSON bodies masked.
+    public static func redactBody(_ text: String, contentType: String?) -> String {
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("json") || text.hasPrefix("{") || text.hasPrefix("[") {
+            return redactJSON(text)
+        }
+        if type.hasPrefix("multipart/") {
+            return redactMultipartText(text)
+        }
+        return redactQuery(text)
+    }
+
+    /// Masks the string values of secret keys: `"access_token": "abc"` → `"access_token": "***"`.
+    static func redactJSON(_ text: String) -> String {
+        let characters = Array(text)
+        var result = ""
+        var index = 0
+        var lastString = ""
+        var lastWasKey = false
+        while index < characters.count {
+            let character = characters[index]
+            if character == "\"" {
+                var end = index + 1
+                var value = ""
+                while end < characters.count, characters[end] != "\"" {
+                    if characters[end] == "\\", end + 1 < characters.count {
+                        value.append(characters[end])
+                        end += 1
+                    }
+                    value.append(characters[end])
+                    end += 1
+                }
+                if lastWasKey, secretParameters.contains(lastString) {
+                    result += "\"" + mask + "\""
+                    lastWasKey = false
+                } else {
+                    result += "\"" + value + (end < characters.count ? "\"" : "")
+                    lastString = value
+                    // A key when the next non-space character is ':'.
+                    var probe = end + 1
+                    while probe < characters.count, characters[probe] == " " || characters[probe] == "\n" || characters[probe] == "\t" || characters[probe] == "\r" { probe += 1 }
+                    lastWasKey = probe < characters.count && characters[probe] == ":"
+                    if !lastWasKey { lastString = "" }
+                }
+                index = end + 1
+                continue
+            }
+            if lastWasKey, character != ":", character != " ", character != "\n", character != "\t", character != "\r" {
+                // A non-string value (number, literal): masked too when the key is secret.
+                if secretParameters.contains(lastString), character != "{", character != "[" {
+                    var end = index
+                    while end < characters.count, !",}] \n\r\t".contains(characters[end]) { end += 1 }
+                    result += mask
+                    index = end
+                    lastWasKey = false
+                    continue
+                }
+                lastWasKey = false
+            }
+            result.append(character)
+            index += 1
+        }
+        return result
+    }
+
+    /// Masks the values of multipart fields with secret names (the part after its blank line).
+    static func redactMultipartText(_ text: String) -> String {
+        var lines: [String] = []
+        var secretPart = false
+        var inBody = false
+        // "\r\n" is one Character in Swift, so split on both forms.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init) {
+            let bare = line
+            if bare.hasPrefix("--") {
+                secretPart = false
+                inBody = false
+                lines.append(line)
+            } else if !inBody {
+                if bare.lowercased().hasPrefix("content-disposition:"), let range = bare.firstRange(of: "name=\"") {
+                    let name = bare[range.upperBound...].prefix { $0 != "\"" }
+                    secretPart = secretParameters.contains(String(name))
+                }
+                if bare.isEmpty { inBody = true }
+                lines.append(line)
+            } else {
+                lines.append(secretPart ? mask : line)
+            }
+        }
+        return lines.joined(separator: "\r\n")
     }
 }

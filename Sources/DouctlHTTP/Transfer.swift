@@ -22,6 +22,11 @@ final class Transfer {
     private(set) var deliveredBytes: Int64 = 0
     private(set) var wasCancelled = false
     private(set) var sinkRefused = false
+    /// `-v`: the request body's description, logged after the request head.
+    private var requestBodySummary: [String]?
+    private let bodyLimit: Int
+    private var replyPreview: [UInt8] = []
+    private var replyBytes: Int64 = 0
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
     init(
@@ -31,9 +36,13 @@ final class Transfer {
         isCancelled: @escaping () -> Bool,
         log: ((String) -> Void)?,
         holdBody: @escaping (HTTPResponseHead) -> Bool,
-        headReady: ((HTTPResponseHead) -> Void)? = nil
+        headReady: ((HTTPResponseHead) -> Void)? = nil,
+        requestBodySummary: [String]? = nil,
+        bodyLimit: Int = 4096
     ) {
         reader = BodyReader(body)
+        self.requestBodySummary = requestBodySummary
+        self.bodyLimit = bodyLimit
         self.sink = sink
         self.progress = progress
         self.isCancelled = isCancelled
@@ -67,6 +76,10 @@ final class Transfer {
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if log != nil {
+            if replyPreview.count < bodyLimit { replyPreview.append(contentsOf: bytes.prefix(bodyLimit - replyPreview.count)) }
+            replyBytes += Int64(bytes.count)
+        }
         if bodyDecision == nil {
             if head == nil { head = partialHead }
             bodyDecision = head.map(holdBody) ?? false
@@ -102,9 +115,23 @@ final class Transfer {
         case CCURLINFO_HEADER_OUT: prefix = "> "
         default: return
         }
-        for line in Self.lines(bytes) {
-            if line.isEmpty && kind == CCURLINFO_TEXT { continue }
+        let lines = Self.lines(bytes)
+        for line in lines {
+            if kind == CCURLINFO_TEXT && (line.isEmpty || Redaction.isPointerNoise(line)) { continue }
             log(prefix + (kind == CCURLINFO_TEXT ? Redaction.redactURL(line) : Redaction.redactHeaderLine(line)))
+        }
+        // After the request's head (not a proxy CONNECT's), what its body holds.
+        if kind == CCURLINFO_HEADER_OUT, let summary = requestBodySummary, lines.first?.hasPrefix("CONNECT ") == false {
+            requestBodySummary = nil
+            for line in summary { log("> " + line) }
+        }
+    }
+
+    /// `-v`: the reply body (what arrived of it), once the transfer has ended.
+    func finishLog() {
+        guard let log, replyBytes > 0 else { return }
+        for line in VerboseBody.reply(replyPreview, total: replyBytes, contentType: head?.header("Content-Type") ?? partialHead?.header("Content-Type"), limit: bodyLimit) {
+            log("< " + line)
         }
     }
 

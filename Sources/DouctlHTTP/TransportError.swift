@@ -15,6 +15,10 @@ public enum TransportError: Error, Equatable, Sendable {
     case bodyFile(String)
     /// The response sink refused more bytes (e.g. stdout was closed).
     case outputFailed(String)
+    /// The TLS connection to `host` could not be set up or was refused (design: exit 7).
+    case tls(TLSFailure, host: String, detail: String)
+    /// A redirect douctl will not follow: too many, or from https to plain http.
+    case redirect(String)
     /// Ctrl-C.
     case interrupted
 
@@ -27,6 +31,8 @@ public enum TransportError: Error, Equatable, Sendable {
         case .connectionLost(let detail): return "connection lost: \(detail)"
         case .bodyFile(let detail): return detail
         case .outputFailed(let detail): return "cannot write output: \(detail)"
+        case .tls(let failure, let host, let detail): return failure.message(host: host, detail: detail)
+        case .redirect(let detail): return detail
         case .interrupted: return "interrupted"
         }
     }
@@ -35,5 +41,42 @@ public enum TransportError: Error, Equatable, Sendable {
     var neverReachedServer: Bool {
         if case .cannotConnect = self { return true }
         return false
+    }
+}
+
+/// Each way TLS can fail that a user fixes differently.
+public enum TLSFailure: String, Sendable, Equatable {
+    /// The chain does not end at a CA we trust (self-signed, private CA).
+    case untrusted
+    /// The certificate is valid but names another host.
+    case hostMismatch
+    /// The certificate (or one in its chain) has expired or is not valid yet.
+    case expired
+    /// No common protocol version or cipher, or the peer does not speak TLS.
+    case handshake
+    /// The server wants a client certificate, or refused the one we sent.
+    case clientCertificateRefused
+    /// Our own client certificate or key could not be used (wrong format, key mismatch).
+    case clientCertificate
+    /// The CA bundle or directory could not be read.
+    case caFile
+
+    func message(host: String, detail: String) -> String {
+        switch self {
+        case .untrusted:
+            return "TLS: the certificate of \(host) is not trusted (\(detail)); to trust its CA, pass --cacert FILE (or --capath DIR), or set the profile key ca_bundle"
+        case .hostMismatch:
+            return "TLS: the certificate of \(host) is for another host name (\(detail))"
+        case .expired:
+            return "TLS: the certificate of \(host) has expired or is not yet valid (\(detail))"
+        case .handshake:
+            return "TLS handshake with \(host) failed (\(detail)); douctl needs TLS 1.2 or later"
+        case .clientCertificateRefused:
+            return "TLS: \(host) refused the client certificate or requires one (\(detail)); pass --cert FILE --key FILE, or set the profile keys client_cert and client_key"
+        case .clientCertificate:
+            return "TLS: cannot use the client certificate for \(host) (\(detail))"
+        case .caFile:
+            return "TLS: cannot use the CA certificates for \(host) (\(detail))"
+        }
     }
 }

@@ -71,7 +71,7 @@ struct BashCompletionTests {
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
-        let bash = try #require(RenderTestSupport.tool("bash"))
+        let bash = try RenderTestSupport.tool("bash")
         let directory = try RenderTestSupport.filesDirectory()
         let scripts = try RenderTestSupport.temporaryDirectory()
         defer {
@@ -120,7 +120,7 @@ struct ZshCompletionTests {
     static let script = ZshCompletion.render(RenderFixture.root)
 
     @Test func scriptParses() throws {
-        let zsh = try #require(RenderTestSupport.tool("zsh"))
+        let zsh = try RenderTestSupport.tool("zsh")
         let directory = try RenderTestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("_douctl")
@@ -177,7 +177,7 @@ struct ZshCompletionTests {
     /// Types `line` and a TAB into an interactive zsh on a pseudo-terminal (zsh/zpty) and
     /// collects what the completion system adds, by wrapping compadd.
     static func complete(_ line: String, autoload: Bool) throws -> [String] {
-        let zsh = try #require(RenderTestSupport.tool("zsh"))
+        let zsh = try RenderTestSupport.tool("zsh")
         let directory = try RenderTestSupport.filesDirectory()
         let scripts = try RenderTestSupport.temporaryDirectory()
         defer {
@@ -260,7 +260,7 @@ struct FishCompletionTests {
     static let script = FishCompletion.render(RenderFixture.root)
 
     @Test func scriptParses() throws {
-        let fish = try #require(RenderTestSupport.tool("fish"))
+        let fish = try RenderTestSupport.tool("fish")
         let directory = try RenderTestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("douctl.fish")
@@ -308,7 +308,7 @@ struct FishCompletionTests {
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
-        let fish = try #require(RenderTestSupport.tool("fish"))
+        let fish = try RenderTestSupport.tool("fish")
         let directory = try RenderTestSupport.filesDirectory()
         let scripts = try RenderTestSupport.temporaryDirectory()
         defer {

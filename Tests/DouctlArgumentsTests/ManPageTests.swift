@@ -17,7 +17,7 @@ struct ManPageTests {
 
     /// The page as groff formats it for a terminal, without overstriking, on wide lines.
     private func groffText() throws -> String {
-        let groff = try #require(RenderTestSupport.tool("groff"))
+        let groff = try RenderTestSupport.tool("groff")
         return try withPage { path in
             let output = try RenderTestSupport.run(groff, ["-man", "-Tutf8", "-P-cbou", "-rLL=200n", path])
             #expect(output.status == 0, "\(output.stderr)")
@@ -26,7 +26,7 @@ struct ManPageTests {
     }
 
     private func mandocText() throws -> String {
-        let mandoc = try #require(RenderTestSupport.tool("mandoc"))
+        let mandoc = try RenderTestSupport.tool("mandoc")
         return try withPage { path in
             let output = try RenderTestSupport.run(mandoc, ["-Tutf8", "-Owidth=200", path])
             #expect(output.status == 0, "\(output.stderr)")
@@ -42,14 +42,14 @@ struct ManPageTests {
     // MARK: - the formatters accept it
 
     @Test func groffGivesNoWarnings() throws {
-        let groff = try #require(RenderTestSupport.tool("groff"))
+        let groff = try RenderTestSupport.tool("groff")
         let output = try withPage { try RenderTestSupport.run(groff, ["-man", "-Tutf8", "-ww", "-z", $0]) }
         #expect(output.status == 0)
         #expect(output.stderr.isEmpty, "\(output.stderr)")
     }
 
     @Test func mandocLintIsClean() throws {
-        let mandoc = try #require(RenderTestSupport.tool("mandoc"))
+        let mandoc = try RenderTestSupport.tool("mandoc")
         let output = try withPage { try RenderTestSupport.run(mandoc, ["-Tlint", "-W", "warning", $0]) }
         #expect(output.stdout.isEmpty && output.stderr.isEmpty, "\(output.stdout)\(output.stderr)")
         #expect(output.status == 0)
@@ -58,8 +58,8 @@ struct ManPageTests {
         #expect(style.stdout.isEmpty && style.stderr.isEmpty, "\(style.stdout)\(style.stderr)")
     }
 
-    @Test(.enabled(if: RenderTestSupport.tool("man") != nil)) func manDisplaysIt() throws {
-        let man = try #require(RenderTestSupport.tool("man"))
+    @Test func manDisplaysIt() throws {
+        let man = try RenderTestSupport.tool("man")
         let output = try withPage {
             try RenderTestSupport.run(man, ["-l", $0], environment: ["MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "120"])
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Running real shells and formatters from the renderer tests.
 enum RenderTestSupport {
@@ -12,13 +13,10 @@ enum RenderTestSupport {
         var description: String
     }
 
-    /// Where a tool is installed, or nil (the tests that need it are then skipped).
-    static func tool(_ name: String) -> String? {
-        for directory in ["/usr/bin", "/bin", "/usr/local/bin", "/opt/homebrew/bin"] {
-            let path = directory + "/" + name
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
+    /// Where a tool is installed; otherwise the test is skipped (or fails under
+    /// DOUCTL_REQUIRE_TOOLS=1), see `Tools`.
+    static func tool(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try Tools.require(name, sourceLocation: sourceLocation)
     }
 
     /// Runs `executable` with `arguments`, killing it after `timeout` seconds.

@@ -5,12 +5,11 @@ import Testing
 /// Output must equal jq 1.6's byte for byte (`jq .`, `jq -c .`, `jq --indent N .`). Numbers are
 /// integers here because jq reprints other numbers through a double, while we keep their text.
 /// The jq binary the output is checked against (the project's reference for `douctl api` output).
-let jqPath = "/usr/bin/jq"
-
-@Suite("jq compatibility", .enabled(if: FileManager.default.isExecutableFile(atPath: jqPath), "needs /usr/bin/jq (jq 1.6)"))
+@Suite("jq compatibility")
 struct JQCompatibilityTests {
     /// Runs jq over `input` (a stream of JSON documents) and returns its stdout.
     static func jq(_ arguments: [String], _ input: [UInt8]) throws -> [UInt8] {
+        let jqPath = try Tools.require("jq")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("douctl-json-\(UUID().uuidString).json")
         try Data(input).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

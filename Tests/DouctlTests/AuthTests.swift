@@ -356,8 +356,9 @@ final class LockedResults: @unchecked Sendable {
 /// Runs /usr/bin/curl and returns its stdout.
 @discardableResult
 func curl(_ arguments: [String]) throws -> String {
+    let curl = try Tools.require("curl")
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.executableURL = URL(fileURLWithPath: curl)
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe

@@ -33,7 +33,7 @@ struct GeneratedFilesTests {
         printf '%s\\n' "${COMPREPLY[@]}"
         """
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/bash")
+        process.executableURL = URL(fileURLWithPath: try Tools.require("bash"))
         process.arguments = ["--norc", "-c", script]
         process.environment = douctl.environment
         let pipe = Pipe()
@@ -62,52 +62,63 @@ struct GeneratedFilesTests {
         #expect(try bashComplete(["douctl", "--profile", "wo"], douctl: douctl) == ["work"])
     }
 
-    @Test func shellsAcceptTheScripts() throws {
-        for (shell, arguments, file) in [("/usr/bin/zsh", ["-n"], "completions/_douctl"), ("/usr/bin/fish", ["--no-execute"], "completions/douctl.fish"), ("/usr/bin/bash", ["-n"], "completions/douctl.bash")] {
-            guard FileManager.default.isExecutableFile(atPath: shell) else {
-                Issue.record("\(shell) is not installed (.ci/run installs it)")
-                continue
-            }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: shell)
-            process.arguments = arguments + [Self.repository + "/" + file]
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            process.waitUntilExit()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0 && text.isEmpty, "\(shell): \(text)")
-        }
+    @Test(arguments: [("zsh", ["-n"], "completions/_douctl"), ("fish", ["--no-execute"], "completions/douctl.fish"), ("bash", ["-n"], "completions/douctl.bash")])
+    func shellsAcceptTheScripts(name: String, arguments: [String], file: String) throws {
+        let shell = try Tools.require(name)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: shell)
+        process.arguments = arguments + [Self.repository + "/" + file]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0 && text.isEmpty, "\(shell): \(text)")
     }
 
+    static let manPage = repository + "/man/douctl.1"
+
     @Test func manPageRendersWithoutWarnings() throws {
-        let page = Self.repository + "/man/douctl.1"
         let groff = Process()
-        groff.executableURL = URL(fileURLWithPath: "/usr/bin/groff")
-        groff.arguments = ["-man", "-Tutf8", "-ww", "-z", page]
+        groff.executableURL = URL(fileURLWithPath: try Tools.require("groff"))
+        groff.arguments = ["-man", "-Tutf8", "-ww", "-z", Self.manPage]
         let errors = Pipe()
         groff.standardError = errors
         try groff.run()
         groff.waitUntilExit()
         let warnings = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(groff.terminationStatus == 0 && warnings.isEmpty, "groff: \(warnings)")
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/mandoc") {
-            let mandoc = Process()
-            mandoc.executableURL = URL(fileURLWithPath: "/usr/bin/mandoc")
-            mandoc.arguments = ["-Tlint", "-W", "warning", page]
-            let output = Pipe()
-            mandoc.standardOutput = output
-            try mandoc.run()
-            mandoc.waitUntilExit()
-            let lint = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(mandoc.terminationStatus == 0 && lint.isEmpty, "mandoc: \(lint)")
-        }
-        let text = try String(contentsOfFile: page, encoding: .utf8)
-        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "GLOBAL OPTIONS", "FILES", "ENVIRONMENT", "EXIT STATUS", "EXAMPLES", "CODING", "SEE ALSO"] {
+    }
+
+    @Test func manPageLintsClean() throws {
+        let mandoc = Process()
+        mandoc.executableURL = URL(fileURLWithPath: try Tools.require("mandoc"))
+        mandoc.arguments = ["-Tlint", "-W", "warning", Self.manPage]
+        let output = Pipe()
+        mandoc.standardOutput = output
+        try mandoc.run()
+        mandoc.waitUntilExit()
+        let lint = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(mandoc.terminationStatus == 0 && lint.isEmpty, "mandoc: \(lint)")
+    }
+
+    @Test func manPageHasEverySectionOptionKeyAndVariable() throws {
+        let text = try String(contentsOfFile: Self.manPage, encoding: .utf8)
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "GLOBAL OPTIONS", "FILES", "ENVIRONMENT", "NETWORKS", "EXIT STATUS", "EXAMPLES", "CODING", "SEE ALSO"] {
             #expect(text.contains(".SH \"\(section)\"") || text.contains(".SH \(section)"), "missing section \(section)")
         }
-        for variable in ["http_proxy", "HTTPS_PROXY", "NO_PROXY", "DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CONFIG_DIR", "BROWSER", "NO_COLOR"] {
-            #expect(text.contains(variable.replacingOccurrences(of: "_", with: "_")), "ENVIRONMENT lacks \(variable)")
+        let variables = ["http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+                         "DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CONFIG_DIR", "BROWSER", "NO_COLOR"]
+        for variable in variables {
+            #expect(text.contains(variable), "ENVIRONMENT lacks \(variable)")
+        }
+        // roff escapes '-' in option names as '\-'.
+        let plain = text.replacingOccurrences(of: "\\-", with: "-")
+        for option in ["--cacert", "--capath", "--cert", "--key", "--insecure", "--proxy"] {
+            #expect(plain.contains(option), "the man page lacks \(option)")
+        }
+        for key in ["ca_bundle", "ca_path", "client_cert", "client_key", "insecure", "proxy"] {
+            #expect(plain.contains(key), "the man page lacks the key \(key)")
         }
     }
 
@@ -122,6 +133,8 @@ struct GeneratedFilesTests {
     }
 
     @Test func installScriptInstallsAndUninstalls() throws {
+        try Tools.require("bash")
+        try Tools.require("install")
         let stage = TemporaryDirectory.make(prefix: "stage")
         func script(_ arguments: [String]) throws -> Int32 {
             let process = Process()

@@ -166,8 +166,9 @@ final class Gauge: @unchecked Sendable {
 /// Runs a shell command under `script`, which gives it a pseudo-terminal; returns what the
 /// terminal showed.
 func runUnderScript(_ command: String, environment: [String: String], input: String? = nil) throws -> String {
+    let script = try Tools.require("script")
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    process.executableURL = URL(fileURLWithPath: script)
     process.arguments = ["-qec", command, "/dev/null"]
     process.environment = environment
     let pipe = Pipe()

@@ -14,6 +14,7 @@
 // Option numbers: CURLOPTTYPE_* base + index, exactly as in curl.h (stable ABI since 7.x).
 #define CCURLOPT_WRITEDATA              10001
 #define CCURLOPT_URL                    10002
+#define CCURLOPT_PROXY                  10004
 #define CCURLOPT_READDATA               10009
 #define CCURLOPT_ERRORBUFFER            10010
 #define CCURLOPT_WRITEFUNCTION          20011
@@ -22,7 +23,9 @@
 #define CCURLOPT_LOW_SPEED_LIMIT        19
 #define CCURLOPT_LOW_SPEED_TIME         20
 #define CCURLOPT_HTTPHEADER             10023
+#define CCURLOPT_SSLCERT                10025
 #define CCURLOPT_HEADERDATA             10029
+#define CCURLOPT_SSLVERSION             32
 #define CCURLOPT_CUSTOMREQUEST          10036
 #define CCURLOPT_VERBOSE                41
 #define CCURLOPT_NOPROGRESS             43
@@ -30,12 +33,17 @@
 #define CCURLOPT_UPLOAD                 46
 #define CCURLOPT_POST                   47
 #define CCURLOPT_FOLLOWLOCATION         52
+#define CCURLOPT_SSL_VERIFYPEER         64
+#define CCURLOPT_CAINFO                 10065
 #define CCURLOPT_XFERINFODATA           10057
 #define CCURLOPT_MAXREDIRS              68
 #define CCURLOPT_HEADERFUNCTION         20079
 #define CCURLOPT_HTTPGET                80
+#define CCURLOPT_SSL_VERIFYHOST         81
+#define CCURLOPT_SSLKEY                 10087
 #define CCURLOPT_DEBUGFUNCTION          20094
 #define CCURLOPT_DEBUGDATA              10095
+#define CCURLOPT_CAPATH                 10097
 #define CCURLOPT_BUFFERSIZE             98
 #define CCURLOPT_NOSIGNAL               99
 #define CCURLOPT_INFILESIZE_LARGE       30115
@@ -55,11 +63,17 @@
 #define CCURLINFO_RESPONSE_CODE         0x200002
 #define CCURLINFO_SIZE_UPLOAD_T         0x600007
 #define CCURLINFO_SIZE_DOWNLOAD_T       0x600008
+#define CCURLINFO_SSL_VERIFYRESULT      0x20000D
+
+// CURLOPT_SSLVERSION: at least TLS 1.2 (the value is CURL_SSLVERSION_TLSv1_2).
+#define CCURL_SSLVERSION_TLSv1_2        6
 
 // curl_infotype values passed to the debug callback.
 #define CCURLINFO_TEXT        0
 #define CCURLINFO_HEADER_IN   1
 #define CCURLINFO_HEADER_OUT  2
+#define CCURLINFO_DATA_IN     3
+#define CCURLINFO_DATA_OUT    4
 
 // Return values.
 #define CCURLE_OK                       0
@@ -78,6 +92,23 @@
 #define CCURLE_RECV_ERROR               56
 #define CCURLE_PARTIAL_FILE             18
 #define CCURLE_GOT_NOTHING              52
+#define CCURLE_BAD_FUNCTION_ARGUMENT    43
+#define CCURLE_TOO_MANY_REDIRECTS       47
+#define CCURLE_SSL_CONNECT_ERROR        35
+#define CCURLE_SSL_ENGINE_NOTFOUND      53
+#define CCURLE_SSL_ENGINE_SETFAILED     54
+#define CCURLE_SSL_CERTPROBLEM          58
+#define CCURLE_SSL_CIPHER               59
+#define CCURLE_PEER_FAILED_VERIFICATION 60
+#define CCURLE_SSL_ENGINE_INITFAILED    66
+#define CCURLE_SSL_CACERT_BADFILE       77
+#define CCURLE_SSL_SHUTDOWN_FAILED      80
+#define CCURLE_SSL_CRL_BADFILE          82
+#define CCURLE_SSL_ISSUER_ERROR         83
+#define CCURLE_SSL_PINNEDPUBKEYNOTMATCH 90
+#define CCURLE_SSL_INVALIDCERTSTATUS    91
+#define CCURLE_PROXY                    97
+#define CCURLE_SSL_CLIENTCERT           98
 #define CCURL_READFUNC_ABORT            0x10000000
 #define CCURL_SEEKFUNC_OK               0
 #define CCURL_SEEKFUNC_CANTSEEK         2

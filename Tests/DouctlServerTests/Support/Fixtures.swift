@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import DouctlServer
 import DouctlSystem
 
@@ -54,8 +55,9 @@ func runCurl(_ arguments: [String]) throws -> (exitCode: Int32, stdout: [UInt8],
           FileManager.default.createFile(atPath: errPath, contents: nil) else {
         throw TestFailure("cannot create curl output files")
     }
+    let curl = try Tools.require("curl")
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.executableURL = URL(fileURLWithPath: curl)
     process.arguments = ["--silent", "--show-error", "--max-time", "120"] + arguments
     guard let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath) else {
         throw TestFailure("cannot open curl output files")

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A scripted stand-in for the user's browser, started by douctl through $BROWSER.
 /// Modes: follow (approve: fetch the URL, following the redirect into douctl's listener),
@@ -11,6 +12,7 @@ struct FakeBrowser {
     var record: String { directory + "/browser-record.txt" }
 
     init() throws {
+        try Tools.require("python3")
         directory = TemporaryDirectory.make(prefix: "douctl-browser")
         try Data(Self.source.utf8).write(to: URL(fileURLWithPath: script))
     }
