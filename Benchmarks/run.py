@@ -111,7 +111,7 @@ def main():
              ["curl", "-s", base + "/small.json"], runs=30, ratio_goal=1.3)
         payload = make_file(os.path.join(WORK, "upload-%d.bin" % big), big)
         case("api -F 1 GiB multipart" if big == GiB else "api -F multipart", "<= 1.1x curl -F, RSS <= 32 MiB",
-             [DOUCTL, "api", "/upload", "-F", "file=@" + payload, "--api-base", base],
+             [DOUCTL, "api", "/upload", "--attach", "file=" + payload, "--api-base", base],
              ["curl", "-s", "-F", "file=@" + payload, base + "/upload"], ratio_goal=1.1, rss_goal=32)
         case("pretty-print 50 MB reply", "<= 1.0x curl | jq .",
              "%s api /big.json --api-base %s --pretty > /dev/null" % (DOUCTL, base),

@@ -234,7 +234,7 @@ struct FirstHourTests {
         #expect(printed.stderr.contains("Open this URL in a browser to log in:\n  http"))
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script (util-linux)"))
+    @Test
     func progressFitsANarrowTerminal() throws {
         let server = try TestServer { _ in
             Thread.sleep(forTimeInterval: 0.6)
@@ -255,7 +255,7 @@ struct FirstHourTests {
         }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script (util-linux)"))
+    @Test
     func severalPublicPostsAskFirstOnATerminal() throws {
         let fixture = try SandboxFixture()
         try fixture.login()

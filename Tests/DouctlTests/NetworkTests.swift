@@ -223,7 +223,7 @@ struct NetworkTests {
 
         // A file part is summarized, never dumped.
         let picture = try TemporaryDirectory.file(named: "pic.png", bytes: PNGFixture.bytes)
-        let upload = try douctl.run(["api", server.baseURL + "/upload", "-F", "image=@" + picture, "-F", "token=abcdef", "-v"])
+        let upload = try douctl.run(["api", server.baseURL + "/upload", "--attach", "image=" + picture, "-F", "token=abcdef", "-v"])
         #expect(upload.status == 0)
         #expect(upload.stderr.contains("> [\(PNGFixture.bytes.count) bytes from \(picture)]"), "\(upload)")
         #expect(upload.stderr.contains(#"> Content-Disposition: form-data; name="token""#))
