@@ -203,27 +203,3 @@ public enum SigningScheme: String, CaseIterable, Sendable {
     case command
 }
 
-/// A request quota: `count` requests per `seconds` (`rate_limit`: 40/min, 10/5s, 1000/hour).
-public struct RateQuota: Sendable, Equatable {
-    public var count: Int
-    public var seconds: Double
-
-    public init?(_ text: String) {
-        let parts = text.split(separator: "/", maxSplits: 1).map { $0.trimmingCharacters(in: " ") }
-        guard parts.count == 2, let count = Int(parts[0]), count > 0, count <= 1_000_000 else { return nil }
-        var unit = Substring(parts[1])
-        let digits = unit.prefix { $0.isASCII && $0.isNumber }
-        let multiplier = digits.isEmpty ? 1 : Double(digits) ?? 0
-        unit = unit.dropFirst(digits.count)
-        let unitSeconds: Double
-        switch unit {
-        case "s", "sec", "second", "seconds": unitSeconds = 1
-        case "m", "min", "minute", "minutes": unitSeconds = 60
-        case "h", "hour", "hours": unitSeconds = 3600
-        default: return nil
-        }
-        guard multiplier > 0, multiplier <= 86400 else { return nil }
-        self.count = count
-        seconds = multiplier * unitSeconds
-    }
-}

@@ -70,7 +70,7 @@ struct RequestShaper {
             }
             let timestamp = String(Int(now()))
             let path = URLParts(profile.url(for: request.path))?.path ?? request.path
-            let signature = Self.hmacSignature(method: request.method, path: path, timestamp: timestamp, secret: secret)
+            let signature = RequestSignature.hmacSHA1(method: request.method, path: path, timestamp: timestamp, secret: secret)
             request.query.removeAll { ["_sig", "_ts", "apikey"].contains($0.0) }
             request.query += [("apikey", apiKey), ("_ts", timestamp), ("_sig", signature)]
         case .md5Sorted:
@@ -81,24 +81,12 @@ struct RequestShaper {
                 for case .field(let name, let value) in form.parts { params.append((name, value)) }
             }
             request.query.removeAll { $0.0 == "sign" }
-            request.query.append(("sign", Self.md5Signature(params.filter { $0.0 != "sign" }, secret: secret)))
+            request.query.append(("sign", RequestSignature.md5Sorted(params.filter { $0.0 != "sign" }, secret: secret)))
         case .command:
             try signWithCommand(&request)
         }
     }
 
-    /// base64(HMAC-SHA1(secret, "METHOD&" + percent-encoded path + "&" + timestamp)).
-    static func hmacSignature(method: String, path: String, timestamp: String, secret: String) -> String {
-        let base = method.uppercased() + "&" + FormEncoding.escape(path, spaceAsPlus: false, keep: "-._~") + "&" + timestamp
-        return Base64.encode(Digest.hmacSHA1(key: Array(secret.utf8), message: Array(base.utf8)))
-    }
-
-    /// MD5 hex of "k1=v1&k2=v2…" (sorted by name, then value) followed by the secret.
-    static func md5Signature(_ params: [(String, String)], secret: String) -> String {
-        let sorted = params.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
-        let text = sorted.map { "\($0.0)=\($0.1)" }.joined(separator: "&") + secret
-        return Digest.hex(Digest.md5(Array(text.utf8)))
-    }
 
     private func requireSecret(_ scheme: SigningScheme) throws(DouctlError) -> String {
         guard let written = profile.signingSecret else {

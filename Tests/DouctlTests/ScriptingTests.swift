@@ -141,9 +141,9 @@ struct ScriptingTests {
     }
 
     @Test func waitOnRateLimitWaitsAndGoesOn() throws {
-        let calls = LockedCounter()
+        let calls = Counter()
         let server = try TestServer { _ in
-            if calls.next() <= 2 {
+            if calls.next() < 2 {
                 return HTTPServerResponse(status: 429, headers: [("Content-Type", "application/json"), ("Retry-After", "1")],
                                           body: .bytes(Array(#"{"msg":"rate_limit_exceeded1","code":111}"#.utf8)))
             }
@@ -291,17 +291,5 @@ struct ScriptingTests {
         #expect(screen.contains("sent 2.0 MiB"))
         let quiet = try douctl.run("api", "/up", "--input", file, "--api-base", server.baseURL)
         #expect(quiet.stderr.isEmpty, "no progress without a terminal")
-    }
-}
-
-/// Counts calls across the server's threads.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }

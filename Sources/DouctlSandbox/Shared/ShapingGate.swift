@@ -62,33 +62,15 @@ struct ShapingGate: Sendable {
         case .hmacSHA1:
             guard let signature = request.queryValue("_sig"), let stamp = request.queryValue("_ts"), let time = Double(stamp),
                   abs(time - now) <= 300, request.queryValue("apikey") == Sandbox.clientID else { return false }
-            let base = request.method.uppercased() + "&" + Self.percentEncode(request.path) + "&" + stamp
-            return signature == Base64.encode(Digest.hmacSHA1(key: Array(secret.utf8), message: Array(base.utf8)))
+            return signature == RequestSignature.hmacSHA1(method: request.method, path: request.path, timestamp: stamp, secret: secret)
         case .md5Sorted:
             guard let signature = request.queryValue("sign") else { return false }
             var params = request.query.filter { $0.name != "sign" }.map { ($0.name, $0.value) }
             if exchange.isFormEncoded || exchange.isMultipart, let fields = try? exchange.fields() {
                 params += fields.map { ($0.name, $0.value) }
             }
-            let sorted = params.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
-            let text = sorted.map { "\($0.0)=\($0.1)" }.joined(separator: "&") + secret
-            return signature == Digest.hex(Digest.md5(Array(text.utf8)))
+            return signature == RequestSignature.md5Sorted(params, secret: secret)
         }
-    }
-
-    /// RFC 3986 unreserved characters kept, everything else %XX (uppercase).
-    static func percentEncode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF")
-        var out = ""
-        for byte in text.utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || "-._~".unicodeScalars.contains(scalar) {
-                out.unicodeScalars.append(scalar)
-            } else {
-                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0x0F)])
-            }
-        }
-        return out
     }
 
     /// "hmac-sha1:SECRET" / "md5-sorted:SECRET".
@@ -103,22 +85,7 @@ struct ShapingGate: Sendable {
 
     /// "40/min", "10/5s", "1000/hour".
     static func parseQuota(_ text: String) throws(SandboxError) -> (count: Int, seconds: Double) {
-        let parts = text.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2, let count = Int(parts[0]), count > 0 else {
-            throw SandboxError("--quota takes N/UNIT, e.g. 40/min, 10/5s, 1000/hour")
-        }
-        var unit = parts[1]
-        let digits = unit.prefix { $0.isASCII && $0.isNumber }
-        let multiplier = digits.isEmpty ? 1 : Double(digits) ?? 0
-        unit = unit.dropFirst(digits.count)
-        let seconds: Double
-        switch unit {
-        case "s", "sec", "second", "seconds": seconds = 1
-        case "m", "min", "minute", "minutes": seconds = 60
-        case "h", "hour", "hours": seconds = 3600
-        default: throw SandboxError("--quota takes N/UNIT, e.g. 40/min, 10/5s, 1000/hour")
-        }
-        guard multiplier > 0 else { throw SandboxError("--quota takes N/UNIT, e.g. 40/min, 10/5s, 1000/hour") }
-        return (count, multiplier * seconds)
+        guard let quota = RateQuota(text) else { throw SandboxError("--quota takes N/UNIT, e.g. 40/min, 10/5s, 1000/hour") }
+        return (quota.count, quota.seconds)
     }
 }
