@@ -197,6 +197,16 @@ public final class HTTPClient {
         }
     }
 
+    /// `-v`: which HTTP version the exchange used (HTTP/2 is negotiated by ALPN over TLS when
+    /// the server offers it) and whether it opened a connection or reused a kept-alive one.
+    private func logProtocol(_ handle: UnsafeMutableRawPointer, _ log: (String) -> Void) {
+        var version = 0, connects = 0
+        ccurl_getinfo_long(handle, CCURLINFO_HTTP_VERSION, &version)
+        ccurl_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
+        let names = [1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"]
+        log("* \(names[version] ?? "HTTP") over \(connects > 0 ? "a new connection" : "a reused connection")")
+    }
+
     // MARK: - redirects
 
     /// Redirects are followed here, not by libcurl (FOLLOWLOCATION stays off): libcurl would
@@ -379,6 +389,7 @@ public final class HTTPClient {
 
         let result = ccurl_easy_perform(handle)
         transfer.finishLog()
+        if result == CCURLE_OK, let log = configuration.verboseLog { logProtocol(handle, log) }
         if result == CCURLE_OK {
             var status = 0
             ccurl_getinfo_long(handle, CCURLINFO_RESPONSE_CODE, &status)

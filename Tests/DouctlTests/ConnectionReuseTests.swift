@@ -20,6 +20,17 @@ struct ConnectionReuseTests {
         #expect(fixture.sandbox.acceptedConnections - before == 2)
     }
 
+    @Test func verboseSaysWhichProtocolAndWhetherTheConnectionWasReused() throws {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let result = try fixture.douctl.run("-v", "shuo", "timeline", "--all", "--count", "2")
+        #expect(result.status == 0)
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("* HTTP/") }
+        #expect(lines.count > 2, "one line per exchange")
+        #expect(lines.first == "* HTTP/1.1 over a new connection")
+        #expect(lines.dropFirst().allSatisfy { $0 == "* HTTP/1.1 over a reused connection" }, "\(lines)")
+    }
+
     @Test func deletingSeveralUsesOneConnection() throws {
         let fixture = try SandboxFixture()
         try fixture.login()

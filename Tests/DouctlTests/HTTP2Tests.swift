@@ -1,0 +1,86 @@
+import DouctlJSON
+import Foundation
+import Testing
+
+/// HTTP/2 where a server offers it over TLS: libcurl negotiates it with ALPN, `-v` says so,
+/// and several requests share the one connection. The peer is a real nginx with http2 on,
+/// behind the test CA.
+@Suite("HTTP/2")
+struct HTTP2Tests {
+    /// nginx in the foreground on a free port, serving `directory` over TLS + HTTP/2.
+    final class Nginx: @unchecked Sendable {
+        let process = Process()
+        let port: UInt16
+        let root: String
+
+        init(pki: TestPKI) throws {
+            let nginx = try Tools.require("nginx")
+            root = TemporaryDirectory.make(prefix: "douctl-nginx")
+            port = unusedPort()
+            for page in 0..<3 {
+                let items = (page * 2..<page * 2 + 2).map { #"{"id":\#($0)}"# }.joined(separator: ",")
+                try Data("[\(items)]".utf8).write(to: URL(fileURLWithPath: root + "/page\(page).json"))
+            }
+            try Data(#"{"ok":true}"#.utf8).write(to: URL(fileURLWithPath: root + "/small.json"))
+            let config = """
+            daemon off; master_process off; worker_processes 1; pid \(root)/nginx.pid;
+            error_log \(root)/error.log;
+            events { worker_connections 64; }
+            http {
+              access_log \(root)/access.log;
+              client_body_temp_path \(root); proxy_temp_path \(root); fastcgi_temp_path \(root); uwsgi_temp_path \(root); scgi_temp_path \(root);
+              default_type application/json;
+              server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(pki.serverCertificate); ssl_certificate_key \(pki.serverKey);
+                root \(root);
+              }
+            }
+            """
+            try Data(config.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
+            process.executableURL = URL(fileURLWithPath: nginx)
+            process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                close(fd)
+                if connected == 0 { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    @Test func http2IsNegotiatedOverTLSAndSaidInVerbose() throws {
+        let pki = try TestPKI.shared()
+        let nginx = try Nginx(pki: pki)
+        let base = "https://localhost:\(nginx.port)"
+        let douctl = Douctl()
+        let result = try douctl.run("-v", "api", "\(base)/small.json", "--cacert", pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(try result.json()["ok"]?.boolValue == true)
+        #expect(result.stderr.contains("* HTTP/2 over a new connection"), "\(result.stderr)")
+        // Several requests in one command share the HTTP/2 connection.
+        let both = try douctl.run("-v", "download", "\(base)/page0.json", "\(base)/page1.json", "-d", TemporaryDirectory.make(prefix: "h2"), "--cacert", pki.caCertificate)
+        #expect(both.status == 0, "\(both)")
+        let protocols = both.stderr.split(separator: "\n").filter { $0.hasPrefix("* HTTP/") }
+        #expect(protocols == ["* HTTP/2 over a new connection", "* HTTP/2 over a reused connection"], "\(protocols)")
+    }
+}
