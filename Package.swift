@@ -36,12 +36,14 @@ let package = Package(
             // dynamically linked test frameworks.
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
 
-        .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem"]),
-        .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON"]),
-        .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem"]),
+        // What several test targets share: the rule for tests that need an external tool.
+        .target(name: "DouctlTestSupport", path: "Tests/DouctlTestSupport"),
+        .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlSystem"]),
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
-        .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
+        .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// Running real shells and formatters from the renderer tests.
 enum RenderTestSupport {

@@ -1,6 +1,7 @@
 import DouctlJSON
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// Output must equal jq 1.6's byte for byte (`jq .`, `jq -c .`, `jq --indent N .`). Numbers are
 /// integers here because jq reprints other numbers through a double, while we keep their text.

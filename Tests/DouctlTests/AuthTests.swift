@@ -2,6 +2,7 @@ import DouctlJSON
 import DouctlSandbox
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// `douctl auth`: every login flow against the sandbox, the token store, refresh, and secrecy.
 @Suite("douctl auth")

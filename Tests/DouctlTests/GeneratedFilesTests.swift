@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// The checked-in completions and man page must be exactly what douctl generates, and must
 /// work in real shells and formatters.

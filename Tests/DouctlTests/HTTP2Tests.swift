@@ -1,6 +1,7 @@
 import DouctlJSON
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// HTTP/2 where a server offers it over TLS: libcurl negotiates it with ALPN, `-v` says so,
 /// and several requests share the one connection. The peer is a real nginx with http2 on,

@@ -3,6 +3,7 @@ import DouctlSandbox
 import DouctlServer
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// douctl in shell scripts and `| jq` pipelines: the built binary against the sandbox or a
 /// purpose-built server.

@@ -2,6 +2,7 @@ import DouctlJSON
 import DouctlSandbox
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// HTTPS against real TLS peers on 127.0.0.1 (python3's ssl module in front of a recording
 /// HTTP server), with certificates the test made (openssl): trust, identity, the errors.

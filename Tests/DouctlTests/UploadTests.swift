@@ -3,6 +3,7 @@ import DouctlSandbox
 import DouctlServer
 import Foundation
 import Testing
+import DouctlTestSupport
 
 @Suite("douctl upload")
 struct UploadTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Starts a server on a free loopback port, runs `body`, and stops the server.
 func withServer<Result>(limits: HTTPServerLimits = HTTPServerLimits(), handler: @escaping HTTPHandler,

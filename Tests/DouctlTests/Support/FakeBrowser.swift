@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// A scripted stand-in for the user's browser, started by douctl through $BROWSER.
 /// Modes: follow (approve: fetch the URL, following the redirect into douctl's listener),

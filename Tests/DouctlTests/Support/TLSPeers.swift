@@ -1,6 +1,7 @@
 import DouctlSystem
 import Foundation
 import Testing
+import DouctlTestSupport
 
 /// Certificates for the TLS tests, made with the openssl command line once per test run:
 /// a test CA → a server certificate for 127.0.0.1 and localhost, an expired one, one for

@@ -6,14 +6,14 @@ import Testing
 /// A test that needs one calls `try Tools.require("name")` first. When the tool is not on
 /// PATH the test is skipped with a message naming it, so `swift test` passes on a machine
 /// with only Swift and libcurl; with `DOUCTL_REQUIRE_TOOLS=1` (set by .ci/run, which
-/// installs them) a missing tool fails the test instead. The same file is in each test
-/// target that runs tools; keep the copies identical.
-enum Tools {
+/// installs them) a missing tool fails the test instead. Shared by every test target
+/// (the DouctlTestSupport target).
+public enum Tools {
     /// True when a missing tool must fail the test (CI), not skip it.
-    static var areRequired: Bool { ProcessInfo.processInfo.environment["DOUCTL_REQUIRE_TOOLS"] == "1" }
+    public static var areRequired: Bool { ProcessInfo.processInfo.environment["DOUCTL_REQUIRE_TOOLS"] == "1" }
 
     /// The tool's path on PATH, or nil.
-    static func find(_ name: String) -> String? {
+    public static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") where !directory.isEmpty {
             let candidate = directory + "/" + name
@@ -24,7 +24,7 @@ enum Tools {
 
     /// The tool's path; otherwise skips the test (or fails it under DOUCTL_REQUIRE_TOOLS=1).
     @discardableResult
-    static func require(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    public static func require(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         if let path = find(name) { return path }
         if areRequired {
             Issue.record("\(name) is not installed, and DOUCTL_REQUIRE_TOOLS=1 makes a missing tool a failure", sourceLocation: sourceLocation)
@@ -33,8 +33,8 @@ enum Tools {
         try Test.cancel("skipped: needs \(name), which is not installed", sourceLocation: sourceLocation)
     }
 
-    struct Missing: Error, CustomStringConvertible {
-        var name: String
-        var description: String { "\(name) is not installed" }
+    public struct Missing: Error, CustomStringConvertible {
+        public var name: String
+        public var description: String { "\(name) is not installed" }
     }
 }
