@@ -252,13 +252,16 @@ final class Invocation {
         }
         let pretty = prettyJSON
         var count = 0
-        stdout.write(Array("[".utf8))
+        var finished = false
         defer {
-            stdout.write(Array((count > 0 && pretty ? "\n]\n" : "]\n").utf8))
-            stdout.flush()
+            // A walk that printed nothing and failed prints nothing; otherwise the array closes.
+            if count > 0 || finished {
+                stdout.write(Array((count == 0 ? "[]\n" : pretty ? "\n]\n" : "]\n").utf8))
+                stdout.flush()
+            }
         }
         try Paginator(client: client).walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-            var text = count == 0 ? "" : ","
+            var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")
             } else {
@@ -267,6 +270,7 @@ final class Invocation {
             stdout.write(Array(text.utf8))
             count += 1
         }
+        finished = true
     }
 
     func refuseSlurpWithoutWalk() throws(DouctlError) {

@@ -56,6 +56,12 @@ struct ScriptingTests {
         let slurped = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--slurp", "--api-base", server.baseURL, "--no-retry")
         #expect(slurped.status == 1)
         #expect(try slurped.json() == JSONParser.parse(Array("[{\"id\":0},{\"id\":1},{\"id\":2},{\"id\":3}]".utf8)), "the array is closed, so it still parses")
+        let firstPage = try douctl.run("api", "/list", "-f", "start=4", "-f", "count=2", "--paginate", "--slurp", "--api-base", server.baseURL, "--no-retry")
+        #expect(firstPage.status == 1)
+        #expect(firstPage.stdout.isEmpty, "nothing printed, nothing to close: stdout stays empty on the error")
+        let empty = try TestServer(json: "[]")
+        let none = try douctl.run("api", "/list", "--paginate", "--slurp", "--api-base", empty.baseURL)
+        #expect(none.stdoutText == "[]\n")
     }
 
     // MARK: JSON request bodies
