@@ -2,7 +2,8 @@ import DouctlCore
 import DouctlHTTP
 import DouctlJSON
 
-/// douctl's exit codes (design §7). The only place errors become numbers.
+/// douctl's exit codes, as the man page's EXIT STATUS lists them. The only place errors
+/// become numbers.
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case success = 0
     case apiError = 1
@@ -69,7 +70,7 @@ public enum ErrorFormat: String, Sendable {
 }
 
 enum ErrorReport {
-    /// The JSON object of `--error-format json` (design §7).
+    /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
     static func json(_ error: DouctlError) -> JSON {
         var object = JSONObject()
         object["error"] = .string(error.message)

@@ -1,6 +1,6 @@
 import DouctlArguments
 
-/// Options every command accepts, before or after the command word (design §4).
+/// Options every command accepts, before or after the command word.
 enum GlobalOptions {
     static let specs: [OptionSpec] = [
         OptionSpec("profile", value: ValueSpec("NAME", completion: .dynamic("profiles")),

@@ -7,7 +7,7 @@ import DouctlJSON
 import DouctlSystem
 
 /// The config directory and the files in it: config.json, credentials.json, their lock
-/// files, and per-profile cookie jars. Created 0700; files 0600 (design §5).
+/// files, and per-profile cookie jars. Created 0700; files 0600, so no other user reads a token.
 public struct ConfigDirectory: Sendable, Equatable {
     public let path: String
 

@@ -1,7 +1,7 @@
 import DouctlJSON
 import DouctlSystem
 
-/// config.json: `{"default_profile": "...", "profiles": {"NAME": {...}}}` (design §5).
+/// config.json: `{"default_profile": "...", "profiles": {"NAME": {...}}}`.
 public struct ConfigFile: Sendable, Equatable {
     public var defaultProfile: String?
     public var profiles: [(name: String, settings: ProfileSettings)]

@@ -6,7 +6,7 @@ import Darwin
 import DouctlJSON
 import DouctlSystem
 
-/// What douctl keeps for a logged-in profile (design §5).
+/// What douctl keeps for a logged-in profile (credentials.json, one entry per profile).
 public struct Credential: Sendable, Equatable {
     public var accessToken: String
     public var refreshToken: String?

@@ -1,7 +1,7 @@
 import DouctlHTTP
 
 /// Every way a douctl command can fail. Each case maps to exactly one exit code
-/// (design §7) in the command layer's `ExitStatus`; the core only says what happened.
+/// in the command layer's `ExitStatus`; the core only says what happened.
 public enum DouctlError: Error, Equatable, Sendable {
     /// A command-line mistake found after parsing (e.g. `-f` without `=`). Exit 2.
     case usage(String)

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Guesses a file's MIME type: from its first bytes (magic numbers) first, because names
-/// lie; then from its extension; else application/octet-stream (design §8).
+/// lie; then from its extension; else application/octet-stream.
 public enum MediaType {
     public static let fallback = "application/octet-stream"
 

@@ -1,6 +1,6 @@
 import DouctlJSON
 import DouctlSystem
-/// The settings a profile may hold (design §5). Unknown keys are an error, so a typo in
+/// The settings a profile may hold (the man page's FILES lists them). Unknown keys are an error, so a typo in
 /// config.json is caught instead of silently ignored.
 public enum ProfileKey: String, CaseIterable, Sendable {
     case preset

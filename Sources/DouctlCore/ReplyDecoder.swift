@@ -41,7 +41,7 @@ public struct APIReply: Sendable, Equatable {
     public var isEnvelope: Bool { json != payload }
 }
 
-/// Reads replies in every dialect douctl speaks (design §7):
+/// Reads replies in every dialect douctl speaks:
 /// - Douban: success is the bare value; errors are `{"msg","code","request"}`, auth errors with HTTP 400.
 /// - Coding-style envelopes: code `code|errcode|errCode|errorno`; message `msg|errmsg|errMsg|errormsg`
 ///   (a string, or an object of key → text); data `data|ret`. Codes other than 0 and 200 are errors.

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// When to send a request again (design §8): idempotent methods only, on connection
+/// When to send a request again: idempotent methods only, on connection
 /// failures and on 429/502/503/504, up to `maxAttempts` tries, exponential backoff with
 /// jitter, `Retry-After` honoured up to `maxDelay`.
 public struct RetryPolicy: Sendable, Equatable {

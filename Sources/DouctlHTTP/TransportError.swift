@@ -1,5 +1,5 @@
 /// Why a request produced no usable reply. Each case is one kind of failure a user can act on;
-/// the command layer maps them to exit codes (design §7).
+/// the command layer maps them to exit codes (all 7 but interrupted, 130).
 public enum TransportError: Error, Equatable, Sendable {
     /// libcurl could not be loaded (not installed, wrong architecture).
     case libraryUnavailable(String)

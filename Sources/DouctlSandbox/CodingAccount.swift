@@ -1,7 +1,7 @@
 import DouctlJSON
 import DouctlServer
 
-/// Coding's cookie login (coding-api.md §1a "Login flow"), captchas, logout, and the user
+/// Coding's cookie login (GET /api/captcha/login, POST /api/v2/account/login with the SHA-1 of the password, then /api/check_two_factor_auth_code), captchas, logout, and the user
 /// endpoints.
 ///
 /// The session cookie `sid` (and `XSRF-TOKEN`) is set by `GET /api/captcha/login` (or by the

@@ -2,7 +2,7 @@ import DouctlJSON
 import DouctlServer
 
 /// A Coding error reply: `{"code":N,"msg":{"<key>":"<text>"}}`, HTTP 200 unless noted
-/// (coding-api.md §1a "Response envelope").
+/// ({"code": 0, "data": …} on success; {"code": N, "msg": {key: text}} on errors).
 struct CodingError: Error {
     var status: Int
     var code: Int

@@ -1,5 +1,5 @@
 import DouctlSystem
-/// Coding's half of the sandbox's world (coding-api.md §1a): its own accounts, tweets (冒泡),
+/// Coding's half of the sandbox's world: its own accounts, tweets (冒泡),
 /// comments, likes, OAuth tokens and cookie sessions. It lives in `SandboxState.coding`, under
 /// the same lock as Douban's half; the two share only the picture store. Douban tokens are not
 /// accepted by the Coding paths, nor Coding tokens by the Douban paths.

@@ -1,7 +1,7 @@
 import DouctlJSON
 import DouctlServer
 
-/// Coding's legacy scopes (coding-api.md §1b): a comma-separated list.
+/// Coding's legacy scopes: a comma-separated list.
 enum CodingScopes {
     static let all = ["user", "user:email", "notification", "social", "social:tweet", "social:message",
                       "project", "project:members", "project:task", "project:file", "project:depot",
@@ -36,7 +36,7 @@ enum CodingScopes {
     }
 }
 
-/// Coding's OAuth2 (coding-api.md §1b): the authorize page, the token endpoint (codes with
+/// Coding's OAuth2 (the legacy /oauth_authorize.html and /api/oauth/access_token): the authorize page, the token endpoint (codes with
 /// optional PKCE, rotating refresh tokens, the current reply shape with `expires_in` as a
 /// string), and, as a sandbox convenience, the device grant. Errors are RFC 6749 §5.2 objects
 /// with HTTP 400. The client is the sandbox's own (`douctl-sandbox` / `sandbox-secret`), with

@@ -1,6 +1,6 @@
 import DouctlJSON
 
-/// Coding's JSON shapes, snake_case as Coding-iOS's models map them (coding-api.md §1a).
+/// Coding's JSON shapes, snake_case as Coding-iOS's models map them.
 /// Times are epoch milliseconds. `viewer` is the caller (for `liked`, `followed`, `follow`).
 extension CodingState {
     static func milliseconds(_ time: Double) -> JSON { .int(Int64((time * 1000).rounded(.down))) }

@@ -1,4 +1,4 @@
-/// Coding's legacy paths (coding-api.md §1a, §1b), served beside Douban's: everything under
+/// Coding's legacy paths (the /api/… REST API and its OAuth2), served beside Douban's: everything under
 /// `/api/`, plus the OAuth pages `/oauth_authorize.html` and (a sandbox convenience) the device
 /// verification page `/oauth_device.html`. One trailing slash is ignored.
 enum CodingRoute: Equatable {

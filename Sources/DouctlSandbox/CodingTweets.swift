@@ -7,7 +7,7 @@ import DouctlJSON
 import DouctlServer
 import DouctlSystem
 
-/// Coding's tweets (冒泡), their comments and likes, and tweet pictures (coding-api.md §1a).
+/// Coding's tweets (冒泡), their comments and likes, and tweet pictures (/api/tweet…, /api/social/tweet…).
 /// Reading needs the scope `social`; posting, liking, commenting and deleting `social:tweet`.
 extension SandboxCore {
     /// `insert_image` takes pictures up to 10 MiB (larger → 1003 `image_too_large`).

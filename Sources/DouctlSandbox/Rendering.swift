@@ -1,6 +1,6 @@
 import DouctlJSON
 
-/// The JSON shapes of douban-api.md §6, built from the state. `viewer` is the user whose token
+/// Douban's JSON shapes (user, status with attachments, comment), built from the state. `viewer` is the user whose token
 /// made the call (for `liked`, `following`, `relation`); `base` the sandbox's base URL (pictures
 /// and avatars are served by the sandbox itself, so nothing reaches the network).
 extension SandboxState {

@@ -3,11 +3,11 @@ import DouctlSystem
 
 /// A faithful local fake of Douban API v2 with OAuth2 (`douctl sandbox`), on the loopback
 /// HTTP/1.1 server of DouctlServer. A client that works against it should work against Douban:
-/// the paths, shapes, error bodies and status codes follow douban-api.md, and the strict parts
+/// the paths, shapes, error bodies and status codes follow Douban API v2 as its wiki documented it, and the strict parts
 /// (single-use rotating refresh tokens, 124 on early refresh, scopes, Bearer-only auth) are kept.
 ///
 /// The same server also fakes Coding's legacy API (`/api/…`, `/oauth_authorize.html`;
-/// coding-api.md), with its own accounts, tokens and cookie sessions (CodingSandbox.swift).
+/// the /api/… paths), with its own accounts, tokens and cookie sessions (CodingSandbox.swift).
 ///
 /// It also serves what Douban never had but a CLI wants: the device grant (RFC 8628), token
 /// revocation (RFC 7009), PKCE (RFC 7636), and fault injection.

@@ -1,7 +1,7 @@
 // ccurl: the few libcurl entry points douctl uses, loaded at run time with dlopen.
 //
 // Why: FoundationNetworking cannot stream an upload with Content-Length and costs start-up
-// time (design §3). Declaring the entry points here, instead of including <curl/curl.h>,
+// time (so `douctl --help` never pays for it). Declaring the entry points here, instead of including <curl/curl.h>,
 // means no -dev package is needed to build, and loading lazily keeps `douctl --help` fast.
 // The variadic curl_easy_setopt is wrapped in functions typed by the option's value kind,
 // so Swift never calls a C variadic.

@@ -7,7 +7,7 @@ import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
-/// Coding's cookie login (coding-api.md §1a "Login flow"), for `auth login --password`:
+/// Coding's cookie login, for `auth login --password`:
 /// ask whether a captcha is needed first (that request also starts the session), show the
 /// captcha if so, send the account and the password as the hex SHA-1 of its UTF-8 bytes,
 /// and answer a two-factor challenge. The session's cookies end up in the profile's jar.

@@ -56,7 +56,7 @@ public enum LoginMethod: String, Sendable, CaseIterable {
     /// The JSON of `douctl auth export` from stdin (moving a login to CI).
     case credentials
 
-    /// The automatic choice (issue #4): device when no browser can open and the profile has a
+    /// The automatic choice: device when no browser can open and the profile has a
     /// device endpoint; paste when the registered redirect is not loopback; web otherwise.
     public static func automatic(profile: ResolvedProfile, browserAvailable: Bool) -> LoginMethod {
         if !browserAvailable, profile.deviceAuthorizationURL != nil { return .device }

@@ -3,7 +3,7 @@ import DouctlJSON
 import DouctlServer
 import DouctlSystem
 
-/// The interactive OAuth2 flows of `douctl auth login` (design §6). Each returns the token
+/// The interactive OAuth2 flows of `douctl auth login` (RFC 6749, 7636, 8252, 8628). Each returns the token
 /// endpoint's grant; storing it is the caller's job.
 public final class OAuthLogin {
     public let profile: ResolvedProfile

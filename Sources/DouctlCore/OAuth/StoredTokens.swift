@@ -1,6 +1,6 @@
 import DouctlHTTP
 
-/// Tokens from credentials.json, refreshed when they expire (design §6).
+/// Tokens from credentials.json, refreshed when they expire, or once when the server says they did.
 ///
 /// The refresh runs under the credentials lock and starts by re-reading the file: when
 /// another douctl process has already rotated the tokens, we use its new ones instead of

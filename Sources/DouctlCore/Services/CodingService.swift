@@ -1,6 +1,6 @@
 import DouctlJSON
 
-/// Coding's legacy REST API (coding-api.md §1a): `/api/…` paths, replies in `{code, data, msg}`,
+/// Coding's legacy REST API: `/api/…` paths, replies in `{code, data, msg}`,
 /// tweets (冒泡) for statuses, Pageable lists and `last_id` cursors.
 public struct CodingService: SocialService {
     public let client: APIClient

@@ -1,7 +1,7 @@
 import DouctlJSON
 import DouctlSystem
 
-/// Douban API v2, as douban-api.md §4–§5 describe it: `/v2/user…` and `/shuo/v2/…`,
+/// Douban API v2 (users and 广播): `/v2/user…` and `/shuo/v2/…`,
 /// form bodies, the picture of a status in the multipart field `image`.
 public struct DoubanService: SocialService {
     public let client: APIClient
