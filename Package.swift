@@ -1,10 +1,11 @@
 // swift-tools-version:6.0
 // douctl: a command-line client for Douban- and Coding-style REST APIs.
 //
-// Layers look only down (design §3):
+// Layers look only down:
 //   DouctlArguments (parser, help, completions, man)   — knows nothing of HTTP
 //   CCurl → DouctlHTTP (libcurl transport)              — knows nothing of OAuth
-//   DouctlJSON, DouctlCore (profiles, OAuth, tokens, envelopes, endpoints)
+//   DouctlJSON, DouctlCore (profiles, OAuth, tokens, envelopes, endpoints, request shaping);
+//     the core's one use of DouctlServer is the OAuth loopback callback listener
 //   DouctlServer → DouctlSandbox (loopback HTTP/1.1 server, Douban + Coding fakes)
 //   DouctlCommands (one file per command group) → douctl (main.swift only)
 // DouctlSystem underneath all of them: threads, file descriptors, atomic files, locks.

@@ -3,7 +3,7 @@ import DouctlSandbox
 import DouctlSystem
 import Testing
 
-/// Coding's cookie login (coding-api.md "Login flow"): captcha first, SHA-1 password, 2FA,
+/// Coding's cookie login: captcha first, SHA-1 password, 2FA,
 /// XSRF on unsafe requests, logout.
 @Suite struct CodingLoginTests {
     /// A harness whose log lines are kept.
