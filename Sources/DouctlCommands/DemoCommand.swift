@@ -52,7 +52,7 @@ enum DemoCommand {
     }
 
     private static func makeWorkspace(temporaryDirectory: String?) throws(DouctlError) -> String {
-        var base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var base = temporaryDirectory?.nonEmpty ?? "/tmp"
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         var template = Array("\(base)/douctl-demo-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in

@@ -41,7 +41,7 @@ final class Invocation {
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
     var requestedProfile: String? {
-        parsed.value("profile") ?? environment["DOUCTL_PROFILE"].flatMap { $0.isEmpty ? nil : $0 }
+        parsed.value("profile") ?? environment["DOUCTL_PROFILE"]?.nonEmpty
     }
 
     // MARK: - core objects
@@ -78,8 +78,8 @@ final class Invocation {
         if let cachedProfile { return cachedProfile }
         let overrides = ProfileOverrides(
             apiBase: parsed.value("api-base"),
-            clientID: environment["DOUCTL_CLIENT_ID"].flatMap { $0.isEmpty ? nil : $0 },
-            clientSecret: environment["DOUCTL_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 })
+            clientID: environment["DOUCTL_CLIENT_ID"]?.nonEmpty,
+            clientSecret: environment["DOUCTL_CLIENT_SECRET"]?.nonEmpty)
         if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
             throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
         }
@@ -186,7 +186,7 @@ final class Invocation {
 
     /// What worker threads use to build their own API clients.
     func clientFactory() throws(DouctlError) -> ClientFactory {
-        let token = environment["DOUCTL_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let token = environment["DOUCTL_TOKEN"]?.nonEmpty
         var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(), fixedToken: token)
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait

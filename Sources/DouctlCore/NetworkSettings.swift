@@ -53,7 +53,7 @@ public struct NetworkSettings: Sendable, Equatable {
     ]
 
     public static func resolve(options: Options, environment: [String: String], profile: ResolvedProfile) throws(DouctlError) -> NetworkSettings {
-        func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        func env(_ name: String) -> String? { environment[name]?.nonEmpty }
         var tls = TLSOptions()
         if options.caBundle != nil || options.caPath != nil {
             tls.caBundle = try options.caBundle.map { path throws(DouctlError) in try checkFile(path, what: "CA bundle", source: "--cacert") }

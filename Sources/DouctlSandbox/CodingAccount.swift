@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlServer
+import DouctlSystem
 
 /// Coding's cookie login (GET /api/captcha/login, POST /api/v2/account/login with the SHA-1 of the password, then /api/check_two_factor_auth_code), captchas, logout, and the user
 /// endpoints.
@@ -21,7 +22,7 @@ extension SandboxCore {
     /// The code is logged as `coding captcha for session SID: CODE` (or `for user KEY`).
     func codingCaptchaImage(_ exchange: Exchange) throws -> HTTPServerResponse {
         let text = Captcha.text()
-        let type = exchange.query("type").flatMap { $0.isEmpty ? nil : $0 }
+        let type = exchange.query("type")?.nonEmpty
         if type != nil, let caller = try codingCallerIfAny(exchange) {
             let key: String = state.withLock { state in
                 state.coding.actionCaptchas[caller.userID] = text

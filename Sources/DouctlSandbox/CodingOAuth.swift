@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlServer
+import DouctlSystem
 
 /// Coding's legacy scopes: a comma-separated list.
 enum CodingScopes {
@@ -48,7 +49,7 @@ extension SandboxCore {
 
     func codingAuthorize(_ exchange: Exchange) throws -> HTTPServerResponse {
         if exchange.request.method == "POST" { return try consentDecision(exchange) }
-        func value(_ name: String) -> String? { exchange.query(name).flatMap { $0.isEmpty ? nil : $0 } }
+        func value(_ name: String) -> String? { exchange.query(name)?.nonEmpty }
         guard let clientID = value("client_id"), clientID == Sandbox.clientID else {
             throw PageError(status: 400, title: "应用不存在", message: "Unknown or missing client_id; the sandbox's client is \(Sandbox.clientID).")
         }
@@ -149,7 +150,7 @@ extension SandboxCore {
         guard let code = parameters["code"], !code.isEmpty else {
             throw StandardOAuthError(error: "invalid_request", description: "code is missing")
         }
-        let redirectURI = parameters["redirect_uri"].flatMap { $0.isEmpty ? nil : $0 }
+        let redirectURI = parameters["redirect_uri"]?.nonEmpty
         let verifier = parameters["code_verifier"]
         let now = SandboxClock.now()
         let ttl = configuration.tokenTTL

@@ -87,7 +87,7 @@ extension SandboxCore {
     /// `GET /api/tweet/user_public?global_key=KEY` (2014 clients: `user_id=ID`).
     func codingUserTweets(_ exchange: Exchange) throws -> HTTPServerResponse {
         let caller = try codingCaller(exchange, scope: "social")
-        guard let name = (exchange.query("global_key") ?? exchange.query("user_id")).flatMap({ $0.isEmpty ? nil : $0 }) else {
+        guard let name = (exchange.query("global_key") ?? exchange.query("user_id"))?.nonEmpty else {
             throw CodingError.badRequest("global_key is missing")
         }
         guard let userID = state.withLock({ $0.coding.user(named: name)?.id }) else { throw CodingError.userNotFound }

@@ -119,8 +119,8 @@ extension SandboxCore {
         guard responseType == "code" || responseType == "token" else { throw DoubanError.unsupportedResponseType }
         let scopes = try Scopes.parse(exchange.query("scope"))
         let state = exchange.query("state")
-        let challenge = exchange.query("code_challenge").flatMap { $0.isEmpty ? nil : $0 }
-        let method = exchange.query("code_challenge_method").flatMap { $0.isEmpty ? nil : $0 } ?? "plain"
+        let challenge = exchange.query("code_challenge")?.nonEmpty
+        let method = exchange.query("code_challenge_method")?.nonEmpty ?? "plain"
         func refuse(_ description: String) -> HTTPServerResponse {
             var fields = [("error", "invalid_request"), ("error_description", description)]
             if let state { fields.append(("state", state)) }

@@ -52,7 +52,7 @@ final class SandboxCore: Sendable {
     }
 
     private static func makeTemporaryDirectory() throws -> String {
-        let parent = (getenv("TMPDIR").map { String(cString: $0) }).flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let parent = (getenv("TMPDIR").map { String(cString: $0) })?.nonEmpty ?? "/tmp"
         var template = Array("\(parent)/douctl-sandbox-XXXXXX".utf8CString)
         let created = template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }

@@ -117,22 +117,9 @@ enum Secrets {
 }
 
 
+/// The sandbox's pages escape with the one HTML escaper (DouctlSystem).
 enum HTML {
-    static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 }
 
 /// Query strings and fragments the sandbox builds (redirects), percent-encoded per RFC 3986.

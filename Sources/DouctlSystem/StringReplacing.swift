@@ -14,3 +14,28 @@ extension String {
         return result
     }
 }
+
+extension String {
+    /// The string, or nil when it is empty: an unset and an empty environment variable (or
+    /// query parameter) mean the same.
+    public var nonEmpty: String? { isEmpty ? nil : self }
+}
+
+/// Text made safe inside HTML (the OAuth callback page, the sandbox's pages): & < > " '.
+public enum HTMLText {
+    public static func escape(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}

@@ -298,7 +298,7 @@ final class CallbackListener: Sendable {
                 }
                 if let error = request.queryValue("error") {
                     let result = Result.denied(error, request.queryValue("error_description"))
-                    return CallbackListener.page(200, "Login refused", "douctl was not authorized (\(CallbackListener.escapeHTML(error))). You can close this tab.") {
+                    return CallbackListener.page(200, "Login refused", "douctl was not authorized (\(HTMLText.escape(error))). You can close this tab.") {
                         state.withLock { $0.result = $0.result ?? result }
                     }
                 }
@@ -321,10 +321,6 @@ final class CallbackListener: Sendable {
     }
 
     func stop() { server.stop() }
-
-    static func escapeHTML(_ text: String) -> String {
-        text.replacingAll("&", with: "&amp;").replacingAll("<", with: "&lt;").replacingAll(">", with: "&gt;").replacingAll("\"", with: "&quot;")
-    }
 
     /// A small HTML page. `afterSending` runs once the page is written, so the login
     /// finishes (and the listener closes) only after the browser has its answer.
