@@ -39,3 +39,13 @@ public enum HTMLText {
         return result
     }
 }
+
+extension StringProtocol {
+    /// Trims the given characters from both ends (no Foundation needed).
+    public func trimmingCharacters(in set: String) -> String {
+        var slice = Substring(self)
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}
