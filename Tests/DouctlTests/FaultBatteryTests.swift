@@ -154,7 +154,8 @@ struct FaultBatteryTests {
         // Expire every token once 16 uploads have gone through, while the rest are in flight.
         let expired = LockedFlag()
         let watcher = Thread {
-            let deadline = Date().addingTimeInterval(60)
+            // Generous: under ThreadSanitizer on a busy machine 64 uploads take minutes.
+            let deadline = Date().addingTimeInterval(600)
             while Date() < deadline {
                 if fixture.sandbox.requests.filter({ $0.path == "/shuo/v2/statuses/" && $0.status == 200 }).count >= 16 {
                     fixture.sandbox.expireAccessTokens()
@@ -165,7 +166,7 @@ struct FaultBatteryTests {
             }
         }
         watcher.start()
-        let result = try fixture.douctl.run(["upload", "--parallel", "8", "--progress", "never"] + files, timeout: 120)
+        let result = try fixture.douctl.run(["upload", "--parallel", "8", "--progress", "never"] + files, timeout: 600)
         #expect(expired.value, "the tokens were expired mid-run")
         #expect(result.status == 0, "\(result)")
         let lines = try result.lines()
