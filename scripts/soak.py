@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Soak tests: does douctl (and its sandbox) stay flat over time? Not part of `swift test`.
 
-    scripts/soak.py api [--calls 10000]
-        N sequential `douctl api` calls against a `douctl sandbox`. Every call must succeed.
+    scripts/soak.py api [--calls 10000] [--max-minutes M]
+        N sequential `douctl api` calls against a `douctl sandbox` (or as many as fit in M
+        minutes; the report says how many ran). Every call must succeed.
         Samples each call's peak RSS (wait4's rusage) and, every --sample-every calls, the
         sandbox's RSS and open file descriptors from /proc.
 
@@ -77,7 +78,7 @@ class Sandbox:
         self.env = dict(os.environ, DOUCTL_CONFIG_DIR=self.config, LANG="C.UTF-8", HOME=self.config)
         self.env.pop("DOUCTL_TOKEN", None)
         self.log = open(os.path.join(self.config, "sandbox.log"), "wb")
-        self.process = subprocess.Popen(["nice", "-n", str(nice), douctl, "sandbox", *extra], env=self.env,
+        self.process = subprocess.Popen([douctl, "sandbox", *extra], env=self.env,
                                         stdout=subprocess.PIPE, stderr=self.log)
         line = self.process.stdout.readline().decode().strip()
         if not line.startswith("http://"):
@@ -85,7 +86,6 @@ class Sandbox:
             sys.exit(f"soak: the sandbox did not start (first line: {line!r}); see {self.log.name}")
         self.base = line
         self.port = int(line.rsplit(":", 1)[1])
-        # `nice` execs douctl, so the pid is the sandbox's own.
         self.pid = self.process.pid
 
     def answers(self, timeout=5):
@@ -113,7 +113,7 @@ class Sandbox:
 
 def run_douctl(douctl, env, arguments, nice, stdin=None, timeout=60):
     """Runs douctl; returns (exit status, stdout, stderr, peak RSS in KiB)."""
-    process = subprocess.Popen(["nice", "-n", str(nice), douctl, *arguments], env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+    process = subprocess.Popen([douctl, *arguments], env=env, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         out, err = process.communicate(stdin, timeout=timeout)
@@ -169,7 +169,11 @@ def api_soak(args):
         login(douctl, sandbox, args.nice)
         env = dict(sandbox.env, DOUCTL_PROFILE="sandbox")
         paths = ["/v2/user/~me", "/v2/user/ahbei", "/shuo/v2/statuses/home_timeline?count=5"]
+        budget = started + args.max_minutes * 60 if args.max_minutes else None
         for index in range(args.calls):
+            if budget and time.monotonic() > budget:
+                print(f"soak api: stopping after {index} of {args.calls} calls: the --max-minutes budget is spent", flush=True)
+                break
             # The sandbox, like Douban, allows 5000 calls an hour per token: log in afresh first.
             if index and index % 4000 == 0:
                 login(douctl, sandbox, args.nice)
@@ -186,6 +190,9 @@ def api_soak(args):
                 elapsed = time.monotonic() - started
                 print(f"soak api: {index + 1:6d}/{args.calls} calls  {elapsed:7.1f}s  douctl peak RSS {peak / 1024:5.1f} MiB"
                       f"  sandbox RSS {rss / 1024:6.1f} MiB  fds {fds:3d}  failures {len(failures)}", flush=True)
+        if peaks and (not sandbox_samples or sandbox_samples[-1][0] != len(peaks) - 1):
+            rss, fds = sandbox.sample()
+            sandbox_samples.append((len(peaks) - 1, rss, fds))
     finally:
         elapsed = time.monotonic() - started
         answered = sandbox.answers()
@@ -380,6 +387,7 @@ def main():
         mode.add_argument("--rss-slack", type=float, default=0.10)
     sub.choices["api"].add_argument("--calls", type=int, default=10000)
     sub.choices["api"].add_argument("--sample-every", type=int, default=250)
+    sub.choices["api"].add_argument("--max-minutes", type=float, default=0, help="stop early after this long (0: never)")
     sandbox = sub.choices["sandbox"]
     sandbox.add_argument("--minutes", type=float, default=30)
     sandbox.add_argument("--workers", type=int, default=8)
@@ -387,6 +395,8 @@ def main():
     sandbox.add_argument("--interval", type=float, default=10)
     sandbox.add_argument("--token-ttl", type=int, default=60)
     args = parser.parse_args()
+    # Once, here: every douctl the soak starts inherits it.
+    os.nice(max(0, args.nice))
     return api_soak(args) if args.mode == "api" else sandbox_soak(args)
 
 
