@@ -101,9 +101,23 @@ public struct CredentialStore: Sendable {
     // MARK: - file
 
     private func readFile() throws(DouctlError) -> [String: Credential] {
-        if let status = try? FileIO.status(path), status.mode & 0o077 != 0 {
-            let mode = String(status.mode & 0o777, radix: 8)
-            throw .localInput("\(path) is readable by other users (mode \(mode)); refusing to use it. Fix it with: chmod 600 \(path)")
+        // lstat, not stat: tokens are neither read through nor written over a link that
+        // someone else may have planted or may later point elsewhere.
+        if let status = try? FileIO.linkStatus(path) {
+            if status.isSymbolicLink {
+                throw .localInput("\(path) is a symbolic link; refusing to use it. Replace it with the file itself, or remove it and log in again")
+            }
+            if !status.isRegularFile {
+                throw .localInput("\(path) is not a regular file; refusing to use it")
+            }
+            let owner = UInt32(geteuid())
+            if status.ownerID != owner {
+                throw .localInput("\(path) is owned by another user (uid \(status.ownerID), not \(owner)); refusing to use it. Remove it and log in again, or fix it with: chown \(owner) \(path)")
+            }
+            if status.mode & 0o077 != 0 {
+                let mode = String(status.mode & 0o777, radix: 8)
+                throw .localInput("\(path) is readable by other users (mode \(mode)); refusing to use it. Fix it with: chmod 600 \(path)")
+            }
         }
         guard let json = try directory.readJSONFile(path) else { return [:] }
         guard case .object(let root) = json, case .object(let profiles)? = root["profiles"] else {

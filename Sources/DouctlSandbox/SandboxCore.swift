@@ -271,11 +271,12 @@ final class SandboxCore: Sendable {
         }
     }
 
-    /// Applies `reset` and `slow-body` to a finished reply.
+    /// Applies `reset`, `truncate` and `slow-body` to a finished reply.
     private func shape(_ response: HTTPServerResponse) -> HTTPServerResponse {
         let reset = faults.resetFires()
+        let truncate = faults.truncateFires()
         let pause = faults.slowBodyPause
-        guard reset || pause != nil else { return response }
+        guard reset || truncate || pause != nil else { return response }
         var bytes: [UInt8]
         switch response.body {
         case .empty: bytes = []
@@ -295,7 +296,12 @@ final class SandboxCore: Sendable {
             }
             return shaped
         }
-        guard let pause, !bytes.isEmpty else { return response }
+        if truncate && bytes.count > 1 {
+            bytes = Array(bytes[..<(bytes.count / 2)])
+            shaped.body = .bytes(bytes)
+            shaped.headers.removeAll { $0.0.lowercased() == "content-length" }
+        }
+        guard let pause, !bytes.isEmpty else { return shaped }
         // At most ~20 pieces, each at least 64 bytes: small enough to dribble, few enough to finish.
         let pieceSize = max(64, (bytes.count + 19) / 20)
         shaped.body = .stream(length: Int64(bytes.count)) { [bytes, self] writer in

@@ -12,6 +12,9 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
         /// With this probability, act on the request, send the reply's head and part of its
         /// body, then reset the connection.
         case reset(probability: Double)
+        /// With this probability, act on the request, then send a well-framed reply whose body
+        /// is only the first half of the real one (JSON cut off mid-value).
+        case truncate(probability: Double)
         /// Send every reply body in small pieces with this pause (seconds) between them.
         case slowBody(pause: Double)
         /// Answer the first N polls of each device code with `slow_down`.
@@ -36,6 +39,9 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
           latency:DURATION  delay every reply, e.g. latency:200ms or latency:1.5s
           reset[:P]         with probability P (default 1), act on the request, then send the
                             reply head and part of its body and reset the connection
+          truncate[:P]      with probability P (default 1), act on the request, then send a
+                            complete reply (matching Content-Length) whose body is only the
+                            first half of the real one: truncated JSON
           slow-body[:DURATION]
                             send reply bodies in small pieces, pausing DURATION between
                             them (default 50ms)
@@ -64,7 +70,7 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
         let name = parts[0].lowercased()
         let argument = parts.count > 1 ? parts[1] : nil
         func fail(_ reason: String) -> SandboxError {
-            SandboxError("invalid --fault item '\(item)': \(reason); expected CODE[:P], latency:DURATION, reset[:P], slow-body[:DURATION] or slow-down[:N]")
+            SandboxError("invalid --fault item '\(item)': \(reason); expected CODE[:P], latency:DURATION, reset[:P], truncate[:P], slow-body[:DURATION] or slow-down[:N]")
         }
         func probability() throws -> Double {
             guard let argument else { return 1 }
@@ -94,6 +100,8 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
             return SandboxFault(.latency(try duration(default: nil)))
         case "reset":
             return SandboxFault(.reset(probability: try probability()))
+        case "truncate":
+            return SandboxFault(.truncate(probability: try probability()))
         case "slow-body":
             return SandboxFault(.slowBody(pause: try duration(default: 0.05)))
         case "slow-down":
@@ -126,6 +134,7 @@ public struct SandboxFault: Sendable, Equatable, CustomStringConvertible {
         case .status(let code, let probability): return "\(code):\(probability)"
         case .latency(let seconds): return "latency:\((seconds * 1000).jsonNumberText)ms"
         case .reset(let probability): return "reset:\(probability)"
+        case .truncate(let probability): return "truncate:\(probability)"
         case .slowBody(let pause): return "slow-body:\((pause * 1000).jsonNumberText)ms"
         case .slowDown(let polls): return "slow-down:\(polls)"
         }
@@ -194,6 +203,13 @@ final class FaultInjector: Sendable {
     func resetFires() -> Bool {
         for fault in faults {
             if case .reset(let probability) = fault.kind, fires(probability) { return true }
+        }
+        return false
+    }
+
+    func truncateFires() -> Bool {
+        for fault in faults {
+            if case .truncate(let probability) = fault.kind, fires(probability) { return true }
         }
         return false
     }

@@ -73,6 +73,13 @@ public enum FileIO {
         return FileStatus(info)
     }
 
+    /// Facts about the path itself, not what a symbolic link points to: `lstat(2)`.
+    public static func linkStatus(_ path: String) throws -> FileStatus {
+        var info = stat()
+        if lstat(path, &info) != 0 { throw SystemError("lstat", path: path) }
+        return FileStatus(info)
+    }
+
     public static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
@@ -117,12 +124,17 @@ public struct FileStatus: Sendable, Equatable {
     public let mode: UInt32
     public let isRegularFile: Bool
     public let isDirectory: Bool
+    public let isSymbolicLink: Bool
+    /// The owner's user id.
+    public let ownerID: UInt32
 
     init(_ info: stat) {
         size = Int64(info.st_size)
         mode = UInt32(info.st_mode) & 0o7777
         isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
         isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+        isSymbolicLink = (info.st_mode & S_IFMT) == S_IFLNK
+        ownerID = UInt32(info.st_uid)
     }
 }
 

@@ -23,6 +23,10 @@ struct Douctl {
             "LANG": "C.UTF-8",
             "DOUCTL_CONFIG_DIR": self.configDirectory,
         ]
+        // Under scripts/sanitize.sh, douctl is built with a sanitizer too: give it the same options.
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { base[name] = value }
+        }
         base.merge(environment) { $1 }
         self.environment = base
     }

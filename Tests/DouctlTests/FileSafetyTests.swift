@@ -1,0 +1,198 @@
+import DouctlJSON
+import Foundation
+import Testing
+
+/// The config directory in hostile places: read-only, full, reached through a symbolic link
+/// or someone else's file, on a path with spaces and non-ASCII. douctl reports each with one
+/// line and never leaves a half-written or replaced file behind.
+@Suite("file safety")
+struct FileSafetyTests {
+    /// Skips the running test, naming what is missing — unless DOUCTL_REQUIRE_TOOLS=1 makes a
+    /// missing capability a failure. (A local helper, to merge easily with a shared one.)
+    static func skip(_ reason: String) throws -> Never {
+        if ProcessInfo.processInfo.environment["DOUCTL_REQUIRE_TOOLS"] == "1" {
+            Issue.record("required but unavailable: \(reason)")
+            throw Unavailable(reason: reason)
+        }
+        try Test.cancel("skipped: \(reason)")
+    }
+
+    struct Unavailable: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
+
+    /// Runs a system command; its exit status and combined output.
+    @discardableResult
+    static func system(_ arguments: [String]) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do { try process.run() } catch { return (127, "\(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A small tmpfs mounted at a fresh directory, or a skip naming why it cannot be.
+    static func mountTmpfs(kilobytes: Int) throws -> String {
+        let directory = TemporaryDirectory.make(prefix: "douctl-tmpfs")
+        let mounted = system(["mount", "-t", "tmpfs", "-o", "size=\(kilobytes)k,mode=0700", "tmpfs", directory])
+        if mounted.status != 0 {
+            try skip("mounting a tmpfs is not permitted here (mount: \(mounted.output.trimmingCharacters(in: .whitespacesAndNewlines)))")
+        }
+        return directory
+    }
+
+    static func unmount(_ directory: String) {
+        system(["umount", directory])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func files(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    func read(_ path: String) -> String? {
+        try? String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    // MARK: -
+
+    @Test func readOnlyConfigDirectoryIsReportedAndNothingChanges() throws {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let directory = fixture.douctl.configDirectory
+        let before = files(in: directory)
+        let credentials = fixture.credentials
+        let issued = fixture.sandbox.issueToken(user: "linglu")
+        var remount: String?
+        if geteuid() == 0 {
+            // Permissions do not stop root: make the directory read-only with a bind mount.
+            let bound = Self.system(["mount", "--bind", directory, directory])
+            if bound.status != 0 { try Self.skip("running as root and a read-only bind mount is not permitted (mount: \(bound.output))") }
+            remount = directory
+            let readOnly = Self.system(["mount", "-o", "remount,bind,ro", directory])
+            if readOnly.status != 0 {
+                Self.unmount(directory)
+                try Self.skip("running as root and a read-only remount is not permitted (mount: \(readOnly.output))")
+            }
+        } else {
+            chmod(directory, 0o500)
+        }
+        defer {
+            if let remount { Self.system(["umount", remount]) } else { chmod(directory, 0o700) }
+        }
+        // Reading still works.
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 0, "\(me)")
+        // Writing is one clear line, exit 3.
+        let login = try fixture.douctl.run(["auth", "login", "--with-token"], input: Array((issued.accessToken + "\n").utf8))
+        #expect(login.status == 3, "\(login)")
+        #expect(login.errorLine.hasPrefix("douctl: "), "\(login)")
+        #expect(!login.errorLine.contains("\n"))
+        let add = try fixture.douctl.run("profile", "add", "work", "--preset", "douban")
+        #expect(add.status == 3, "\(add)")
+        #expect(add.errorLine.hasPrefix("douctl: "), "\(add)")
+        #expect(files(in: directory) == before)
+        #expect(fixture.credentials == credentials)
+    }
+
+    @Test func fullDiskLeavesTheOldFilesWholeAndNoTempFiles() throws {
+        let mount = try Self.mountTmpfs(kilobytes: 256)
+        defer { Self.unmount(mount) }
+        let fixture = try SandboxFixture()
+        let directory = mount + "/douctl"
+        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: directory)
+        let tokens = fixture.sandbox.issueToken()
+        try Credentials.write(["sandbox": tokens.accessToken], in: directory, expiresAt: "2099-01-01T00:00:00Z",
+                              refreshTokens: ["sandbox": tokens.refreshToken])
+        let douctl = Douctl(configDirectory: directory)
+        let config = read(directory + "/config.json")
+        let credentials = read(directory + "/credentials.json")
+        #expect(credentials != nil)
+        // Fill the file system to the last block.
+        let filler = mount + "/filler"
+        FileManager.default.createFile(atPath: filler, contents: nil)
+        if let handle = FileHandle(forWritingAtPath: filler) {
+            let block = Data(count: 4096)
+            while (try? handle.write(contentsOf: block)) != nil {}
+            try? handle.close()
+        }
+        // Lock files take an inode, not a block, so they may appear; nothing else may.
+        let before = files(in: directory) + [".config.lock", ".credentials.lock"]
+
+        let issued = fixture.sandbox.issueToken(user: "linglu")
+        let login = try douctl.run(["auth", "login", "--with-token"], input: Array((issued.accessToken + "\n").utf8))
+        #expect(login.status == 3, "\(login)")
+        #expect(login.errorLine.hasPrefix("douctl: "), "\(login)")
+        #expect(login.errorLine.lowercased().contains("space"), "names the cause: \(login)")
+        let add = try douctl.run("profile", "add", "work", "--preset", "douban", "--client-id", String(repeating: "k", count: 8192))
+        #expect(add.status == 3, "\(add)")
+        #expect(Set(files(in: directory)).isSubset(of: before), "no temp files left behind: \(files(in: directory))")
+        print("full disk: \(login.errorLine) / \(add.errorLine)")
+        #expect(read(directory + "/credentials.json") == credentials)
+        #expect(read(directory + "/config.json") == config)
+        // And the old token still works.
+        let me = try douctl.run("user", "me")
+        #expect(me.status == 0, "\(me)")
+    }
+
+    @Test func credentialsThatAreASymbolicLinkAreRefused() throws {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let directory = fixture.douctl.configDirectory
+        let elsewhere = TemporaryDirectory.make(prefix: "elsewhere") + "/tokens.json"
+        try FileManager.default.moveItem(atPath: directory + "/credentials.json", toPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/credentials.json", withDestinationPath: elsewhere)
+        let target = read(elsewhere)
+
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: \(directory)/credentials.json is a symbolic link; refusing to use it. Replace it with the file itself, or remove it and log in again", "\(me)")
+        let issued = fixture.sandbox.issueToken(user: "linglu")
+        let login = try fixture.douctl.run(["auth", "login", "--with-token"], input: Array((issued.accessToken + "\n").utf8))
+        #expect(login.status == 3, "\(login)")
+        #expect(login.errorLine.contains("is a symbolic link; refusing to use it"))
+        #expect(read(elsewhere) == target, "the link's target is untouched")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/credentials.json")) == elsewhere)
+    }
+
+    @Test func credentialsOwnedByAnotherUserAreRefused() throws {
+        guard geteuid() == 0 else { try Self.skip("giving a file to another user needs root (chown)") }
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let path = fixture.douctl.configDirectory + "/credentials.json"
+        let before = fixture.credentials
+        #expect(chown(path, 4242, 4242) == 0)
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: \(path) is owned by another user (uid 4242, not 0); refusing to use it. Remove it and log in again, or fix it with: chown 0 \(path)", "\(me)")
+        let logout = try fixture.douctl.run("auth", "logout")
+        #expect(logout.status == 3, "\(logout)")
+        #expect(fixture.credentials == before)
+    }
+
+    @Test func configDirectoryWithSpacesAndNonASCII() throws {
+        let fixture = try SandboxFixture()
+        let directory = TemporaryDirectory.make(prefix: "my douctl") + "/配置 Ünïcödé dir/douctl"
+        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: directory)
+        let douctl = Douctl(configDirectory: directory)
+        let issued = fixture.sandbox.issueToken()
+        let login = try douctl.run(["auth", "login", "--with-token"], input: Array((issued.accessToken + "\n").utf8))
+        #expect(login.status == 0, "\(login)")
+        let me = try douctl.run("user", "me")
+        #expect(me.status == 0, "\(me)")
+        #expect(try me.json()["uid"]?.stringValue == "ahbei")
+        #expect(try douctl.run("profile", "add", "work", "--preset", "douban").status == 0)
+        #expect(try douctl.run("--config-dir", directory, "profile", "show", "work").status == 0)
+        let status = try douctl.run("auth", "status")
+        #expect(status.status == 0, "\(status)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/credentials.json")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(files(in: directory).allSatisfy { !$0.contains(".tmp") })
+    }
+}
