@@ -99,6 +99,14 @@ public final class APIClient {
         return try ReplyShape.check(json, has: fields, what: what, request: request)
     }
 
+    /// `rate_limit`: waits (interruptibly) until the profile's quota allows one more request.
+    private func waitForRateLimit() throws(DouctlError) {
+        try rateLimiter?.acquire { seconds in
+            interruptibleSleep(seconds)
+            return !Interrupt.requested
+        }
+    }
+
     /// Throws "not logged in" unless the profile has a token, a cookie session, or the
     /// client may send anonymously; commands that send many requests call it first, so
     /// the user reads the error once.
@@ -219,10 +227,7 @@ public final class APIClient {
         let httpRequest = try httpRequest(request, token: token)
         var waited = 0.0
         while true {
-            try rateLimiter?.acquire { seconds in
-                interruptibleSleep(seconds)
-                return !Interrupt.requested
-            }
+            try waitForRateLimit()
             let response: HTTPResponse
             do {
                 response = try http.fetch(httpRequest, progress: progress)
@@ -273,6 +278,7 @@ public final class APIClient {
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
         let httpRequest = try httpRequest(request, token: token)
+        try waitForRateLimit()
         let errorLimit = 1 << 20
         var errorBody: [UInt8] = []
         var streaming = false
