@@ -48,6 +48,11 @@ public struct ConfigFile: Sendable, Equatable {
             throw .badConfig(path: path, detail: "the top level must be an object")
         }
         var config = ConfigFile()
+        // JSON allows a name twice; which one counts would be a guess, so it is an error
+        // (and a write would silently drop one). Found by fuzzing the loader.
+        if let twice = firstDuplicate(root.keys) {
+            throw .badConfig(path: path, detail: "'\(twice)' appears twice")
+        }
         for (key, value) in root {
             switch key {
             case "default_profile":
@@ -58,6 +63,9 @@ public struct ConfigFile: Sendable, Equatable {
             case "profiles":
                 guard case .object(let profiles) = value else {
                     throw .badConfig(path: path, detail: "profiles must be an object")
+                }
+                if let twice = firstDuplicate(profiles.keys) {
+                    throw .badConfig(path: path, detail: "profile '\(twice)' appears twice")
                 }
                 for (name, body) in profiles {
                     config.profiles.append((name: name, settings: try decodeProfile(body, name: name, path: path)))
@@ -72,6 +80,9 @@ public struct ConfigFile: Sendable, Equatable {
     private static func decodeProfile(_ json: JSON, name: String, path: String) throws(DouctlError) -> ProfileSettings {
         guard case .object(let object) = json else {
             throw .badConfig(path: path, detail: "profile '\(name)' must be an object")
+        }
+        if let twice = firstDuplicate(object.keys) {
+            throw .badConfig(path: path, detail: "key '\(twice)' appears twice in profile '\(name)'")
         }
         var settings = ProfileSettings()
         for (rawKey, value) in object {
@@ -107,6 +118,11 @@ public struct ConfigFile: Sendable, Equatable {
             }
         }
         return settings
+    }
+
+    private static func firstDuplicate(_ names: [String]) -> String? {
+        var seen = Set<String>()
+        return names.first { !seen.insert($0).inserted }
     }
 
     public func encoded() -> JSON {

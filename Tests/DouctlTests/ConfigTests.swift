@@ -69,6 +69,23 @@ struct ConfigTests {
         #expect(try String(contentsOfFile: configPath, encoding: .utf8) == broken)
     }
 
+    /// Found by fuzzing the loader: JSON lets a name appear twice; douctl listed the profile
+    /// twice and a write-back dropped one. Now each is a bad configuration file, left as is.
+    @Test(arguments: [
+        (#"{"profiles":{"c":{"preset":"coding"},"c":{"preset":"douban"}}}"#, "profile 'c' appears twice"),
+        (#"{"profiles":{"w":{"preset":"douban","client_id":"a","client_id":"b"}}}"#, "key 'client_id' appears twice in profile 'w'"),
+        (#"{"default_profile":"a","default_profile":"b","profiles":{}}"#, "'default_profile' appears twice"),
+    ])
+    func namesThatAppearTwiceAreRefused(config: String, detail: String) throws {
+        try FileManager.default.createDirectory(atPath: douctl.configDirectory, withIntermediateDirectories: true)
+        try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
+        let result = try douctl.run("profile", "list")
+        #expect(result.status == 3, "\(result)")
+        #expect(result.errorLine == "douctl: bad configuration file \(configPath) (\(detail))")
+        #expect(result.stdout.isEmpty)
+        #expect(try String(contentsOfFile: configPath, encoding: .utf8) == config, "never rewritten")
+    }
+
     @Test func unknownKeysAreRejectedWithTheValidOnes() throws {
         try FileManager.default.createDirectory(atPath: douctl.configDirectory, withIntermediateDirectories: true)
         try Data(#"{"profiles":{"work":{"api_base":"http://x.example","colour":"red"}}}"#.utf8).write(to: URL(fileURLWithPath: configPath))
