@@ -286,9 +286,10 @@ struct CodingState: Sendable {
         let refresh = RefreshTokenRecord(token: Secrets.hex(byteCount: 16), userID: userID, clientID: clientID,
                                          scopes: scopes, accessToken: accessToken)
         let access = AccessTokenRecord(token: accessToken, userID: userID, clientID: clientID, scopes: scopes,
-                                       expiresAt: now + ttl, refreshToken: refresh.token)
+                                       expiresAt: now + ttl, refreshToken: refresh.token, issuedAt: now)
         accessTokens[accessToken] = access
         refreshTokens[refresh.token] = refresh
+        for old in GrantLimit.surplus(in: accessTokens, userID: userID, clientID: clientID) { revokePair(old.token) }
         return (access, refresh)
     }
 

@@ -40,7 +40,8 @@ extension StateCoding {
         object["likes"] = .array(likes)
         object["access_tokens"] = .array(coding.accessTokens.keys.sorted().compactMap { coding.accessTokens[$0] }.map { token in
             var item: JSONObject = ["token": .string(token.token), "user": .int(token.userID), "client": .string(token.clientID),
-                                    "scopes": .array(token.scopes.map(JSON.string)), "expires_at": number(token.expiresAt)]
+                                    "scopes": .array(token.scopes.map(JSON.string)), "expires_at": number(token.expiresAt),
+                                    "issued_at": number(token.issuedAt)]
             if let refresh = token.refreshToken { item["refresh_token"] = .string(refresh) }
             return .object(item)
         })
@@ -98,7 +99,8 @@ extension StateCoding {
             let token = AccessTokenRecord(token: try string(item, "token"), userID: try int(item, "user"),
                                           clientID: try string(item, "client"), scopes: try strings(item, "scopes"),
                                           expiresAt: try double(item, "expires_at"),
-                                          refreshToken: item["refresh_token"]?.stringValue)
+                                          refreshToken: item["refresh_token"]?.stringValue,
+                                          issuedAt: item["issued_at"]?.doubleValue ?? 0)
             coding.accessTokens[token.token] = token
         }
         for item in try array(json, "refresh_tokens") {

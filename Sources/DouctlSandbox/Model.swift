@@ -75,6 +75,24 @@ struct AccessTokenRecord: Sendable {
     var expiresAt: Double
     /// The refresh token issued with it (nil for the user-agent flow and test tokens without one).
     var refreshToken: String?
+    /// When the grant was made or last refreshed (0 when a saved state predates the field): the
+    /// grant limit revokes the oldest first.
+    var issuedAt: Double = 0
+}
+
+/// Like GitHub's OAuth apps, the sandbox keeps at most `perUserAndClient` live grants (an access token
+/// with its refresh token) per user and client, and a new grant revokes the oldest. Without a limit, a
+/// sandbox that sees a login every few seconds grows without bound.
+enum GrantLimit {
+    static let perUserAndClient = 10
+
+    /// The grants of `userID` for `clientID` over the limit, oldest first.
+    static func surplus(in accessTokens: [String: AccessTokenRecord], userID: Int64, clientID: String) -> [AccessTokenRecord] {
+        let grants = accessTokens.values.filter { $0.userID == userID && $0.clientID == clientID }
+        guard grants.count > perUserAndClient else { return [] }
+        let oldestFirst = grants.sorted { ($0.issuedAt, $0.token) < ($1.issuedAt, $1.token) }
+        return Array(oldestFirst.dropLast(perUserAndClient))
+    }
 }
 
 struct RefreshTokenRecord: Sendable {
@@ -141,6 +159,11 @@ struct DeviceRecord: Sendable {
     var polls = 0
     var decision = Decision.pending
     var realm = APIRealm.douban
+    /// When the code was redeemed or denied: a settled code is kept only a minute after that, long
+    /// enough to answer a repeated poll, then pruned.
+    var settledAt: Double?
+
+    static let settledRetention: Double = 60
 }
 
 struct RateWindow: Sendable {
@@ -351,9 +374,13 @@ struct SandboxState: Sendable {
                                          scopes: scopes, accessToken: accessToken)
         }
         let access = AccessTokenRecord(token: accessToken, userID: userID, clientID: clientID, scopes: scopes,
-                                       expiresAt: now + ttl, refreshToken: refresh?.token)
+                                       expiresAt: now + ttl, refreshToken: refresh?.token, issuedAt: now)
         accessTokens[accessToken] = access
         if let refresh { refreshTokens[refresh.token] = refresh }
+        for old in GrantLimit.surplus(in: accessTokens, userID: userID, clientID: clientID) {
+            accessTokens[old.token] = nil
+            if let refreshToken = old.refreshToken { refreshTokens[refreshToken] = nil }
+        }
         generation += 1
         return (access, refresh)
     }
@@ -370,12 +397,20 @@ struct SandboxState: Sendable {
     mutating func pruneTransientRecords(now: Double) {
         codes = codes.filter { $0.value.expiresAt + 3600 > now }
         consents = consents.filter { $0.value.expiresAt > now }
-        let expiredDevices = devices.filter { $0.value.expiresAt + 3600 <= now }
-        for (code, record) in expiredDevices {
+        let finishedDevices = devices.filter { _, record in
+            record.expiresAt + 3600 <= now || record.settledAt.map { now - $0 >= DeviceRecord.settledRetention } == true
+        }
+        for (code, record) in finishedDevices {
             devices[code] = nil
             deviceCodesByUserCode[Secrets.normalizeUserCode(record.userCode)] = nil
         }
         rateWindows = rateWindows.filter { now - $0.value.start < 3600 }
+        // A token with no refresh token can never be renewed: an hour after it expires, it goes.
+        let deadTokens = accessTokens.values.filter { $0.refreshToken == nil && $0.expiresAt + 3600 <= now }
+        if !deadTokens.isEmpty {
+            for token in deadTokens { accessTokens[token.token] = nil }
+            generation += 1
+        }
     }
 }
 

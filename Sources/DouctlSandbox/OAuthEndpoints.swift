@@ -447,6 +447,7 @@ extension SandboxCore {
                 approvedUser = defaultUser
             }
             record.decision = .redeemed
+            record.settledAt = now
             return .success(issue(&state, approvedUser, record.scopes))
         }
     }
@@ -468,6 +469,7 @@ extension SandboxCore {
                 record.decision = .approved(userID: userID)
             } else {
                 record.decision = .denied
+                record.settledAt = now
             }
             state.devices[deviceCode] = record
             return true

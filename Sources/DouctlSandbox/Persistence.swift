@@ -137,7 +137,8 @@ enum StateCoding {
         })
         object["access_tokens"] = .array(state.accessTokens.keys.sorted().compactMap { state.accessTokens[$0] }.map { token in
             var item: JSONObject = ["token": .string(token.token), "user": .int(token.userID), "client": .string(token.clientID),
-                                    "scopes": .array(token.scopes.map(JSON.string)), "expires_at": number(token.expiresAt)]
+                                    "scopes": .array(token.scopes.map(JSON.string)), "expires_at": number(token.expiresAt),
+                                    "issued_at": number(token.issuedAt)]
             if let refresh = token.refreshToken { item["refresh_token"] = .string(refresh) }
             return .object(item)
         })
@@ -209,7 +210,8 @@ enum StateCoding {
             let token = AccessTokenRecord(token: try string(item, "token"), userID: try int(item, "user"),
                                           clientID: try string(item, "client"), scopes: try strings(item, "scopes"),
                                           expiresAt: try double(item, "expires_at"),
-                                          refreshToken: item["refresh_token"]?.stringValue)
+                                          refreshToken: item["refresh_token"]?.stringValue,
+                                          issuedAt: item["issued_at"]?.doubleValue ?? 0)
             state.accessTokens[token.token] = token
         }
         for item in try array(json, "refresh_tokens") {

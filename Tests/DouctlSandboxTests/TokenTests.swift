@@ -1,5 +1,5 @@
 import DouctlJSON
-import DouctlSandbox
+@testable import DouctlSandbox
 import Testing
 
 @Suite struct TokenTests {
@@ -233,4 +233,52 @@ func base64(_ bytes: [UInt8]) -> String {
         index += 3
     }
     return output
+}
+
+/// A long-running sandbox stays bounded: logins past the grant limit revoke the oldest grant, and
+/// settled device codes are pruned a minute after they settle.
+@Suite struct BoundedStateTests {
+    @Test func theEleventhGrantRevokesTheOldest() throws {
+        let harness = try Harness()
+        defer { harness.stop() }
+        var grants: [JSON] = []
+        for _ in 0..<(GrantLimit.perUserAndClient + 1) { grants.append(try harness.login()) }
+        let oldest = try #require(grants.first)
+        let revoked = try harness.get("/v2/user/~me", token: oldest["access_token"]?.stringValue)
+        #expect(revoked.status == 400)
+        #expect(revoked.code == 103)
+        #expect(try harness.refresh(try #require(oldest["refresh_token"]?.stringValue)).status == 400)
+        for grant in grants.dropFirst() {
+            #expect(try harness.get("/v2/user/~me", token: grant["access_token"]?.stringValue).status == 200)
+        }
+    }
+
+    @Test func settledDeviceCodesArePrunedAfterAMinute() {
+        var state = SandboxState()
+        let now = 1_000_000.0
+        for (index, decision) in [DeviceRecord.Decision.redeemed, .denied, .pending].enumerated() {
+            let record = DeviceRecord(deviceCode: "code\(index)", userCode: "USER-000\(index)", clientID: "c", scopes: [],
+                                      expiresAt: now + 1800, interval: 5, decision: decision,
+                                      settledAt: decision == .pending ? nil : now)
+            state.devices[record.deviceCode] = record
+            state.deviceCodesByUserCode[record.userCode] = record.deviceCode
+        }
+        state.pruneTransientRecords(now: now + DeviceRecord.settledRetention - 1)
+        #expect(state.devices.count == 3)
+        state.pruneTransientRecords(now: now + DeviceRecord.settledRetention)
+        #expect(state.devices.keys.sorted() == ["code2"])
+        state.pruneTransientRecords(now: now + 1800 + 3600)
+        #expect(state.devices.isEmpty)
+    }
+
+    @Test func tokensThatCannotBeRenewedGoAnHourAfterExpiring() {
+        var state = SandboxState()
+        let (access, _) = state.issueTokens(userID: 1, clientID: "c", scopes: [], ttl: 60, now: 0, withRefreshToken: false)
+        let (renewable, _) = state.issueTokens(userID: 1, clientID: "c", scopes: [], ttl: 60, now: 0)
+        state.pruneTransientRecords(now: 60 + 3599)
+        #expect(state.accessTokens[access.token] != nil)
+        state.pruneTransientRecords(now: 60 + 3600)
+        #expect(state.accessTokens[access.token] == nil)
+        #expect(state.accessTokens[renewable.token] != nil)
+    }
 }
