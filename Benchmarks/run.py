@@ -22,21 +22,82 @@ def free_port():
         return s.getsockname()[1]
 
 
+PEAK_RSS = os.path.join(WORK, "peak-rss")
+
+
+def build_launcher():
+    """Benchmarks/peak_rss.c, built with the Swift toolchain's clang (or cc)."""
+    source = os.path.join(ROOT, "Benchmarks", "peak_rss.c")
+    if os.path.exists(PEAK_RSS) and os.path.getmtime(PEAK_RSS) >= os.path.getmtime(source):
+        return
+    compiler = shutil.which("clang") or shutil.which("cc")
+    if not compiler:
+        sys.exit("Benchmarks/run.py needs clang or cc to build Benchmarks/peak_rss.c")
+    subprocess.run([compiler, "-O2", "-o", PEAK_RSS, source], check=True)
+
+
+def run_once(command, env=None):
+    """(wall seconds, peak RSS MiB) of one run, timed and measured by the peak-rss launcher."""
+    shell = isinstance(command, str)
+    argv = ["/bin/bash", "-c", command] if shell else command
+    result = os.path.join(WORK, "peak-rss.out")
+    process = subprocess.run([PEAK_RSS, result] + argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    if process.returncode != 0:
+        sys.exit("benchmark command failed (%s): %s\n%s" % (process.returncode, command, process.stderr.decode()))
+    with open(result) as f:
+        nanoseconds, kib = f.read().split()
+    return int(nanoseconds) / 1e9, int(kib) / 1024
+
+
 def measure(command, runs, env=None):
     """Median wall seconds and max peak RSS (MiB) over `runs` runs of `command` (a list of
     arguments, or a string for the shell when it needs pipes and loops)."""
-    shell = isinstance(command, str)
-    walls, peaks = [], []
-    for _ in range(runs):
-        started = time.perf_counter()
-        process = subprocess.Popen(command, shell=shell, executable="/bin/bash" if shell else None,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        walls.append(time.perf_counter() - started)
-        peaks.append(usage.ru_maxrss / 1024)
-        if status != 0:
-            sys.exit("benchmark command failed (%s): %s\n%s" % (status, command, process.stderr.read().decode()))
-    return statistics.median(walls), max(peaks)
+    samples = [run_once(command, env) for _ in range(runs)]
+    return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+
+
+def measure_pairs(first, second, pairs, env=None):
+    """Alternating runs of two commands, so drift in the machine's load hits both alike.
+    Returns each one's (median wall, max RSS) and the range of the per-pair ratios."""
+    a, b = [], []
+    for _ in range(pairs):
+        a.append(run_once(first, env))
+        b.append(run_once(second, env))
+    ratios = sorted(x[0] / y[0] for x, y in zip(a, b))
+    return ((statistics.median(x[0] for x in a), max(x[1] for x in a)),
+            (statistics.median(y[0] for y in b), max(y[1] for y in b)),
+            (ratios[0], ratios[-1]))
+
+
+def start_nginx(www, cert, key):
+    """A loopback nginx serving `www` over HTTP/1.1 and over TLS with HTTP/2 (ALPN), or None
+    when nginx is not installed. Small requests are measured against it: a Python server's
+    own latency would hide the clients' start-up cost."""
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if not nginx:
+        return None
+    prefix = os.path.join(WORK, "nginx")
+    os.makedirs(prefix, exist_ok=True)
+    http_port, h2_port = free_port(), free_port()
+    config = os.path.join(prefix, "nginx.conf")
+    with open(config, "w") as f:
+        f.write("""worker_processes 1; daemon off; pid %(p)s/nginx.pid; error_log %(p)s/error.log;
+events { worker_connections 128; }
+http { access_log off; default_type application/json;
+  client_body_temp_path %(p)s/body; proxy_temp_path %(p)s/proxy; fastcgi_temp_path %(p)s/fastcgi;
+  uwsgi_temp_path %(p)s/uwsgi; scgi_temp_path %(p)s/scgi;
+  server { listen 127.0.0.1:%(http)d; root %(www)s; }
+  server { listen 127.0.0.1:%(h2)d ssl http2; root %(www)s;
+           ssl_certificate %(cert)s; ssl_certificate_key %(key)s; } }
+""" % {"p": prefix, "http": http_port, "h2": h2_port, "www": www, "cert": cert, "key": key})
+    process = subprocess.Popen([nginx, "-p", prefix, "-c", config], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", h2_port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return "http://127.0.0.1:%d" % http_port, "https://127.0.0.1:%d" % h2_port, process
 
 
 def make_file(path, size):
@@ -63,6 +124,7 @@ def main():
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "douctl"], cwd=ROOT, check=True)
     os.makedirs(WORK, exist_ok=True)
+    build_launcher()
     www = os.path.join(WORK, "www")
     os.makedirs(www, exist_ok=True)
     with open(os.path.join(www, "small.json"), "w") as f:
@@ -85,30 +147,41 @@ def main():
     tls_server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "sink_server.py"), str(tls_port), www, cert, key], stdout=subprocess.PIPE)
     tls_server.stdout.readline()
     tls_base = "https://127.0.0.1:%d" % tls_port
+    nginx = start_nginx(www, cert, key)
+    small_base, h2_base = (nginx[0], nginx[1]) if nginx else (base, None)
     config = tempfile.mkdtemp(prefix="douctl-bench-")
     env = dict(os.environ, DOUCTL_CONFIG_DIR=config)
     rows = []
 
-    def case(name, goal, douctl, curl, runs=runs, ratio_goal=None, rss_goal=None):
+    def case(name, goal, douctl, curl, runs=runs, ratio_goal=None, rss_goal=None, pairs=None):
         if only and name not in only:
             return None
-        d_wall, d_rss = measure(douctl, runs, env)
-        c_wall, c_rss = measure(curl, runs, env) if curl else (None, None)
+        spread = ""
+        if pairs:
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(douctl, curl, pairs, env)
+            spread = " (pairs %.2f-%.2fx)" % (low, high)
+        else:
+            d_wall, d_rss = measure(douctl, runs, env)
+            c_wall, c_rss = measure(curl, runs, env) if curl else (None, None)
         ratio = d_wall / c_wall if c_wall else None
         verdict = []
         if ratio_goal is not None and ratio is not None:
             verdict.append("ok" if ratio <= ratio_goal else "MISSED")
         if rss_goal is not None:
             verdict.append("ok" if d_rss <= rss_goal else "MISSED")
-        rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, goal, " ".join(verdict)))
-        print("%-28s douctl %.4fs %.1f MiB | other %s | ratio %s" % (
-            name, d_wall, d_rss, "%.4fs %.1f MiB" % (c_wall, c_rss) if c_wall else "-", "%.2f" % ratio if ratio else "-"), flush=True)
+        rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, goal, " ".join(verdict) + spread))
+        print("%-28s douctl %.4fs %.1f MiB | other %s | ratio %s%s" % (
+            name, d_wall, d_rss, "%.4fs %.1f MiB" % (c_wall, c_rss) if c_wall else "-", "%.2f" % ratio if ratio else "-",
+            spread), flush=True)
         return d_wall, d_rss
 
     try:
         case("version", "<= 0.7x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.7)
-        case("api GET small JSON", "<= 1.3x curl -s", [DOUCTL, "api", "/small.json", "--api-base", base],
-             ["curl", "-s", base + "/small.json"], runs=30, ratio_goal=1.3)
+        case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
+             ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
+        if h2_base:
+            case("api GET over HTTP/2 (TLS)", "<= 1.15x curl --http2", [DOUCTL, "api", "/small.json", "--api-base", h2_base, "--cacert", cert],
+                 ["curl", "-s", "--http2", "--cacert", cert, h2_base + "/small.json"], pairs=20, ratio_goal=1.15)
         payload = make_file(os.path.join(WORK, "upload-%d.bin" % big), big)
         case("api -F 1 GiB multipart" if big == GiB else "api -F multipart", "<= 1.1x curl -F, RSS <= 32 MiB",
              [DOUCTL, "api", "/upload", "--attach", "file=" + payload, "--api-base", base],
@@ -142,6 +215,8 @@ def main():
             sandbox.send_signal(signal.SIGINT)
             sandbox.wait()
     finally:
+        if nginx:
+            nginx[2].kill()
         server.kill()
         tls_server.kill()
         shutil.rmtree(config, ignore_errors=True)

@@ -52,16 +52,32 @@ public struct RecordedPart: Sendable {
     public var text: String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 }
 
-/// The most recent requests, oldest first, bounded.
+/// The most recent requests, oldest first, bounded by count and by the body bytes they keep,
+/// so a long-running sandbox that takes many uploads does not grow without bound.
 struct RequestJournal: Sendable {
     static let capacity = 5000
+    /// Body bytes kept across all entries; past it the oldest entries go.
+    static let keptBytesBudget = 32 << 20
     private(set) var entries: [RecordedRequest] = []
+    private var keptBytes = 0
 
     mutating func append(_ entry: RecordedRequest) {
-        if entries.count >= Self.capacity + Self.capacity / 5 {
-            entries.removeFirst(entries.count - Self.capacity + 1)
+        var dropping = entries.count >= Self.capacity + Self.capacity / 5 ? entries.count - Self.capacity + 1 : 0
+        keptBytes += Self.keptBytes(of: entry)
+        var remaining = keptBytes - (0..<dropping).reduce(0) { $0 + Self.keptBytes(of: entries[$1]) }
+        while remaining > Self.keptBytesBudget && dropping < entries.count {
+            remaining -= Self.keptBytes(of: entries[dropping])
+            dropping += 1
+        }
+        if dropping > 0 {
+            entries.removeFirst(dropping)
+            keptBytes = remaining
         }
         entries.append(entry)
+    }
+
+    private static func keptBytes(of entry: RecordedRequest) -> Int {
+        entry.parts.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
     }
 
     /// The last `capacity` entries.
@@ -69,5 +85,8 @@ struct RequestJournal: Sendable {
         entries.count > Self.capacity ? Array(entries.suffix(Self.capacity)) : entries
     }
 
-    mutating func clear() { entries.removeAll() }
+    mutating func clear() {
+        entries.removeAll()
+        keptBytes = 0
+    }
 }

@@ -4,7 +4,10 @@ import Glibc
 import Darwin
 #endif
 import DouctlCommands
+import DouctlHTTP
 import DouctlSystem
 
 Interrupt.install()
-exit(Douctl.main(.current()))
+let status = Douctl.main(.current())
+CurlLibrary.settle()
+exit(status)

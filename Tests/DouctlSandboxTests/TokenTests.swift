@@ -271,6 +271,25 @@ func base64(_ bytes: [UInt8]) -> String {
         #expect(state.devices.isEmpty)
     }
 
+    @Test func theRequestJournalKeepsAtMostItsByteBudgetOfBodies() {
+        var journal = RequestJournal()
+        let megabyte = [UInt8](repeating: 7, count: 1 << 20)
+        for index in 0..<40 {
+            let part = RecordedPart(name: "image", filename: "\(index).png", contentType: "image/png", size: Int64(megabyte.count),
+                                    bytes: megabyte)
+            journal.append(RecordedRequest(method: "POST", path: "/p", rawTarget: "/p?i=\(index)", query: [], headers: [],
+                                           contentType: nil, contentLength: nil, isChunked: false, bodySize: 0, form: [],
+                                           parts: [part], status: 200))
+        }
+        let kept = journal.entries.reduce(0) { $0 + ($1.parts.first?.bytes?.count ?? 0) }
+        #expect(kept <= RequestJournal.keptBytesBudget)
+        #expect(journal.entries.count == RequestJournal.keptBytesBudget >> 20)
+        #expect(journal.entries.last?.rawTarget == "/p?i=39")
+        journal.append(RecordedRequest(method: "GET", path: "/g", rawTarget: "/g", query: [], headers: [], contentType: nil,
+                                       contentLength: nil, isChunked: false, bodySize: 0, form: [], parts: [], status: 200))
+        #expect(journal.entries.count == (RequestJournal.keptBytesBudget >> 20) + 1)
+    }
+
     @Test func tokensThatCannotBeRenewedGoAnHourAfterExpiring() {
         var state = SandboxState()
         let (access, _) = state.issueTokens(userID: 1, clientID: "c", scopes: [], ttl: 60, now: 0, withRefreshToken: false)
