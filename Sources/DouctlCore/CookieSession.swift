@@ -149,7 +149,7 @@ public final class CookieSession: SessionHooks {
         guard !sending.isEmpty else { return }
         request.headers.append(HTTPHeader("Cookie", sending.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
         if let xsrf = sending.first(where: { $0.name == "XSRF-TOKEN" }) {
-            request.headers.set("X-XSRF-TOKEN", URLParts.percentDecode(xsrf.value))
+            request.headers.set("X-XSRF-TOKEN", PercentEncoding.decode(xsrf.value, plusAsSpace: true))
         }
     }
 

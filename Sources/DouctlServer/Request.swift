@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// One request as a handler sees it: the head parsed and decoded, the body still on the wire.
 public final class HTTPServerRequest: @unchecked Sendable {
     /// As sent, e.g. "GET" (methods are case-sensitive).
