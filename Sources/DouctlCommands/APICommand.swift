@@ -205,7 +205,7 @@ enum APICommand {
             // "KEY=@FILE" is accepted too, for hands used to curl -F.
             let filePath = value.hasPrefix("@") ? String(value.dropFirst()) : value
             if filePath == "-" {
-                let bytes = try readStandardInput(standardInput)
+                let bytes = try StandardInput.bytes(standardInput)
                 files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
             } else {
                 try MultipartForm.checkReadableFile(filePath)
@@ -306,7 +306,7 @@ enum APICommand {
     private static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
         let bytes: [UInt8]
         if path == "-" {
-            bytes = try readStandardInput(standardInput)
+            bytes = try StandardInput.bytes(standardInput)
         } else {
             try MultipartForm.checkReadableFile(path)
             do { bytes = try FileIO.readFile(path) } catch { throw .localInput("cannot read \(path) (\(error))") }
@@ -315,10 +315,6 @@ enum APICommand {
             throw .localInput("\(path == "-" ? "standard input" : path) is not UTF-8 text, so it cannot be the value of -F \(field); send the file itself with --attach \(field)=\(path)")
         }
         return text
-    }
-
-    private static func readStandardInput(_ fd: Int32) throws(DouctlError) -> [UInt8] {
-        do { return try FileIO.readAll(fd) } catch { throw .localInput("cannot read standard input (\(error))") }
     }
 
     private static func split(_ raw: String, option: String) throws(DouctlError) -> (String, String) {

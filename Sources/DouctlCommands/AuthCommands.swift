@@ -197,8 +197,7 @@ enum AuthCommands {
     static func importCredentials(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
         let stdin = invocation.process.standardInput
         if Terminal.isTerminal(stdin) { invocation.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readAll(stdin) } catch { throw .localInput("cannot read standard input (\(error))") }
+        let bytes = try StandardInput.bytes(stdin)
         if Interrupt.requested { throw .interrupted }
         guard let json = try? JSONParser.parse(bytes), json["douctl"]?.stringValue == "credentials",
               let entry = json["credential"], let credential = Credential(json: entry) else {

@@ -78,7 +78,7 @@ enum ShuoCommands {
     static func post(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         var text = parsed.argument("TEXT")
-        if text == "-" { text = try readStandardInput(invocation) }
+        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
         let recommendation = StatusDraft.Recommendation(
             url: parsed.value("rec-url"), title: parsed.value("rec-title"),
             description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
@@ -142,7 +142,7 @@ enum ShuoCommands {
 
     static func comment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         var text = invocation.parsed.argument("TEXT") ?? ""
-        if text == "-" { text = try readStandardInput(invocation) }
+        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
         invocation.printJSON(try invocation.service().comment(on: try id(invocation), text: text))
         return .success
@@ -175,13 +175,4 @@ enum ShuoCommands {
     // MARK: - helpers
 
     static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
-
-    /// All of stdin as text, without the trailing newlines a shell pipe adds.
-    static func readStandardInput(_ invocation: Invocation) throws(DouctlError) -> String {
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readAll(invocation.process.standardInput) } catch { throw .localInput("cannot read standard input (\(error))") }
-        var text = String(decoding: bytes, as: UTF8.self)
-        while text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
-        return text
-    }
 }
