@@ -207,11 +207,11 @@ final class Invocation {
         if let cachedAPI { return cachedAPI }
         let factory = try clientFactory()
         if dryRun != nil {
-            let client = factory.make()
+            let client = try factory.make()
             cachedAPI = client
             return client
         }
-        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
+        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: try CookieSession.hooks(for: factory.profile, store: factory.store))
         client.rateLimitWait = rateLimitWait
         client.environment = environment
         client.rateLimiter = factory.rateLimiter
