@@ -82,15 +82,9 @@ enum ShuoCommands {
         let recommendation = StatusDraft.Recommendation(
             url: parsed.value("rec-url"), title: parsed.value("rec-title"),
             description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
-        let image = parsed.value("image")
-        if image == nil && recommendation.isEmpty && (text ?? "").isEmpty {
-            throw .usage("nothing to post: give TEXT, --image or --rec-url")
-        }
+        let draft = StatusDraft(text: text, imagePath: parsed.value("image"), recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try invocation.service()
-        if image != nil && !recommendation.isEmpty && service.client.profile.style == .douban {
-            invocation.warn("Douban ignores --rec-* when a picture is sent; sending the text and picture only")
-        }
-        let draft = StatusDraft(text: text, imagePath: image, recommendation: image == nil && !recommendation.isEmpty ? recommendation : nil)
+        if let ignored = service.ignoredParts(of: draft) { invocation.warn(ignored) }
         invocation.printJSON(try service.post(draft))
         return .success
     }

@@ -131,12 +131,12 @@ public final class CookieSession: SessionHooks {
         self.now = now
     }
 
-    /// The session of a coding-style profile that logged in with a password, or nil. A profile has one
+    /// The session of a profile that logged in with a password, or nil. A profile has one
     /// identity: when it also holds a token (a jar from before logins replaced each other),
     /// the token is used and the session is not sent. A jar that cannot be read is an error
     /// (exit 3, as a corrupt credentials file is), not a logged-out profile.
     public static func hooks(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> SessionHooks? {
-        guard profile.style == .coding else { return nil }
+        guard profile.style.hasCookieSessions else { return nil }
         // Only "is there a token?": a credentials file that cannot be read fails the
         // request when the token is asked for.
         if (try? store.load(profile.name)) != nil { return nil }
