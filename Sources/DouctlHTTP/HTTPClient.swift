@@ -423,11 +423,9 @@ public final class HTTPClient {
         if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
         }
+        if result == CCURLE_ABORTED_BY_CALLBACK && transfer.wasCancelled { return .interrupted }
+        if let failure = transfer.reader.failure { return failure }
         switch result {
-        case CCURLE_ABORTED_BY_CALLBACK where transfer.wasCancelled:
-            return .interrupted
-        case _ where transfer.reader.failure != nil:
-            return transfer.reader.failure ?? .bodyFile(redacted)
         case CCURLE_WRITE_ERROR where transfer.sinkRefused:
             return .outputFailed("the output was closed")
         case CCURLE_COULDNT_CONNECT, CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY, CCURLE_PROXY:

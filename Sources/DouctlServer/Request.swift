@@ -70,9 +70,4 @@ public final class HTTPServerRequest: @unchecked Sendable {
             asciiLowercased(trimmingWhitespace(value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]))
         }
     }
-
-    /// The body parsed as `application/x-www-form-urlencoded` (at most `limit` bytes).
-    public func formFields(limit: Int = 1 << 20) throws -> [(name: String, value: String)] {
-        FormURLEncoded.parse(try body.readAll(limit: limit))
-    }
 }
