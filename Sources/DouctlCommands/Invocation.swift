@@ -326,6 +326,14 @@ final class Invocation {
 
     // MARK: - output
 
+    /// `--progress WHEN` of upload, download and api: a display on stderr for `always`,
+    /// or for `auto` when stderr is a terminal; nil for `never`.
+    func progressDisplay() -> ProgressDisplay? {
+        let mode = parsed.value("progress") ?? "auto"
+        guard mode == "always" || (mode == "auto" && stderr.isTerminal) else { return nil }
+        return ProgressDisplay(fd: stderr.fileDescriptor, redrawsInPlace: stderr.isTerminal)
+    }
+
     /// One JSON document on stdout, pretty on a terminal unless told otherwise.
     func printJSON(_ json: JSON) {
         var bytes = json.serialized(prettyJSON ? .pretty : .compact)
