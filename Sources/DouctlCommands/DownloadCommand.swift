@@ -115,7 +115,7 @@ enum DownloadCommand {
         guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
         var factory = try invocation.clientFactory()
         factory.allowsAnonymous = true
-        let urls = StatusPictures.urls(in: status, style: factory.profile.style)
+        let urls = try invocation.service().pictureURLs(in: status)
         guard !urls.isEmpty else { return .success }
         return runBatch(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
                    parallel: 4, output: invocation.stderr.fileDescriptor)

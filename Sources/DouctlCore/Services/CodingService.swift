@@ -132,6 +132,8 @@ public struct CodingService: SocialService {
 
     public func reshare(_ statusID: String) throws(DouctlError) -> JSON { throw unsupported("reshare") }
 
+    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .coding) }
+
     // MARK: sessions
 
     /// Ends the server side of a password login's cookie session (the client's `session`).

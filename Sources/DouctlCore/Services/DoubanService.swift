@@ -129,6 +129,8 @@ public struct DoubanService: SocialService {
         try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/reshare"))
     }
 
+    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .douban) }
+
     // MARK: uploads
 
     public var defaultUpload: (path: String, field: String) { ("/shuo/v2/statuses/", "image") }

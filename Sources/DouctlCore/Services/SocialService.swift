@@ -32,6 +32,8 @@ public protocol SocialService {
     func like(_ statusID: String) throws(DouctlError) -> JSON?
     func unlike(_ statusID: String) throws(DouctlError) -> JSON?
     func reshare(_ statusID: String) throws(DouctlError) -> JSON
+    /// The pictures of a status this API returned, as URLs (`shuo get --save-images`).
+    func pictureURLs(in status: JSON) -> [String]
 
     /// Where `douctl upload` sends files unless told otherwise.
     var defaultUpload: (path: String, field: String) { get }
