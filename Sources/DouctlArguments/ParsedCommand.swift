@@ -17,8 +17,6 @@ public struct ParsedCommand: Sendable, Equatable {
         self.defaults = defaults
     }
 
-    public var commandName: String { path.joined(separator: " ") }
-
     /// True when the flag or option was given at least once.
     public func has(_ long: String) -> Bool { !(options[long] ?? []).isEmpty }
 

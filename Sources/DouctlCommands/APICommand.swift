@@ -107,12 +107,9 @@ enum APICommand {
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
     private static func exchangeShowingProgress(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        let mode = invocation.parsed.value("progress") ?? "auto"
-        guard !files.isEmpty, invocation.dryRun == nil,
-              mode == "always" || (mode == "auto" && invocation.stderr.isTerminal) else {
+        guard !files.isEmpty, invocation.dryRun == nil, let display = invocation.progressDisplay() else {
             return try client.exchange(request)
         }
-        let display = ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal)
         let name = files.joined(separator: ", ")
         display.started(0, name: name)
         let started = Timestamp.now()
@@ -186,43 +183,9 @@ enum APICommand {
 
     static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
         guard let path = parsed.argument("PATH") else { throw .usage("missing argument PATH") }
-        var fields: [RequestField] = []
-        var files: [MultipartForm.Part] = []
-        for raw in parsed.values("raw-field") {
-            let (key, value) = try split(raw, option: "-f")
-            fields.append(.string(key, value))
-        }
-        for raw in parsed.values("field") {
-            let (key, value) = try split(raw, option: "-F")
-            if value.hasPrefix("@") {
-                fields.append(.string(key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
-            } else {
-                fields.append(try .typed(key, value))
-            }
-        }
-        for raw in parsed.values("attach") {
-            let (key, value) = try split(raw, option: "--attach")
-            // "KEY=@FILE" is accepted too, for hands used to curl -F.
-            let filePath = value.hasPrefix("@") ? String(value.dropFirst()) : value
-            if filePath == "-" {
-                let bytes = try readStandardInput(standardInput)
-                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
-            } else {
-                try MultipartForm.checkReadableFile(filePath)
-                files.append(.file(name: key, path: filePath))
-            }
-        }
-        var headers: [HTTPHeader] = []
-        for raw in parsed.values("header") {
-            guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
-                throw .usage("invalid header '\(raw)': expected 'Name: value'")
-            }
-            let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                throw .usage("invalid header name '\(name)'")
-            }
-            headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
-        }
+        let fields = try requestFields(parsed, standardInput: standardInput)
+        let files = try fileParts(parsed, standardInput: standardInput)
+        let headers = try requestHeaders(parsed)
         let input = parsed.value("input")
         let hasBodyInput = input != nil || !fields.isEmpty || !files.isEmpty
         // Pagination only makes sense for reads, so --paginate keeps GET even with fields.
@@ -252,6 +215,52 @@ enum APICommand {
             request.body = .form(fields.map(\.formPair))
         }
         return request
+    }
+
+    /// `-f KEY=VALUE` as strings, then `-F KEY=VALUE` typed (`KEY=@FILE`: the file's text).
+    private static func requestFields(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> [RequestField] {
+        var fields: [RequestField] = try parsed.keyValues("raw-field", shown: "-f").map { .string($0.key, $0.value) }
+        for (key, value) in try parsed.keyValues("field", shown: "-F") {
+            if value.hasPrefix("@") {
+                fields.append(.string(key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
+            } else {
+                fields.append(try .typed(key, value))
+            }
+        }
+        return fields
+    }
+
+    /// `--attach KEY=FILE`: file parts, checked now; `KEY=-` reads standard input.
+    private static func fileParts(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> [MultipartForm.Part] {
+        var files: [MultipartForm.Part] = []
+        for (key, value) in try parsed.keyValues("attach", shown: "--attach") {
+            // "KEY=@FILE" is accepted too, for hands used to curl -F.
+            let filePath = value.hasPrefix("@") ? String(value.dropFirst()) : value
+            if filePath == "-" {
+                let bytes = try StandardInput.bytes(standardInput)
+                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
+            } else {
+                try MultipartForm.checkReadableFile(filePath)
+                files.append(.file(name: key, path: filePath))
+            }
+        }
+        return files
+    }
+
+    /// `-H 'Name: value'`.
+    private static func requestHeaders(_ parsed: ParsedCommand) throws(DouctlError) -> [HTTPHeader] {
+        var headers: [HTTPHeader] = []
+        for raw in parsed.values("header") {
+            guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
+                throw .usage("invalid header '\(raw)': expected 'Name: value'")
+            }
+            let name = String(raw[..<colon]).trimmingCharacters(in: " ")
+            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw .usage("invalid header name '\(name)'")
+            }
+            headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
+        }
+        return headers
     }
 
     /// `--input FILE|-`: a file streams with Content-Length; a pipe is sent chunked.
@@ -306,7 +315,7 @@ enum APICommand {
     private static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
         let bytes: [UInt8]
         if path == "-" {
-            bytes = try readStandardInput(standardInput)
+            bytes = try StandardInput.bytes(standardInput)
         } else {
             try MultipartForm.checkReadableFile(path)
             do { bytes = try FileIO.readFile(path) } catch { throw .localInput("cannot read \(path) (\(error))") }
@@ -316,17 +325,4 @@ enum APICommand {
         }
         return text
     }
-
-    private static func readStandardInput(_ fd: Int32) throws(DouctlError) -> [UInt8] {
-        do { return try FileIO.readAll(fd) } catch { throw .localInput("cannot read standard input (\(error))") }
-    }
-
-    private static func split(_ raw: String, option: String) throws(DouctlError) -> (String, String) {
-        guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
-            throw .usage("invalid field '\(raw)' for \(option): expected KEY=VALUE")
-        }
-        return (String(raw[..<equals]), String(raw[raw.index(after: equals)...]))
-    }
-
-
 }

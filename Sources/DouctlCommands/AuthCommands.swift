@@ -160,7 +160,7 @@ enum AuthCommands {
             throw .usage("choose one of --\(chosen.map(\.0).joined(separator: ", --"))")
         }
         if let method = chosen.first?.1 {
-            if method == .password && profile.style != .coding {
+            if method == .password && !profile.style.hasCookieSessions {
                 throw .unsupported("--password is Coding's login; profile '\(profile.name)' is \(profile.style.rawValue)-style (use --web, --device or --paste)")
             }
             return method
@@ -197,8 +197,7 @@ enum AuthCommands {
     static func importCredentials(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
         let stdin = invocation.process.standardInput
         if Terminal.isTerminal(stdin) { invocation.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readAll(stdin) } catch { throw .localInput("cannot read standard input (\(error))") }
+        let bytes = try StandardInput.bytes(stdin)
         if Interrupt.requested { throw .interrupted }
         guard let json = try? JSONParser.parse(bytes), json["douctl"]?.stringValue == "credentials",
               let entry = json["credential"], let credential = Credential(json: entry) else {

@@ -21,7 +21,7 @@ enum CodingSession {
     /// The cookie session's summary for `auth status` and who logged in to it, or nil
     /// when there is none.
     static func status(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> (json: JSON, owner: Identity?)? {
-        guard profile.style == .coding else { return nil }
+        guard profile.style.hasCookieSessions else { return nil }
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         guard jar.exists else { return nil }
         let names = try jar.load().map(\.name)
@@ -30,13 +30,22 @@ enum CodingSession {
     }
 
     /// Ends the server session where possible, then deletes the jar; true when there was one.
+    /// A corrupt jar is deleted with a warning: there is no session left in it to end.
     static func forget(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Bool {
-        guard profile.style == .coding else { return false }
+        guard profile.style.hasCookieSessions else { return false }
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
         guard jar.exists else { return false }
-        if let hooks = CookieSession.hooks(for: profile, store: try invocation.credentialStore()) {
+        let hooks: SessionHooks?
+        do {
+            hooks = try CookieSession.hooks(for: profile, store: try invocation.credentialStore())
+        } catch .badConfig(let path, let detail) {
+            invocation.warn("\(path) is corrupt (\(detail)); deleting it")
+            hooks = nil
+        }
+        if let hooks {
             let client = APIClient(profile: profile, http: try invocation.http(), tokens: nil, session: hooks)
-            _ = try? client.send(APIRequest(method: "POST", path: "/api/account/logout", sendsToken: false))
+            // The server's session ends by itself in time; an offline logout still forgets it here.
+            try? CodingService(client: client).endSession()
         }
         try jar.save([])
         return true

@@ -23,7 +23,7 @@ enum DemoCommand {
 
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let workspace = try makeWorkspace(temporaryDirectory: invocation.environment["TMPDIR"])
-        defer { removeWorkspace(workspace) }
+        defer { TemporaryDirectory.remove(workspace) }
         var configuration = SandboxConfiguration()
         configuration.log = nil
         let sandbox = try SandboxCommand.start(configuration)
@@ -51,26 +51,13 @@ enum DemoCommand {
         return .success
     }
 
+    /// A private temporary directory for the demo's config and picture, removed afterwards.
     private static func makeWorkspace(temporaryDirectory: String?) throws(DouctlError) -> String {
-        var base = temporaryDirectory?.nonEmpty ?? "/tmp"
-        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
-        var template = Array("\(base)/douctl-demo-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return false }
-            return mkdtemp(base) != nil
+        do {
+            return try TemporaryDirectory.create(prefix: "douctl-demo", in: temporaryDirectory)
+        } catch {
+            throw .localInput("cannot create a temporary directory for the demo (\(error))")
         }
-        guard made else { throw .localInput("cannot create a temporary directory for the demo") }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private static func removeWorkspace(_ path: String) {
-        guard let directory = opendir(path) else { return }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { unlink("\(path)/\(name)") }
-        }
-        closedir(directory)
-        rmdir(path)
     }
 }
 

@@ -77,13 +77,14 @@ public enum Douctl {
     /// it would send goes to stdout as a curl command line, and the command's own output
     /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
     private static func dryRun(_ run: (Invocation) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
-        guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
-            stderr.line("douctl: --dry-run works with the commands that call the API (api, user, shuo, upload, download)")
-            return ExitStatus.usage.rawValue
-        }
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
         let invocation = Invocation(parsed: parsed, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr)
+        guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
+            let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
+            report(error, invocation: invocation)
+            return ExitStatus(error).rawValue
+        }
         let out = stdout.fileDescriptor
         invocation.dryRun = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
         do {
@@ -117,15 +118,7 @@ public enum Douctl {
         let arguments = process.arguments
         let wantsJSON = arguments.contains("--error-format=json")
             || zip(arguments, arguments.dropFirst()).contains { $0 == "--error-format" && $1 == "json" }
-        if wantsJSON {
-            let object: JSON = .object(JSONObject([
-                ("error", .string(error.message)), ("exit", .int(ExitStatus.usage.rawValue)),
-                ("http_status", .null), ("code", .null), ("request", .null), ("usage", .string(usage)),
-            ]))
-            stderr.line(object.text(.compact))
-        } else {
-            stderr.line("douctl: \(error.message)")
-            stderr.line(usage)
-        }
+        // Plain, like the usage line under it.
+        stderr.line(ErrorReport.line(.usage(error.message), usage: usage, json: wantsJSON, color: false))
     }
 }

@@ -115,7 +115,7 @@ enum DownloadCommand {
         guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
         var factory = try invocation.clientFactory()
         factory.allowsAnonymous = true
-        let urls = StatusPictures.urls(in: status, style: factory.profile.style)
+        let urls = try invocation.service().pictureURLs(in: status)
         guard !urls.isEmpty else { return .success }
         return runBatch(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
                    parallel: 4, output: invocation.stderr.fileDescriptor)
@@ -125,47 +125,28 @@ enum DownloadCommand {
     /// (whose lines go to stderr, so they replace the usual error line and progress).
     static func runBatch(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
                     output: Int32? = nil) -> ExitStatus {
-        let linesOnStderr = output == invocation.stderr.fileDescriptor
-        let progressMode = invocation.parsed.value("progress") ?? "auto"
-        let showsProgress = !linesOnStderr && (progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal))
-        let display = showsProgress ? ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal) : nil
-        let linesFD = output ?? invocation.stdout.fileDescriptor
-        let printsLines = options.target != .standardOutput
-        let stderrFD = invocation.stderr.fileDescriptor
+        // Lines on stderr take the place of the error lines and the progress display.
+        let display = output == invocation.stderr.fileDescriptor ? nil : invocation.progressDisplay()
+        let linesFD = options.target == .standardOutput ? nil : output ?? invocation.stdout.fileDescriptor
+        let report = BatchReport(invocation, display: display, linesFD: linesFD)
         invocation.stdout.flush()
 
-        let statuses = LockedValue<[ExitStatus]>([])
         let started = LockedValue<Set<Int>>([])
-        let errorFormatJSON = invocation.wantsJSONErrors
-        let useColor = invocation.useColor
         let names = sources.map { DownloadNaming.name(url: $0) ?? $0 }
         let batch = DownloadBatch(sources: sources, options: options, parallel: parallel, factory: factory)
         batch.run(progress: { index, received, total in
             if started.withLock({ $0.insert(index).inserted }) { display?.started(index, name: names[index]) }
             display?.update(index, sent: received, total: total)
         }, deliver: { result in
-            let line: JSON
             switch result.outcome {
             case .downloaded(let file):
-                var object = JSONObject([("url", .string(file.url)), ("ok", true), ("path", .string(file.path)),
-                                         ("bytes", .int(file.bytes)), ("mime", .string(file.mediaType)), ("sha256", .string(file.sha256))])
-                if file.resumedFrom > 0 { object["resumed_from"] = .int(file.resumedFrom) }
-                line = .object(object)
-                statuses.withLock { $0.append(.success) }
-                display?.finished(result.index, summary: "\(ProgressDisplay.fit(file.path, 24))  done, \(ProgressDisplay.bytes(file.bytes)) in \(Timestamp.duration(result.seconds))")
+                var line = JSONObject([("url", .string(file.url)), ("ok", true), ("path", .string(file.path)),
+                                       ("bytes", .int(file.bytes)), ("mime", .string(file.mediaType)), ("sha256", .string(file.sha256))])
+                if file.resumedFrom > 0 { line["resumed_from"] = .int(file.resumedFrom) }
+                report.succeeded(result.index, line: line, name: file.path, bytes: file.bytes, seconds: result.seconds)
             case .failed(let error):
-                let status = ExitStatus(error)
-                line = .object(JSONObject([("url", .string(result.url)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
-                statuses.withLock { $0.append(status) }
-                display?.finished(result.index, summary: "\(ProgressDisplay.fit(names[result.index], 24))  failed: \(error.message)")
-                if display == nil && status != .interrupted && !linesOnStderr {
-                    try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: result.source, json: errorFormatJSON, color: useColor) + "\n")
-                }
+                report.failed(result.index, error, key: ("url", result.url), item: result.source, name: names[result.index])
             }
-            guard printsLines else { return }
-            var bytes = line.serialized(.compact)
-            bytes.append(0x0A)
-            try? FileIO.writeAll(linesFD, bytes)
         })
         display?.stop()
 
@@ -173,6 +154,6 @@ enum DownloadCommand {
             invocation.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
             return .interrupted
         }
-        return ExitStatus.worst(statuses.value)
+        return report.worst
     }
 }

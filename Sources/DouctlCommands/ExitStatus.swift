@@ -71,7 +71,7 @@ public enum ErrorFormat: String, Sendable {
 
 enum ErrorReport {
     /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
-    static func json(_ error: DouctlError) -> JSON {
+    static func json(_ error: DouctlError) -> JSONObject {
         var object = JSONObject()
         object["error"] = .string(error.message)
         object["exit"] = .int(ExitStatus(error).rawValue)
@@ -90,28 +90,29 @@ enum ErrorReport {
             object["code"] = .null
             object["request"] = .null
         }
-        return .object(object)
+        return object
     }
 
     /// The one line an error prints on stderr: `douctl: what (detail)`, or with
     /// `--error-format json` the object above. `item` names the file or id of a command
     /// that reports several (upload, shuo delete); a file error that names its file
-    /// already ("cannot read a.png: …") is not prefixed with it again.
-    static func line(_ error: DouctlError, item: String? = nil, json: Bool, color: Bool) -> String {
+    /// already ("cannot read a.png: …") is not prefixed with it again. `usage`, the
+    /// command's usage line, follows a mistake the parser found (a line of its own, or the
+    /// object's "usage").
+    static func line(_ error: DouctlError, item: String? = nil, usage: String? = nil, json: Bool, color: Bool) -> String {
         if json {
-            var report = self.json(error)
-            if let item, case .object(var object) = report {
-                object["item"] = .string(item)
-                report = .object(object)
-            }
-            return report.text(.compact)
+            var object = self.json(error)
+            if let item { object["item"] = .string(item) }
+            if let usage { object["usage"] = .string(usage) }
+            return JSON.object(object).text(.compact)
         }
         let prefix = color ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
         let message = error.message
-        if let item {
-            if case .localInput = error, message.contains(item) { return "\(prefix) \(message)" }
-            return "\(prefix) \(item): \(message)"
+        var line = "\(prefix) \(message)"
+        if let item, !(ExitStatus(error) == .localInput && message.contains(item)) {
+            line = "\(prefix) \(item): \(message)"
         }
-        return "\(prefix) \(message)"
+        if let usage { line += "\n" + usage }
+        return line
     }
 }

@@ -207,11 +207,11 @@ final class Invocation {
         if let cachedAPI { return cachedAPI }
         let factory = try clientFactory()
         if dryRun != nil {
-            let client = factory.make()
+            let client = try factory.make()
             cachedAPI = client
             return client
         }
-        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: CookieSession.hooks(for: factory.profile, store: factory.store))
+        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: try CookieSession.hooks(for: factory.profile, store: factory.store))
         client.rateLimitWait = rateLimitWait
         client.environment = environment
         client.rateLimiter = factory.rateLimiter
@@ -325,6 +325,14 @@ final class Invocation {
     }
 
     // MARK: - output
+
+    /// `--progress WHEN` of upload, download and api: a display on stderr for `always`,
+    /// or for `auto` when stderr is a terminal; nil for `never`.
+    func progressDisplay() -> ProgressDisplay? {
+        let mode = parsed.value("progress") ?? "auto"
+        guard mode == "always" || (mode == "auto" && stderr.isTerminal) else { return nil }
+        return ProgressDisplay(fd: stderr.fileDescriptor, redrawsInPlace: stderr.isTerminal)
+    }
 
     /// One JSON document on stdout, pretty on a terminal unless told otherwise.
     func printJSON(_ json: JSON) {

@@ -78,19 +78,13 @@ enum ShuoCommands {
     static func post(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         var text = parsed.argument("TEXT")
-        if text == "-" { text = try readStandardInput(invocation) }
+        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
         let recommendation = StatusDraft.Recommendation(
             url: parsed.value("rec-url"), title: parsed.value("rec-title"),
             description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
-        let image = parsed.value("image")
-        if image == nil && recommendation.isEmpty && (text ?? "").isEmpty {
-            throw .usage("nothing to post: give TEXT, --image or --rec-url")
-        }
+        let draft = StatusDraft(text: text, imagePath: parsed.value("image"), recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try invocation.service()
-        if image != nil && !recommendation.isEmpty && service.client.profile.style == .douban {
-            invocation.warn("Douban ignores --rec-* when a picture is sent; sending the text and picture only")
-        }
-        let draft = StatusDraft(text: text, imagePath: image, recommendation: image == nil && !recommendation.isEmpty ? recommendation : nil)
+        if let ignored = service.ignoredParts(of: draft) { invocation.warn(ignored) }
         invocation.printJSON(try service.post(draft))
         return .success
     }
@@ -142,7 +136,7 @@ enum ShuoCommands {
 
     static func comment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         var text = invocation.parsed.argument("TEXT") ?? ""
-        if text == "-" { text = try readStandardInput(invocation) }
+        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
         invocation.printJSON(try invocation.service().comment(on: try id(invocation), text: text))
         return .success
@@ -175,13 +169,4 @@ enum ShuoCommands {
     // MARK: - helpers
 
     static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
-
-    /// All of stdin as text, without the trailing newlines a shell pipe adds.
-    static func readStandardInput(_ invocation: Invocation) throws(DouctlError) -> String {
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readAll(invocation.process.standardInput) } catch { throw .localInput("cannot read standard input (\(error))") }
-        var text = String(decoding: bytes, as: UTF8.self)
-        while text.hasSuffix("\n") || text.hasSuffix("\r\n") || text.hasSuffix("\r") { text.removeLast() }
-        return text
-    }
 }

@@ -42,13 +42,7 @@ enum UploadCommand {
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         let files = parsed.argumentValues("FILE")
-        var extraFields: [(String, String)] = []
-        for raw in parsed.values("raw-field") {
-            guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
-                throw .usage("invalid field '\(raw)' for -f: expected KEY=VALUE")
-            }
-            extraFields.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
-        }
+        let extraFields = try parsed.keyValues("raw-field", shown: "-f").map { ($0.key, $0.value) }
         let service = try invocation.service()
         // The default target posts statuses and needs a login; --to any endpoint is
         // curl-like, as `api` is: sent anonymously when there is no login.
@@ -63,54 +57,34 @@ enum UploadCommand {
             field: parsed.value("field") ?? defaults.field,
             fields: extraFields,
             checksPicture: toStatuses)
-
-        let progressMode = parsed.value("progress") ?? "auto"
-        let showsProgress = progressMode == "always" || (progressMode == "auto" && invocation.stderr.isTerminal)
-        let display = showsProgress ? ProgressDisplay(fd: invocation.stderr.fileDescriptor, redrawsInPlace: invocation.stderr.isTerminal) : nil
-        let stdoutFD = invocation.stdout.fileDescriptor
-        let stderrFD = invocation.stderr.fileDescriptor
-        invocation.stdout.flush()
-
-        let statuses = LockedValue<[ExitStatus]>([])
-        let completed = LockedValue<[String]>([])
-        let errorFormatJSON = invocation.wantsJSONErrors
-        let useColor = invocation.useColor
         var factory = try invocation.clientFactory()
         factory.allowsAnonymous = !toStatuses
         let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: factory)
-        let names = files
+
+        let report = BatchReport(invocation, display: invocation.progressDisplay(), linesFD: invocation.stdout.fileDescriptor)
+        invocation.stdout.flush()
+        let completed = LockedValue<[String]>([])
         batch.run(progress: { index, sent, total in
-            if sent == 0 { display?.started(index, name: names[index]) }
-            display?.update(index, sent: sent, total: total)
+            if sent == 0 { report.display?.started(index, name: files[index]) }
+            report.display?.update(index, sent: sent, total: total)
         }, deliver: { result in
-            let line: JSON
             switch result.outcome {
             case .uploaded(let reply):
-                line = .object(JSONObject([("file", .string(result.file)), ("ok", true), ("reply", reply ?? .null)]))
                 completed.withLock { $0.append(result.file) }
-                statuses.withLock { $0.append(.success) }
-                display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  done, \(ProgressDisplay.bytes(result.bytes)) in \(Timestamp.duration(result.seconds))")
+                report.succeeded(result.index, line: JSONObject([("file", .string(result.file)), ("ok", true), ("reply", reply ?? .null)]),
+                                 name: result.file, bytes: result.bytes, seconds: result.seconds)
             case .failed(let error):
-                let status = ExitStatus(error)
-                line = .object(JSONObject([("file", .string(result.file)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
-                statuses.withLock { $0.append(status) }
-                display?.finished(result.index, summary: "\(ProgressDisplay.fit(result.file, 24))  failed: \(error.message)")
-                if display == nil && status != .interrupted {
-                    try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: result.file, json: errorFormatJSON, color: useColor) + "\n")
-                }
+                report.failed(result.index, error, key: ("file", result.file), item: result.file, name: result.file)
             }
-            var bytes = line.serialized(.compact)
-            bytes.append(0x0A)
-            try? FileIO.writeAll(stdoutFD, bytes)
         })
-        display?.stop()
+        report.display?.stop()
 
         if Interrupt.requested {
             let done = completed.value
             invocation.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
             return .interrupted
         }
-        return ExitStatus.worst(statuses.value)
+        return report.worst
     }
 
     /// The default target makes each file a public status: on a terminal, several of them

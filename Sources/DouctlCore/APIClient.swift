@@ -152,7 +152,7 @@ public final class APIClient {
         let response: HTTPResponse
         do {
             response = try uncachedExchange(request, progress: progress)
-        } catch .transport(let error) {
+        } catch .transport(let error) where error.cameFromTheNetwork {
             guard let entry else { throw .transport(error) }
             policy.note("douctl: warning: \(error.message); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
             return entry.response
@@ -231,10 +231,6 @@ public final class APIClient {
             let response: HTTPResponse
             do {
                 response = try http.fetch(httpRequest, progress: progress)
-            } catch .interrupted {
-                throw .interrupted
-            } catch .bodyFile(let detail) {
-                throw .localInput(detail)
             } catch {
                 throw .transport(error)
             }
@@ -295,10 +291,6 @@ public final class APIClient {
                 if errorBody.count < errorLimit { errorBody.append(contentsOf: chunk.prefix(errorLimit - errorBody.count)) }
                 return true
             })
-        } catch .interrupted {
-            throw .interrupted
-        } catch .bodyFile(let detail) {
-            throw .localInput(detail)
         } catch {
             throw .transport(error)
         }

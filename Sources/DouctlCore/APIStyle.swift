@@ -5,4 +5,8 @@ public enum APIStyle: String, Sendable, Equatable, CaseIterable {
     case douban
     /// Coding: replies wrapped in `{code, data, msg}`; `msg` may be an object of key → text.
     case coding
+
+    /// Whether a profile of this style may log in with a password, into a cookie session
+    /// (`auth login --password`) that `auth status` shows and `auth logout` ends.
+    public var hasCookieSessions: Bool { self == .coding }
 }

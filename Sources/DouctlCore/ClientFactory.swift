@@ -37,14 +37,15 @@ public struct ClientFactory: Sendable {
         return StoredTokens(profile: profile, store: store, http: client)
     }
 
-    public func make() -> APIClient {
+    /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
+    public func make() throws(DouctlError) -> APIClient {
         let client = HTTPClient(http)
         let api: APIClient
         if let dryRun {
             api = APIClient(profile: profile, http: client, tokens: nil)
             api.dryRun = dryRun
         } else {
-            api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: CookieSession.hooks(for: profile, store: store))
+            api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: try CookieSession.hooks(for: profile, store: store))
         }
         api.allowsAnonymous = allowsAnonymous
         api.rateLimitWait = rateLimitWait

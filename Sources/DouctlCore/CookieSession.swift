@@ -131,15 +131,19 @@ public final class CookieSession: SessionHooks {
         self.now = now
     }
 
-    /// The session of a coding-style profile that logged in with a password, or nil. A
-    /// profile has one identity: when it also holds a token (a jar from before logins
-    /// replaced each other), the token is used and the session is not sent.
-    public static func hooks(for profile: ResolvedProfile, store: CredentialStore) -> SessionHooks? {
-        guard profile.style == .coding else { return nil }
-        if let stored = try? store.load(profile.name), stored != nil { return nil }
+    /// The session of a profile that logged in with a password, or nil. A profile has one
+    /// identity: when it also holds a token (a jar from before logins replaced each other),
+    /// the token is used and the session is not sent. A jar that cannot be read is an error
+    /// (exit 3, as a corrupt credentials file is), not a logged-out profile.
+    public static func hooks(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> SessionHooks? {
+        guard profile.style.hasCookieSessions else { return nil }
+        // Only "is there a token?": a credentials file that cannot be read fails the
+        // request when the token is asked for.
+        if (try? store.load(profile.name)) != nil { return nil }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
-        guard jar.exists, let cookies = try? jar.load(), !cookies.isEmpty else { return nil }
-        return CookieSession(cookies: cookies, jar: jar)
+        guard jar.exists else { return nil }
+        let cookies = try jar.load()
+        return cookies.isEmpty ? nil : CookieSession(cookies: cookies, jar: jar)
     }
 
     public func prepare(_ request: inout HTTPRequest) {
@@ -149,7 +153,7 @@ public final class CookieSession: SessionHooks {
         guard !sending.isEmpty else { return }
         request.headers.append(HTTPHeader("Cookie", sending.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
         if let xsrf = sending.first(where: { $0.name == "XSRF-TOKEN" }) {
-            request.headers.set("X-XSRF-TOKEN", URLParts.percentDecode(xsrf.value))
+            request.headers.set("X-XSRF-TOKEN", PercentEncoding.decode(xsrf.value, plusAsSpace: true))
         }
     }
 

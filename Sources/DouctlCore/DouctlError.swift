@@ -15,7 +15,8 @@ public enum DouctlError: Error, Equatable, Sendable {
     case authentication(String)
     /// The API answered with an error. Exit 1, 4, 5 or 6 by `APIError.kind`.
     case api(APIError)
-    /// The request got no usable reply. Exit 7 (130 when interrupted).
+    /// The request got no usable reply. Exit 7; 130 when interrupted, 3 when a file of the
+    /// body could not be read.
     case transport(TransportError)
     /// The reply was not what the API promises (not JSON, truncated). Exit 8.
     case badReply(String, httpStatus: Int? = nil)
@@ -129,6 +130,15 @@ public struct APIError: Equatable, Sendable {
 }
 
 extension TransportError {
+    /// Whether the network (or the server) failed, rather than Ctrl-C or a local file of the
+    /// request body: only then may a cached reply stand in for the answer.
+    var cameFromTheNetwork: Bool {
+        switch self {
+        case .interrupted, .bodyFile: return false
+        default: return true
+        }
+    }
+
     /// The same failure with `note` added to its detail.
     func annotated(_ note: String) -> TransportError {
         switch self {

@@ -104,102 +104,90 @@ public struct Download {
 
     private func transfer(url: String, into partial: PartialFile, directory: String, fixedDestination: String?,
                           progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
-        var hasher = SHA256()
-        let resumedFrom = partial.size
-        var prefix: [UInt8] = resumedFrom > 0 ? try partial.hashExisting(into: &hasher) : []
-        let hashedExisting = hasher
-
+        let reception = try Reception(partial: partial, destination: fixedDestination)
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
-        if resumedFrom > 0 {
-            request.headers.append(HTTPHeader("Range", "bytes=\(resumedFrom)-"))
+        if reception.resumedFrom > 0 {
+            request.headers.append(HTTPHeader("Range", "bytes=\(reception.resumedFrom)-"))
             // The rest only if the file is still the one we have the start of; else all of it.
             if let validator = partial.savedValidator() { request.headers.append(HTTPHeader("If-Range", validator)) }
         }
+        let response = try stream(request, into: reception, url: url, directory: directory, progress: progress)
+        let completeAlready = try checkReply(response, to: request, reception: reception)
 
-        // Set when the reply's head arrives: where bytes go, and what went wrong locally.
-        var destination = fixedDestination
-        var sawHead = false
-        var startedAt = resumedFrom
-        var failure: DouctlError?
-
-        /// A 200 to a Range request: the server sends the whole file, so start again at zero.
-        func restartAtZeroIfNeeded(_ head: HTTPResponseHead) throws(DouctlError) {
-            startedAt = try startingOffset(head, resumedFrom: resumedFrom)
-            if startedAt == 0 && partial.size > 0 {
-                try partial.truncate(to: 0)
-                hasher = SHA256()
-                prefix = []
-            }
+        let finalPath: String
+        if let destination = reception.destination {
+            finalPath = destination
+        } else {
+            finalPath = try checkedDestination(response.head, url: url, directory: directory)
         }
+        try partial.commit(to: finalPath, overwrite: options.overwrite)
+        let mediaType = completeAlready ? nil : response.head.mediaType
+        return DownloadedFile(
+            url: url, path: finalPath, bytes: partial.size,
+            mediaType: Self.mediaType(reported: mediaType, prefix: reception.prefix, path: finalPath),
+            sha256: Digest.hex(reception.hasher.finalize()),
+            resumedFrom: completeAlready ? reception.resumedFrom : reception.startedAt)
+    }
 
+    /// Streams the reply's body into the partial file. A local failure (the disk, a
+    /// destination that exists) stops the transfer and is what is thrown.
+    private func stream(_ request: APIRequest, into reception: Reception, url: String, directory: String,
+                        progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> HTTPResponse {
         let response: HTTPResponse
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in
-                progress(startedAt + transfer.downloaded, transfer.downloadTotal > 0 ? startedAt + transfer.downloadTotal : 0)
-            }, restart: {
-                // A retry after a broken attempt begins again where this attempt began.
-                do throws(DouctlError) { try partial.truncate(to: startedAt) } catch { return false }
-                hasher = startedAt == 0 ? SHA256() : hashedExisting
-                if startedAt == 0 { prefix = [] }
-                return true
-            }, head: { head in
-                sawHead = true
-                partial.validator = Self.validator(head)
+                let start = reception.startedAt
+                progress(start + transfer.downloaded, transfer.downloadTotal > 0 ? start + transfer.downloadTotal : 0)
+            }, restart: reception.restart, head: { head in
+                reception.sawHead = true
+                reception.partial.validator = Self.validator(head)
                 do throws(DouctlError) {
-                    try restartAtZeroIfNeeded(head)
-                    if destination == nil {
-                        destination = try self.checkedDestination(head, url: url, directory: directory)
+                    try self.restartAtZeroIfNeeded(head, reception)
+                    if reception.destination == nil {
+                        reception.destination = try self.checkedDestination(head, url: url, directory: directory)
                     }
                 } catch {
-                    failure = error
+                    reception.failure = error
                 }
-            }, sink: { chunk in
-                guard failure == nil else { return false }
-                if let error = partial.append(chunk) {
-                    failure = error
-                    return false
-                }
-                hasher.update(chunk)
-                if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
-                return true
-            })
+            }, sink: reception.append)
         } catch {
-            throw failure ?? error
+            throw reception.failure ?? error
         }
-        if let failure { throw failure }
+        if let failure = reception.failure { throw failure }
+        return response
+    }
 
+    /// Whether the reply leaves a whole file in the partial; true when it was whole already
+    /// (a 416 for exactly the bytes we have: the last run stopped before the rename). An
+    /// error status, a short body, or a partial that does not fit the server's file throws.
+    private func checkReply(_ response: HTTPResponse, to request: APIRequest, reception: Reception) throws(DouctlError) -> Bool {
         let head = response.head
-        var completeAlready = false
+        let resumedFrom = reception.resumedFrom
         if head.status == 416, resumedFrom > 0, let length = Self.completeLength(head) {
             guard length == resumedFrom else {
                 // The partial does not fit the server's file: it is no use to anyone.
-                try partial.truncate(to: 0)
+                try reception.partial.truncate(to: 0)
                 throw .badReply("the server's file is \(length) bytes, the partial download had \(resumedFrom); removed it, run again", httpStatus: 416)
             }
-            // Everything was already here (the last run stopped before the rename).
-            completeAlready = true
-        } else if !(200..<300).contains(head.status) {
+            return true
+        }
+        if !(200..<300).contains(head.status) {
             _ = try client.decode(response, for: request)
             throw .badReply("the server answered HTTP \(head.status) without a file", httpStatus: head.status)
-        } else if !sawHead {
-            try restartAtZeroIfNeeded(head)  // no body at all: an empty file
         }
-        if !completeAlready, let length = Self.contentLength(head), partial.size - startedAt != length {
-            throw .badReply("the download ended after \(partial.size - startedAt) of \(length) bytes")
+        if !reception.sawHead {
+            try restartAtZeroIfNeeded(head, reception)  // no body at all: an empty file
         }
+        let received = reception.partial.size - reception.startedAt
+        if let length = Self.contentLength(head), received != length {
+            throw .badReply("the download ended after \(received) of \(length) bytes")
+        }
+        return false
+    }
 
-        let finalPath: String
-        if let destination {
-            finalPath = destination
-        } else {
-            finalPath = try checkedDestination(head, url: url, directory: directory)
-        }
-        try partial.commit(to: finalPath, overwrite: options.overwrite)
-        let mediaType = completeAlready ? nil : head.mediaType
-        return DownloadedFile(
-            url: url, path: finalPath, bytes: partial.size,
-            mediaType: Self.mediaType(reported: mediaType, prefix: prefix, path: finalPath),
-            sha256: Digest.hex(hasher.finalize()), resumedFrom: completeAlready ? resumedFrom : startedAt)
+    /// A 200 to a Range request: the server sends the whole file, so start again at zero.
+    private func restartAtZeroIfNeeded(_ head: HTTPResponseHead, _ reception: Reception) throws(DouctlError) {
+        try reception.start(at: startingOffset(head, resumedFrom: reception.resumedFrom))
     }
 
     /// 206 with the `Content-Range` we asked for continues the file; 200 (the server ignored
@@ -315,5 +303,65 @@ public struct Download {
     static func completeLength(_ head: HTTPResponseHead) -> Int64? {
         guard let value = head.header("Content-Range"), let slash = value.lastIndex(of: "/") else { return nil }
         return Int64(value[value.index(after: slash)...].trimmingCharacters(in: " \t"))
+    }
+}
+
+/// One download's bytes on their way into its partial file: the running hash, the first
+/// bytes (which name the media type), where this attempt began, and where the file goes.
+/// Its methods are what `APIClient.stream` calls back.
+private final class Reception {
+    let partial: PartialFile
+    /// The bytes already on disk from an earlier run (`--continue`).
+    let resumedFrom: Int64
+    /// The hash of those bytes, for a retry that starts again after them.
+    private let hashedExisting: SHA256
+    var hasher: SHA256
+    var prefix: [UInt8]
+    /// Where this attempt's bytes begin: `resumedFrom`, or 0 when the server sends it all.
+    private(set) var startedAt: Int64
+    /// `-o FILE`, or the name the reply's head chose.
+    var destination: String?
+    var sawHead = false
+    /// What went wrong locally while bytes arrived; it ends the transfer.
+    var failure: DouctlError?
+
+    init(partial: PartialFile, destination: String?) throws(DouctlError) {
+        var hasher = SHA256()
+        resumedFrom = partial.size
+        prefix = resumedFrom > 0 ? try partial.hashExisting(into: &hasher) : []
+        self.partial = partial
+        self.destination = destination
+        hashedExisting = hasher
+        self.hasher = hasher
+        startedAt = resumedFrom
+    }
+
+    /// Takes the body from `offset` on; at 0 what the partial held is dropped.
+    func start(at offset: Int64) throws(DouctlError) {
+        startedAt = offset
+        if startedAt == 0 && partial.size > 0 {
+            try partial.truncate(to: 0)
+            hasher = SHA256()
+            prefix = []
+        }
+    }
+
+    /// A retry after a broken attempt begins again where this attempt began.
+    func restart() -> Bool {
+        do throws(DouctlError) { try partial.truncate(to: startedAt) } catch { return false }
+        hasher = startedAt == 0 ? SHA256() : hashedExisting
+        if startedAt == 0 { prefix = [] }
+        return true
+    }
+
+    func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard failure == nil else { return false }
+        if let error = partial.append(chunk) {
+            failure = error
+            return false
+        }
+        hasher.update(chunk)
+        if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
+        return true
     }
 }

@@ -1,4 +1,5 @@
 import DouctlServer
+import DouctlSystem
 
 /// The local name a download gets: from the reply's `Content-Disposition` (RFC 6266:
 /// `filename*` first, then `filename`), else the URL's last path segment, else "download".
@@ -17,7 +18,7 @@ public enum DownloadNaming {
     /// The file name a `Content-Disposition` header carries, made safe; nil when none.
     public static func name(contentDisposition header: String) -> String? {
         let parsed = HeaderValueWithParameters(parsing: header)
-        if let extended = parsed.parameter("filename*"), let decoded = decodeExtendedValue(extended),
+        if let extended = parsed.parameter("filename*"), let decoded = PercentEncoding.decodeExtendedValue(extended),
            let name = sanitize(decoded) {
             return name
         }
@@ -61,17 +62,5 @@ public enum DownloadNaming {
         }
         while stem.utf8.count + suffix.utf8.count > maximumBytes, !stem.isEmpty { stem.removeLast() }
         return String(stem) + suffix
-    }
-
-    /// An RFC 8187 extended value: `UTF-8''na%C3%AFve.txt` (ISO-8859-1 mapped byte for byte).
-    static func decodeExtendedValue(_ text: String) -> String? {
-        let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-        guard pieces.count == 3 else { return nil }
-        let bytes = PercentEncoding.decode(pieces[2].utf8, plusAsSpace: false)
-        switch pieces[0].lowercased() {
-        case "utf-8": return String(decoding: bytes, as: UTF8.self)
-        case "iso-8859-1": return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-        default: return nil
-        }
     }
 }

@@ -15,16 +15,8 @@ public struct Identity: Sendable, Equatable {
         self.displayName = displayName
     }
 
-    /// Asks the API who the client's token belongs to: `/v2/user/~me` on Douban,
-    /// `/api/account/current_user` on Coding.
+    /// Asks the API who the client's token belongs to (the service's `identity`).
     public static func fetch(with client: APIClient) throws(DouctlError) -> Identity {
-        switch client.profile.style {
-        case .douban:
-            let me = try client.send(APIRequest(path: "/v2/user/~me")).requireJSON()
-            return Identity(id: me["id"]?.scalarText, name: me["uid"]?.scalarText ?? me["name"]?.scalarText, displayName: me["name"]?.scalarText)
-        case .coding:
-            let me = try client.send(APIRequest(path: "/api/account/current_user")).requireJSON()
-            return Identity(id: me["id"]?.scalarText, name: me["global_key"]?.scalarText, displayName: me["name"]?.scalarText)
-        }
+        try client.service.identity()
     }
 }

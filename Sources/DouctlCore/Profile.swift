@@ -146,64 +146,17 @@ extension ConfigFile {
             if let guess = Suggestions.closest(to: name, in: known) { message += "; did you mean '\(guess)'?" }
             throw .usage(message)
         }
-        var merged: [ProfileKey: ProfileValue] = [:]
+        var merged = MergedSettings()
         let presetName = settings?[.preset]?.display ?? (Preset.named(name) != nil ? name : nil)
         if let presetName {
             guard let preset = Preset.named(presetName) else {
                 throw .usage("profile '\(name)' names an unknown preset '\(presetName)'")
             }
-            merged = preset.settings
+            merged.values = preset.settings
         }
-        for entry in settings?.entries ?? [] { merged[entry.key] = entry.value }
-        if let apiBase = overrides.apiBase { merged[.apiBase] = .text(apiBase) }
-        if let clientID = overrides.clientID { merged[.clientID] = .text(clientID) }
-        if let clientSecret = overrides.clientSecret { merged[.clientSecret] = .text(clientSecret) }
-
-        func text(_ key: ProfileKey) -> String? {
-            if case .text(let value)? = merged[key], !value.isEmpty { return value }
-            return nil
-        }
-        func map(_ key: ProfileKey) -> [ProfileValue.Pair] {
-            if case .map(let pairs)? = merged[key] { return pairs }
-            return []
-        }
-        guard let apiBase = text(.apiBase) else {
-            throw .usage("profile '\(name)' has no api_base; set one with: douctl config set api_base URL --profile \(name)")
-        }
-        var scopes: [String] = []
-        if case .list(let list)? = merged[.scopes] { scopes = list }
-        var resolved = ResolvedProfile(
-            name: name,
-            preset: presetName,
-            style: text(.style).flatMap(APIStyle.init(rawValue:)) ?? .douban,
-            apiBase: apiBase,
-            authorizeURL: text(.authorizeURL),
-            tokenURL: text(.tokenURL),
-            deviceAuthorizationURL: text(.deviceAuthorizationURL),
-            revokeURL: text(.revokeURL),
-            clientID: text(.clientID),
-            clientSecret: text(.clientSecret),
-            scopes: scopes,
-            redirectURI: text(.redirectURI),
-            tokenAuth: text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
-            tokenPlacement: text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
-            bodyFormat: text(.bodyFormat).flatMap(BodyFormat.init(rawValue:)) ?? .form,
-            commonParams: map(.commonParams),
-            commonHeaders: map(.commonHeaders),
-            signing: text(.signing).flatMap(SigningScheme.init(rawValue:)),
-            signingSecret: text(.signingSecret),
-            signingCommand: text(.signingCommand),
-            rateLimit: text(.rateLimit).flatMap(RateQuota.init),
-            cacheMaxMB: text(.cacheMaxMB).flatMap(Double.init).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 50,
-            rateLimitText: text(.rateLimit),
-            isConfigured: settings != nil)
-        resolved.caBundle = text(.caBundle)
-        resolved.caPath = text(.caPath)
-        resolved.clientCert = text(.clientCert)
-        resolved.clientKey = text(.clientKey)
-        resolved.insecure = text(.insecure) == "true"
-        resolved.proxy = text(.proxy)
-        return resolved
+        for entry in settings?.entries ?? [] { merged.values[entry.key] = entry.value }
+        merged.apply(overrides)
+        return try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
     }
 
     /// Every name `--profile` accepts, once each: the configured profiles, then the presets
@@ -211,5 +164,73 @@ extension ConfigFile {
     public var knownProfileNames: [String] {
         let configured = profiles.map(\.name)
         return configured + Preset.all.map(\.name).filter { !configured.contains($0) }
+    }
+}
+
+/// A profile's settings with its preset, config.json and the run's overrides merged, read
+/// key by key.
+private struct MergedSettings {
+    var values: [ProfileKey: ProfileValue] = [:]
+
+    mutating func apply(_ overrides: ProfileOverrides) {
+        if let apiBase = overrides.apiBase { values[.apiBase] = .text(apiBase) }
+        if let clientID = overrides.clientID { values[.clientID] = .text(clientID) }
+        if let clientSecret = overrides.clientSecret { values[.clientSecret] = .text(clientSecret) }
+    }
+
+    /// A text setting; an empty one counts as unset.
+    func text(_ key: ProfileKey) -> String? {
+        if case .text(let value)? = values[key], !value.isEmpty { return value }
+        return nil
+    }
+
+    func map(_ key: ProfileKey) -> [ProfileValue.Pair] {
+        if case .map(let pairs)? = values[key] { return pairs }
+        return []
+    }
+
+    func list(_ key: ProfileKey) -> [String] {
+        if case .list(let list)? = values[key] { return list }
+        return []
+    }
+}
+
+extension ResolvedProfile {
+    /// Reads each setting with its default; a profile needs an api_base.
+    fileprivate init(name: String, preset: String?, merged: MergedSettings, isConfigured: Bool) throws(DouctlError) {
+        guard let apiBase = merged.text(.apiBase) else {
+            throw .usage("profile '\(name)' has no api_base; set one with: douctl config set api_base URL --profile \(name)")
+        }
+        self.init(
+            name: name,
+            preset: preset,
+            style: merged.text(.style).flatMap(APIStyle.init(rawValue:)) ?? .douban,
+            apiBase: apiBase,
+            authorizeURL: merged.text(.authorizeURL),
+            tokenURL: merged.text(.tokenURL),
+            deviceAuthorizationURL: merged.text(.deviceAuthorizationURL),
+            revokeURL: merged.text(.revokeURL),
+            clientID: merged.text(.clientID),
+            clientSecret: merged.text(.clientSecret),
+            scopes: merged.list(.scopes),
+            redirectURI: merged.text(.redirectURI),
+            tokenAuth: merged.text(.tokenAuth).flatMap(TokenAuth.init(rawValue:)) ?? .post,
+            tokenPlacement: merged.text(.tokenPlacement).flatMap(TokenPlacement.init(rawValue:)) ?? .header,
+            bodyFormat: merged.text(.bodyFormat).flatMap(BodyFormat.init(rawValue:)) ?? .form,
+            commonParams: merged.map(.commonParams),
+            commonHeaders: merged.map(.commonHeaders),
+            signing: merged.text(.signing).flatMap(SigningScheme.init(rawValue:)),
+            signingSecret: merged.text(.signingSecret),
+            signingCommand: merged.text(.signingCommand),
+            rateLimit: merged.text(.rateLimit).flatMap(RateQuota.init),
+            cacheMaxMB: merged.text(.cacheMaxMB).flatMap(Double.init).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 50,
+            rateLimitText: merged.text(.rateLimit),
+            isConfigured: isConfigured)
+        caBundle = merged.text(.caBundle)
+        caPath = merged.text(.caPath)
+        clientCert = merged.text(.clientCert)
+        clientKey = merged.text(.clientKey)
+        insecure = merged.text(.insecure) == "true"
+        proxy = merged.text(.proxy)
     }
 }

@@ -125,7 +125,6 @@ public enum ProfileValue: Sendable, Equatable {
             self.name = name
             self.value = value
         }
-        var tuple: (String, String) { (name, value) }
     }
 
     /// How `config get` prints it: lists comma-separated, maps as a JSON object.

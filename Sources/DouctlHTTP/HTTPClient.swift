@@ -161,19 +161,11 @@ public final class HTTPClient {
                 // refuses some options on a handle whose transfer failed): start afresh.
                 ccurl_easy_cleanup(handle)
                 handle = nil
-                let retryable: Bool
-                switch error {
-                case .cannotConnect, .timedOut, .connectionLost: retryable = true
-                default: retryable = false
-                }
-                guard mayRetry, retryable, current.isIdempotent || error.neverReachedServer,
+                guard mayRetry, error.isTransient, current.isIdempotent || error.neverReachedServer,
                       delivered == 0 || restartSink?() == true else {
                     throw error
                 }
-                let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
-                guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
-                configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-                configuration.sleep(delay)
+                try waitToRetry(after: error, attempt: attempt, started: started)
             case .reply(var head, let held):
                 head.url = current.url
                 if let location = redirectLocation(head, of: current) {
@@ -183,24 +175,31 @@ public final class HTTPClient {
                     if configuration.isCancelled() { throw .interrupted }
                     continue
                 }
-                if let held {
-                    let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
-                    if mayRetry && current.isIdempotent && policy.retryableStatuses.contains(head.status),
-                       policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) {
-                        configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-                        configuration.sleep(delay)
-                    } else {
-                        headReady?(head)
-                        _ = held.withUnsafeBytes { sink($0) }
-                        return head
-                    }
-                } else {
+                // A body was held back only while the status might be retried.
+                guard let held else { return head }
+                let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
+                guard mayRetry && current.isIdempotent && policy.retryableStatuses.contains(head.status),
+                      policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else {
+                    headReady?(head)
+                    _ = held.withUnsafeBytes { sink($0) }
                     return head
                 }
+                configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
+                configuration.sleep(delay)
             }
             if configuration.isCancelled() { throw .interrupted }
             attempt += 1
         }
+    }
+
+    /// Before another attempt after a transient failure: waits the policy's delay, or
+    /// throws `error` when the retry budget is spent.
+    private func waitToRetry(after error: TransportError, attempt: Int, started: Double) throws(TransportError) {
+        let policy = configuration.retry
+        let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
+        guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
+        configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
+        configuration.sleep(delay)
     }
 
     /// `-v`: which HTTP version the exchange used (HTTP/2 is negotiated by ALPN over TLS when
@@ -287,18 +286,9 @@ public final class HTTPClient {
         headReady: ((HTTPResponseHead) -> Void)? = nil,
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
-        do {
-            try CurlLibrary.load()
-        } catch {
-            return .failure(error, delivered: 0)
-        }
-        if handle == nil { handle = ccurl_easy_init() }
-        guard let handle else {
-            return .failure(.libraryUnavailable("curl_easy_init failed"), delivered: 0)
-        }
-        ccurl_easy_reset(handle)
+        let handle: UnsafeMutableRawPointer
+        do { handle = try freshHandle() } catch { return .failure(error, delivered: 0) }
 
-        let host = HTTPURL(request.url)?.host ?? "the server"
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
             isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
@@ -310,8 +300,45 @@ public final class HTTPClient {
 
         var problems: [Int32] = []
         func check(_ result: Int32) { if result != CCURLE_OK { problems.append(result) } }
+        setTransferOptions(handle, url: request.url, transfer: transfer, context: context, check: check)
+        setTLSAndProxyOptions(handle, url: request.url, check: check)
+        let headers = setMethodAndBody(handle, request, context: context, check: check)
+        // Redirects are followed by `send`, hop by hop (see `redirected`).
+        check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0))
+        for header in headers {
+            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
+            guard !line.contains("\r"), !line.contains("\n") else {
+                return .failure(.invalidRequest("header \(header.name) contains a line break"), delivered: 0)
+            }
+            headerList = ccurl_slist_append(headerList, line)
+        }
+        if headerList != nil { check(ccurl_setopt_pointer(handle, CCURLOPT_HTTPHEADER, headerList)) }
+        if let problem = problems.first {
+            return .failure(.invalidRequest(String(cString: ccurl_easy_strerror(problem))), delivered: 0)
+        }
 
-        check(ccurl_setopt_string(handle, CCURLOPT_URL, request.url))
+        let result = ccurl_easy_perform(handle)
+        transfer.finishLog()
+        return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
+    }
+
+    /// The kept-alive easy handle, reset for a new transfer (created on first use, after
+    /// libcurl is loaded).
+    private func freshHandle() throws(TransportError) -> UnsafeMutableRawPointer {
+        try CurlLibrary.load()
+        if handle == nil { handle = ccurl_easy_init() }
+        guard let handle else { throw .libraryUnavailable("curl_easy_init failed") }
+        ccurl_easy_reset(handle)
+        return handle
+    }
+
+    /// What every transfer sets: the URL, timeouts, buffer sizes, and the callbacks that
+    /// tie libcurl to `transfer`.
+    private func setTransferOptions(
+        _ handle: UnsafeMutableRawPointer, url: String, transfer: Transfer, context: UnsafeMutableRawPointer,
+        check: (Int32) -> Void
+    ) {
+        check(ccurl_setopt_string(handle, CCURLOPT_URL, url))
         check(restrictProtocols(handle, CCURLOPT_PROTOCOLS_STR, fallback: CCURLOPT_PROTOCOLS))
         check(ccurl_setopt_string(handle, CCURLOPT_USERAGENT, configuration.userAgent))
         check(ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1))
@@ -336,6 +363,15 @@ public final class HTTPClient {
         check(ccurl_setopt_long(handle, CCURLOPT_NOPROGRESS, 0))
         check(ccurl_setopt_progress_callback(handle, progressCallback))
         check(ccurl_setopt_pointer(handle, CCURLOPT_XFERINFODATA, context))
+        if configuration.verboseLog != nil {
+            check(ccurl_setopt_long(handle, CCURLOPT_VERBOSE, 1))
+            check(ccurl_setopt_debug_callback(handle, debugCallback))
+            check(ccurl_setopt_pointer(handle, CCURLOPT_DEBUGDATA, context))
+        }
+    }
+
+    /// TLS 1.2 at least, the configured CAs and client certificate, and the proxy.
+    private func setTLSAndProxyOptions(_ handle: UnsafeMutableRawPointer, url: String, check: (Int32) -> Void) {
         check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
         let tls = configuration.tls
         if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, caBundle)) }
@@ -346,15 +382,16 @@ public final class HTTPClient {
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
         }
-        if let proxy = configuration.proxy ?? HTTPURL(request.url).flatMap({ configuration.fallbackProxies[$0.scheme] }) {
+        if let proxy = configuration.proxy ?? HTTPURL(url).flatMap({ configuration.fallbackProxies[$0.scheme] }) {
             check(ccurl_setopt_string(handle, CCURLOPT_PROXY, proxy))
         }
-        if configuration.verboseLog != nil {
-            check(ccurl_setopt_long(handle, CCURLOPT_VERBOSE, 1))
-            check(ccurl_setopt_debug_callback(handle, debugCallback))
-            check(ccurl_setopt_pointer(handle, CCURLOPT_DEBUGDATA, context))
-        }
+    }
 
+    /// The method and how the body is read; returns the request's headers, with
+    /// `Transfer-Encoding: chunked` added for a body of unknown length.
+    private func setMethodAndBody(
+        _ handle: UnsafeMutableRawPointer, _ request: HTTPRequest, context: UnsafeMutableRawPointer, check: (Int32) -> Void
+    ) -> [HTTPHeader] {
         let method = request.method.uppercased()
         var headers = request.headers
         switch (method, request.body) {
@@ -379,34 +416,27 @@ public final class HTTPClient {
             }
             if method != "POST" { check(ccurl_setopt_string(handle, CCURLOPT_CUSTOMREQUEST, method)) }
         }
-        // Redirects are followed by `send`, hop by hop (see `redirected`).
-        check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0))
-        for header in headers {
-            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            guard !line.contains("\r"), !line.contains("\n") else {
-                return .failure(.invalidRequest("header \(header.name) contains a line break"), delivered: 0)
-            }
-            headerList = ccurl_slist_append(headerList, line)
-        }
-        if headerList != nil { check(ccurl_setopt_pointer(handle, CCURLOPT_HTTPHEADER, headerList)) }
-        if let problem = problems.first {
-            return .failure(.invalidRequest(String(cString: ccurl_easy_strerror(problem))), delivered: 0)
-        }
+        return headers
+    }
 
-        let result = ccurl_easy_perform(handle)
-        transfer.finishLog()
-        if result == CCURLE_OK, let log = configuration.verboseLog { logProtocol(handle, log) }
-        if result == CCURLE_OK {
-            var status = 0
-            ccurl_getinfo_long(handle, CCURLINFO_RESPONSE_CODE, &status)
-            var head = transfer.head ?? HTTPResponseHead(status: status)
-            if head.status == 0 { head.status = status }
-            let held = transfer.heldBody.isEmpty && !holdBody(head) ? nil : transfer.heldBody
-            return .reply(head, held: held)
+    /// A finished `curl_easy_perform`: the reply (its body held back when `holdBody` says
+    /// so), or the failure, classified.
+    private func outcome(
+        of result: Int32, _ handle: UnsafeMutableRawPointer, _ transfer: Transfer, host: String,
+        holdBody: (HTTPResponseHead) -> Bool
+    ) -> Outcome {
+        guard result == CCURLE_OK else {
+            var verifyResult = 0
+            ccurl_getinfo_long(handle, CCURLINFO_SSL_VERIFYRESULT, &verifyResult)
+            return .failure(classify(result, transfer, host: host, verifyResult: verifyResult), delivered: transfer.deliveredBytes)
         }
-        var verifyResult = 0
-        ccurl_getinfo_long(handle, CCURLINFO_SSL_VERIFYRESULT, &verifyResult)
-        return .failure(classify(result, transfer, host: host, verifyResult: verifyResult), delivered: transfer.deliveredBytes)
+        if let log = configuration.verboseLog { logProtocol(handle, log) }
+        var status = 0
+        ccurl_getinfo_long(handle, CCURLINFO_RESPONSE_CODE, &status)
+        var head = transfer.head ?? HTTPResponseHead(status: status)
+        if head.status == 0 { head.status = status }
+        let held = transfer.heldBody.isEmpty && !holdBody(head) ? nil : transfer.heldBody
+        return .reply(head, held: held)
     }
 
     /// HTTP and HTTPS only. The string option exists since libcurl 7.85; older libraries
@@ -429,11 +459,9 @@ public final class HTTPClient {
         if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
         }
+        if result == CCURLE_ABORTED_BY_CALLBACK && transfer.wasCancelled { return .interrupted }
+        if let failure = transfer.reader.failure { return failure }
         switch result {
-        case CCURLE_ABORTED_BY_CALLBACK where transfer.wasCancelled:
-            return .interrupted
-        case _ where transfer.reader.failure != nil:
-            return transfer.reader.failure ?? .bodyFile(redacted)
         case CCURLE_WRITE_ERROR where transfer.sinkRefused:
             return .outputFailed("the output was closed")
         case CCURLE_COULDNT_CONNECT, CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY, CCURLE_PROXY:

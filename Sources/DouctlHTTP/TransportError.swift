@@ -37,6 +37,15 @@ public enum TransportError: Error, Equatable, Sendable {
         }
     }
 
+    /// True for a failure that may pass if the request is sent again (no connection, a
+    /// timeout, a broken connection); not for TLS, a refused redirect or a local file.
+    public var isTransient: Bool {
+        switch self {
+        case .cannotConnect, .timedOut, .connectionLost: return true
+        default: return false
+        }
+    }
+
     /// True when the request certainly never reached the server, so even a POST may be sent again.
     var neverReachedServer: Bool {
         if case .cannotConnect = self { return true }

@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// `application/x-www-form-urlencoded` (the WHATWG URL standard's rules), used for query strings
 /// and form bodies. Parsing never fails: whatever arrives, something sensible comes out, because a
 /// fake API server must answer odd clients instead of crashing on them.
@@ -37,77 +39,5 @@ public enum FormURLEncoded {
     public static func serialize(_ fields: [(String, String)]) -> String {
         fields.map { PercentEncoding.encode($0.0, spaceAsPlus: true) + "=" + PercentEncoding.encode($0.1, spaceAsPlus: true) }
             .joined(separator: "&")
-    }
-}
-
-/// `%XX` escapes in both directions.
-public enum PercentEncoding {
-    /// Decodes `%XX` (either case of hex digits); a `%` not followed by two hex digits is kept as
-    /// is. With `plusAsSpace`, `+` becomes a space (form rules); paths keep their `+`.
-    public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusAsSpace: Bool) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                let first = bytes.index(after: index)
-                if first != bytes.endIndex {
-                    let second = bytes.index(after: first)
-                    if second != bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second]) {
-                        result.append(high << 4 | low)
-                        index = bytes.index(after: second)
-                        continue
-                    }
-                }
-                result.append(byte)
-            } else if plusAsSpace && byte == UInt8(ascii: "+") {
-                result.append(UInt8(ascii: " "))
-            } else {
-                result.append(byte)
-            }
-            index = bytes.index(after: index)
-        }
-        return result
-    }
-
-    public static func decodeString<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusAsSpace: Bool) -> String {
-        String(decoding: decode(bytes, plusAsSpace: plusAsSpace), as: UTF8.self)
-    }
-
-    public static func decode(_ text: String, plusAsSpace: Bool = false) -> String {
-        decodeString(Array(text.utf8), plusAsSpace: plusAsSpace)
-    }
-
-    /// Percent-encodes every byte except RFC 3986 unreserved ones (`A-Z a-z 0-9 - . _ ~`).
-    public static func encode(_ text: String, spaceAsPlus: Bool = false) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var result: [UInt8] = []
-        result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                result.append(byte)
-            case UInt8(ascii: " ") where spaceAsPlus:
-                result.append(UInt8(ascii: "+"))
-            default:
-                result.append(UInt8(ascii: "%"))
-                result.append(digits[Int(byte >> 4)])
-                result.append(digits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
-    }
-}
-
-@inline(__always)
-func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
     }
 }

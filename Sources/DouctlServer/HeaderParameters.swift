@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// A header value with parameters, as in `Content-Type: multipart/form-data; boundary=x` and
 /// `Content-Disposition: form-data; name="field"; filename="a.txt"`.
 public struct HeaderValueWithParameters: Sendable {
@@ -75,7 +77,7 @@ enum FormDataNames {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+               let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2]) {
                 let decoded = high << 4 | low
                 if decoded == 0x22 || decoded == 0x0D || decoded == 0x0A {
                     result.append(decoded)
@@ -87,19 +89,5 @@ enum FormDataNames {
             index += 1
         }
         return String(decoding: result, as: UTF8.self)
-    }
-
-    /// An RFC 8187 extended value (`UTF-8''na%C3%AFve.txt`), which RFC 7578 discourages but
-    /// some clients still send as `filename*`. ISO-8859-1 is mapped byte for byte.
-    static func decodeExtendedValue(_ text: String) -> String? {
-        let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-        guard pieces.count == 3 else { return nil }
-        let charset = asciiLowercased(pieces[0])
-        let bytes = PercentEncoding.decode(pieces[2].utf8, plusAsSpace: false)
-        switch charset {
-        case "utf-8": return String(decoding: bytes, as: UTF8.self)
-        case "iso-8859-1": return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-        default: return nil
-        }
     }
 }

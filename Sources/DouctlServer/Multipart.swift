@@ -259,7 +259,7 @@ public final class MultipartPart {
         if let disposition = headers["Content-Disposition"] {
             let parsed = HeaderValueWithParameters(parsing: disposition)
             name = parsed.parameter("name").map(FormDataNames.decodeBrowserEscapes)
-            filename = parsed.parameter("filename*").flatMap(FormDataNames.decodeExtendedValue)
+            filename = parsed.parameter("filename*").flatMap(PercentEncoding.decodeExtendedValue)
                 ?? parsed.parameter("filename").map(FormDataNames.decodeBrowserEscapes)
         } else {
             name = nil

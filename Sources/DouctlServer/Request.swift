@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// One request as a handler sees it: the head parsed and decoded, the body still on the wire.
 public final class HTTPServerRequest: @unchecked Sendable {
     /// As sent, e.g. "GET" (methods are case-sensitive).
@@ -67,10 +69,5 @@ public final class HTTPServerRequest: @unchecked Sendable {
         headers["Content-Type"].map { value in
             asciiLowercased(trimmingWhitespace(value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]))
         }
-    }
-
-    /// The body parsed as `application/x-www-form-urlencoded` (at most `limit` bytes).
-    public func formFields(limit: Int = 1 << 20) throws -> [(name: String, value: String)] {
-        FormURLEncoded.parse(try body.readAll(limit: limit))
     }
 }

@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// A request body, read as it arrives: Content-Length or chunked framing is removed, so the
 /// handler sees only content. Nothing is buffered beyond the connection's read buffer, which is
 /// what lets a handler stream a multi-gigabyte upload to disk in constant memory.
@@ -127,7 +129,7 @@ public final class HTTPRequestBody: @unchecked Sendable {
     static func parseChunkSize(_ line: [UInt8]) throws(HTTPServerError) -> Int64 {
         var value: Int64 = 0
         var index = 0
-        while index < line.count, let digit = hexValue(line[index]) {
+        while index < line.count, let digit = PercentEncoding.hexValue(line[index]) {
             let (shifted, overflowed) = value.multipliedReportingOverflow(by: 16)
             if overflowed { throw .malformed("chunk size too large") }
             value = shifted | Int64(digit)

@@ -41,8 +41,6 @@ final class SocketOutput {
         try SocketIO.sendAll(fd, bytes, more: more)
         bytesSent += Int64(bytes.count)
     }
-
-    func discardPending() { pending.removeAll(keepingCapacity: true) }
 }
 
 /// Given to a `.stream` body's producer. Each `write` goes out at once (as one chunk, when the

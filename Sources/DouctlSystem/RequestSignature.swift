@@ -4,7 +4,7 @@ public enum RequestSignature {
     /// base64(HMAC-SHA1(secret, "METHOD&" + percent-encoded path + "&" + timestamp)), the
     /// path encoded with only RFC 3986's unreserved characters kept.
     public static func hmacSHA1(method: String, path: String, timestamp: String, secret: String) -> String {
-        let base = method.uppercased() + "&" + percentEncode(path) + "&" + timestamp
+        let base = method.uppercased() + "&" + PercentEncoding.encode(path) + "&" + timestamp
         return Base64.encode(Digest.hmacSHA1(key: Array(secret.utf8), message: Array(base.utf8)))
     }
 
@@ -13,22 +13,6 @@ public enum RequestSignature {
         let sorted = params.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
         let text = sorted.map { "\($0.0)=\($0.1)" }.joined(separator: "&") + secret
         return Digest.hex(Digest.md5(Array(text.utf8)))
-    }
-
-    /// Unreserved characters (A-Z a-z 0-9 - . _ ~) kept, every other byte %XX.
-    static func percentEncode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -133,6 +133,33 @@ struct FirstHourTests {
         #expect(try fixture.douctl.run("auth", "login", "--device").status == 0)
     }
 
+    // MARK: a corrupt cookie jar
+
+    @Test func aCorruptCookieJarIsReportedNotTakenForALogout() throws {
+        let fixture = try SandboxFixture()
+        try fixture.douctl.run("profile", "use", "coding-sandbox")
+        let path = fixture.douctl.configDirectory + "/cookies-coding-sandbox.json"
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        for arguments in [["user", "me"], ["shuo", "timeline"], ["auth", "status"]] {
+            let result = try fixture.douctl.run(arguments)
+            #expect(result.status == 3, "\(arguments): \(result)")
+            #expect(result.errorLine.hasPrefix("douctl: bad configuration file \(path) ("), "\(arguments): \(result)")
+            #expect(!result.stderr.contains("not logged in"), "\(arguments)")
+        }
+        #expect(fixture.sandbox.requests.isEmpty, "nothing was sent")
+
+        // Logging out deletes it, saying why; then the profile is plainly logged out.
+        let logout = try fixture.douctl.run("auth", "logout")
+        #expect(logout.status == 0, "\(logout)")
+        #expect(logout.stderr.contains("douctl: warning: \(path) is corrupt ("))
+        #expect(logout.stderr.contains("Logged out of coding-sandbox."))
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let after = try fixture.douctl.run("user", "me")
+        #expect(after.status == 4, "\(after)")
+        #expect(after.errorLine == "douctl: not logged in to coding-sandbox; run: douctl auth login --profile coding-sandbox")
+    }
+
     // MARK: device login rides out transient failures
 
     @Test func deviceLoginRetriesTransientFailures() throws {

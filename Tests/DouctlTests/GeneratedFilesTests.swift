@@ -124,13 +124,16 @@ struct GeneratedFilesTests {
     }
 
     @Test func demoRunsGreen() throws {
-        let result = try Douctl().run(["demo"], timeout: 120)
+        let temporary = TemporaryDirectory.make(prefix: "douctl-demo-tmp")
+        let result = try Douctl(environment: ["TMPDIR": temporary]).run(["demo"], timeout: 120)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("everything worked"))
         #expect(result.stderr.contains("$ douctl shuo post"))
         let lines = try result.lines()
         #expect(lines.count == 8)
         #expect(lines.last?["deleted"]?.boolValue == true)
+        // The temporary config directory (and the sandbox's pictures) are gone afterwards.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
     }
 
     @Test func installScriptInstallsAndUninstalls() throws {

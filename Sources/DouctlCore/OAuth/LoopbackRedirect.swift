@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// The redirect URI of the browser flow, on the loopback interface (RFC 8252 §7.3).
 public struct LoopbackRedirect: Sendable, Equatable {
     public var port: UInt16
@@ -69,39 +71,13 @@ public struct URLParts: Sendable, Equatable {
     public static func parseQuery(_ text: String) -> [(String, String)] {
         text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (percentDecode(String(parts[0])), parts.count > 1 ? percentDecode(String(parts[1])) : "")
+            return (PercentEncoding.decode(String(parts[0]), plusAsSpace: true),
+                    parts.count > 1 ? PercentEncoding.decode(String(parts[1]), plusAsSpace: true) : "")
         }
     }
 
     public static func == (lhs: URLParts, rhs: URLParts) -> Bool {
         lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.port == rhs.port && lhs.path == rhs.path
             && lhs.query.elementsEqual(rhs.query) { $0 == $1 }
-    }
-
-    /// %XX and '+' decoding; malformed escapes stay as they are.
-    public static func percentDecode(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var input = Array(text.utf8)[...]
-        func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case 48...57: return byte - 48
-            case 65...70: return byte - 55
-            case 97...102: return byte - 87
-            default: return nil
-            }
-        }
-        while let byte = input.first {
-            input = input.dropFirst()
-            if byte == UInt8(ascii: "+") {
-                bytes.append(0x20)
-            } else if byte == UInt8(ascii: "%"), input.count >= 2,
-                      let high = hexValue(input[input.startIndex]), let low = hexValue(input[input.startIndex + 1]) {
-                bytes.append(high << 4 | low)
-                input = input.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

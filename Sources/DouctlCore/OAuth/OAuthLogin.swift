@@ -281,7 +281,7 @@ final class CallbackListener: Sendable {
         let state = LockedValue<(result: Result?, wrongStates: Int)>((nil, 0))
         self.state = state
         // The server hands handlers the percent-decoded path.
-        let path = URLParts.percentDecode(redirect.path)
+        let path = PercentEncoding.decode(redirect.path, plusAsSpace: true)
         do {
             server = try HTTPServer(host: "127.0.0.1", port: redirect.port) { request in
                 guard request.path == path else {

@@ -119,8 +119,6 @@ public struct TokenEndpoint {
         let response: HTTPResponse
         do {
             response = try http.fetch(request)
-        } catch .interrupted {
-            throw .interrupted
         } catch {
             throw .transport(error)
         }

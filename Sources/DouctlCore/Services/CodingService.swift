@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlSystem
 
 /// Coding's legacy REST API: `/api/…` paths, replies in `{code, data, msg}`,
 /// tweets (冒泡) for statuses, Pageable lists and `last_id` cursors.
@@ -33,8 +34,15 @@ public struct CodingService: SocialService {
 
     // MARK: users
 
+    static let meRequest = APIRequest(path: "/api/account/current_user")
+
     public func me() throws(DouctlError) -> JSON {
-        try client.checked(client.json(APIRequest(path: "/api/account/current_user")), has: ReplyShape.codingUser, what: "user", request: "GET /api/account/current_user")
+        try client.checked(client.json(Self.meRequest), has: ReplyShape.codingUser, what: "user", request: Self.meRequest.summary)
+    }
+
+    public func identity() throws(DouctlError) -> Identity {
+        let me = try client.json(Self.meRequest)
+        return Identity(id: me["id"]?.scalarText, name: me["global_key"]?.scalarText, displayName: me["name"]?.scalarText)
     }
 
     public func user(_ idOrName: String) throws(DouctlError) -> JSON {
@@ -56,16 +64,19 @@ public struct CodingService: SocialService {
         if let recommendation = draft.recommendation, !recommendation.isEmpty {
             throw unsupported("a recommended link (--rec-*)")
         }
+        try draft.requireContent()
         var content = draft.text ?? ""
         if let imagePath = draft.imagePath {
             try checkPicture(imagePath)
             let url = try imageUploader.upload(imagePath)
             content += "\n ![图片](\(url)) "
         }
-        guard !content.isEmpty else { throw .usage("nothing to post: give TEXT or --image") }
         return try client.checked(client.json(APIRequest(method: "POST", path: "/api/tweet", body: .form([("content", content)]))),
                                     has: ReplyShape.codingTweet, what: "new tweet", request: "POST /api/tweet")
     }
+
+    /// Nothing: a part Coding lacks is refused by `post`, not dropped.
+    public func ignoredParts(of draft: StatusDraft) -> String? { nil }
 
     /// `ID` alone means one of your own tweets; `GLOBAL_KEY/ID` someone else's.
     public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
@@ -121,15 +132,26 @@ public struct CodingService: SocialService {
 
     public func reshare(_ statusID: String) throws(DouctlError) -> JSON { throw unsupported("reshare") }
 
+    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .coding) }
+
+    // MARK: sessions
+
+    /// Ends the server side of a password login's cookie session (the client's `session`).
+    public func endSession() throws(DouctlError) {
+        _ = try client.send(APIRequest(method: "POST", path: "/api/account/logout", sendsToken: false))
+    }
+
     // MARK: uploads
 
     public var defaultUpload: (path: String, field: String) { (InsertImageUploader.path, InsertImageUploader.field) }
 
-    public func checkPicture(_ path: String) throws(DouctlError) {
-        try MultipartForm.checkReadableFile(path)
+    @discardableResult
+    public func checkPicture(_ path: String) throws(DouctlError) -> FileStatus {
+        let status = try MultipartForm.checkReadableFile(path)
         guard let type = MediaType.sniff(MediaType.readPrefix(path)), type.hasPrefix("image/") else {
             throw .localInput("\(path) is not a picture (JPEG, PNG, GIF, WebP or BMP)")
         }
+        return status
     }
 
     private func splitOwned(_ id: String, needsOwner: Bool = true) throws(DouctlError) -> (String, String) {

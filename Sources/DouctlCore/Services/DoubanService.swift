@@ -14,8 +14,15 @@ public struct DoubanService: SocialService {
 
     // MARK: users
 
+    static let meRequest = APIRequest(path: "/v2/user/~me")
+
     public func me() throws(DouctlError) -> JSON {
-        try client.checked(client.json(APIRequest(path: "/v2/user/~me")), has: ReplyShape.doubanUser, what: "user", request: "GET /v2/user/~me")
+        try client.checked(client.json(Self.meRequest), has: ReplyShape.doubanUser, what: "user", request: Self.meRequest.summary)
+    }
+
+    public func identity() throws(DouctlError) -> Identity {
+        let me = try client.json(Self.meRequest)
+        return Identity(id: me["id"]?.scalarText, name: me["uid"]?.scalarText ?? me["name"]?.scalarText, displayName: me["name"]?.scalarText)
     }
 
     public func user(_ idOrName: String) throws(DouctlError) -> JSON {
@@ -48,6 +55,7 @@ public struct DoubanService: SocialService {
     /// S1: `POST /shuo/v2/statuses/` — a form, or multipart with the picture in `image`
     /// (Douban then ignores `rec_*`, so they are not sent).
     public func post(_ draft: StatusDraft) throws(DouctlError) -> JSON {
+        try draft.requireContent()
         var fields: [(String, String)] = []
         if let text = draft.text { fields.append(("text", text)) }
         if let imagePath = draft.imagePath {
@@ -64,6 +72,12 @@ public struct DoubanService: SocialService {
         }
         return try client.checked(client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form(fields))),
                                     has: ReplyShape.doubanStatus, what: "new status", request: "POST /shuo/v2/statuses/")
+    }
+
+    /// Douban ignores `rec_*` beside a picture, so `post` leaves them out.
+    public func ignoredParts(of draft: StatusDraft) -> String? {
+        guard draft.imagePath != nil, let recommendation = draft.recommendation, !recommendation.isEmpty else { return nil }
+        return "Douban ignores --rec-* when a picture is sent; sending the text and picture only"
     }
 
     public func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON {
@@ -115,12 +129,15 @@ public struct DoubanService: SocialService {
         try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/reshare"))
     }
 
+    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .douban) }
+
     // MARK: uploads
 
     public var defaultUpload: (path: String, field: String) { ("/shuo/v2/statuses/", "image") }
 
     /// What Douban accepts as a status picture: JPEG, GIF or PNG, at most 3 MiB.
-    public func checkPicture(_ path: String) throws(DouctlError) {
+    @discardableResult
+    public func checkPicture(_ path: String) throws(DouctlError) -> FileStatus {
         let status = try MultipartForm.checkReadableFile(path)
         guard let type = MediaType.sniff(MediaType.readPrefix(path)), ["image/jpeg", "image/gif", "image/png"].contains(type) else {
             throw .localInput("\(path) is not a JPEG, GIF or PNG picture (Douban accepts only those)")
@@ -128,6 +145,7 @@ public struct DoubanService: SocialService {
         if status.size > Self.maximumPictureBytes {
             throw .localInput("\(path) is \(Self.describeSize(status.size)); Douban accepts pictures up to \(Self.describeSize(Self.maximumPictureBytes))")
         }
+        return status
     }
 
     public static let maximumPictureBytes: Int64 = 3 * 1024 * 1024

@@ -56,15 +56,16 @@ public struct DownloadBatch: Sendable {
 
     private func download(_ index: Int, clients: ClientPool, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> DownloadResult {
         let started = Timestamp.now()
-        let client = clients.take()
-        defer { clients.give(client) }
-        let download = Download(client: client, source: sources[index], options: options)
         let outcome: DownloadResult.Outcome
         do {
+            let client = try clients.take()
+            defer { clients.give(client) }
+            let download = Download(client: client, source: sources[index], options: options)
             outcome = .downloaded(try download.run { received, total in progress(index, received, total) })
         } catch {
             outcome = .failed(error)
         }
-        return DownloadResult(index: index, source: sources[index], url: download.url, outcome: outcome, seconds: Timestamp.now() - started)
+        let url = factory.profile.url(for: sources[index])
+        return DownloadResult(index: index, source: sources[index], url: url, outcome: outcome, seconds: Timestamp.now() - started)
     }
 }

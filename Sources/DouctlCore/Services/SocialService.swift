@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlSystem
 
 /// The operations behind `douctl user`, `douctl shuo` and `douctl upload`, independent of
 /// which API family answers them. Each style implements them on its own endpoints; an
@@ -7,6 +8,9 @@ public protocol SocialService {
     var client: APIClient { get }
 
     func me() throws(DouctlError) -> JSON
+    /// Who the client's token (or session) belongs to, from the same endpoint as `me`, read
+    /// leniently: a login must not fail over a field `user me` would insist on.
+    func identity() throws(DouctlError) -> Identity
     func user(_ idOrName: String) throws(DouctlError) -> JSON
     func searchUsers(_ query: String) throws(DouctlError) -> Listing
     func following(_ user: String) throws(DouctlError) -> Listing
@@ -14,7 +18,11 @@ public protocol SocialService {
     func follow(_ user: String) throws(DouctlError) -> JSON
     func unfollow(_ user: String) throws(DouctlError) -> JSON
 
+    /// Posts a status; an empty draft is a usage error, a part the API lacks unsupported.
     func post(_ draft: StatusDraft) throws(DouctlError) -> JSON
+    /// What of `draft` this API would silently drop, to be said before posting; nil when
+    /// every part of it is sent.
+    func ignoredParts(of draft: StatusDraft) -> String?
     func status(_ id: String, packed: Bool) throws(DouctlError) -> JSON
     func delete(_ id: String) throws(DouctlError) -> JSON?
     func timeline(_ query: TimelineQuery) throws(DouctlError) -> Listing
@@ -24,11 +32,15 @@ public protocol SocialService {
     func like(_ statusID: String) throws(DouctlError) -> JSON?
     func unlike(_ statusID: String) throws(DouctlError) -> JSON?
     func reshare(_ statusID: String) throws(DouctlError) -> JSON
+    /// The pictures of a status this API returned, as URLs (`shuo get --save-images`).
+    func pictureURLs(in status: JSON) -> [String]
 
     /// Where `douctl upload` sends files unless told otherwise.
     var defaultUpload: (path: String, field: String) { get }
-    /// Checks a picture before it is posted (Douban: JPEG/GIF/PNG, ≤ 3 MiB).
-    func checkPicture(_ path: String) throws(DouctlError)
+    /// Checks a picture before it is posted (Douban: JPEG/GIF/PNG, ≤ 3 MiB), and the file
+    /// itself (exists, regular, readable) on the way.
+    @discardableResult
+    func checkPicture(_ path: String) throws(DouctlError) -> FileStatus
 }
 
 /// A 广播 to post.
@@ -57,6 +69,13 @@ public struct StatusDraft: Sendable, Equatable {
         self.text = text
         self.imagePath = imagePath
         self.recommendation = recommendation
+    }
+
+    /// A status needs text, a picture or a link.
+    func requireContent() throws(DouctlError) {
+        if (text ?? "").isEmpty && imagePath == nil && recommendation?.isEmpty ?? true {
+            throw .usage("nothing to post: give TEXT, --image or --rec-url")
+        }
     }
 }
 

@@ -82,10 +82,9 @@ public struct UploadBatch: Sendable {
         var size: Int64 = 0
         let outcome: UploadResult.Outcome
         do {
-            size = try MultipartForm.checkReadableFile(file).size
-            let client = clients.take()
+            let client = try clients.take()
             defer { clients.give(client) }
-            if target.checksPicture { try client.service.checkPicture(file) }
+            size = try (target.checksPicture ? client.service.checkPicture(file) : MultipartForm.checkReadableFile(file)).size
             let form = MultipartForm(parts: target.fields.map { .field(name: $0.0, value: $0.1) } + [.file(name: target.field, path: file)])
             let request = APIRequest(method: "POST", path: target.path, body: .multipart(form))
             let reply = try client.send(request) { transfer in
@@ -112,13 +111,14 @@ final class ClientPool: @unchecked Sendable {
         self.factory = factory
     }
 
-    func take() -> APIClient {
+    func take() throws(DouctlError) -> APIClient {
         let reused = idle.withLock { state -> Idle in
             var taken = Idle()
             if let last = state.clients.popLast() { taken.clients = [last] }
             return taken
         }
-        return reused.clients.first ?? factory.make()
+        if let client = reused.clients.first { return client }
+        return try factory.make()
     }
 
     func give(_ client: APIClient) {

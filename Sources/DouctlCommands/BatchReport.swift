@@ -1,0 +1,54 @@
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// What `upload` and `download` print as their results come in, in order: one JSON line
+/// per item, and for a failure its error line on stderr unless a progress display shows
+/// it (or the lines themselves are on stderr). It keeps each item's exit status, for the
+/// worst one.
+final class BatchReport: Sendable {
+    let display: ProgressDisplay?
+    /// Where the JSON lines go; nil prints none (a download to stdout).
+    private let linesFD: Int32?
+    private let stderrFD: Int32
+    private let printsErrorLines: Bool
+    private let errorFormatJSON: Bool
+    private let useColor: Bool
+    private let statuses = LockedValue<[ExitStatus]>([])
+
+    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?) {
+        self.display = display
+        self.linesFD = linesFD
+        stderrFD = invocation.stderr.fileDescriptor
+        printsErrorLines = display == nil && linesFD != invocation.stderr.fileDescriptor
+        errorFormatJSON = invocation.wantsJSONErrors
+        useColor = invocation.useColor
+    }
+
+    /// The exit status of the whole batch.
+    var worst: ExitStatus { ExitStatus.worst(statuses.value) }
+
+    func succeeded(_ index: Int, line: JSONObject, name: String, bytes: Int64, seconds: Double) {
+        statuses.withLock { $0.append(.success) }
+        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(bytes)) in \(Timestamp.duration(seconds))")
+        print(line)
+    }
+
+    /// `{KEY: VALUE, "ok": false, "error", "exit"}`, and the error line naming `item`.
+    func failed(_ index: Int, _ error: DouctlError, key: (String, String), item: String, name: String) {
+        let status = ExitStatus(error)
+        statuses.withLock { $0.append(status) }
+        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
+        if printsErrorLines && status != .interrupted {
+            try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor) + "\n")
+        }
+        print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+    }
+
+    private func print(_ line: JSONObject) {
+        guard let linesFD else { return }
+        var bytes = JSON.object(line).serialized(.compact)
+        bytes.append(0x0A)
+        try? FileIO.writeAll(linesFD, bytes)
+    }
+}
