@@ -151,19 +151,6 @@ extension StringProtocol {
     }
 }
 
-/// SplitMix64: a tiny, good-enough generator for reproducible fault draws.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Decides, request by request, which faults fire.
 final class FaultInjector: Sendable {
     let faults: [SandboxFault]
@@ -171,15 +158,16 @@ final class FaultInjector: Sendable {
 
     init(faults: [SandboxFault], seed: UInt64?) {
         self.faults = faults
-        generator = LockedValue(seed.map { SplitMix64(state: $0) })
+        generator = LockedValue(seed.map { SplitMix64(seed: $0) })
     }
 
     /// A uniform draw in [0, 1).
     private func draw() -> Double {
         generator.withLock { seeded -> Double in
             let bits: UInt64
-            if seeded != nil {
-                bits = seeded!.next()
+            if var generator = seeded {
+                bits = generator.next()
+                seeded = generator
             } else {
                 var system = SystemRandomNumberGenerator()
                 bits = system.next()

@@ -1,5 +1,6 @@
 import Testing
 import DouctlServer
+import DouctlSystem
 
 /// `FormURLEncoded`, `PercentEncoding`, `HTTPHeaders` and header parameters.
 @Suite struct FormAndHeaderTests {
