@@ -2,17 +2,22 @@ import DouctlJSON
 import DouctlServer
 import DouctlSystem
 
-/// Coding's cookie login (GET /api/captcha/login, POST /api/v2/account/login with the SHA-1 of the password, then /api/check_two_factor_auth_code), captchas, logout, and the user
-/// endpoints.
+/// Coding's cookie login (`GET /api/captcha/login`, `POST /api/v2/account/login` with the SHA-1
+/// of the password, then `/api/check_two_factor_auth_code`), its captchas, and the logout.
 ///
 /// The session cookie `sid` (and `XSRF-TOKEN`) is set by `GET /api/captcha/login` (or by the
 /// first `GET /api/getCaptcha`): a login POST without that session answers 1000.
-extension SandboxCore {
+struct CodingAccountHandlers: Sendable {
+    let state: LockedValue<SandboxState>
+    let configuration: SandboxConfiguration
+    let baseURL: BaseURL
+    let authentication: CodingAuthentication
+
     // MARK: - Captchas
 
     /// `GET /api/captcha/login`: does the login need a captcha? Starts the session.
-    func codingCaptchaNeeded(_ exchange: Exchange) -> HTTPServerResponse {
-        _ = ensureSession(exchange)
+    func captchaNeeded(_ exchange: Exchange) -> HTTPServerResponse {
+        _ = authentication.ensureSession(exchange)
         return Reply.coding(.bool(configuration.codingCaptchaRequired))
     }
 
@@ -20,39 +25,39 @@ extension SandboxCore {
     /// login captcha) it is bound to the session, started if need be; with a `type` (an action
     /// captcha, answered at `request_valid`) to the logged-in caller when there is one.
     /// The code is logged as `coding captcha for session SID: CODE` (or `for user KEY`).
-    func codingCaptchaImage(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let text = Captcha.text()
+    func captchaImage(_ exchange: Exchange) throws -> HTTPServerResponse {
+        let text = CodingCaptcha.text()
         let type = exchange.query("type")?.nonEmpty
-        if type != nil, let caller = try codingCallerIfAny(exchange) {
+        if type != nil, let caller = try authentication.callerIfAny(exchange) {
             let key: String = state.withLock { state in
                 state.coding.actionCaptchas[caller.userID] = text
                 state.coding.lastCaptcha = text
                 return state.coding.users[caller.userID]?.globalKey ?? String(caller.userID)
             }
-            logCoding("coding captcha for user \(key): \(text)")
+            configuration.log?("coding captcha for user \(key): \(text)")
         } else {
-            let session = ensureSession(exchange)
+            let session = authentication.ensureSession(exchange)
             let now = SandboxClock.now()
             state.withLock { state in
                 state.coding.sessions[session.sid]?.captcha = text
                 state.coding.lastCaptcha = text
                 state.coding.pruneSessions(now: now)
             }
-            logCoding("coding captcha for session \(session.sid): \(text)")
+            configuration.log?("coding captcha for session \(session.sid): \(text)")
         }
         return HTTPServerResponse(status: 200, headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")],
-                                  body: .bytes(Captcha.png(text)))
+                                  body: .bytes(CodingCaptcha.png(text)))
     }
 
     /// `POST /api/request_valid` (`type`, `j_captcha`): answers the action captcha last shown
     /// to the caller; right, it lifts the 907 `operation_need_captcha` block; wrong, 903 (and a
     /// new captcha is needed).
-    func codingRequestValid(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let caller = try codingCaller(exchange, scope: nil)
+    func requestValid(_ exchange: Exchange) throws -> HTTPServerResponse {
+        let caller = try authentication.caller(exchange, scope: nil)
         let given = try exchange.field("j_captcha")
         let passed: Bool = state.withLock { state in
             let expected = state.coding.actionCaptchas.removeValue(forKey: caller.userID)
-            guard Captcha.matches(given, expected) else { return false }
+            guard CodingCaptcha.matches(given, expected) else { return false }
             state.coding.actionCaptchaRequired = false
             return true
         }
@@ -64,18 +69,18 @@ extension SandboxCore {
 
     /// `POST /api/v2/account/login`: `account` (email, phone or global_key), `password` (hex
     /// SHA-1), `remember_me`, `j_captcha`. Success rotates the session and answers the User.
-    func codingLogin(_ exchange: Exchange) throws -> HTTPServerResponse {
-        guard let session = currentSession(exchange) else { throw CodingError.notLoggedIn }
-        try checkXSRF(exchange, session)
+    func login(_ exchange: Exchange) throws -> HTTPServerResponse {
+        guard let session = authentication.currentSession(exchange) else { throw CodingError.notLoggedIn }
+        try authentication.checkXSRF(exchange, session)
         let account = (try exchange.field("account") ?? "").trimmingSpaces()
         let password = (try exchange.field("password") ?? "").trimmingSpaces().lowercased()
         let rememberMe = ["true", "1", "on", "yes"].contains((try exchange.field("remember_me") ?? "").lowercased())
         let captcha = try exchange.field("j_captcha")
         let captchaRequired = configuration.codingCaptchaRequired
         let now = SandboxClock.now()
-        let base = baseURL
+        let base = baseURL.value
         enum Outcome {
-            case loggedIn(CodingSession, JSON)
+            case loggedIn(CodingCookieSession, JSON)
             case twoFactor(globalKey: String, code: String)
             case failed(CodingError)
         }
@@ -85,7 +90,7 @@ extension SandboxCore {
                 let expected = current.captcha
                 current.captcha = nil  // one attempt per captcha
                 state.coding.sessions[current.sid] = current
-                guard Captcha.matches(captcha, expected) else { return .failed(.captchaWrong) }
+                guard CodingCaptcha.matches(captcha, expected) else { return .failed(.captchaWrong) }
             }
             guard !account.isEmpty, !password.isEmpty, let user = state.coding.user(account: account),
                   !user.passwordSHA1.isEmpty, user.passwordSHA1 == password else {
@@ -107,7 +112,7 @@ extension SandboxCore {
         case .loggedIn(let fresh, let user):
             return Reply.coding(user, headers: CodingCookies.set(fresh))
         case .twoFactor(let globalKey, let code):
-            logCoding("coding 2fa code for \(globalKey): \(code)")
+            configuration.log?("coding 2fa code for \(globalKey): \(code)")
             throw CodingError.twoFactorNeeded(globalKey)
         case .failed(let error):
             throw error
@@ -116,14 +121,14 @@ extension SandboxCore {
 
     /// `POST /api/check_two_factor_auth_code` (`code`): finishes a login that stopped at
     /// `two_factor_auth_code_not_empty`. Wrong: 3206; too late: 3207 and the login starts over.
-    func codingTwoFactor(_ exchange: Exchange) throws -> HTTPServerResponse {
-        guard let session = currentSession(exchange) else { throw CodingError.notLoggedIn }
-        try checkXSRF(exchange, session)
+    func twoFactor(_ exchange: Exchange) throws -> HTTPServerResponse {
+        guard let session = authentication.currentSession(exchange) else { throw CodingError.notLoggedIn }
+        try authentication.checkXSRF(exchange, session)
         let given = (try exchange.field("code") ?? "").trimmingSpaces()
         let now = SandboxClock.now()
         let timeout = configuration.codingTwoFactorTimeout
-        let base = baseURL
-        let outcome: Result<(CodingSession, JSON), CodingError> = state.withLock { state in
+        let base = baseURL.value
+        let outcome: Result<(CodingCookieSession, JSON), CodingError> = state.withLock { state in
             guard var current = state.coding.liveSession(session.sid, now: now),
                   case .awaitingTwoFactor(let userID, let since, let expected) = current.stage,
                   let user = state.coding.users[userID] else {
@@ -146,50 +151,15 @@ extension SandboxCore {
 
     /// `POST /api/account/logout`: ends the cookie session (the cookies are expired), or, with
     /// an `access_token`, revokes that token and its refresh token.
-    func codingLogout(_ exchange: Exchange) throws -> HTTPServerResponse {
+    func logout(_ exchange: Exchange) throws -> HTTPServerResponse {
         if let token = exchange.query("access_token"), !token.isEmpty {
             state.withLock { $0.coding.revokePair(token) }  // expired or unknown: nothing left to end
             return Reply.coding(nil)
         }
-        if let session = currentSession(exchange) {
-            if session.userID != nil { try checkXSRF(exchange, session) }
+        if let session = authentication.currentSession(exchange) {
+            if session.userID != nil { try authentication.checkXSRF(exchange, session) }
             state.withLock { $0.coding.sessions[session.sid] = nil }
         }
         return Reply.coding(nil, headers: CodingCookies.cleared)
-    }
-
-    // MARK: - Users
-
-    /// `GET /api/account/current_user` (scope `user`).
-    func codingCurrentUser(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let caller = try codingCaller(exchange, scope: "user")
-        let base = baseURL
-        let json: JSON? = state.withLock { state in
-            state.coding.users[caller.userID].map {
-                state.coding.render($0, viewer: caller.userID, showEmail: caller.may("user:email"), base: base)
-            }
-        }
-        guard let json else { throw CodingError.notLoggedIn }
-        return Reply.coding(json)
-    }
-
-    /// `GET /api/user/key/{global_key}` (scope `user`).
-    func codingUser(_ exchange: Exchange, globalKey: String) throws -> HTTPServerResponse {
-        let caller = try codingCaller(exchange, scope: "user")
-        let base = baseURL
-        let json: JSON? = state.withLock { state in
-            state.coding.user(named: globalKey).map { user in
-                state.coding.render(user, viewer: caller.userID, showEmail: user.id == caller.userID && caller.may("user:email"),
-                                    base: base)
-            }
-        }
-        guard let json else { throw CodingError.userNotFound }
-        return Reply.coding(json)
-    }
-
-    /// `GET /api/user/unread-count`: the session check after a login (any valid caller).
-    func codingUnreadCount(_ exchange: Exchange) throws -> HTTPServerResponse {
-        _ = try codingCaller(exchange, scope: nil)
-        return Reply.coding(["messages": 0, "notifications": 0, "project_update": 0])
     }
 }

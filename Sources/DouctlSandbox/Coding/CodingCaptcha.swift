@@ -1,5 +1,8 @@
 import DouctlSystem
-enum Captcha {
+
+/// Coding's captchas (the login's and the actions'): four characters a person reads off a noisy
+/// PNG. The sandbox also logs each code, so tests and scripts can answer without eyes.
+enum CodingCaptcha {
     /// No 0/O, 1/I: nothing a person could misread.
     static let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
     static let length = 4

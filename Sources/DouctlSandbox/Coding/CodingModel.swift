@@ -43,7 +43,7 @@ struct TweetCommentRecord: Sendable {
 }
 
 /// A cookie session (`sid` cookie), from the first `GET /api/captcha/login` to the logout.
-struct CodingSession: Sendable {
+struct CodingCookieSession: Sendable {
     enum Stage: Sendable, Equatable {
         /// Not logged in yet: may fetch a captcha and post the login form.
         case anonymous
@@ -94,7 +94,7 @@ struct CodingState: Sendable {
     var accessTokens: [String: AccessTokenRecord] = [:]
     var refreshTokens: [String: RefreshTokenRecord] = [:]
     /// Saved when logged in; anonymous and half-done (2FA) sessions are not.
-    var sessions: [String: CodingSession] = [:]
+    var sessions: [String: CodingCookieSession] = [:]
 
     var nextUserID: Int64 = 9001
     /// Tweet ids stay far below Coding's first-page sentinel `last_id=99999999`.
@@ -305,25 +305,25 @@ struct CodingState: Sendable {
 
     // MARK: Sessions
 
-    func liveSession(_ sid: String, now: Double) -> CodingSession? {
+    func liveSession(_ sid: String, now: Double) -> CodingCookieSession? {
         guard let session = sessions[sid], session.expiresAt > now else { return nil }
         return session
     }
 
-    mutating func newSession(now: Double) -> CodingSession {
+    mutating func newSession(now: Double) -> CodingCookieSession {
         pruneSessions(now: now)
-        let session = CodingSession(sid: Secrets.hex(byteCount: 20), xsrfToken: Secrets.hex(byteCount: 16), stage: .anonymous,
-                                    created: now, expiresAt: now + CodingSession.anonymousLifetime, rememberMe: false,
+        let session = CodingCookieSession(sid: Secrets.hex(byteCount: 20), xsrfToken: Secrets.hex(byteCount: 16), stage: .anonymous,
+                                    created: now, expiresAt: now + CodingCookieSession.anonymousLifetime, rememberMe: false,
                                     captcha: nil)
         sessions[session.sid] = session
         return session
     }
 
     /// Replaces `sid` with a fresh logged-in session (new `sid` and XSRF token: no fixation).
-    mutating func logIn(replacing sid: String, userID: Int64, rememberMe: Bool, now: Double) -> CodingSession {
+    mutating func logIn(replacing sid: String, userID: Int64, rememberMe: Bool, now: Double) -> CodingCookieSession {
         sessions[sid] = nil
-        let lifetime = rememberMe ? CodingSession.rememberedLifetime : CodingSession.loginLifetime
-        let session = CodingSession(sid: Secrets.hex(byteCount: 20), xsrfToken: Secrets.hex(byteCount: 16),
+        let lifetime = rememberMe ? CodingCookieSession.rememberedLifetime : CodingCookieSession.loginLifetime
+        let session = CodingCookieSession(sid: Secrets.hex(byteCount: 20), xsrfToken: Secrets.hex(byteCount: 16),
                                     stage: .loggedIn(userID: userID), created: now, expiresAt: now + lifetime,
                                     rememberMe: rememberMe, captcha: nil)
         sessions[session.sid] = session

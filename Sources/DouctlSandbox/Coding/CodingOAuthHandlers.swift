@@ -2,53 +2,23 @@ import DouctlJSON
 import DouctlServer
 import DouctlSystem
 
-/// Coding's legacy scopes: a comma-separated list.
-enum CodingScopes {
-    static let all = ["user", "user:email", "notification", "social", "social:tweet", "social:message",
-                      "project", "project:members", "project:task", "project:file", "project:depot",
-                      "project:key", "team"]
-    /// What an authorization without `scope` grants.
-    static let defaults = ["user"]
-
-    static let descriptions: [String: String] = [
-        "user": "读取用户信息",
-        "user:email": "读取用户的邮箱",
-        "notification": "读写通知",
-        "social": "读取冒泡、好友列表",
-        "social:tweet": "发冒泡、点赞、评论、删除冒泡",
-        "social:message": "私信",
-        "project": "读取项目信息",
-        "team": "读取团队信息",
-    ]
-
-    /// The scopes in `text` (commas or spaces), the defaults when empty; the first unknown
-    /// scope otherwise.
-    static func parse(_ text: String?) -> Result<[String], StandardOAuthError> {
-        let requested = (text ?? "").split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-        if requested.isEmpty { return .success(defaults) }
-        var result: [String] = []
-        for scope in requested where !result.contains(scope) {
-            guard all.contains(scope) else {
-                return .failure(StandardOAuthError(error: "invalid_scope", description: "unknown scope \(scope)"))
-            }
-            result.append(scope)
-        }
-        return .success(result)
-    }
-}
-
 /// Coding's OAuth2 (the legacy /oauth_authorize.html and /api/oauth/access_token): the authorize page, the token endpoint (codes with
 /// optional PKCE, rotating refresh tokens, the current reply shape with `expires_in` as a
 /// string), and, as a sandbox convenience, the device grant. Errors are RFC 6749 §5.2 objects
 /// with HTTP 400. The client is the sandbox's own (`douctl-sandbox` / `sandbox-secret`), with
 /// the same registered redirect URIs and approval mode as on the Douban side.
-extension SandboxCore {
-    static let codingTeam = "sandbox"
+struct CodingOAuthHandlers: Sendable {
+    static let team = "sandbox"
+
+    let state: LockedValue<SandboxState>
+    let configuration: SandboxConfiguration
+    let consent: ConsentFlow
+    let deviceGrant: DeviceGrant
 
     // MARK: - GET /oauth_authorize.html
 
-    func codingAuthorize(_ exchange: Exchange) throws -> HTTPServerResponse {
-        if exchange.request.method == "POST" { return try consentDecision(exchange) }
+    func authorize(_ exchange: Exchange) throws -> HTTPServerResponse {
+        if exchange.request.method == "POST" { return try consent.decide(exchange) }
         func value(_ name: String) -> String? { exchange.query(name)?.nonEmpty }
         guard let clientID = value("client_id"), clientID == Sandbox.clientID else {
             throw PageError(status: 400, title: "应用不存在", message: "Unknown or missing client_id; the sandbox's client is \(Sandbox.clientID).")
@@ -75,11 +45,11 @@ extension SandboxCore {
         let method = value("code_challenge_method") ?? "plain"
         if let challenge {
             guard method == "S256" || method == "plain" else { return refuse("invalid_request", "code_challenge_method must be S256 or plain") }
-            guard Self.isPKCEValue(challenge) else {
+            guard PKCE.isWellFormed(challenge) else {
                 return refuse("invalid_request", "code_challenge must be 43 to 128 characters of [A-Za-z0-9-._~]")
             }
         }
-        return beginConsent(PendingConsent(
+        return consent.begin(PendingConsent(
             ticket: Secrets.hex(byteCount: 16), clientID: clientID, redirectURI: redirectURI, responseType: "code",
             scopes: scopes, state: state, codeChallenge: challenge, codeChallengeMethod: method,
             expiresAt: SandboxClock.now() + 600, realm: .coding))
@@ -87,35 +57,35 @@ extension SandboxCore {
 
     // MARK: - POST /api/oauth/access_token
 
-    func codingToken(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let parameters = try codingOAuthParameters(exchange)
+    func token(_ exchange: Exchange) throws -> HTTPServerResponse {
+        let parameters = try readParameters(exchange)
         guard let grantType = parameters["grant_type"], !grantType.isEmpty else {
             throw StandardOAuthError(error: "invalid_request", description: "grant_type is missing")
         }
         switch grantType {
         case "authorization_code":
-            let clientID = try codingClient(exchange, parameters, secretRequired: true)
-            return try codingExchangeCode(parameters, clientID: clientID)
+            let clientID = try client(exchange, parameters, secretRequired: true)
+            return try exchangeCode(parameters, clientID: clientID)
         case "refresh_token":
-            let clientID = try codingClient(exchange, parameters, secretRequired: true)
-            return try codingRefresh(parameters, clientID: clientID)
-        case Self.deviceGrantType:
-            let clientID = try codingClient(exchange, parameters, secretRequired: false)
+            let clientID = try client(exchange, parameters, secretRequired: true)
+            return try refresh(parameters, clientID: clientID)
+        case OAuthRequest.deviceGrantType:
+            let clientID = try client(exchange, parameters, secretRequired: false)
             let ttl = configuration.tokenTTL
             let now = SandboxClock.now()
-            let (access, refresh) = try redeemDeviceCode(parameters, clientID: clientID, realm: .coding) { state, userID, scopes in
+            let (access, refresh) = try deviceGrant.redeem(parameters, clientID: clientID, realm: .coding) { state, userID, scopes in
                 state.coding.issueTokens(userID: userID, clientID: clientID, scopes: scopes, ttl: ttl, now: now)
             }.get()
-            return codingTokenReply(access, refresh, ttl: ttl)
+            return tokenReply(access, refresh, ttl: ttl)
         default:
-            _ = try codingClient(exchange, parameters, secretRequired: false)
+            _ = try client(exchange, parameters, secretRequired: false)
             throw StandardOAuthError(error: "unsupported_grant_type", description: "grant_type \(grantType) is not supported")
         }
     }
 
-    private func codingOAuthParameters(_ exchange: Exchange) throws -> [String: String] {
+    private func readParameters(_ exchange: Exchange) throws -> [String: String] {
         do {
-            return try oauthParameters(exchange)
+            return try OAuthRequest.parameters(exchange)
         } catch {
             throw StandardOAuthError(error: "invalid_request", description: "the form body could not be read")
         }
@@ -123,8 +93,8 @@ extension SandboxCore {
 
     /// The client, from HTTP Basic or the form: `invalid_client` when unknown, when the secret
     /// is wrong, or when it is required and missing.
-    private func codingClient(_ exchange: Exchange, _ parameters: [String: String], secretRequired: Bool) throws -> String {
-        let (id, secret) = clientCredentials(exchange, parameters)
+    private func client(_ exchange: Exchange, _ parameters: [String: String], secretRequired: Bool) throws -> String {
+        let (id, secret) = OAuthRequest.clientCredentials(exchange, parameters)
         guard let id, !id.isEmpty else { throw StandardOAuthError(error: "invalid_request", description: "client_id is missing") }
         guard id == Sandbox.clientID else { throw StandardOAuthError(error: "invalid_client", description: "unknown client_id") }
         if let secret, !secret.isEmpty {
@@ -138,15 +108,15 @@ extension SandboxCore {
     }
 
     /// `{"access_token","refresh_token","scope","team","token_type":"Bearer","expires_in":"7200"}`.
-    private func codingTokenReply(_ access: AccessTokenRecord, _ refresh: RefreshTokenRecord, ttl: Double) -> HTTPServerResponse {
+    private func tokenReply(_ access: AccessTokenRecord, _ refresh: RefreshTokenRecord, ttl: Double) -> HTTPServerResponse {
         Reply.json(200, [
             "access_token": .string(access.token), "refresh_token": .string(refresh.token),
-            "scope": .string(access.scopes.joined(separator: ",")), "team": .string(Self.codingTeam),
+            "scope": .string(access.scopes.joined(separator: ",")), "team": .string(Self.team),
             "token_type": "Bearer", "expires_in": .string(ttl.jsonNumberText),
         ], headers: Reply.noStore)
     }
 
-    private func codingExchangeCode(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
+    private func exchangeCode(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
         guard let code = parameters["code"], !code.isEmpty else {
             throw StandardOAuthError(error: "invalid_request", description: "code is missing")
         }
@@ -172,7 +142,7 @@ extension SandboxCore {
             if let redirectURI, redirectURI != record.redirectURI {
                 return .failure(invalid("redirect_uri does not match the authorization request"))
             }
-            if let problem = Self.pkceProblem(record, verifier: verifier) { return .failure(invalid(problem)) }
+            if let problem = PKCE.problem(record, verifier: verifier) { return .failure(invalid(problem)) }
             let (access, refresh) = state.coding.issueTokens(userID: record.userID, clientID: clientID, scopes: record.scopes,
                                                              ttl: ttl, now: now)
             record.issuedAccessToken = access.token
@@ -181,12 +151,12 @@ extension SandboxCore {
             return .success((access, refresh))
         }
         let (access, refresh) = try outcome.get()
-        return codingTokenReply(access, refresh, ttl: ttl)
+        return tokenReply(access, refresh, ttl: ttl)
     }
 
     /// Refresh tokens are single-use and rotate: the old pair (refresh and access token) is
     /// invalidated, live or not, and a new pair issued with the same scopes.
-    private func codingRefresh(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
+    private func refresh(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
         guard let token = parameters["refresh_token"], !token.isEmpty else {
             throw StandardOAuthError(error: "invalid_request", description: "refresh_token is missing")
         }
@@ -201,15 +171,20 @@ extension SandboxCore {
                                                      ttl: ttl, now: now))
         }
         let (access, refresh) = try outcome.get()
-        return codingTokenReply(access, refresh, ttl: ttl)
+        return tokenReply(access, refresh, ttl: ttl)
     }
 
     // MARK: - POST /api/oauth/device (RFC 8628; a sandbox convenience)
 
-    func codingDeviceAuthorization(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let parameters = try codingOAuthParameters(exchange)
-        let clientID = try codingClient(exchange, parameters, secretRequired: false)
+    func deviceAuthorization(_ exchange: Exchange) throws -> HTTPServerResponse {
+        let parameters = try readParameters(exchange)
+        let clientID = try client(exchange, parameters, secretRequired: false)
         let scopes = try CodingScopes.parse(parameters["scope"]).get()
-        return startDeviceGrant(clientID: clientID, scopes: scopes, realm: .coding, verificationPath: "/oauth_device.html")
+        return deviceGrant.start(clientID: clientID, scopes: scopes, realm: .coding, verificationPath: "/oauth_device.html")
+    }
+
+    /// `/oauth_device.html`: the page where a person enters the device's code.
+    func deviceVerify(_ exchange: Exchange) throws -> HTTPServerResponse {
+        try deviceGrant.verificationPage(exchange, realm: .coding)
     }
 }

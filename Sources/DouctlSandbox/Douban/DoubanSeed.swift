@@ -1,7 +1,7 @@
 /// The world a fresh sandbox starts with: a few users who follow each other, about ten statuses
 /// in Chinese, a couple of comments and likes, so the first `home_timeline` has something in it;
 /// and Coding's accounts and tweets (CodingSeed).
-enum Seed {
+enum DoubanSeed {
     static let defaultUserUID = "ahbei"
 
     static func makeState() -> SandboxState {

@@ -7,46 +7,22 @@ import DouctlJSON
 import DouctlServer
 import DouctlSystem
 
-/// What a status POST carried, the picture already on disk.
-struct StatusSubmission {
-    var text = ""
-    var recTitle = ""
-    var recURL = ""
-    var recDescription = ""
-    var recImage = ""
-    var image: StagedImage?
-    /// 1003 or 1009, reported once the whole body has been read.
-    var imageProblem: DoubanError?
-
-    mutating func assign(_ name: String, _ value: String) {
-        switch name {
-        case "text": text = value
-        case "rec_title": recTitle = value
-        case "rec_url": recURL = value
-        case "rec_desc": recDescription = value
-        case "rec_image": recImage = value
-        default: break
-        }
-    }
-}
-
-struct StagedImage {
-    var path: String
-    var size: Int64
-    var info: ImageInfo
-}
-
-extension SandboxCore {
-    /// Pictures may be at most 3 MiB ("< 3 MB"; larger → 1003).
-    static let maxImageBytes: Int64 = 3 << 20
+/// Douban's statuses (广播, `/shuo/v2/statuses/…`): posting (text, a picture, or a recommended
+/// link), the home and user timelines, one status (and its pack), comments, reshares and likes.
+struct DoubanStatusHandlers: Sendable {
     /// The app name shown as `source.title` for statuses posted through the API.
     static let appName = "douctl"
+
+    let state: LockedValue<SandboxState>
+    let baseURL: BaseURL
+    let pictureDirectory: String
+    let authentication: DoubanAuthentication
 
     // MARK: - POST /shuo/v2/statuses/
 
     func postStatus(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let submission = try readSubmission(exchange)
+        let viewer = try authentication.shuoViewer(exchange)
+        let submission = try StatusSubmission.read(exchange, pictureDirectory: pictureDirectory)
         if let problem = submission.imageProblem { throw problem }
         var staged = submission.image
         defer { if let staged { unlink(staged.path) } }
@@ -55,7 +31,7 @@ extension SandboxCore {
             throw DoubanError.inputTooShort
         }
         let now = SandboxClock.now()
-        let base = baseURL
+        let base = baseURL.value
         let directory = pictureDirectory
         let outcome: Result<JSON, DoubanError> = state.withLock { state in
             var status = StatusRecord(id: state.newStatusID(), userID: viewer.userID, text: submission.text, created: now,
@@ -89,88 +65,19 @@ extension SandboxCore {
         return Reply.json(200, try outcome.get())
     }
 
-    /// Reads a form or multipart body. The `image` part streams to a file in the picture
-    /// directory; past 3 MiB the file is dropped and the rest of the part read and discarded,
-    /// so memory stays flat whatever the upload's size.
-    private func readSubmission(_ exchange: Exchange) throws -> StatusSubmission {
-        var submission = StatusSubmission()
-        guard exchange.isMultipart else {
-            for (name, value) in try exchange.fields() { submission.assign(name, value) }
-            return submission
-        }
-        exchange.bodyHandled = true
-        guard let reader = MultipartReader(body: exchange.request.body,
-                                           contentType: exchange.request.headers["Content-Type"] ?? "") else {
-            throw DoubanError.unknown("multipart body without a boundary")
-        }
-        var seen: Set<String> = []
-        do {
-            while let part = try reader.nextPart() {
-                if part.name == "image" && submission.image == nil && submission.imageProblem == nil {
-                    let (record, outcome) = try stageImage(part)
-                    exchange.recordedParts.append(record)
-                    switch outcome {
-                    case .success(let image): submission.image = image
-                    case .failure(let problem): submission.imageProblem = problem
-                    }
-                    continue
-                }
-                let (bytes, size) = try Exchange.consume(part, keeping: Exchange.formLimit)
-                exchange.recordedParts.append(RecordedPart(name: part.name, filename: part.filename,
-                                                           contentType: part.contentType, size: size, bytes: bytes))
-                if part.filename == nil, let name = part.name, !seen.contains(name) {
-                    guard let bytes else { throw DoubanError.unknown("the field \(name) is too large") }
-                    seen.insert(name)
-                    submission.assign(name, String(decoding: bytes, as: UTF8.self))
-                }
-            }
-        } catch let error as DoubanError {
-            if let image = submission.image { unlink(image.path) }
-            _ = try? exchange.request.body.drain()
-            throw error
-        } catch {
-            if let image = submission.image { unlink(image.path) }
-            if let error = error as? HTTPServerError, error == .bodyTooLarge { throw DoubanError.bodyTooLarge }
-            throw DoubanError.unknown("malformed multipart body")
-        }
-        return submission
-    }
-
-    private func stageImage(_ part: MultipartPart) throws -> (RecordedPart, Result<StagedImage, DoubanError>) {
-        let staged: PictureStaging.Result
-        do {
-            staged = try PictureStaging.stage(part, in: pictureDirectory, limit: Self.maxImageBytes)
-        } catch let error as SystemError {
-            throw DoubanError(status: 500, code: 999, name: "unknow_v2_error", detail: "cannot store the picture: \(error)")
-        }
-        switch staged.outcome {
-        case .writeFailed(let failure):
-            return (staged.record, .failure(DoubanError(status: 500, code: 999, name: "unknow_v2_error",
-                                                        detail: "cannot store the picture: \(failure)")))
-        case .tooLarge:
-            return (staged.record, .failure(.imageTooLarge))
-        case .stored(let path):
-            guard let bytes = try? FileIO.readFile(path), let info = ImageInfo.inspect(bytes) else {
-                unlink(path)
-                return (staged.record, .failure(.imageWrongFormat))
-            }
-            return (staged.record, .success(StagedImage(path: path, size: staged.size, info: info)))
-        }
-    }
-
     // MARK: - Timelines
 
     private func timelineQuery(_ exchange: Exchange) -> (since: Int64?, until: Int64?, start: Int, count: Int) {
-        let paging = paging(exchange)
+        let paging = DoubanPaging(exchange)
         return (exchange.query("since_id").flatMap { Int64($0) }, exchange.query("until_id").flatMap { Int64($0) },
                 paging.start, paging.count)
     }
 
     /// The caller's statuses and those of the people they follow, newest first.
     func homeTimeline(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
+        let viewer = try authentication.shuoViewer(exchange)
         let query = timelineQuery(exchange)
-        let base = baseURL
+        let base = baseURL.value
         let json: JSON = state.withLock { state in
             let authors = Set(state.followingIDs(of: viewer.userID) + [viewer.userID])
             let statuses = state.timeline(authors: authors, sinceID: query.since, untilID: query.until,
@@ -182,9 +89,9 @@ extension SandboxCore {
 
     /// One user's statuses (by id or uid; the caller's own without one), newest first.
     func userTimeline(_ exchange: Exchange, name: String?) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
+        let viewer = try authentication.shuoViewer(exchange)
         let query = timelineQuery(exchange)
-        let base = baseURL
+        let base = baseURL.value
         let json: JSON? = state.withLock { state in
             guard let user = name.map({ state.user(named: $0) }) ?? state.users[viewer.userID] else { return nil }
             let statuses = state.timeline(authors: [user.id], sinceID: query.since, untilID: query.until,
@@ -198,8 +105,8 @@ extension SandboxCore {
     // MARK: - /shuo/v2/statuses/:id
 
     func status(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let base = baseURL.value
         if exchange.request.method == "DELETE" {
             let outcome: Result<(JSON, String?), DoubanError> = state.withLock { state in
                 guard let status = state.statuses[id] else { return .failure(.notFound) }
@@ -232,8 +139,8 @@ extension SandboxCore {
 
     /// GET: the comments, oldest first (`start`/`count`). POST `text`: a new comment (201).
     func statusComments(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let base = baseURL.value
         if exchange.request.method == "POST" {
             let text = try exchange.field("text") ?? ""
             guard !text.allSatisfy({ $0.isWhitespace }) else {
@@ -254,10 +161,10 @@ extension SandboxCore {
             guard let json else { throw DoubanError.notFound }
             return Reply.json(201, json)
         }
-        let paging = paging(exchange)
+        let paging = DoubanPaging(exchange)
         let json: JSON? = state.withLock { state in
             guard state.statuses[id] != nil else { return nil }
-            let comments = page(state.commentsByStatus[id] ?? [], paging).compactMap { state.comments[$0] }
+            let comments = paging.slice(state.commentsByStatus[id] ?? []).compactMap { state.comments[$0] }
             return .array(comments.map { state.render($0, base: base) })
         }
         guard let json else { throw DoubanError.notFound }
@@ -266,8 +173,8 @@ extension SandboxCore {
 
     /// GET one comment; DELETE it (its author or the status's owner), answering the comment.
     func comment(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let base = baseURL.value
         let deleting = exchange.request.method == "DELETE"
         let outcome: Result<JSON, DoubanError> = state.withLock { state in
             guard let comment = state.comments[id] else { return .failure(.notFound) }
@@ -288,8 +195,8 @@ extension SandboxCore {
     /// GET: who reshared it lately (newest first); POST: reshare it (a new status of the
     /// caller with `reshared_status`; resharing a reshare reshares its original).
     func reshare(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let base = baseURL.value
         if exchange.request.method == "POST" {
             _ = try exchange.fields()
             let now = SandboxClock.now()
@@ -306,13 +213,13 @@ extension SandboxCore {
             guard let json else { throw DoubanError.notFound }
             return Reply.json(200, json)
         }
-        let paging = paging(exchange)
+        let paging = DoubanPaging(exchange)
         let json: JSON? = state.withLock { state in
             guard state.statuses[id] != nil else { return nil }
             var seen: Set<Int64> = []
             let resharers = (state.reshares[id] ?? []).reversed().compactMap { state.statuses[$0]?.userID }
                 .filter { seen.insert($0).inserted }
-            return .array(page(resharers, paging).compactMap { state.users[$0] }.map {
+            return .array(paging.slice(resharers).compactMap { state.users[$0] }.map {
                 state.shuoUser($0, viewer: viewer.userID, base: base)
             })
         }
@@ -325,11 +232,11 @@ extension SandboxCore {
     /// GET: who liked it lately (newest first); POST: like (the Status, `liked: true`);
     /// DELETE: unlike (`liked: false`).
     func like(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let base = baseURL.value
         let method = exchange.request.method
         if method == "POST" { _ = try exchange.fields() }
-        let paging = paging(exchange)
+        let paging = DoubanPaging(exchange)
         let now = SandboxClock.now()
         let json: JSON? = state.withLock { state in
             guard let status = state.statuses[id] else { return nil }
@@ -346,7 +253,7 @@ extension SandboxCore {
                 }
             default:
                 let likers = (state.likes[id] ?? []).reversed().map(\.userID)
-                return .array(page(likers, paging).compactMap { state.users[$0] }.map {
+                return .array(paging.slice(likers).compactMap { state.users[$0] }.map {
                     state.shuoUser($0, viewer: viewer.userID, base: base)
                 })
             }

@@ -1,28 +1,19 @@
 import DouctlJSON
 import DouctlServer
+import DouctlSystem
 
-extension SandboxCore {
-    static let maxCount = 200
-    static let defaultCount = 20
-
-    /// `start` (default 0) and `count` (default 20, at most 200; larger asks are clamped).
-    func paging(_ exchange: Exchange) -> (start: Int, count: Int) {
-        let start = max(0, exchange.query("start").flatMap { Int($0) } ?? 0)
-        var count = exchange.query("count").flatMap { Int($0) } ?? Self.defaultCount
-        if count < 1 { count = Self.defaultCount }
-        return (start, min(count, Self.maxCount))
-    }
-
-    func page<T>(_ items: [T], _ paging: (start: Int, count: Int)) -> ArraySlice<T> {
-        guard paging.start < items.count else { return [] }
-        return items[paging.start..<min(items.count, paging.start + paging.count)]
-    }
+/// Douban's users (`/v2/user…`) and follows (`/shuo/v2/users/:id/following|followers`,
+/// `/shuo/v2/friendships/create|destroy`).
+struct DoubanUserHandlers: Sendable {
+    let state: LockedValue<SandboxState>
+    let baseURL: BaseURL
+    let authentication: DoubanAuthentication
 
     // MARK: - /v2/user
 
     func userMe(_ exchange: Exchange) throws -> HTTPServerResponse {
-        let viewer = try requireViewer(exchange, scope: "douban_basic_common")
-        let base = baseURL
+        let viewer = try authentication.requireViewer(exchange, scope: "douban_basic_common")
+        let base = baseURL.value
         let json = state.withLock { state in
             state.users[viewer.userID].map { state.userInfo($0, viewer: viewer.userID, base: base) }
         }
@@ -33,8 +24,8 @@ extension SandboxCore {
     /// Public: works without a token; with one, the token must be valid and `relation` is
     /// relative to its user.
     func user(_ exchange: Exchange, name: String) throws -> HTTPServerResponse {
-        let viewer = try authenticate(exchange, scope: nil, optional: true)
-        let base = baseURL
+        let viewer = try authentication.authenticate(exchange, scope: nil, optional: true)
+        let base = baseURL.value
         let json = state.withLock { state in
             state.user(named: name).map { state.userInfo($0, viewer: viewer?.userID, base: base) }
         }
@@ -44,18 +35,18 @@ extension SandboxCore {
 
     /// `{"start","count","total","users"}`: matches on uid, name and id.
     func userSearch(_ exchange: Exchange) throws -> HTTPServerResponse {
-        _ = try requireViewer(exchange, scope: "douban_basic_common")
+        _ = try authentication.requireViewer(exchange, scope: "douban_basic_common")
         guard let query = exchange.query("q")?.trimmingSpaces(), !query.isEmpty else {
             throw DoubanError.missing("q")
         }
-        let paging = paging(exchange)
+        let paging = DoubanPaging(exchange)
         let needle = query.lowercased()
-        let base = baseURL
+        let base = baseURL.value
         let json: JSON = state.withLock { state in
             let matches = state.userOrder.compactMap { state.users[$0] }.filter { user in
                 user.uid.lowercased().contains(needle) || user.name.lowercased().contains(needle) || String(user.id) == needle
             }
-            let shown = page(matches, paging)
+            let shown = paging.slice(matches)
             return ["start": .int(paging.start), "count": .int(shown.count), "total": .int(matches.count),
                     "users": .array(shown.map { state.simpleUser($0, base: base) })]
         }
@@ -65,13 +56,13 @@ extension SandboxCore {
     // MARK: - /shuo/v2/users/:id/following|followers
 
     func followList(_ exchange: Exchange, name: String, followers: Bool) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
-        let paging = paging(exchange)
-        let base = baseURL
+        let viewer = try authentication.shuoViewer(exchange)
+        let paging = DoubanPaging(exchange)
+        let base = baseURL.value
         let json: JSON? = state.withLock { state in
             guard let user = state.user(named: name) else { return nil }
             let ids = followers ? state.followerIDs(of: user.id) : state.followingIDs(of: user.id).reversed()
-            return .array(page(ids, paging).compactMap { state.users[$0] }.map {
+            return .array(paging.slice(ids).compactMap { state.users[$0] }.map {
                 state.shuoUser($0, viewer: viewer.userID, base: base)
             })
         }
@@ -82,12 +73,12 @@ extension SandboxCore {
     // MARK: - /shuo/v2/friendships/create|destroy
 
     func friendship(_ exchange: Exchange, follow: Bool) throws -> HTTPServerResponse {
-        let viewer = try shuoViewer(exchange)
+        let viewer = try authentication.shuoViewer(exchange)
         guard let target = try exchange.field("user_id")?.trimmingSpaces(), !target.isEmpty else {
             throw DoubanError.missing("user_id")
         }
         let now = SandboxClock.now()
-        let base = baseURL
+        let base = baseURL.value
         let outcome: Result<JSON, DoubanError> = state.withLock { state in
             guard let user = state.user(named: target) else { return .failure(.notFound) }
             if follow {

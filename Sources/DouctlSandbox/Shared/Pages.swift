@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// The HTML a person sees: the consent page, the device verification page, and notices.
 /// Plain forms that POST back, so they work in any browser and in tests without JavaScript.
 enum Pages {
@@ -12,7 +14,7 @@ enum Pages {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(HTML.escape(title)) · douctl sandbox</title>
+        <title>\(HTMLText.escape(title)) · douctl sandbox</title>
         <style>
         body { font-family: -apple-system, "PingFang SC", "Noto Sans CJK SC", sans-serif; max-width: 34em; margin: 3em auto; padding: 0 1em; color: #222; }
         h1 { color: \(color); font-size: 1.4em; }
@@ -25,9 +27,9 @@ enum Pages {
         </style>
         </head>
         <body>
-        <h1>\(HTML.escape(title))</h1>
+        <h1>\(HTMLText.escape(title))</h1>
         \(body)
-        <p><small>\(HTML.escape(footer))</small></p>
+        <p><small>\(HTMLText.escape(footer))</small></p>
         </body>
         </html>
 
@@ -36,28 +38,28 @@ enum Pages {
 
     private static func userChoice(_ users: [(uid: String, name: String)], selected: String) -> String {
         let options = users.map { user in
-            "<option value=\"\(HTML.escape(user.uid))\"\(user.uid == selected ? " selected" : "")>\(HTML.escape(user.name)) (\(HTML.escape(user.uid)))</option>"
+            "<option value=\"\(HTMLText.escape(user.uid))\"\(user.uid == selected ? " selected" : "")>\(HTMLText.escape(user.name)) (\(HTMLText.escape(user.uid)))</option>"
         }.joined(separator: "\n")
         return "<p><label>以此用户身份授权 / Sign in as: <select name=\"user\">\n\(options)\n</select></label></p>"
     }
 
     static func consent(_ request: PendingConsent, users: [(uid: String, name: String)], defaultUID: String) -> String {
-        let descriptions = request.realm == .coding ? CodingScopes.descriptions : Scopes.descriptions
+        let descriptions = request.realm == .coding ? CodingScopes.descriptions : DoubanScopes.descriptions
         let scopes = request.scopes.map { scope in
-            "<li><code>\(HTML.escape(scope))</code>\(descriptions[scope].map { " — " + HTML.escape($0) } ?? "")</li>"
+            "<li><code>\(HTMLText.escape(scope))</code>\(descriptions[scope].map { " — " + HTMLText.escape($0) } ?? "")</li>"
         }.joined(separator: "\n")
         let action = request.realm == .coding ? "/oauth_authorize.html" : "/service/auth2/auth"
         let body = """
             <div class="box">
-            <p>应用 <strong>\(HTML.escape(request.clientID))</strong> 请求访问你的\(request.realm == .coding ? " Coding " : "豆瓣")账号。<br>
-            The application <strong>\(HTML.escape(request.clientID))</strong> asks for access to your account.</p>
+            <p>应用 <strong>\(HTMLText.escape(request.clientID))</strong> 请求访问你的\(request.realm == .coding ? " Coding " : "豆瓣")账号。<br>
+            The application <strong>\(HTMLText.escape(request.clientID))</strong> asks for access to your account.</p>
             <p>权限 / Scopes:</p>
             <ul>
             \(scopes)
             </ul>
-            <p><small>授权后将返回 / After this you return to: <code>\(HTML.escape(request.redirectURI))</code></small></p>
+            <p><small>授权后将返回 / After this you return to: <code>\(HTMLText.escape(request.redirectURI))</code></small></p>
             <form method="post" action="\(action)">
-            <input type="hidden" name="request_id" value="\(HTML.escape(request.ticket))">
+            <input type="hidden" name="request_id" value="\(HTMLText.escape(request.ticket))">
             \(userChoice(users, selected: defaultUID))
             <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
             <button type="submit" name="decision" value="deny">拒绝 Deny</button></p>
@@ -71,11 +73,11 @@ enum Pages {
                              realm: APIRealm = .douban) -> String {
         let action = realm == .coding ? "/oauth_device.html" : "/service/auth2/device/verify"
         let body = """
-            \(notice.map { "<p class=\"notice\">\(HTML.escape($0))</p>" } ?? "")
+            \(notice.map { "<p class=\"notice\">\(HTMLText.escape($0))</p>" } ?? "")
             <div class="box">
             <p>输入设备上显示的代码。<br>Enter the code your device shows.</p>
             <form method="post" action="\(action)">
-            <p><input name="user_code" value="\(HTML.escape(userCode))" placeholder="ABCD-EFGH" size="12" autocomplete="off" autofocus></p>
+            <p><input name="user_code" value="\(HTMLText.escape(userCode))" placeholder="ABCD-EFGH" size="12" autocomplete="off" autofocus></p>
             \(userChoice(users, selected: defaultUID))
             <p><button class="approve" type="submit" name="decision" value="approve">授权 Approve</button>
             <button type="submit" name="decision" value="deny">拒绝 Deny</button></p>
@@ -86,6 +88,13 @@ enum Pages {
     }
 
     static func message(title: String, message: String, realm: APIRealm = .douban) -> String {
-        document(title: title, body: "<div class=\"box\"><p>\(HTML.escape(message))</p></div>", realm: realm)
+        document(title: title, body: "<div class=\"box\"><p>\(HTMLText.escape(message))</p></div>", realm: realm)
     }
+}
+
+/// A failure on one of the HTML pages, shown as a page.
+struct PageError: Error {
+    var status: Int
+    var title: String
+    var message: String
 }

@@ -7,7 +7,7 @@ import DouctlSystem
 /// (single-use rotating refresh tokens, 124 on early refresh, scopes, Bearer-only auth) are kept.
 ///
 /// The same server also fakes Coding's legacy API (`/api/…`, `/oauth_authorize.html`;
-/// the /api/… paths), with its own accounts, tokens and cookie sessions (CodingSandbox.swift).
+/// the /api/… paths), with its own accounts, tokens and cookie sessions (Coding/CodingSandbox.swift).
 ///
 /// It also serves what Douban never had but a CLI wants: the device grant (RFC 8628), token
 /// revocation (RFC 7009), PKCE (RFC 7636), and fault injection.
@@ -19,9 +19,9 @@ public final class Sandbox: @unchecked Sendable {
     /// below `/callback`).
     public static let registeredRedirectURIs = RedirectURIs.registered
     /// Every scope the sandbox knows.
-    public static let allScopes: [String] = Scopes.all
+    public static let allScopes: [String] = DoubanScopes.all
     /// What an authorization without `scope` grants.
-    public static let defaultScopes: [String] = Scopes.defaults
+    public static let defaultScopes: [String] = DoubanScopes.defaults
     /// The seeded users' uids; the first is the default login.
     public static let seededUsers = ["ahbei", "linglu", "chenmo", "sunxiaomei", "wangdali"]
     /// `--fault` syntax (the same text as `SandboxFault.faultHelp`).
@@ -54,7 +54,7 @@ public final class Sandbox: @unchecked Sendable {
             core.removeOwnedPictures()
             throw SandboxError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
-        core.setBaseURL(server.baseURL)
+        core.baseURL.set(server.baseURL)
         self.core = core
     }
 
@@ -141,17 +141,17 @@ public final class Sandbox: @unchecked Sendable {
     /// or already decided, or the user is not one of the code's side.
     @discardableResult
     public func approveDevice(userCode: String) -> Bool {
-        core.decideDevice(userCode: userCode, approve: true)
+        core.deviceGrant.decide(userCode: userCode, approve: true)
     }
 
     @discardableResult
     public func approveDevice(userCode: String, user: String) -> Bool {
-        core.decideDevice(userCode: userCode, approve: true, uid: user)
+        core.deviceGrant.decide(userCode: userCode, approve: true, uid: user)
     }
 
     @discardableResult
     public func denyDevice(userCode: String) -> Bool {
-        core.decideDevice(userCode: userCode, approve: false)
+        core.deviceGrant.decide(userCode: userCode, approve: false)
     }
 
     /// Adds `count` text statuses by `user` (created if unknown), the newest last, one second
@@ -168,7 +168,7 @@ public final class Sandbox: @unchecked Sendable {
                 let id = state.newStatusID()
                 state.insert(StatusRecord(id: id, userID: userID, text: "第\(index + 1)条广播：沙盒里的测试数据。",
                                           created: now - Double(count - 1 - index), kind: .text, recommendation: nil,
-                                          pictureID: nil, resharedID: nil, source: SandboxCore.appName))
+                                          pictureID: nil, resharedID: nil, source: DoubanStatusHandlers.appName))
                 ids.append(id)
             }
             return ids
