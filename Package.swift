@@ -40,7 +40,7 @@ let package = Package(
         // What several test targets share: the rule for tests that need an external tool.
         .target(name: "DouctlTestSupport", path: "Tests/DouctlTestSupport"),
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem", "DouctlTestSupport"]),
-        .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlSystem"]),
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),

@@ -1,4 +1,4 @@
-import DouctlSandbox
+import DouctlSystem
 
 /// A small PNG drawn in code for `douctl demo`, so the demo needs no files: 48×48, Douban
 /// green with a lighter diagonal band.

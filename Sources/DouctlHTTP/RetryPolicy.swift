@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlSystem
 
 /// When to send a request again: idempotent methods only, on connection
 /// failures and on 429/502/503/504, up to `maxAttempts` tries, exponential backoff with

@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// A connection's write side: small pieces (the head, chunk sizes, small bodies) collect in a
 /// buffer and leave in one `send`; large ones go straight from the caller's memory.
 final class SocketOutput {

@@ -1,5 +1,6 @@
 import Testing
 @testable import DouctlServer
+import DouctlSystem
 
 /// The head parser and chunk-size parser on their own, where thousands of inputs are cheap.
 @Suite struct RequestParserTests {

@@ -166,19 +166,6 @@ private func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: 
     return total
 }
 
-/// A small deterministic generator, so fuzz failures can be reproduced from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Seconds `body` took, on the monotonic clock.
 func secondsTaken(_ body: () throws -> Void) rethrows -> Double {
     let start = ContinuousClock.now

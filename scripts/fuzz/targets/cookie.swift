@@ -3,6 +3,7 @@
 @testable import DouctlCore
 @testable import DouctlSandbox
 import DouctlHTTP
+import DouctlSystem
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

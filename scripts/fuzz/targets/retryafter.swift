@@ -1,6 +1,7 @@
 // Fuzz target: Retry-After (delta-seconds or an HTTP date) and the delay computed from it,
 // which must always be a finite number of seconds within the policy's cap.
 import DouctlHTTP
+import DouctlSystem
 
 let policy = RetryPolicy.standard
 

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlServer
+import DouctlSystem
+import Synchronization
+
+/// What the server calls for every request: faults, the request-shaping gate, replay or the
+/// router, then recording and logging. It owns the state (behind one lock, shared with the
+/// handlers; nothing else is shared mutably), its persistence and the picture directory.
+final class SandboxCore: Sendable {
+    let configuration: SandboxConfiguration
+    let state: LockedValue<SandboxState>
+    let journal = LockedValue(RequestJournal())
+    let faults: FaultInjector
+    let gate: ShapingGate
+    let replay: ReplayStore?
+    let store: StateStore?
+    /// Where uploaded pictures live: `DIR/pictures` with `--data`, else a private temp dir.
+    let pictureDirectory: String
+    let ownsPictureDirectory: Bool
+    let baseURL = BaseURL()
+    /// Shared with both OAuth handler families; the test hooks approve device codes through it.
+    let deviceGrant: DeviceGrant
+    private let router: Router
+    private let stopping = Atomic<Bool>(false)
+
+    init(configuration: SandboxConfiguration) throws {
+        self.configuration = configuration
+        faults = FaultInjector(faults: configuration.faults, seed: configuration.faultSeed)
+        gate = ShapingGate(signing: try configuration.signing.map(ShapingGate.parseSigning), quota: try configuration.quota.map(ShapingGate.parseQuota))
+        replay = try configuration.replayDirectory.map { directory throws(SandboxError) in try ReplayStore(directory: directory) }
+        var initial: SandboxState
+        if let directory = configuration.dataDirectory {
+            let store = try StateStore(directory: directory)
+            self.store = store
+            pictureDirectory = store.pictureDirectory
+            ownsPictureDirectory = false
+            if let loaded = try store.load() {
+                initial = loaded
+            } else {
+                initial = DoubanSeed.makeState()
+                initial.generation = 1  // write the seed, so the directory is complete at once
+            }
+        } else {
+            store = nil
+            pictureDirectory = try SandboxCore.makeTemporaryDirectory()
+            ownsPictureDirectory = true
+            initial = DoubanSeed.makeState()
+        }
+        state = LockedValue(initial)
+        deviceGrant = DeviceGrant(state: state, configuration: configuration, faults: faults, baseURL: baseURL)
+        router = Router(state: state, configuration: configuration, baseURL: baseURL, pictureDirectory: pictureDirectory,
+                        deviceGrant: deviceGrant)
+        if store != nil { try save() }
+    }
+
+    private static func makeTemporaryDirectory() throws -> String {
+        let parent = (getenv("TMPDIR").map { String(cString: $0) })?.nonEmpty ?? "/tmp"
+        var template = Array("\(parent)/douctl-sandbox-XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+        }
+        guard let created else { throw SandboxError("cannot create a temporary directory in \(parent): \(SystemError("mkdtemp"))") }
+        return created
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    func beginStopping() { stopping.store(true, ordering: .relaxed) }
+
+    /// Saves the state if it changed (with `--data`). Failures are logged, not fatal: the
+    /// sandbox keeps serving from memory.
+    func save() throws {
+        guard let store else { return }
+        try store.save { state.withLock { $0 } }
+    }
+
+    func saveLoggingFailure() {
+        do {
+            try save()
+        } catch {
+            configuration.log?("sandbox: cannot save state: \(error)")
+        }
+    }
+
+    func removeOwnedPictures() {
+        guard ownsPictureDirectory else { return }
+        if let directory = opendir(pictureDirectory) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name != "." && name != ".." { unlink(pictureDirectory + "/" + name) }
+            }
+            closedir(directory)
+        }
+        rmdir(pictureDirectory)
+    }
+
+    // MARK: - Handling
+
+    func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let started = SandboxClock.monotonic()
+        let route = Route.match(request.path)
+        let exchange = Exchange(request: request, route: route)
+        let faultsApply = !route.isHTMLPage
+        var response: HTTPServerResponse
+        if faultsApply, let code = faults.statusFault() {
+            response = FaultInjector.statusReply(code, exchange)
+        } else if gate.isActive, let refused = gate.check(exchange, now: SandboxClock.now()) {
+            response = refused
+        } else if let replay {
+            response = replay.answer(request)
+        } else {
+            response = router.dispatch(exchange)
+        }
+        response.headers += exchange.extraHeaders
+        exchange.finishBody()
+        saveLoggingFailure()
+        let record = exchange.record(status: response.status)
+        journal.withLock { $0.append(record) }
+        if faultsApply {
+            response = faults.shape(response) { self.isStopping }
+            let latency = faults.latency
+            if latency > 0 { SandboxClock.pause(latency) { isStopping } }
+        }
+        if let log = configuration.log {
+            let milliseconds = Int(((SandboxClock.monotonic() - started) * 1000).rounded())
+            log("\(request.method) \(request.path) \(response.status) \(milliseconds)ms")
+        }
+        return response
+    }
+}
