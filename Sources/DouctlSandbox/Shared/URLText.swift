@@ -1,4 +1,4 @@
-import DouctlServer
+import DouctlSystem
 
 /// Query strings and fragments the sandbox builds (redirects), percent-encoded per RFC 3986.
 enum URLText {

@@ -136,7 +136,7 @@ final class TestProxy: @unchecked Sendable {
 
     init(credentials: String? = nil) throws {
         logPath = TemporaryDirectory.make(prefix: "douctl-proxy") + "/proxy.log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         var arguments = ["proxy", logPath]
         if let credentials { arguments += ["--auth", credentials] }
         peer = try PeerProcess(arguments)
