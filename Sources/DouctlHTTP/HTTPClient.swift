@@ -111,7 +111,7 @@ public enum CurlLibrary {
 
 /// Sends HTTP requests through one libcurl easy handle, which keeps connections alive
 /// between requests (pagination reuses the socket). Not thread-safe: give each thread its own.
-public final class HTTPClient {
+public final class HTTPClient: HTTPTransport {
     public let configuration: HTTPClientConfiguration
     private var handle: UnsafeMutableRawPointer?
 
@@ -141,12 +141,11 @@ public final class HTTPClient {
         var attempt = 1
         var redirects = 0
         while true {
-            let mayRetry = attempt < policy.maxAttempts && current.body.isReplayable
             let hop = current
+            let hopAttempt = attempt
             let outcome = withoutActuallyEscaping(sink) { sink in
                 perform(hop, progress: progress, sink: sink, headReady: headReady) { head in
-                    self.redirectLocation(head, of: hop) != nil
-                        || (mayRetry && hop.isIdempotent && policy.retryableStatuses.contains(head.status))
+                    self.redirectLocation(head, of: hop) != nil || policy.retries(status: head.status, of: hop, attempt: hopAttempt)
                 }
             }
             switch outcome {
@@ -155,13 +154,7 @@ public final class HTTPClient {
                 // refuses some options on a handle whose transfer failed): start afresh.
                 ccurl_easy_cleanup(handle)
                 handle = nil
-                let retryable: Bool
-                switch error {
-                case .cannotConnect, .timedOut, .connectionLost: retryable = true
-                default: retryable = false
-                }
-                guard mayRetry, retryable, current.isIdempotent || error.neverReachedServer,
-                      delivered == 0 || restartSink?() == true else {
+                guard policy.retries(error, of: current, attempt: attempt), delivered == 0 || restartSink?() == true else {
                     throw error
                 }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
@@ -179,7 +172,7 @@ public final class HTTPClient {
                 }
                 if let held {
                     let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
-                    if mayRetry && current.isIdempotent && policy.retryableStatuses.contains(head.status),
+                    if policy.retries(status: head.status, of: current, attempt: attempt),
                        policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) {
                         configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
                         configuration.sleep(delay)
@@ -252,19 +245,6 @@ public final class HTTPClient {
 
     /// Headers that carry credentials for one origin only.
     private static let originBoundHeaders: Set<String> = ["authorization", "cookie", "x-xsrf-token", "proxy-authorization"]
-
-    /// Sends `request` and collects the whole reply body in memory.
-    public func fetch(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil) throws(TransportError) -> HTTPResponse {
-        var body: [UInt8] = []
-        let head = try send(request, progress: progress, restartSink: {
-            body.removeAll()
-            return true
-        }) { chunk in
-            body.append(contentsOf: chunk)
-            return true
-        }
-        return HTTPResponse(head: head, body: body)
-    }
 
     // MARK: - one attempt
 

@@ -10,7 +10,7 @@ public final class OAuthLogin {
     private let endpoint: TokenEndpoint
     private let console: LoginConsole
 
-    public init(profile: ResolvedProfile, http: HTTPClient, console: LoginConsole) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, console: LoginConsole) {
         self.profile = profile
         endpoint = TokenEndpoint(profile: profile, http: http)
         self.console = console
