@@ -2,6 +2,7 @@ import Testing
 import Foundation
 @testable import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Throws random, truncated and mutated requests at a live server, then checks it still serves
 /// a normal request correctly. Deterministic: a failure reproduces from the seed.
