@@ -44,6 +44,7 @@ let package = Package(
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlTestSupport"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
+        // In-process: the core against a scripted HTTP transport; no sockets, no waits.
         .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
