@@ -37,13 +37,19 @@ let package = Package(
             // dynamically linked test frameworks.
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
 
-        // What several test targets share: the rule for tests that need an external tool.
-        .target(name: "DouctlTestSupport", path: "Tests/DouctlTestSupport"),
+        // What several test targets share: the rule for tests that need an external tool, a raw
+        // HTTP client, temporary directories, TestFailure, config fixtures, a run's result, a child's
+        // peak memory.
+        .target(name: "DouctlTestSupport", dependencies: ["DouctlJSON", "DouctlServer", "DouctlSystem"], path: "Tests/DouctlTestSupport"),
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
-        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlSystem"]),
-        .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem"]),
+        // In-process: the core against a scripted HTTP transport; no sockets, no waits.
+        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
+        // In-process: the real command tree parsed, and `Douctl.main` run through a
+        // ProcessContext against a sandbox on 127.0.0.1.
+        .testTarget(name: "DouctlCommandsTests", dependencies: ["DouctlCommands", "DouctlArguments", "DouctlCore", "DouctlJSON", "DouctlSandbox", "DouctlSystem", "DouctlTestSupport"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
         .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
     ]

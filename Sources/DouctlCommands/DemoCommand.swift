@@ -23,7 +23,7 @@ enum DemoCommand {
 
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let workspace = try makeWorkspace(temporaryDirectory: invocation.environment["TMPDIR"])
-        defer { TemporaryDirectory.remove(workspace) }
+        defer { ScratchDirectory.remove(workspace) }
         var configuration = SandboxConfiguration()
         configuration.log = nil
         let sandbox = try SandboxCommand.start(configuration)
@@ -54,7 +54,7 @@ enum DemoCommand {
     /// A private temporary directory for the demo's config and picture, removed afterwards.
     private static func makeWorkspace(temporaryDirectory: String?) throws(DouctlError) -> String {
         do {
-            return try TemporaryDirectory.create(prefix: "douctl-demo", in: temporaryDirectory)
+            return try ScratchDirectory.create(prefix: "douctl-demo", in: temporaryDirectory)
         } catch {
             throw .localInput("cannot create a temporary directory for the demo (\(error))")
         }

@@ -7,7 +7,8 @@ import DouctlJSON
 /// expired, and decodes the reply's envelope.
 public final class APIClient {
     public let profile: ResolvedProfile
-    public let http: HTTPClient
+    /// libcurl in douctl; a scripted transport in tests.
+    public let http: any HTTPTransport
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
@@ -35,7 +36,7 @@ public final class APIClient {
     /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
     private var lastSentToken: String?
 
-    public init(profile: ResolvedProfile, http: HTTPClient, tokens: AccessTokenSource?, session: SessionHooks? = nil) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks? = nil) {
         self.profile = profile
         self.http = http
         self.tokens = tokens

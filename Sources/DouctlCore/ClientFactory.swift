@@ -32,7 +32,7 @@ public struct ClientFactory: Sendable {
         return ClientRateLimiter(quota: quota, directory: store.directory, profile: profile.name)
     }
 
-    public func makeTokens(http client: HTTPClient) -> AccessTokenSource {
+    public func makeTokens(http client: any HTTPTransport) -> AccessTokenSource {
         if let fixedToken { return FixedToken(fixedToken) }
         return StoredTokens(profile: profile, store: store, http: client)
     }

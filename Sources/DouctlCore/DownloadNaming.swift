@@ -1,4 +1,3 @@
-import DouctlServer
 import DouctlSystem
 
 /// The local name a download gets: from the reply's `Content-Disposition` (RFC 6266:

@@ -28,74 +28,110 @@ public struct Paginator {
     /// Sends `request` page after page, calling `emit` for each item. Items already seen
     /// (same `id`) are skipped, so a list that shifts under us yields no duplicates.
     public func walk(_ request: APIRequest, scheme: PageScheme? = nil, emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
-        var request = request
+        var request = Self.withFirstCursor(request, scheme: scheme)
         var scheme = scheme
-        var seenIDs = Set<String>()
-        var previousFirst: JSON?
+        var seen = SeenItems()
         var pages = 0
-        if case .cursor(let key, _, let first)? = scheme, let first, !request.query.contains(where: { $0.0 == key }) {
-            request.query.append((key, first))
-        }
-        var emitted = 0
         while pages < maximumPages {
             pages += 1
-            let payload: JSON
-            do {
-                payload = try client.send(request).requireJSON()
-            } catch {
-                // What was printed stays printed; the error says where the walk stopped.
-                throw pages == 1 ? error : error.annotated("page \(pages) failed; the \(emitted) items before it were printed")
-            }
+            let payload = try fetchPage(request, number: pages, emittedBefore: seen.emitted)
             let page = Self.page(of: payload)
             if scheme == nil { scheme = Self.guessScheme(payload, style: client.profile.style) }
             guard let items = page.items else {
                 throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
             }
-            if let first = items.first, first == previousFirst { return } // the server ignored our paging
+            if seen.repeatsPreviousPage(items) { return } // the server ignored our paging
+            try seen.emitUnseen(items, emit)
+            guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
+                return
+            }
+            request = next
+        }
+    }
+
+    /// A cursor walk's first page asks from the scheme's starting cursor, unless the caller
+    /// chose where to start.
+    static func withFirstCursor(_ request: APIRequest, scheme: PageScheme?) -> APIRequest {
+        var request = request
+        if case .cursor(let key, _, let first)? = scheme, let first, !request.query.contains(where: { $0.0 == key }) {
+            request.query.append((key, first))
+        }
+        return request
+    }
+
+    /// One page's payload; a failure after the first page says how far the walk got.
+    private func fetchPage(_ request: APIRequest, number: Int, emittedBefore emitted: Int) throws(DouctlError) -> JSON {
+        do {
+            return try client.send(request).requireJSON()
+        } catch {
+            // What was printed stays printed; the error says where the walk stopped.
+            throw number == 1 ? error : error.annotated("page \(number) failed; the \(emitted) items before it were printed")
+        }
+    }
+
+    /// What a walk remembers between pages: ids handed over, and the previous page's first
+    /// item (a server that ignores paging parameters sends the same page again).
+    struct SeenItems {
+        var ids = Set<String>()
+        var previousFirst: JSON?
+        var emitted = 0
+
+        mutating func repeatsPreviousPage(_ items: [JSON]) -> Bool {
+            if let first = items.first, first == previousFirst { return true }
             previousFirst = items.first
+            return false
+        }
+
+        mutating func emitUnseen(_ items: [JSON], _ emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
             for item in items {
                 if let id = item["id"]?.scalarText {
-                    if seenIDs.contains(id) { continue }
-                    seenIDs.insert(id)
+                    if ids.contains(id) { continue }
+                    ids.insert(id)
                 }
                 try emit(item)
                 emitted += 1
             }
-            if items.isEmpty { return }
-            switch scheme ?? .offset() {
-            case .offset(let startKey, let countKey, let defaultCount):
-                let start = Int(request.value(startKey) ?? "") ?? page.start ?? 0
-                let pageSize = Int(request.value(countKey) ?? "") ?? page.count ?? defaultCount
-                let (next, overflow) = start.addingReportingOverflow(items.count)
-                if items.count < pageSize || overflow { return }
-                if let total = page.total, next >= total { return }
-                request.setQuery(startKey, String(next))
-            case .pageNumber(let pageKey, let sizeKey, let defaultSize):
-                let current = page.page ?? Int(request.value(pageKey) ?? "") ?? 1
-                if let totalPages = page.totalPages {
-                    if current >= totalPages { return }
-                } else if items.count < (page.pageSize ?? Int(request.value(sizeKey) ?? "") ?? defaultSize) {
-                    return
-                }
-                let (next, overflow) = current.addingReportingOverflow(1)
-                if overflow { return }
-                request.setQuery(pageKey, String(next))
-            case .cursor(let key, let itemKey, _):
-                guard let last = items.last?[itemKey]?.scalarText else { return }
-                request.setQuery(key, last)
-            case .until(let key, let itemKey, let pageSize):
-                if items.count < pageSize { return }
-                guard let last = items.last?[itemKey]?.scalarText else { return }
-                // Numeric ids step one below the last (until_id is inclusive); at the bottom
-                // of the range there is nothing older to ask for.
-                if let number = Int64(last) {
-                    if number == Int64.min { return }
-                    request.setQuery(key, String(number - 1))
-                } else {
-                    request.setQuery(key, last)
-                }
-            }
         }
+    }
+
+    /// The request for the page after `page` (which held `items`, not empty), or nil when
+    /// `page` was the last.
+    static func nextRequest(after page: Page, items: [JSON], of request: APIRequest, scheme: PageScheme) -> APIRequest? {
+        var request = request
+        switch scheme {
+        case .offset(let startKey, let countKey, let defaultCount):
+            let start = Int(request.value(startKey) ?? "") ?? page.start ?? 0
+            let pageSize = Int(request.value(countKey) ?? "") ?? page.count ?? defaultCount
+            let (next, overflow) = start.addingReportingOverflow(items.count)
+            if items.count < pageSize || overflow { return nil }
+            if let total = page.total, next >= total { return nil }
+            request.setQuery(startKey, String(next))
+        case .pageNumber(let pageKey, let sizeKey, let defaultSize):
+            let current = page.page ?? Int(request.value(pageKey) ?? "") ?? 1
+            if let totalPages = page.totalPages {
+                if current >= totalPages { return nil }
+            } else if items.count < (page.pageSize ?? Int(request.value(sizeKey) ?? "") ?? defaultSize) {
+                return nil
+            }
+            let (next, overflow) = current.addingReportingOverflow(1)
+            if overflow { return nil }
+            request.setQuery(pageKey, String(next))
+        case .cursor(let key, let itemKey, _):
+            guard let last = items.last?[itemKey]?.scalarText else { return nil }
+            request.setQuery(key, last)
+        case .until(let key, let itemKey, let pageSize):
+            if items.count < pageSize { return nil }
+            guard let last = items.last?[itemKey]?.scalarText, let until = untilValue(below: last) else { return nil }
+            request.setQuery(key, until)
+        }
+        return request
+    }
+
+    /// `until_id` is inclusive: numeric ids step one below the last item; at the bottom of
+    /// the range there is nothing older to ask for (nil). Other ids are passed as they are.
+    static func untilValue(below last: String) -> String? {
+        guard let number = Int64(last) else { return last }
+        return number == Int64.min ? nil : String(number - 1)
     }
 
     /// The items and paging fields of one reply.

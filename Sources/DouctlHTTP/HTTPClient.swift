@@ -117,7 +117,7 @@ public enum CurlLibrary {
 
 /// Sends HTTP requests through one libcurl easy handle, which keeps connections alive
 /// between requests (pagination reuses the socket). Not thread-safe: give each thread its own.
-public final class HTTPClient {
+public final class HTTPClient: HTTPTransport {
     public let configuration: HTTPClientConfiguration
     private var handle: UnsafeMutableRawPointer?
 
@@ -147,12 +147,11 @@ public final class HTTPClient {
         var attempt = 1
         var redirects = 0
         while true {
-            let mayRetry = attempt < policy.maxAttempts && current.body.isReplayable
             let hop = current
+            let hopAttempt = attempt
             let outcome = withoutActuallyEscaping(sink) { sink in
                 perform(hop, progress: progress, sink: sink, headReady: headReady) { head in
-                    self.redirectLocation(head, of: hop) != nil
-                        || (mayRetry && hop.isIdempotent && policy.retryableStatuses.contains(head.status))
+                    self.redirectLocation(head, of: hop) != nil || policy.retries(status: head.status, of: hop, attempt: hopAttempt)
                 }
             }
             switch outcome {
@@ -161,8 +160,7 @@ public final class HTTPClient {
                 // refuses some options on a handle whose transfer failed): start afresh.
                 ccurl_easy_cleanup(handle)
                 handle = nil
-                guard mayRetry, error.isTransient, current.isIdempotent || error.neverReachedServer,
-                      delivered == 0 || restartSink?() == true else {
+                guard policy.retries(error, of: current, attempt: attempt), delivered == 0 || restartSink?() == true else {
                     throw error
                 }
                 try waitToRetry(after: error, attempt: attempt, started: started)
@@ -178,7 +176,7 @@ public final class HTTPClient {
                 // A body was held back only while the status might be retried.
                 guard let held else { return head }
                 let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
-                guard mayRetry && current.isIdempotent && policy.retryableStatuses.contains(head.status),
+                guard policy.retries(status: head.status, of: current, attempt: attempt),
                       policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else {
                     headReady?(head)
                     _ = held.withUnsafeBytes { sink($0) }
@@ -257,19 +255,6 @@ public final class HTTPClient {
 
     /// Headers that carry credentials for one origin only.
     private static let originBoundHeaders: Set<String> = ["authorization", "cookie", "x-xsrf-token", "proxy-authorization"]
-
-    /// Sends `request` and collects the whole reply body in memory.
-    public func fetch(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil) throws(TransportError) -> HTTPResponse {
-        var body: [UInt8] = []
-        let head = try send(request, progress: progress, restartSink: {
-            body.removeAll()
-            return true
-        }) { chunk in
-            body.append(contentsOf: chunk)
-            return true
-        }
-        return HTTPResponse(head: head, body: body)
-    }
 
     // MARK: - one attempt
 

@@ -37,6 +37,25 @@ public struct RetryPolicy: Sendable, Equatable {
         return min(exponential * jitter, maxDelay)
     }
 
+    /// Whether a reply with `status` to try `attempt` of `request` is sent again: idempotent
+    /// methods only (a POST may have been processed), statuses that mean "not now", and a
+    /// body that can be read again.
+    public func retries(status: Int, of request: HTTPRequest, attempt: Int) -> Bool {
+        hasTriesLeft(request, attempt: attempt) && request.isIdempotent && retryableStatuses.contains(status)
+    }
+
+    /// Whether a try that failed with `error` is made again: connection failures only, and
+    /// a request that is not idempotent only when it certainly never reached the server.
+    public func retries(_ error: TransportError, of request: HTTPRequest, attempt: Int) -> Bool {
+        guard hasTriesLeft(request, attempt: attempt), error.isTransient else { return false }
+        return request.isIdempotent || error.neverReachedServer
+    }
+
+    /// A body read from a pipe is gone once sent, so its request is never tried twice.
+    private func hasTriesLeft(_ request: HTTPRequest, attempt: Int) -> Bool {
+        attempt < maxAttempts && request.body.isReplayable
+    }
+
     /// Whether a retry after `delay` more seconds still fits `maxElapsed`, `elapsed` seconds
     /// after the first try began.
     public func allowsRetry(elapsed: Double, delay: Double) -> Bool {

@@ -134,8 +134,8 @@ final class Connection: @unchecked Sendable {
         var response = handlerResponse
         let body = request.body
         var keepAlive = keepAliveRequested && !response.closeConnection && !isStopping()
-        if response.headers.contains(where: { asciiCaseInsensitiveEquals($0.0, "Connection")
-            && $0.1.split(separator: ",").contains { asciiLowercased(trimmingWhitespace($0)) == "close" } }) {
+        if response.headers.contains(where: { HTTPSyntax.caseInsensitiveEquals($0.0, "Connection")
+            && $0.1.split(separator: ",").contains { HTTPSyntax.asciiLowercased(HTTPSyntax.trimmingWhitespace($0)) == "close" } }) {
             keepAlive = false
         }
         if let failure = body.failure {

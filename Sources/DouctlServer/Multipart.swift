@@ -46,7 +46,7 @@ public final class MultipartReader {
 
     init?(body: HTTPRequestBody, contentType: String, bufferSize: Int) {
         let parsed = HeaderValueWithParameters(parsing: contentType)
-        guard asciiLowercased(parsed.value).hasPrefix("multipart/"),
+        guard HTTPSyntax.asciiLowercased(parsed.value).hasPrefix("multipart/"),
               let boundary = parsed.parameter("boundary"), (1...200).contains(boundary.utf8.count) else { return nil }
         self.boundary = boundary
         self.body = body
@@ -305,5 +305,32 @@ public final class MultipartPart {
             total += Int64(content.count)
         }
         return total
+    }
+}
+
+/// Names and file names of multipart/form-data parts (RFC 7578 §4.2).
+enum FormDataNames {
+    /// Browsers (per the HTML standard) and curl 7.81+ write `"`, CR and LF in names as `%22`,
+    /// `%0D`, `%0A`; only those three are decoded, since a `%` itself is not escaped and
+    /// "100%.txt" must stay as it is.
+    static func decodeBrowserEscapes(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        var result: [UInt8] = []
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2]) {
+                let decoded = high << 4 | low
+                if decoded == 0x22 || decoded == 0x0D || decoded == 0x0A {
+                    result.append(decoded)
+                    index += 3
+                    continue
+                }
+            }
+            result.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 }

@@ -67,7 +67,7 @@ public final class HTTPServerRequest: @unchecked Sendable {
     /// The media type of `Content-Type`, lowercased and without parameters ("multipart/form-data").
     public var mediaType: String? {
         headers["Content-Type"].map { value in
-            asciiLowercased(trimmingWhitespace(value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]))
+            HTTPSyntax.asciiLowercased(HTTPSyntax.trimmingWhitespace(value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]))
         }
     }
 }

@@ -1,3 +1,4 @@
+import DouctlSystem
 /// A request the server answers itself, with `status`, before any handler sees it.
 struct RequestRejection: Error, Equatable {
     let status: Int
@@ -60,7 +61,7 @@ enum RequestParser {
     static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(RequestRejection) -> RequestHead {
         guard let firstSpace = line.firstIndex(of: space) else { throw .badRequest("malformed request line") }
         let method = line[..<firstSpace]
-        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { throw .badRequest("invalid method") }
+        guard !method.isEmpty, method.allSatisfy(HTTPSyntax.isTokenByte) else { throw .badRequest("invalid method") }
         let rest = line[(firstSpace + 1)...]
         guard let secondSpace = rest.firstIndex(of: space) else { throw .badRequest("missing HTTP version") }
         let target = rest[..<secondSpace]
@@ -99,7 +100,7 @@ enum RequestParser {
         if first == space || first == tab { throw .badRequest("obsolete line folding") }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .badRequest("header line without colon") }
         let name = line[..<colon]
-        guard !name.isEmpty, name.allSatisfy(isTokenByte) else { throw .badRequest("invalid header name") }
+        guard !name.isEmpty, name.allSatisfy(HTTPSyntax.isTokenByte) else { throw .badRequest("invalid header name") }
         var value = line[(colon + 1)...]
         while let byte = value.first, byte == space || byte == tab { value = value.dropFirst() }
         while let byte = value.last, byte == space || byte == tab { value = value.dropLast() }
@@ -128,7 +129,7 @@ enum RequestParser {
             var length: Int64?
             for value in headers.values("Content-Length") {
                 for element in value.split(separator: ",", omittingEmptySubsequences: false) {
-                    guard let parsed = parseDecimal(trimmingWhitespace(element)) else {
+                    guard let parsed = parseDecimal(HTTPSyntax.trimmingWhitespace(element)) else {
                         throw .badRequest("invalid Content-Length")
                     }
                     if let length, length != parsed { throw .badRequest("conflicting Content-Length values") }
@@ -179,7 +180,7 @@ enum RequestParser {
             return (rest, nil)
         }
         if !rest.hasPrefix("/") {
-            let lowered = asciiLowercased(rest.prefix(8))
+            let lowered = HTTPSyntax.asciiLowercased(rest.prefix(8))
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
                   let schemeEnd = rest.firstRange(of: "://")?.upperBound else {
                 throw .badRequest("invalid request target")

@@ -1,3 +1,4 @@
+import DouctlSystem
 /// What a handler returns. The server owns the framing: it writes `Content-Length` (or chunked
 /// encoding for a `.stream` of unknown length) and `Connection` itself, ignoring handler values
 /// for those three fields (except a `Content-Length` on a reply to HEAD with an empty body, which
@@ -51,7 +52,7 @@ public struct HTTPServerResponse: Sendable {
 
     /// The first value of header `name` (case-insensitive), for tests and middleware.
     public func header(_ name: String) -> String? {
-        headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
+        headers.first { HTTPSyntax.caseInsensitiveEquals($0.0, name) }?.1
     }
 }
 

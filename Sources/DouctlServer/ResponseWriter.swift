@@ -140,12 +140,12 @@ enum ResponseHead {
         var head = "HTTP/1.1 \(status) \(StatusReason.phrase(for: status))\r\n"
         var hasDate = false
         for (name, value) in headers {
-            guard isToken(name) else { continue }
-            if asciiCaseInsensitiveEquals(name, "Content-Length") && !keepHandlerContentLength { continue }
-            if asciiCaseInsensitiveEquals(name, "Transfer-Encoding") || asciiCaseInsensitiveEquals(name, "Connection") {
+            guard HTTPSyntax.isToken(name) else { continue }
+            if HTTPSyntax.caseInsensitiveEquals(name, "Content-Length") && !keepHandlerContentLength { continue }
+            if HTTPSyntax.caseInsensitiveEquals(name, "Transfer-Encoding") || HTTPSyntax.caseInsensitiveEquals(name, "Connection") {
                 continue
             }
-            if asciiCaseInsensitiveEquals(name, "Date") { hasDate = true }
+            if HTTPSyntax.caseInsensitiveEquals(name, "Date") { hasDate = true }
             head += "\(name): \(sanitizedValue(value))\r\n"
         }
         if !hasDate { head += "Date: \(HTTPDate.now())\r\n" }

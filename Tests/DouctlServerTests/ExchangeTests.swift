@@ -1,6 +1,7 @@
 import Testing
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Requests and replies on one connection: decoding, framing, keep-alive, pipelining.
 @Suite struct ExchangeTests {

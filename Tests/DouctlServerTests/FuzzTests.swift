@@ -2,6 +2,7 @@ import Testing
 import Foundation
 @testable import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Throws random, truncated and mutated requests at a live server, then checks it still serves
 /// a normal request correctly. Deterministic: a failure reproduces from the seed.
@@ -132,31 +133,167 @@ import DouctlSystem
         return client.readToEnd().starts(with: Array("HTTP/1.1 ".utf8))
     }
 
-    @Test func multipartParserSurvivesMutatedBodies() {
+    // MARK: multipart
+
+    /// What reading a whole multipart body came to: its parts, or the error that stopped it.
+    enum MultipartOutcome: Equatable {
+        case parts([ParsedPart])
+        case failed(HTTPServerError)
+    }
+
+    static func multipartOutcome(_ body: [UInt8], boundary: String, maxPerCall: Int, bufferSize: Int, readSize: Int) -> MultipartOutcome {
+        do {
+            return .parts(try parseAll(body, boundary: boundary, maxPerCall: maxPerCall, bufferSize: bufferSize, readSize: readSize))
+        } catch let error as HTTPServerError {
+            return .failed(error)
+        } catch {
+            Issue.record("the multipart reader threw \(error), which is not an HTTPServerError")
+            return .failed(.malformed("\(error)"))
+        }
+    }
+
+    /// The errors `MultipartReader` documents for a broken body: all `.malformed`, with these details.
+    static func isDocumentedMultipartError(_ error: HTTPServerError) -> Bool {
+        guard case .malformed(let detail) = error else { return false }
+        return ["truncated multipart body", "multipart line too long", "multipart part headers too large"].contains(detail)
+            || detail.hasPrefix("invalid multipart part header: ")
+    }
+
+    /// Mutated bodies either parse or fail with a documented error, and how the bytes arrive
+    /// (read sizes, the body's own chunking) never changes which.
+    @Test func multipartParserAnswersMutatedBodiesTheSameWhateverTheReads() {
         let body = multipartBody(boundary: "fz", parts: [
             ("Content-Disposition: form-data; name=\"a\"", Array("alpha\r\n--f".utf8)),
             ("Content-Disposition: form-data; name=\"b\"; filename=\"b.txt\"\r\nContent-Type: text/plain", Array(repeating: 0x0D, count: 50)),
         ])
         var generator = SplitMix64(seed: 99)
+        var parsed = 0, failed = 0
         for _ in 0..<3000 {
             let mutated = Self.mutate(body, using: &generator)
-            let perCall = 1 + Int(generator.next() % 100)
-            _ = try? parseAll(mutated, boundary: "fz", maxPerCall: perCall, bufferSize: 128 + Int(generator.next() % 300),
-                              readSize: 1 + Int(generator.next() % 64))
+            let bufferSize = 128 + Int(generator.next() % 300)
+            let first = Self.multipartOutcome(mutated, boundary: "fz", maxPerCall: 1 + Int(generator.next() % 100),
+                                              bufferSize: bufferSize, readSize: 1 + Int(generator.next() % 64))
+            let second = Self.multipartOutcome(mutated, boundary: "fz", maxPerCall: .max, bufferSize: bufferSize, readSize: 100_000)
+            #expect(first == second, "reads changed the outcome for \(mutated)")
+            switch first {
+            case .parts: parsed += 1
+            case .failed(let error):
+                failed += 1
+                #expect(Self.isDocumentedMultipartError(error), "undocumented error \(error) for \(mutated)")
+            }
+        }
+        #expect(parsed > 100 && failed > 100, "parsed \(parsed), failed \(failed)")
+    }
+
+    /// Any parts, written as multipart, read back as the same parts. Contents come close to
+    /// the delimiter in every way but never hold it whole (RFC 2046 §5.1.1: a writer picks a
+    /// boundary its contents do not contain).
+    @Test func multipartRoundTrips() throws {
+        var generator = SplitMix64(seed: 0x3D1F)
+        let pieces: [[UInt8]] = ["\r", "\n", "\r\n", "-", "--", "--fz", "\r\n--f", "\r\n-", "z", "a", "é", "\u{0}"].map { Array($0.utf8) }
+        let delimiter = Array("\r\n--fz".utf8)
+        for round in 0..<500 {
+            var parts: [ParsedPart] = []
+            for index in 0..<(1 + Int(generator.next() % 4)) {
+                var content: [UInt8] = []
+                for _ in 0..<Int(generator.next() % 40) {
+                    let piece = pieces[Int(generator.next() % UInt64(pieces.count))]
+                    if (content + piece).firstRange(of: delimiter) == nil { content += piece }
+                }
+                let isFile = generator.next() % 2 == 0
+                parts.append(ParsedPart(name: "p\(index)", filename: isFile ? "f\(index).bin" : nil,
+                                        contentType: isFile ? "application/octet-stream" : nil, content: content))
+            }
+            let body = multipartBody(boundary: "fz", parts: parts.map { part in
+                var headers = "Content-Disposition: form-data; name=\"\(part.name ?? "")\""
+                if let filename = part.filename { headers += "; filename=\"\(filename)\"" }
+                if let contentType = part.contentType { headers += "\r\nContent-Type: \(contentType)" }
+                return (headers, part.content)
+            })
+            let outcome = Self.multipartOutcome(body, boundary: "fz", maxPerCall: 1 + Int(generator.next() % 50),
+                                                bufferSize: 128 + Int(generator.next() % 300), readSize: 1 + Int(generator.next() % 64))
+            #expect(outcome == .parts(parts), "round \(round)")
         }
     }
 
-    @Test func chunkedDecoderSurvivesMutatedBodies() {
+    // MARK: chunked bodies
+
+    /// What reading a whole chunked body came to: its bytes and trailers, or the error.
+    enum ChunkedOutcome: Equatable {
+        case body([UInt8], trailers: [String])
+        case failed(HTTPServerError)
+    }
+
+    static func chunkedOutcome(_ bytes: [UInt8], maxPerCall: Int, maxBodyBytes: Int64 = 100) -> (ChunkedOutcome, bytesRead: Int64) {
+        let body = HTTPRequestBody(input: BufferedInput(producer: MemoryProducer(bytes, maxPerCall: maxPerCall), capacity: 4096),
+                                   contentLength: nil, isChunked: true, maxBodyBytes: maxBodyBytes, maxTrailerBytes: 200,
+                                   readTimeout: 1, continueSender: nil)
+        do {
+            let content = try body.readAll(limit: 1000)
+            return (.body(content, trailers: body.trailers.map { "\($0.name): \($0.value)" }), body.bytesRead)
+        } catch let error as HTTPServerError {
+            return (.failed(error), body.bytesRead)
+        } catch {
+            Issue.record("the chunked decoder threw \(error), which is not an HTTPServerError")
+            return (.failed(.malformed("\(error)")), body.bytesRead)
+        }
+    }
+
+    /// The errors a chunked body documents: cut short, too large, or broken framing.
+    static func isDocumentedChunkedError(_ error: HTTPServerError) -> Bool {
+        switch error {
+        case .connectionClosed, .bodyTooLarge:
+            return true
+        case .malformed(let detail):
+            return ["chunk data not followed by CRLF", "chunk size too large", "invalid chunk size", "invalid chunk extension",
+                    "trailer section too large", "line too long"].contains(detail)
+                || detail.hasPrefix("invalid trailer field: ")
+        default:
+            return false
+        }
+    }
+
+    /// Mutated chunked bodies decode or fail with a documented error, never past the body
+    /// limit, the same however the bytes arrive.
+    @Test func chunkedDecoderAnswersMutatedBodiesTheSameWhateverTheReads() {
         let chunked = Array("4;x=y\r\nabcd\r\n3\r\nefg\r\n0\r\nX-T: 1\r\n\r\n".utf8)
         var generator = SplitMix64(seed: 5)
+        var decoded = 0, failed = 0
         for _ in 0..<5000 {
             let mutated = Self.mutate(chunked, using: &generator)
-            let body = HTTPRequestBody(input: BufferedInput(producer: MemoryProducer(mutated, maxPerCall: 1 + Int(generator.next() % 9)),
-                                                            capacity: 4096),
-                                       contentLength: nil, isChunked: true, maxBodyBytes: 100, maxTrailerBytes: 200,
-                                       readTimeout: 1, continueSender: nil)
-            _ = try? body.readAll(limit: 1000)
-            #expect(body.bytesRead <= 100)
+            let (first, bytesRead) = Self.chunkedOutcome(mutated, maxPerCall: 1 + Int(generator.next() % 9))
+            let (second, _) = Self.chunkedOutcome(mutated, maxPerCall: .max)
+            #expect(bytesRead <= 100)
+            #expect(first == second, "reads changed the outcome for \(mutated)")
+            switch first {
+            case .body: decoded += 1
+            case .failed(let error):
+                failed += 1
+                #expect(Self.isDocumentedChunkedError(error), "undocumented error \(error) for \(mutated)")
+            }
+        }
+        #expect(decoded > 100 && failed > 100, "decoded \(decoded), failed \(failed)")
+    }
+
+    /// Any bytes, sent in any chunk sizes with extensions and trailers, decode to those bytes.
+    @Test func chunkedBodiesRoundTrip() {
+        var generator = SplitMix64(seed: 0xC4C4)
+        for round in 0..<1000 {
+            let content = (0..<Int(generator.next() % 300)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            var encoded: [UInt8] = []
+            var offset = 0
+            while offset < content.count {
+                let size = min(content.count - offset, 1 + Int(generator.next() % 64))
+                let extensionText = generator.next() % 3 == 0 ? ";name=value" : ""
+                encoded += Array((String(size, radix: 16, uppercase: generator.next() % 2 == 0) + extensionText + "\r\n").utf8)
+                encoded += content[offset..<(offset + size)] + [13, 10]
+                offset += size
+            }
+            let trailers = generator.next() % 2 == 0 ? ["X-Sum: \(content.count)"] : []
+            encoded += Array(("0\r\n" + trailers.map { $0 + "\r\n" }.joined() + "\r\n").utf8)
+            let (outcome, bytesRead) = Self.chunkedOutcome(encoded, maxPerCall: 1 + Int(generator.next() % 20), maxBodyBytes: 1 << 20)
+            #expect(outcome == .body(content, trailers: trailers), "round \(round)")
+            #expect(bytesRead == Int64(content.count))
         }
     }
 }

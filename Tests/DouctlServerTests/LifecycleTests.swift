@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Start, stop, timeouts, and clients that misbehave by doing nothing.
 @Suite struct LifecycleTests {

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 @testable import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// A body served from memory `maxPerCall` bytes at a time, so delimiters straddle reads.
 func memoryBody(_ bytes: [UInt8], maxPerCall: Int = .max) -> HTTPRequestBody {

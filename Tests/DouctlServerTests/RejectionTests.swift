@@ -1,5 +1,6 @@
 import Testing
 import DouctlServer
+import DouctlTestSupport
 
 /// Requests the server answers itself (4xx/5xx) and the connection closing afterwards.
 @Suite struct RejectionTests {

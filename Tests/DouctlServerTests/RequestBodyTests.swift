@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// Chunked bodies, `Expect: 100-continue`, and the streaming body API.
 @Suite struct RequestBodyTests {

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 
 /// `.file` and `.stream` bodies, and resets for fault injection.
 @Suite struct ResponseBodyTests {

@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlServer
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -473,22 +474,5 @@ final class Counter: @unchecked Sendable {
         defer { lock.unlock() }
         value += 1
         return value - 1
-    }
-}
-
-/// Writes credentials.json the way douctl does (0600 in a 0700 directory).
-enum Credentials {
-    static func write(_ tokens: [String: String], in directory: String, expiresAt: String? = nil, refreshTokens: [String: String] = [:]) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        var profiles: [String] = []
-        for (profile, token) in tokens.sorted(by: { $0.key < $1.key }) {
-            var fields = [#""access_token":"\#(token)""#]
-            if let refresh = refreshTokens[profile] { fields.append(#""refresh_token":"\#(refresh)""#) }
-            if let expiresAt { fields.append(#""expires_at":"\#(expiresAt)""#) }
-            profiles.append(#""\#(profile)":{\#(fields.joined(separator: ","))}"#)
-        }
-        let path = directory + "/credentials.json"
-        try Data(#"{"profiles":{\#(profiles.joined(separator: ","))}}"#.utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o600)
     }
 }

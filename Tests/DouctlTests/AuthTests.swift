@@ -330,7 +330,7 @@ struct AuthTests {
         let issued = fixture.sandbox.issueToken()
         try FileManager.default.removeItem(atPath: fixture.douctl.configDirectory + "/config.json")
         try FileManager.default.removeItem(atPath: fixture.douctl.configDirectory)
-        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: fixture.douctl.configDirectory)
+        try SandboxProfiles.write(base: fixture.sandbox.baseURL, in: fixture.douctl.configDirectory)
         chmod(fixture.douctl.configDirectory, 0o755)
         #expect(try fixture.douctl.run(["auth", "login", "--with-token"], input: Array(issued.accessToken.utf8)).status == 0)
         let attributes = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue }
@@ -371,15 +371,9 @@ func curl(_ arguments: [String]) throws -> String {
 
 /// True when something accepts connections on 127.0.0.1:port.
 func canConnect(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = port.bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-    }
+    guard let fd = try? LoopbackSocket.connect(port: port, receiveTimeout: 1) else { return false }
+    close(fd)
+    return true
 }
 
 /// A tiny valid PNG.

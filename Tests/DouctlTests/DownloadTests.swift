@@ -1,6 +1,7 @@
 import DouctlJSON
 import DouctlServer
 import DouctlSystem
+import DouctlTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlSandbox
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -148,7 +149,7 @@ struct FaultBatteryTests {
         let directory = TemporaryDirectory.make(prefix: "upload64")
         let files = (0..<64).map { index -> String in
             let path = directory + "/p\(index).png"
-            FileManager.default.createFile(atPath: path, contents: Data(PNGFixture.bytes))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(PNGFixture.bytes))
             return path
         }
         // Expire every token once 16 uploads have gone through, while the rest are in flight.
@@ -204,7 +205,7 @@ struct FaultBatteryTests {
         let directory = TemporaryDirectory.make(prefix: "upload-int")
         let files = (0..<64).map { index -> String in
             let path = directory + "/p\(index).png"
-            FileManager.default.createFile(atPath: path, contents: Data(PNGFixture.bytes))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(PNGFixture.bytes))
             return path
         }
         let running = try RunningDouctl(fixture.douctl, ["upload", "--parallel", "8", "--progress", "never"] + files)

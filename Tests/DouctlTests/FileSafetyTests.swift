@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -106,7 +107,7 @@ struct FileSafetyTests {
         defer { Self.unmount(mount) }
         let fixture = try SandboxFixture()
         let directory = mount + "/douctl"
-        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: directory)
+        try SandboxProfiles.write(base: fixture.sandbox.baseURL, in: directory)
         let tokens = fixture.sandbox.issueToken()
         try Credentials.write(["sandbox": tokens.accessToken], in: directory, expiresAt: "2099-01-01T00:00:00Z",
                               refreshTokens: ["sandbox": tokens.refreshToken])
@@ -116,7 +117,7 @@ struct FileSafetyTests {
         #expect(credentials != nil)
         // Fill the file system to the last block.
         let filler = mount + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        _ = FileManager.default.createFile(atPath: filler, contents: nil)
         if let handle = FileHandle(forWritingAtPath: filler) {
             let block = Data(count: 4096)
             while (try? handle.write(contentsOf: block)) != nil {}
@@ -179,7 +180,7 @@ struct FileSafetyTests {
     @Test func configDirectoryWithSpacesAndNonASCII() throws {
         let fixture = try SandboxFixture()
         let directory = TemporaryDirectory.make(prefix: "my douctl") + "/配置 Ünïcödé dir/douctl"
-        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: directory)
+        try SandboxProfiles.write(base: fixture.sandbox.baseURL, in: directory)
         let douctl = Douctl(configDirectory: directory)
         let issued = fixture.sandbox.issueToken()
         let login = try douctl.run(["auth", "login", "--with-token"], input: Array((issued.accessToken + "\n").utf8))

@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlSandbox
+import DouctlTestSupport
 import Foundation
 import Testing
 

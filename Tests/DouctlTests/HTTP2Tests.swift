@@ -46,16 +46,7 @@ struct HTTP2Tests {
             try process.run()
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = port.bigEndian
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                close(fd)
-                if connected == 0 { return }
+                if canConnect(port: port) { return }
                 Thread.sleep(forTimeInterval: 0.05)
             }
             throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")

@@ -1,5 +1,6 @@
 import DouctlJSON
 import DouctlServer
+import DouctlTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import DouctlJSON
 import DouctlSandbox
 import DouctlServer
+import DouctlTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlTestSupport
 import Foundation
 import Testing
 

@@ -259,7 +259,7 @@ struct ScriptingTests {
         #expect(json["credential"]?["refresh_token"]?.stringValue == tokens.refresh)
 
         let other = Douctl()
-        try SandboxFixture.writeProfiles(base: fixture.sandbox.baseURL, in: other.configDirectory)
+        try SandboxProfiles.write(base: fixture.sandbox.baseURL, in: other.configDirectory)
         let imported = try other.run(["auth", "login", "--with-credentials"], input: exported.stdout)
         #expect(imported.status == 0, "\(imported)")
         #expect(try other.run("user", "me").json()["uid"]?.stringValue == "ahbei")

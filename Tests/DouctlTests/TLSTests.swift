@@ -233,7 +233,7 @@ struct TLSTests {
         defer { sandbox.stop() }
         let relay = try TLSRelay(certificate: pki.serverCertificate, key: pki.serverKey, backendPort: sandbox.port)
         let douctl = Douctl(environment: ["SSL_CERT_FILE": pki.caCertificate])
-        try SandboxFixture.writeProfiles(base: relay.baseURL, in: douctl.configDirectory)
+        try SandboxProfiles.write(base: relay.baseURL, in: douctl.configDirectory)
 
         let login = try douctl.run("auth", "login", "--device", "--no-browser")
         #expect(login.status == 0, "\(login)")

@@ -10,7 +10,7 @@ public final class OAuthLogin {
     private let endpoint: TokenEndpoint
     private let console: LoginConsole
 
-    public init(profile: ResolvedProfile, http: HTTPClient, console: LoginConsole) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, console: LoginConsole) {
         self.profile = profile
         endpoint = TokenEndpoint(profile: profile, http: http)
         self.console = console
@@ -117,29 +117,62 @@ public final class OAuthLogin {
             throw .usage("profile '\(profile.name)' has no device_authorization_url (Douban has no device flow); use --web or --paste")
         }
         _ = try require(profile.clientID, "client_id")
-        let (status, reply) = try requestDeviceCode(deviceURL)
-        guard (200..<300).contains(status), let reply,
-              let deviceCode = reply["device_code"]?.stringValue,
-              let userCode = reply["user_code"]?.stringValue,
-              let verificationURI = reply["verification_uri"]?.stringValue ?? reply["verification_url"]?.stringValue else {
+        let authorization = try authorizeDevice(deviceURL)
+        showDeviceInstructions(authorization)
+        return try pollForApproval(authorization)
+    }
+
+    /// The device authorization endpoint's answer (RFC 8628 §3.2), its timings kept within
+    /// reason.
+    struct DeviceAuthorization: Equatable {
+        var deviceCode: String
+        var userCode: String
+        var verificationURI: String
+        var verificationURIComplete: String?
+        /// Seconds the device code lives (RFC 8628's `expires_in`).
+        var lifetime: Double
+        /// Seconds between polls.
+        var interval: Double
+
+        init?(json: JSON) {
+            guard let deviceCode = json["device_code"]?.stringValue,
+                  let userCode = json["user_code"]?.stringValue,
+                  let verificationURI = json["verification_uri"]?.stringValue ?? json["verification_url"]?.stringValue else { return nil }
+            self.deviceCode = deviceCode
+            self.userCode = userCode
+            self.verificationURI = verificationURI
+            verificationURIComplete = json["verification_uri_complete"]?.stringValue
+            lifetime = min(max(json["expires_in"]?.doubleValue ?? 600, 0), 86400)
+            // Trust the server's interval only within reason: 0 would poll in a tight loop, a
+            // huge or infinite one would never poll (RFC 8628's default is 5 s).
+            interval = min(max(json["interval"]?.doubleValue ?? 5, 1), 300)
+        }
+    }
+
+    private func authorizeDevice(_ url: String) throws(DouctlError) -> DeviceAuthorization {
+        let (status, reply) = try requestDeviceCode(url)
+        guard (200..<300).contains(status), let reply, let authorization = DeviceAuthorization(json: reply) else {
             let detail = reply?["error"]?.stringValue ?? reply?["msg"]?.stringValue ?? "HTTP \(status)"
             throw .authentication("the device authorization request failed (\(detail))")
         }
-        let complete = reply["verification_uri_complete"]?.stringValue
-        let lifetime = min(max(reply["expires_in"]?.doubleValue ?? 600, 0), 86400)
-        // Trust the server's interval only within reason: 0 would poll in a tight loop, a huge
-        // or infinite one would never poll (RFC 8628's default is 5 s).
-        var interval = min(max(reply["interval"]?.doubleValue ?? 5, 1), 300)
+        return authorization
+    }
 
-        console.say("To log in, open \(verificationURI) and enter the code: \(userCode)")
+    private func showDeviceInstructions(_ authorization: DeviceAuthorization) {
+        let complete = authorization.verificationURIComplete
+        console.say("To log in, open \(authorization.verificationURI) and enter the code: \(authorization.userCode)")
         if let complete { console.say("(or open \(complete), which carries the code)") }
         if let open = console.openBrowser {
-            console.say(open(complete ?? verificationURI) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
+            console.say(open(complete ?? authorization.verificationURI) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
         }
         console.say("Waiting for approval …")
+    }
 
+    /// Polls the token endpoint until the login is approved, refused, or out of time.
+    private func pollForApproval(_ authorization: DeviceAuthorization) throws(DouctlError) -> TokenGrant {
+        var interval = authorization.interval
         let started = console.now()
-        let expiry = started + lifetime
+        let expiry = started + authorization.lifetime
         let deadline = started + console.approvalTimeout
         while true {
             try pause(interval)
@@ -150,45 +183,55 @@ public final class OAuthLogin {
             if now >= deadline {
                 throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for approval (auth login --wait sets how long)")
             }
-            let answer: TokenEndpoint.Answer
-            do {
-                answer = try endpoint.pollDevice(deviceCode: deviceCode)
-            } catch .transport(let error) where Self.isTransient(error) {
-                interval = min(max(interval, 1) * 2, 60) // RFC 8628 §3.5: back off on timeouts
-                console.say("The token endpoint did not answer (\(error.message)); trying again in \(Int(interval))s.")
-                continue
-            } catch .badReply(_, let status?) where Self.isTransient(status: status) {
-                interval = min(max(interval, 1) * 2, 60)
-                console.say("The token endpoint answered HTTP \(status); trying again in \(Int(interval))s.")
-                continue
-            }
-            switch answer {
+            switch try pollDevice(authorization.deviceCode) {
             case .granted(let grant):
                 return grant
-            case .refused(let error) where Self.isTransient(status: error.status):
-                interval = min(max(interval, 1) * 2, 60)
-                console.say("The token endpoint answered HTTP \(error.status) (\(error.summary)); trying again in \(Int(interval))s.")
-            case .refused(let error):
-                switch error.error {
-                case "authorization_pending":
-                    continue
-                case "slow_down":
-                    interval += 5
-                case "access_denied":
-                    throw .authentication("the login was denied")
-                case "expired_token":
-                    throw .authentication("the device code expired before it was approved; run douctl auth login again")
-                default:
-                    throw .authentication("device login failed (\(error.summary))")
-                }
+            case .pending:
+                continue
+            case .slowDown:
+                interval += 5
+            case .backOff(let reason):
+                interval = min(max(interval, 1) * 2, 60) // RFC 8628 §3.5: back off on timeouts
+                console.say("\(reason); trying again in \(Int(interval))s.")
             }
         }
     }
 
-    private static func isTransient(_ error: TransportError) -> Bool {
-        switch error {
-        case .timedOut, .connectionLost, .cannotConnect: return true
-        default: return false
+    /// What one device-flow poll means for the next.
+    enum PollResult: Equatable {
+        case granted(TokenGrant)
+        /// Not approved yet (`authorization_pending`).
+        case pending
+        /// `slow_down`: poll five seconds less often from now on.
+        case slowDown
+        /// The endpoint did not answer, or answered "not now": wait twice as long. The
+        /// reason is told to the user.
+        case backOff(String)
+    }
+
+    /// One poll (RFC 8628 §3.4, §3.5), judged; a refusal that ends the login is thrown.
+    private func pollDevice(_ deviceCode: String) throws(DouctlError) -> PollResult {
+        let answer: TokenEndpoint.Answer
+        do {
+            answer = try endpoint.pollDevice(deviceCode: deviceCode)
+        } catch .transport(let error) where error.isTransient {
+            return .backOff("The token endpoint did not answer (\(error.message))")
+        } catch .badReply(_, let status?) where Self.isTransient(status: status) {
+            return .backOff("The token endpoint answered HTTP \(status)")
+        }
+        switch answer {
+        case .granted(let grant):
+            return .granted(grant)
+        case .refused(let error) where Self.isTransient(status: error.status):
+            return .backOff("The token endpoint answered HTTP \(error.status) (\(error.summary))")
+        case .refused(let error):
+            switch error.error {
+            case "authorization_pending": return .pending
+            case "slow_down": return .slowDown
+            case "access_denied": throw .authentication("the login was denied")
+            case "expired_token": throw .authentication("the device code expired before it was approved; run douctl auth login again")
+            default: throw .authentication("device login failed (\(error.summary))")
+            }
         }
     }
 
@@ -210,7 +253,7 @@ public final class OAuthLogin {
                 let answer = try endpoint.postForm(url, fields)
                 guard Self.isTransient(status: answer.status), !last else { return answer }
                 console.say("The device endpoint answered HTTP \(answer.status); trying again in \(Int(delay))s.")
-            } catch .transport(let error) where Self.isTransient(error) && !last {
+            } catch .transport(let error) where error.isTransient && !last {
                 console.say("The device endpoint did not answer (\(error.message)); trying again in \(Int(delay))s.")
             }
             try pause(delay)

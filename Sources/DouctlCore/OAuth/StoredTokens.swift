@@ -11,7 +11,7 @@ public final class StoredTokens: AccessTokenSource {
     private let endpoint: TokenEndpoint
     private let now: () -> Double
 
-    public init(profile: ResolvedProfile, store: CredentialStore, http: HTTPClient, now: @escaping () -> Double = Timestamp.now) {
+    public init(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport, now: @escaping () -> Double = Timestamp.now) {
         self.profile = profile
         self.store = store
         endpoint = TokenEndpoint(profile: profile, http: http)

@@ -68,9 +68,9 @@ public struct TokenEndpointError: Sendable, Equatable {
 /// authenticating the client per `token_auth`.
 public struct TokenEndpoint {
     public let profile: ResolvedProfile
-    public let http: HTTPClient
+    public let http: any HTTPTransport
 
-    public init(profile: ResolvedProfile, http: HTTPClient) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport) {
         self.profile = profile
         self.http = http
     }

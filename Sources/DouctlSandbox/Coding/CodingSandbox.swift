@@ -12,9 +12,6 @@ extension Sandbox {
     public static let codingPassword = CodingSeed.password
     /// Every Coding scope the sandbox knows.
     public static let codingScopes = CodingScopes.all
-    public static let codingSessionCookie = CodingCookies.session
-    public static let codingXSRFCookie = CodingCookies.xsrf
-    public static let codingXSRFHeader = CodingCookies.xsrfHeader
     /// The lowercase hex SHA-1 of a password, as Coding's login form sends it.
     public static func codingPasswordHash(_ password: String) -> String {
         Digest.hex(Digest.sha1(Array(password.utf8)))

@@ -46,9 +46,6 @@ struct DoubanError: Error {
     }
     static let needPermission = DoubanError(status: 403, code: 1000, name: "need_permission")
     static let notFound = DoubanError(status: 404, code: 1001, name: "uri_not_found")
-    static func missingArgs(_ name: String) -> DoubanError {
-        DoubanError(status: 400, code: 1002, name: "missing_args", detail: name)
-    }
     static let imageTooLarge = DoubanError(status: 400, code: 1003, name: "image_too_large")
     static let inputTooShort = DoubanError(status: 400, code: 1005, name: "input_too_short")
     static let imageWrongFormat = DoubanError(status: 400, code: 1009, name: "image_wrong_format")

@@ -14,14 +14,8 @@ import DouctlSystem
 public final class Sandbox: @unchecked Sendable {
     public static let clientID = "douctl-sandbox"
     public static let clientSecret = "sandbox-secret"
-    public static let defaultRedirectURI = "http://127.0.0.1/callback"
-    /// Every redirect URI registered for the client (loopback ones match any port and any path
-    /// below `/callback`).
-    public static let registeredRedirectURIs = RedirectURIs.registered
     /// Every scope the sandbox knows.
     public static let allScopes: [String] = DoubanScopes.all
-    /// What an authorization without `scope` grants.
-    public static let defaultScopes: [String] = DoubanScopes.defaults
     /// The seeded users' uids; the first is the default login.
     public static let seededUsers = ["ahbei", "linglu", "chenmo", "sunxiaomei", "wangdali"]
     /// `--fault` syntax (the same text as `SandboxFault.faultHelp`).

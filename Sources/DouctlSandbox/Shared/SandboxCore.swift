@@ -58,13 +58,12 @@ final class SandboxCore: Sendable {
     }
 
     private static func makeTemporaryDirectory() throws -> String {
-        let parent = (getenv("TMPDIR").map { String(cString: $0) })?.nonEmpty ?? "/tmp"
-        var template = Array("\(parent)/douctl-sandbox-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+        let parent = getenv("TMPDIR").map { String(cString: $0) }
+        do {
+            return try ScratchDirectory.create(prefix: "douctl-sandbox", in: parent)
+        } catch {
+            throw SandboxError("cannot create a temporary directory in \(parent?.nonEmpty ?? "/tmp"): \(error)")
         }
-        guard let created else { throw SandboxError("cannot create a temporary directory in \(parent): \(SystemError("mkdtemp"))") }
-        return created
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
@@ -88,16 +87,7 @@ final class SandboxCore: Sendable {
 
     func removeOwnedPictures() {
         guard ownsPictureDirectory else { return }
-        if let directory = opendir(pictureDirectory) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name != "." && name != ".." { unlink(pictureDirectory + "/" + name) }
-            }
-            closedir(directory)
-        }
-        rmdir(pictureDirectory)
+        ScratchDirectory.remove(pictureDirectory)
     }
 
     // MARK: - Handling

@@ -72,8 +72,4 @@ final class StateStore: Sendable {
             written = state.generation
         }
     }
-
-    func markWritten(_ generation: UInt64) {
-        writer.withLock { $0 = generation }
-    }
 }

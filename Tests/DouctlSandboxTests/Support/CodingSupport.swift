@@ -95,7 +95,7 @@ final class CodingBrowser {
     /// Applies a reply's `Set-Cookie` headers (`Max-Age=0` deletes).
     func absorb(_ reply: TestResponse) {
         for header in reply.setCookies {
-            let pieces = header.split(separator: ";").map { $0.trimmed }
+            let pieces = header.split(separator: ";").map { trimmingSpaces($0) }
             guard let first = pieces.first, let equals = first.firstIndex(of: "=") else { continue }
             let name = String(first[..<equals])
             let value = String(first[first.index(after: equals)...])

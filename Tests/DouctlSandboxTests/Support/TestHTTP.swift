@@ -7,11 +7,9 @@ import DouctlJSON
 import DouctlSandbox
 import DouctlServer
 import DouctlSystem
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+// Re-exported: every test file of this target uses the shared support (TestFailure,
+// TemporaryDirectory, TestClock), and this way none needs an import of its own.
+@_exported import DouctlTestSupport
 
 /// A reply as the test client read it. `isComplete` is false when the connection ended (or was
 /// reset) before the declared body arrived.
@@ -45,42 +43,15 @@ struct TestResponse {
 /// (`Connection: close`), so tests see exactly what the sandbox sends, truncations included.
 enum TestHTTP {
     static func connect(port: UInt16, timeout: Double = 60) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SystemError("socket") }
-        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if connected != 0 {
-            let error = SystemError("connect")
-            close(fd)
-            throw error
-        }
-        return fd
+        try LoopbackSocket.connect(port: port, receiveTimeout: timeout, sendTimeout: timeout)
     }
 
     static func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            if sent < 0 {
-                if currentErrno() == EINTR { continue }
-                throw SystemError("send")
-            }
-            offset += sent
-        }
+        try LoopbackSocket.sendAll(fd, bytes)
     }
 
     static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try sendAll(fd, $0) }
+        try LoopbackSocket.sendAll(fd, bytes)
     }
 
     /// Sends a request and reads the reply. `bodyWriter`, when given, streams a body of
@@ -89,8 +60,7 @@ enum TestHTTP {
                         body: [UInt8]? = nil, streamLength: Int64? = nil,
                         bodyWriter: ((Int32) throws -> Void)? = nil) throws -> TestResponse {
         let started = TestClock.now()
-        let fd = try connect(port: port)
-        defer { close(fd) }
+        let client = try RawClient(port: port, receiveTimeout: 60, sendTimeout: 60)
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let streamLength {
@@ -99,29 +69,14 @@ enum TestHTTP {
             head += "Content-Length: \(body.count)\r\n"
         }
         head += "\r\n"
-        try sendAll(fd, Array(head.utf8) + (body ?? []))
-        if let bodyWriter { try bodyWriter(fd) }
-        return try readResponse(fd, isHEAD: method == "HEAD", started: started)
+        try client.send(Array(head.utf8) + (body ?? []))
+        if let bodyWriter { try bodyWriter(client.fd) }
+        let (received, wasReset) = try client.readUntilClosed()
+        return try parseResponse(received, wasReset: wasReset, isHEAD: method == "HEAD", started: started)
     }
 
-    static func readResponse(_ fd: Int32, isHEAD: Bool, started: Double) throws -> TestResponse {
-        var received: [UInt8] = []
-        var wasReset = false
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                let error = currentErrno()
-                if error == EINTR { continue }
-                if error == ECONNRESET {
-                    wasReset = true
-                    break
-                }
-                throw TestFailure("receive failed: \(SystemError("recv", errno: error)) after \(received.count) bytes")
-            }
-            if count == 0 { break }
-            received.append(contentsOf: chunk[..<count])
-        }
+    /// A reply read to the end of the connection; a truncated body is kept, marked incomplete.
+    static func parseResponse(_ received: [UInt8], wasReset: Bool, isHEAD: Bool, started: Double) throws -> TestResponse {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let headEnd = (0..<max(0, received.count - 3)).first(where: { received[$0..<($0 + 4)].elementsEqual(separator) }) else {
             throw TestFailure("no complete response head (reset: \(wasReset)): \(String(decoding: received, as: UTF8.self))")
@@ -133,7 +88,7 @@ enum TestHTTP {
         var headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmed)
+            headers.add(String(line[..<colon]), trimmingSpaces(line[line.index(after: colon)...]))
         }
         var body = Array(received[(headEnd + 4)...])
         var isComplete = !wasReset
@@ -147,7 +102,7 @@ enum TestHTTP {
             var index = 0
             isComplete = false
             while let lineEnd = (index..<max(index, body.count - 1)).first(where: { body[$0] == 13 && body[$0 + 1] == 10 }) {
-                let size = Int(String(decoding: body[index..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16) ?? -1
+                let size = Int(String(decoding: body[index..<lineEnd], as: UTF8.self).split(separator: ";", omittingEmptySubsequences: false)[0], radix: 16) ?? -1
                 if size <= 0 {
                     isComplete = size == 0
                     break
@@ -161,29 +116,6 @@ enum TestHTTP {
         }
         return TestResponse(status: status, headers: headers, body: body, isComplete: isComplete, wasReset: wasReset,
                             elapsed: TestClock.now() - started)
-    }
-}
-
-extension StringProtocol {
-    var trimmed: String {
-        var text = Substring(self)
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return String(text)
-    }
-}
-
-enum TestClock {
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
-    }
-
-    static func sleep(_ seconds: Double) {
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1_000_000_000))
-        var remaining = timespec()
-        nanosleep(&request, &remaining)
     }
 }
 
@@ -259,48 +191,4 @@ func queryFields(of url: String, fragment: Bool = false) -> [String: String] {
 func target(of url: String, base: String) throws -> String {
     guard url.hasPrefix(base) else { throw TestFailure("\(url) is not on \(base)") }
     return String(url.dropFirst(base.count))
-}
-
-// MARK: - Process memory
-
-/// A field of /proc/self/status in KiB (VmHWM, VmRSS).
-func processMemoryKiB(_ field: String) -> Int? {
-    guard let bytes = try? FileIO.readFile("/proc/self/status") else { return nil }
-    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.dropFirst(field.count + 1).trimmed.split(separator: " ")[0])
-    }
-    return nil
-}
-
-/// A directory under /tmp, removed with its contents on deinit.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/douctl-sandbox-test-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-        }
-        guard let created else { throw SystemError("mkdtemp") }
-        path = created
-    }
-
-    deinit {
-        removeTree(path)
-    }
-
-    private func removeTree(_ path: String) {
-        if let directory = opendir(path) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name == "." || name == ".." { continue }
-                let child = path + "/" + name
-                if (try? FileIO.status(child))?.isDirectory == true { removeTree(child) } else { unlink(child) }
-            }
-            closedir(directory)
-        }
-        rmdir(path)
-    }
 }

@@ -72,21 +72,7 @@ func runCurl(_ arguments: [String]) throws -> (exitCode: Int32, stdout: [UInt8],
     return (process.terminationStatus, try readWholeFile(outPath), String(decoding: try readWholeFile(errPath), as: UTF8.self))
 }
 
-/// A directory under /tmp removed on deinit. Immutable, so handlers may capture it.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/douctl-server-test-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-        }
-        guard let created else { throw SystemError("mkdtemp") }
-        path = created
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+extension TemporaryDirectory {
     /// Writes `size` bytes of a deterministic pattern that contains CRs, LFs and dashes, the
     /// bytes a multipart parser has to be careful with.
     func makeFile(named name: String, size: Int) throws -> String {
@@ -166,10 +152,3 @@ private func readFully(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: 
     return total
 }
 
-/// Seconds `body` took, on the monotonic clock.
-func secondsTaken(_ body: () throws -> Void) rethrows -> Double {
-    let start = ContinuousClock.now
-    try body()
-    let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-}

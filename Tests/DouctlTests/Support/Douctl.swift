@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -31,28 +32,7 @@ struct Douctl {
         self.environment = base
     }
 
-    struct Result: CustomStringConvertible {
-        var status: Int32
-        var stdout: [UInt8]
-        var stderrBytes: [UInt8]
-
-        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-        var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
-        /// The error line: the last line of stderr (`api` puts an error reply's body before
-        /// it when stdout is not a terminal).
-        var errorLine: String {
-            let lines = stderr.trimmingCharacters(in: .newlines).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            return lines.last { $0.hasPrefix("douctl:") } ?? lines.last ?? ""
-        }
-
-        func json() throws -> JSON { try JSONParser.parse(stdout) }
-        /// stdout as NDJSON.
-        func lines() throws -> [JSON] {
-            try stdoutText.split(separator: "\n").map { try JSONParser.parse(String($0)) }
-        }
-
-        var description: String { "exit \(status)\n--- stdout\n\(stdoutText)\n--- stderr\n\(stderr)" }
-    }
+    typealias Result = CommandResult
 
     /// Runs `douctl arguments…`, feeding `input` on stdin; kills it after `timeout` seconds.
     @discardableResult
@@ -119,20 +99,5 @@ final class Collector: @unchecked Sendable {
     func finish() -> ([UInt8], [UInt8]) {
         group.wait()
         return ([UInt8](out), [UInt8](err))
-    }
-}
-
-enum TemporaryDirectory {
-    static func make(prefix: String) -> String {
-        let path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
-    /// A file with these bytes in a fresh directory.
-    static func file(named name: String, bytes: [UInt8]) throws -> String {
-        let path = make(prefix: "douctl-file") + "/" + name
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
     }
 }

@@ -1,3 +1,4 @@
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -126,17 +127,7 @@ struct SandboxFixture {
         sandbox = try Sandbox(configuration)
         try sandbox.start()
         douctl = Douctl(environment: environment)
-        try Self.writeProfiles(base: sandbox.baseURL, in: douctl.configDirectory)
-    }
-
-    static func writeProfiles(base: String, in directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let douban = #""sandbox":{"preset":"sandbox","api_base":"\#(base)","authorize_url":"\#(base)/service/auth2/auth","token_url":"\#(base)/service/auth2/token","device_authorization_url":"\#(base)/service/auth2/device","revoke_url":"\#(base)/service/auth2/revoke","client_id":"douctl-sandbox","client_secret":"sandbox-secret"}"#
-        let coding = #""coding-sandbox":{"preset":"coding-sandbox","api_base":"\#(base)","authorize_url":"\#(base)/oauth_authorize.html","token_url":"\#(base)/api/oauth/access_token","device_authorization_url":"\#(base)/api/oauth/device","client_id":"douctl-sandbox","client_secret":"sandbox-secret"}"#
-        let config = #"{"default_profile":"sandbox","profiles":{\#(douban),\#(coding)}}"#
-        let path = directory + "/config.json"
-        try Data(config.utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o600)
+        try SandboxProfiles.write(base: sandbox.baseURL, in: douctl.configDirectory)
     }
 
     /// Logs the default profile in by storing a token the sandbox issued.

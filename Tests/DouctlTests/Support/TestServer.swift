@@ -54,21 +54,3 @@ final class TestServer: @unchecked Sendable {
 
     func stop() { server.stop() }
 }
-
-/// A TCP port with nothing listening (for "connection refused").
-func unusedPort() -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(fd, pointer, length)
-            getsockname(fd, pointer, &length)
-        }
-    }
-    return UInt16(bigEndian: address.sin_port)
-}

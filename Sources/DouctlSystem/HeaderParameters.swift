@@ -1,5 +1,3 @@
-import DouctlSystem
-
 /// A header value with parameters, as in `Content-Type: multipart/form-data; boundary=x` and
 /// `Content-Disposition: form-data; name="field"; filename="a.txt"`.
 public struct HeaderValueWithParameters: Sendable {
@@ -24,14 +22,14 @@ public struct HeaderValueWithParameters: Sendable {
         func readUntil(_ stops: Set<UInt8>) -> String {
             let begin = index
             while index < bytes.count, !stops.contains(bytes[index]) { index += 1 }
-            return String(trimmingWhitespace(Substring(String(decoding: bytes[begin..<index], as: UTF8.self))))
+            return String(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: bytes[begin..<index], as: UTF8.self))))
         }
         value = readUntil([UInt8(ascii: ";")])
         var parameters: [(name: String, value: String)] = []
         while index < bytes.count {
             index += 1  // the ';'
             skipWhitespace()
-            let name = asciiLowercased(readUntil([UInt8(ascii: ";"), UInt8(ascii: "=")]))
+            let name = HTTPSyntax.asciiLowercased(readUntil([UInt8(ascii: ";"), UInt8(ascii: "=")]))
             var parameterValue = ""
             if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
                 index += 1
@@ -54,40 +52,13 @@ public struct HeaderValueWithParameters: Sendable {
                     parameterValue = readUntil([UInt8(ascii: ";")])
                 }
             }
-            if isToken(name) { parameters.append((name: name, value: parameterValue)) }
+            if HTTPSyntax.isToken(name) { parameters.append((name: name, value: parameterValue)) }
         }
         self.parameters = parameters
     }
 
     /// The first parameter called `name` (case-insensitive).
     public func parameter(_ name: String) -> String? {
-        parameters.first { asciiCaseInsensitiveEquals($0.name, name) }?.value
-    }
-}
-
-/// Names and file names of multipart/form-data parts (RFC 7578 §4.2).
-enum FormDataNames {
-    /// Browsers (per the HTML standard) and curl 7.81+ write `"`, CR and LF in names as `%22`,
-    /// `%0D`, `%0A`; only those three are decoded, since a `%` itself is not escaped and
-    /// "100%.txt" must stay as it is.
-    static func decodeBrowserEscapes(_ text: String) -> String {
-        guard text.contains("%") else { return text }
-        var result: [UInt8] = []
-        let bytes = Array(text.utf8)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2]) {
-                let decoded = high << 4 | low
-                if decoded == 0x22 || decoded == 0x0D || decoded == 0x0A {
-                    result.append(decoded)
-                    index += 3
-                    continue
-                }
-            }
-            result.append(bytes[index])
-            index += 1
-        }
-        return String(decoding: result, as: UTF8.self)
+        parameters.first { HTTPSyntax.caseInsensitiveEquals($0.name, name) }?.value
     }
 }

@@ -6,7 +6,7 @@ import Darwin
 
 /// A fresh private directory (mode 0700, made by `mkdtemp`) for files a run throws away
 /// afterwards: the demo's config directory, the sandbox's pictures.
-public enum TemporaryDirectory {
+public enum ScratchDirectory {
     /// Creates `PARENT/PREFIX-XXXXXX` and returns its path; `parent` is `$TMPDIR` as the
     /// caller read it, /tmp when that is unset or empty.
     public static func create(prefix: String, in parent: String?) throws(SystemError) -> String {

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlCommands
+import DouctlSandbox
+import DouctlSystem
+import DouctlTestSupport
+
+/// Runs `Douctl.main` in this process, the way `main.swift` does, through a `ProcessContext`
+/// of its own: a private HOME and config directory, a controlled environment, stdin from
+/// bytes, stdout and stderr into files that are read back.
+struct InProcessDouctl {
+    let home: TemporaryDirectory
+    var configDirectory: String { home.path + "/config" }
+    var environment: [String: String]
+
+    init(environment extra: [String: String] = [:]) throws {
+        home = try TemporaryDirectory(prefix: "douctl-commands")
+        environment = [
+            "HOME": home.path,
+            "LANG": "C.UTF-8",
+            "PATH": "/usr/bin:/bin",
+            "DOUCTL_CONFIG_DIR": home.path + "/config",
+            "XDG_CACHE_HOME": home.path + "/cache",
+        ]
+        environment.merge(extra) { $1 }
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., input: String? = nil, environment extra: [String: String] = [:]) throws -> CommandResult {
+        try run(arguments, input: input.map { Array($0.utf8) }, environment: extra)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], input: [UInt8]? = nil, environment extra: [String: String] = [:]) throws -> CommandResult {
+        let streams = try TemporaryDirectory(prefix: "douctl-streams")
+        let inputPath = streams.path + "/stdin"
+        let writer = try open(inputPath, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(writer) }
+        try FileIO.writeAll(writer, input ?? [])
+        let stdin = try open(inputPath, O_RDONLY)
+        let stdout = try open(streams.path + "/stdout", O_WRONLY | O_CREAT | O_TRUNC)
+        let stderr = try open(streams.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC)
+        var variables = environment
+        variables.merge(extra) { $1 }
+        let status = Douctl.main(ProcessContext(arguments: arguments, environment: variables,
+                                                standardInput: stdin, standardOutput: stdout, standardError: stderr))
+        for fd in [stdin, stdout, stderr] { close(fd) }
+        return CommandResult(status: status, stdout: try FileIO.readFile(streams.path + "/stdout"),
+                             stderrBytes: try FileIO.readFile(streams.path + "/stderr"))
+    }
+
+    private func open(_ path: String, _ flags: Int32) throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = Glibc.open(path, flags | O_CLOEXEC, 0o600)
+        #else
+        let fd = Darwin.open(path, flags | O_CLOEXEC, 0o600)
+        #endif
+        guard fd >= 0 else { throw SystemError("open", path: path) }
+        return fd
+    }
+}
+
+/// A sandbox on 127.0.0.1 in this process, and an in-process douctl whose default profile
+/// points at it.
+struct SandboxRun {
+    let sandbox: Sandbox
+    let douctl: InProcessDouctl
+
+    init(environment: [String: String] = [:]) throws {
+        sandbox = try Sandbox(SandboxConfiguration())
+        try sandbox.start()
+        douctl = try InProcessDouctl(environment: environment)
+        try SandboxProfiles.write(base: sandbox.baseURL, in: douctl.configDirectory)
+    }
+
+    /// Stores a token the sandbox issued as the default profile's login.
+    @discardableResult
+    func login(user: String = "ahbei") throws -> String {
+        let tokens = sandbox.issueToken(user: user, scopes: Sandbox.allScopes)
+        try Credentials.write(["sandbox": tokens.accessToken], in: douctl.configDirectory, expiresAt: "2099-01-01T00:00:00Z",
+                              refreshTokens: ["sandbox": tokens.refreshToken])
+        return tokens.accessToken
+    }
+
+    func stop() { sandbox.stop() }
+}

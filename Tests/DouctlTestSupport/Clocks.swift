@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The monotonic clock, for tests that time what they cause.
+public enum TestClock {
+    public static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
+    }
+
+    public static func sleep(_ seconds: Double) {
+        let whole = Int(seconds)
+        var request = timespec(tv_sec: whole, tv_nsec: Int((seconds - Double(whole)) * 1_000_000_000))
+        var remaining = timespec()
+        nanosleep(&request, &remaining)
+    }
+}
+
+/// Seconds `body` took, on the monotonic clock.
+public func secondsTaken(_ body: () throws -> Void) rethrows -> Double {
+    let start = TestClock.now()
+    try body()
+    return TestClock.now() - start
+}
