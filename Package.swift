@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSandbox", "DouctlSystem"]),
         .executableTarget(
             name: "douctl",
-            dependencies: ["DouctlCommands", "DouctlHTTP", "DouctlSystem"],
+            dependencies: ["DouctlCommands", "DouctlSystem"],
             // The Swift runtime linked in, in release builds: start-up drops from ~6.5 ms to
             // ~3.8 ms (Benchmarks/run.py), which is most of what a small request costs.
             // Debug builds stay dynamic, since test bundles link this module beside the

@@ -2,10 +2,8 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 // Signatures of the real functions. CURL* and curl_slist* are opaque to us.
 typedef int (*global_init_fn)(long flags);
@@ -94,61 +92,6 @@ int ccurl_load(void) {
     pthread_once(&load_once, load);
     return load_status;
 }
-
-// Loading and initialising libcurl and its libraries costs a few milliseconds, as much as
-// curl's whole run for a small request. A command that will talk to a server starts that work
-// on a second thread before main, so it overlaps the Swift runtime's start-up, argument
-// parsing and reading the configuration; the first request then waits on the same
-// pthread_once. Commands that never make a request (--version, help, config) do not pay it.
-static void *prefetch(void *unused) {
-    (void)unused;
-    pthread_once(&load_once, load);
-    return NULL;
-}
-
-static pthread_t prefetch_thread;
-static int prefetch_started = 0;
-
-void ccurl_settle(void) {
-    // Waits for a prefetch still loading, so exit() never runs libcurl's and OpenSSL's exit
-    // handlers while another thread is still initialising them.
-    if (prefetch_started) {
-        prefetch_started = 0;
-        pthread_join(prefetch_thread, NULL);
-    }
-}
-
-static int wants_network(int argc, char **argv) {
-    static const char *const requesting[] = {"api", "user", "shuo", "upload", "download", "auth", NULL};
-    static const char *const offline[] = {"--version", "-V", "--help", "-h", "help", "--dry-run", NULL};
-    int found = 0;
-    for (int i = 1; i < argc && argv && argv[i]; i++) {
-        if (strcmp(argv[i], "--") == 0) break;
-        for (int k = 0; offline[k]; k++) {
-            if (strcmp(argv[i], offline[k]) == 0) return 0;
-        }
-        for (int k = 0; requesting[k] && !found; k++) {
-            if (strcmp(argv[i], requesting[k]) == 0) found = 1;
-        }
-    }
-    return found;
-}
-
-// glibc passes constructors the program's arguments; that is how the prefetch knows the
-// command before main. DOUCTL_NO_PREFETCH=1 turns it off (for measuring what it saves).
-#if defined(__linux__)
-__attribute__((constructor)) static void ccurl_prefetch(int argc, char **argv, char **envp) {
-    (void)envp;
-    const char *disabled = getenv("DOUCTL_NO_PREFETCH");
-    if ((disabled && *disabled) || !wants_network(argc, argv)) return;
-    // The thread takes no signals: SIGINT and SIGTERM stay with the threads that handle them.
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    prefetch_started = pthread_create(&prefetch_thread, NULL, prefetch, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-}
-#endif
 
 const char *ccurl_load_error(void) { return load_status == 0 ? NULL : load_error; }
 

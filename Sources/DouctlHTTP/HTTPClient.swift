@@ -107,12 +107,6 @@ public enum CurlLibrary {
     public static var version: String? {
         ccurl_version().map { String(cString: $0) }
     }
-
-    /// Waits for a load started before main (see ccurl.c) to finish; the program calls this
-    /// before exit so libcurl's exit handlers never race its initialisation.
-    public static func settle() {
-        ccurl_settle()
-    }
 }
 
 /// Sends HTTP requests through one libcurl easy handle, which keeps connections alive

@@ -4,10 +4,7 @@ import Glibc
 import Darwin
 #endif
 import DouctlCommands
-import DouctlHTTP
 import DouctlSystem
 
 Interrupt.install()
-let status = Douctl.main(.current())
-CurlLibrary.settle()
-exit(status)
+exit(Douctl.main(.current()))

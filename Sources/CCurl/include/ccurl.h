@@ -126,9 +126,6 @@ typedef int (*ccurl_seek_callback)(void *context, int64_t offset, int origin);
 /// the library file to load instead of the platform default.
 int ccurl_load(void);
 const char *ccurl_load_error(void);
-/// On Linux a command that will make requests starts loading libcurl on a second thread
-/// before main; ccurl_settle() waits for that load to finish (call it before exit()).
-void ccurl_settle(void);
 /// The loaded library's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.19".
 const char *ccurl_version(void);
 
