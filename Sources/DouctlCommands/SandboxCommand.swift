@@ -22,6 +22,8 @@ enum SandboxCommand {
         issued ("coding captcha for session …: CODE", "coding 2fa code for twofa: CODE");
         douctl saves the captcha picture in its config directory and removes it after
         the login. Ctrl-C or SIGTERM stops it cleanly.
+        A user keeps at most \(Sandbox.grantsPerUserAndClient) live logins per client (as on GitHub): a new
+        login revokes the oldest, so a long-running sandbox stays small.
 
         --replay DIR serves the exchanges 'douctl --record DIR' wrote: a request with the
         same method, path and query (tokens, signatures and timestamps ignored) gets the

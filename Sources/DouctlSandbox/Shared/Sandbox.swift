@@ -16,6 +16,8 @@ public final class Sandbox: @unchecked Sendable {
     public static let clientSecret = "sandbox-secret"
     /// Every scope the sandbox knows.
     public static let allScopes: [String] = DoubanScopes.all
+    /// Live grants (logins) a user keeps per client; a new one revokes the oldest.
+    public static let grantsPerUserAndClient = GrantLimit.perUserAndClient
     /// The seeded users' uids; the first is the default login.
     public static let seededUsers = ["ahbei", "linglu", "chenmo", "sunxiaomei", "wangdali"]
     /// `--fault` syntax (the same text as `SandboxFault.faultHelp`).
