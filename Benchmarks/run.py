@@ -36,6 +36,14 @@ def build_launcher():
     subprocess.run([compiler, "-O2", "-o", PEAK_RSS, source], check=True)
 
 
+def build_floor():
+    """Benchmarks/floor.swift: the least a Swift program can do to GET with libcurl."""
+    source, binary = os.path.join(ROOT, "Benchmarks", "floor.swift"), os.path.join(WORK, "floor")
+    if not (os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source)):
+        subprocess.run(["swiftc", "-O", "-static-stdlib", "-o", binary, source], check=True)
+    return binary
+
+
 def run_once(command, env=None):
     """(wall seconds, peak RSS MiB) of one run, timed and measured by the peak-rss launcher."""
     shell = isinstance(command, str)
@@ -179,6 +187,8 @@ def main():
         case("version", "<= 0.7x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.7)
         case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
              ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
+        case("floor: a minimal Swift GET", "the Swift runtime's own cost", [build_floor(), small_base + "/small.json"],
+             ["curl", "-s", small_base + "/small.json"], pairs=40)
         if h2_base:
             case("api GET over HTTP/2 (TLS)", "<= 1.15x curl --http2", [DOUCTL, "api", "/small.json", "--api-base", h2_base, "--cacert", cert],
                  ["curl", "-s", "--http2", "--cacert", cert, h2_base + "/small.json"], pairs=20, ratio_goal=1.15)
