@@ -58,7 +58,8 @@ enum ShuoCommands {
         TEXT of - reads the text from stdin. --image sends a multipart request with the
         picture in the field image; Douban takes JPEG, GIF or PNG up to 3 MiB, checked
         before anything is sent. Douban ignores --rec-* when a picture is sent, so douctl
-        then leaves them out and says so.
+        then leaves them out and says so. Coding-style APIs have no recommended links:
+        there --rec-* is refused (exit 2), with or without a picture.
         """,
         options: [
             OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture"),
