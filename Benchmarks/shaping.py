@@ -10,26 +10,13 @@
 Usage: Benchmarks/shaping.py [--binary .build/release/douctl] [--latency-ms 20]
                              [--quota 40] [--processes 4] [--requests 60]
 """
-import argparse, http.server, json, os, statistics, subprocess, sys, tempfile, threading, time
+import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time
+from json_server import serve_json
 
 def serve(latency):
+    """A small JSON reply after `latency` seconds; returns the server and the arrival times."""
     arrivals = []
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-        def do_GET(self):
-            arrivals.append(time.time())
-            time.sleep(latency)
-            body = b'{"id":"1","uid":"ahbei","name":"x"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        def log_message(self, *args):
-            pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve_json(lambda path: b'{"id":"1","uid":"ahbei","name":"x"}', latency, lambda: arrivals.append(time.time()))
     return server, arrivals
 
 def main():

@@ -16,7 +16,7 @@ public final class TemporaryDirectory: Sendable {
         path = try Self.create(prefix: prefix)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit { ScratchDirectory.remove(path) }
 
     /// A directory that lives as long as the test process (for config directories a child
     /// douctl keeps using), removed when the process exits.
@@ -49,7 +49,7 @@ public final class TemporaryDirectory: Sendable {
 
     private static func removeLeftovers() {
         for path in leftovers.value {
-            try? FileManager.default.removeItem(atPath: path)
+            ScratchDirectory.remove(path)
         }
     }
 }

@@ -61,19 +61,21 @@ struct RequestJournal: Sendable {
     private(set) var entries: [RecordedRequest] = []
     private var keptBytes = 0
 
+    /// Trims in batches (the count may run a fifth over before it is cut back to `capacity`),
+    /// so an append is cheap; the newest entry is always kept.
     mutating func append(_ entry: RecordedRequest) {
-        var dropping = entries.count >= Self.capacity + Self.capacity / 5 ? entries.count - Self.capacity + 1 : 0
+        entries.append(entry)
         keptBytes += Self.keptBytes(of: entry)
-        var remaining = keptBytes - (0..<dropping).reduce(0) { $0 + Self.keptBytes(of: entries[$1]) }
-        while remaining > Self.keptBytesBudget && dropping < entries.count {
-            remaining -= Self.keptBytes(of: entries[dropping])
+        var dropping = entries.count > Self.capacity + Self.capacity / 5 ? entries.count - Self.capacity : 0
+        var droppedBytes = entries[..<dropping].reduce(0) { $0 + Self.keptBytes(of: $1) }
+        while keptBytes - droppedBytes > Self.keptBytesBudget && dropping < entries.count - 1 {
+            droppedBytes += Self.keptBytes(of: entries[dropping])
             dropping += 1
         }
         if dropping > 0 {
             entries.removeFirst(dropping)
-            keptBytes = remaining
+            keptBytes -= droppedBytes
         }
-        entries.append(entry)
     }
 
     private static func keptBytes(of entry: RecordedRequest) -> Int {

@@ -72,8 +72,8 @@ struct SandboxState: Sendable {
         accessTokens[accessToken] = access
         if let refresh { refreshTokens[refresh.token] = refresh }
         for old in GrantLimit.surplus(in: accessTokens, userID: userID, clientID: clientID) {
-            accessTokens[old.token] = nil
-            if let refreshToken = old.refreshToken { refreshTokens[refreshToken] = nil }
+            revokeAccessToken(old.token)
+            if let refreshToken = old.refreshToken { revokeRefreshToken(refreshToken) }
         }
         generation += 1
         return (access, refresh)
