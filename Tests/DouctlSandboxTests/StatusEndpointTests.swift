@@ -15,13 +15,6 @@ func beijingTime(_ epoch: Int) -> String {
     return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Whole seconds of the same clock the sandbox stamps `created_at` with.
-func wallClockSeconds() -> Int {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int(now.tv_sec)
-}
-
 /// Checks the §6.1 Status shape; returns problems found.
 func statusShapeProblems(_ status: JSON) -> [String] {
     var problems: [String] = []
@@ -50,12 +43,10 @@ func statusShapeProblems(_ status: JSON) -> [String] {
         let harness = try Harness()
         defer { harness.stop() }
         let token = harness.token()
-        // The sandbox stamps with clock_gettime(CLOCK_REALTIME); time() reads the kernel's coarse
-        // clock, which can still say the previous second a few milliseconds after it ended.
-        let before = wallClockSeconds()
+        let before = TestClock.wallSeconds()
         let reply = try harness.post("/shuo/v2/statuses/", form: [("text", "你好，沙盒！ #命令行# 第一条"), ("source", Sandbox.clientID)],
                                      token: token)
-        let after = wallClockSeconds()
+        let after = TestClock.wallSeconds()
         #expect(reply.status == 200)
         let status = try reply.json()
         let createdAt = try #require(status["created_at"]?.stringValue)

@@ -4,12 +4,21 @@ import Glibc
 import Darwin
 #endif
 
-/// The monotonic clock, for tests that time what they cause.
+/// The monotonic clock, for tests that time what they cause, and wall time for timestamps.
 public enum TestClock {
     public static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
+    }
+
+    /// Whole seconds of wall time, read the way the sandbox stamps `created_at`
+    /// (clock_gettime(CLOCK_REALTIME)); time() reads the kernel's coarse clock, which can still
+    /// say the previous second a few milliseconds after it ended.
+    public static func wallSeconds() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int(time.tv_sec)
     }
 
     public static func sleep(_ seconds: Double) {
