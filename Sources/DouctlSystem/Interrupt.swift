@@ -57,7 +57,7 @@ public enum CommandDeadline {
     public static func start(seconds: Double) {
         let microseconds = UInt32(min(max(seconds, 0), 4000) * 1_000_000)
         let whole = seconds > 4000 ? seconds - 4000 : 0
-        _ = try? JoinableThread(stackSize: 64 << 10) {
+        try? startDetachedThread(stackSize: 64 << 10) {
             if whole > 0 { sleep(UInt32(min(whole, Double(UInt32.max)))) }
             usleep(microseconds)
             flag.store(1, ordering: .relaxed)

@@ -14,30 +14,9 @@ public final class JoinableThread: @unchecked Sendable {
     #endif
     private var joined = false
 
-    private final class Box {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-
     /// Starts `body` on a new thread. Throws when the system cannot create one.
     public init(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) throws {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, stackSize)
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&handle, &attributes, { raw in
-            #if canImport(Glibc)
-            guard let raw else { return nil }
-            #endif
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.body()
-            return nil
-        }, context)
-        if result != 0 {
-            Unmanaged<Box>.fromOpaque(context).release()
-            throw SystemError("pthread_create", errno: result)
-        }
+        handle = try startThread(stackSize: stackSize, detached: false, body)
     }
 
     /// Waits for the thread to finish. Calling it twice is harmless.
@@ -50,6 +29,50 @@ public final class JoinableThread: @unchecked Sendable {
         if let handle { pthread_join(handle, nil) }
         #endif
     }
+}
+
+/// Starts `body` on a thread nobody waits for: its resources go back to the system when it
+/// ends (a joinable thread never joined is a leak, and ThreadSanitizer reports it).
+public func startDetachedThread(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) throws {
+    _ = try startThread(stackSize: stackSize, detached: true, body)
+}
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+#if canImport(Glibc)
+private typealias ThreadHandle = pthread_t
+#else
+private typealias ThreadHandle = pthread_t?
+#endif
+
+private func startThread(stackSize: Int, detached: Bool, _ body: @escaping @Sendable () -> Void) throws -> ThreadHandle {
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstacksize(&attributes, stackSize)
+    if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
+    #if canImport(Glibc)
+    var handle = pthread_t()
+    #else
+    var handle: pthread_t?
+    #endif
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    let result = pthread_create(&handle, &attributes, { raw in
+        #if canImport(Glibc)
+        guard let raw else { return nil }
+        #endif
+        let box = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
+        box.body()
+        return nil
+    }, context)
+    if result != 0 {
+        Unmanaged<ThreadBody>.fromOpaque(context).release()
+        throw SystemError("pthread_create", errno: result)
+    }
+    return handle
 }
 
 /// Runs `body` for each index on up to `width` threads at once and waits for all of them.
