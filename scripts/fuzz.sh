@@ -44,9 +44,18 @@ build_target() {
   local out=$scratch/fuzzers/$name
   mkdir -p "$scratch/fuzzers"
   local objects=()
-  local module
+  # Only the objects of today's sources: a file renamed or removed since the last build
+  # leaves its old object behind, and linking that one fails on symbols that moved.
+  local module object
   for module in CCurl DouctlSystem DouctlArguments DouctlJSON DouctlHTTP DouctlServer DouctlCore DouctlSandbox DouctlCommands; do
-    while IFS= read -r -d '' object; do objects+=("$object"); done < <(find "$bin/$module.build" -name '*.o' -print0)
+    if [ -f "$bin/$module.build/output-file-map.json" ]; then
+      while IFS= read -r object; do objects+=("$object"); done \
+        < <(sed -n 's/.*"object" *: *"\([^"]*\)".*/\1/p' "$bin/$module.build/output-file-map.json")
+    else
+      while IFS= read -r -d '' object; do
+        [ -f "$root/Sources/$module/$(basename "${object%.o}")" ] && objects+=("$object")
+      done < <(find "$bin/$module.build" -name '*.o' -print0)
+    fi
   done
   # Relink only when a source or an object is newer than the fuzzer.
   if [ -x "$out" ] && [ -z "$(find "$targets_dir/$name.swift" "$targets_dir/support.swift" "${objects[@]}" -newer "$out" -print -quit)" ]; then
