@@ -7,11 +7,7 @@ import Darwin
 /// A POSIX thread that runs one closure. We use real threads, not the global Dispatch pool,
 /// because the work done on them blocks (sockets, libcurl) and would starve that pool.
 public final class JoinableThread: @unchecked Sendable {
-    #if canImport(Glibc)
-    private var handle = pthread_t()
-    #else
-    private var handle: pthread_t?
-    #endif
+    private let handle: ThreadHandle
     private var joined = false
 
     /// Starts `body` on a new thread. Throws when the system cannot create one.
@@ -57,7 +53,7 @@ private func startThread(stackSize: Int, detached: Bool, _ body: @escaping @Send
     #if canImport(Glibc)
     var handle = pthread_t()
     #else
-    var handle: pthread_t?
+    var handle: ThreadHandle = nil
     #endif
     let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     let result = pthread_create(&handle, &attributes, { raw in
