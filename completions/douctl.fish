@@ -175,7 +175,7 @@ complete -c douctl -n '__douctl_wants_command' -a 'version' -d 'print douctl\'s 
 complete -c douctl -n '__douctl_wants_command auth' -a 'login' -d 'log in with OAuth2 (browser, device code or pasted code) or a token from stdin'
 complete -c douctl -n '__douctl_wants_command auth' -a 'status' -d 'show the profile\'s login: user, scopes, expiry, where it is stored'
 complete -c douctl -n '__douctl_wants_command auth' -a 'token' -d 'print the access token (refreshed first if it has expired)'
-complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'refresh the access token now'
+complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'ask the server for a new access token now, with the stored refresh token'
 complete -c douctl -n '__douctl_wants_command auth' -a 'export' -d 'print the profile\'s stored login as JSON, refresh token included (for CI)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'logout' -d 'forget the profile\'s credentials (revoking them where the server supports it)'
 

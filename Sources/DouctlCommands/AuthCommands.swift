@@ -33,7 +33,19 @@ enum AuthCommands {
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), run: token),
-        Command(CommandSpec("refresh", abstract: "refresh the access token now"), run: refresh),
+        Command(CommandSpec(
+            "refresh", abstract: "ask the server for a new access token now, with the stored refresh token",
+            discussion: """
+            Sends the stored refresh token to the token endpoint whatever the expiry says,
+            and stores what comes back (the refresh token too, where the server rotates it).
+            A server may refuse to refresh a token that is still live: Douban answers code
+            124 (access_token_has_not_expired), which means "keep using the current one".
+            douctl then keeps the stored token, says so on stderr, prints the login and
+            exits 0; the next refresh after the token expires renews it. Exits 4 when the
+            login has no refresh token or the server refuses it (run douctl auth login),
+            7 when the server cannot be reached. Any call refreshes an expired token by
+            itself, so this is rarely needed.
+            """), run: refresh),
         Command(CommandSpec(
             "export", abstract: "print the profile's stored login as JSON, refresh token included (for CI)",
             discussion: """
@@ -68,9 +80,17 @@ enum AuthCommands {
                         is a web page (real Douban apps).
           --device      RFC 8628: open a URL on any device and type the code shown.
                         Needs the profile's device_authorization_url (the sandbox has one;
-                        Douban does not).
+                        Douban does not). Polls as often as the server's interval
+                        says, kept between 1 and 60 s (5 s when it sends none or
+                        nonsense); slow_down adds 5 s. Stops when the code expires
+                        or --wait runs out, at that moment, not a poll later. A
+                        server that cannot be reached ends the login with the
+                        network error (exit 7): at once for the first request,
+                        after 3 failed polls in a row (backing off) later.
           --with-token  read an access token from stdin (never from the command line).
           --password    Coding's account + password login with a cookie session.
+                        A wrong captcha or two-factor code is asked for again,
+                        3 tries each.
           --with-credentials
                         store the JSON 'douctl auth export' printed on another
                         machine (refresh token included), read from stdin; nothing
@@ -292,7 +312,9 @@ enum AuthCommands {
         object["user_name"] = credential.userName.map(JSON.string) ?? .null
         object["scopes"] = .array(credential.scopes.map(JSON.string))
         object["expires_at"] = credential.expiresAt.map { .string(Timestamp.rfc3339($0)) } ?? .null
-        object["expires"] = credential.expiresAt.map { .string(Timestamp.describeRemaining($0 - now)) } ?? .string("never")
+        // No stored expiry means nobody said when it ends (a --with-token token, a grant without
+        // expires_in), not that it never does.
+        object["expires"] = credential.expiresAt.map { .string(Timestamp.describeRemaining($0 - now)) } ?? .string("unknown")
         object["expired"] = .bool(credential.isExpired(now: now, margin: 0))
         object["refreshable"] = .bool(credential.refreshToken != nil)
         object["token"] = .string(showToken ? credential.accessToken : Mask.secret(credential.accessToken))

@@ -195,8 +195,99 @@ struct OAuthFlowTests {
         #expect(zero.lifetime == 86400)
         #expect(zero.verificationURI == "v", "Google's verification_url is accepted too")
         let huge = try #require(OAuthLogin.DeviceAuthorization(json: try JSONParser.parse(#"{"device_code":"d","user_code":"u","verification_uri":"v","interval":1e9}"#)))
-        #expect(huge.interval == 300)
+        #expect(huge.interval == 60)
         #expect(huge.lifetime == 600)
+    }
+
+    /// A device authorization's `interval` and `expires_in` as JSON text, and the seconds
+    /// douctl takes from them.
+    struct Timing: Sendable, CustomTestStringConvertible {
+        var interval: String
+        var expiresIn: String
+        var expectedInterval: Double
+        var expectedLifetime: Double
+        var testDescription: String { "interval \(interval), expires_in \(expiresIn)" }
+    }
+
+    /// Nonsense falls back to RFC 8628's 5 s and 600 s; huge values to 60 s and a day.
+    @Test(arguments: [
+        Timing(interval: "-5", expiresIn: "-1", expectedInterval: 5, expectedLifetime: 600),
+        Timing(interval: #""7""#, expiresIn: #""900""#, expectedInterval: 7, expectedLifetime: 900),
+        Timing(interval: #""NaN""#, expiresIn: #""nan""#, expectedInterval: 5, expectedLifetime: 600),
+        Timing(interval: #""abc""#, expiresIn: "true", expectedInterval: 5, expectedLifetime: 600),
+        Timing(interval: "1e308", expiresIn: "1e308", expectedInterval: 60, expectedLifetime: 86400),
+        Timing(interval: "1e9", expiresIn: "1e9", expectedInterval: 60, expectedLifetime: 86400),
+        Timing(interval: "1e400", expiresIn: "1e400", expectedInterval: 60, expectedLifetime: 86400),
+        Timing(interval: "-1e400", expiresIn: "-1e400", expectedInterval: 5, expectedLifetime: 600),
+        Timing(interval: "0.25", expiresIn: "0", expectedInterval: 1, expectedLifetime: 600),
+        Timing(interval: "null", expiresIn: "{}", expectedInterval: 5, expectedLifetime: 600),
+    ])
+    func deviceTimingsAreKeptWithinReason(timing: Timing) throws {
+        let json = try JSONParser.parse(#"{"device_code":"d","user_code":"u","verification_uri":"v","interval":\#(timing.interval),"expires_in":\#(timing.expiresIn)}"#)
+        let authorization = try #require(OAuthLogin.DeviceAuthorization(json: json))
+        #expect(authorization.interval == timing.expectedInterval)
+        #expect(authorization.lifetime == timing.expectedLifetime)
+    }
+
+    @Test func aHugeIntervalIsCutToAMinuteAndTheWaitEndsOnTime() throws {
+        var login = DeviceLogin([
+            .json(200, #"{"device_code":"d","user_code":"U","verification_uri":"http://v","interval":1e308,"expires_in":1e308}"#),
+            Self.pending("authorization_pending"),
+        ])
+        login.approvalTimeout = 90
+        #expect(throws: DouctlError.authentication("gave up after 90s waiting for approval (auth login --wait sets how long)")) {
+            try login.run()
+        }
+        #expect(login.sentAt == [0, 60])
+        #expect(((login.clock.now - VirtualClock.start) * 1000).rounded() / 1000 == 90, "stopped at --wait, not a sleep later")
+    }
+
+    @Test func theLoginStopsWhenTheCodeExpiresNotAPollLater() throws {
+        var login = DeviceLogin([
+            .json(200, #"{"device_code":"d","user_code":"U","verification_uri":"http://v","interval":5,"expires_in":12}"#),
+            Self.pending("authorization_pending"),
+            Self.pending("authorization_pending"),
+        ])
+        #expect(throws: DouctlError.authentication("the device code expired before it was approved; run douctl auth login again")) {
+            try login.run()
+        }
+        #expect(((login.clock.now - VirtualClock.start) * 1000).rounded() / 1000 == 12, "stopped when the code expired, not at the next poll (15 s)")
+    }
+
+    @Test func slowDownNeverMakesTheIntervalLongerThanAMinute() throws {
+        var login = DeviceLogin([
+            .json(200, #"{"device_code":"d","user_code":"U","verification_uri":"http://v","interval":58,"expires_in":600}"#),
+            Self.pending("slow_down"),
+            Self.pending("slow_down"),
+            .json(200, Self.grantJSON),
+        ])
+        _ = try login.run()
+        #expect(login.sentAt == [0, 58, 118, 178])
+    }
+
+    @Test func aRefusedConnectionToTheDeviceEndpointEndsAtOnce() throws {
+        var login = DeviceLogin(Array(repeating: .failure(.cannotConnect("Connection refused")), count: 6))
+        #expect(throws: DouctlError.transport(.cannotConnect("Connection refused"))) { try login.run() }
+        #expect(login.transport.requests.count == 1)
+        #expect(login.clock.slept == 0)
+        #expect(login.said.isEmpty)
+    }
+
+    @Test func aServerThatDiesMidWaitEndsWithTheNetworkError() throws {
+        var login = DeviceLogin([Self.deviceReply, Self.pending("authorization_pending")]
+                                + Array(repeating: .failure(.cannotConnect("Connection refused")), count: 10))
+        login.approvalTimeout = 60
+        #expect(throws: DouctlError.transport(.cannotConnect("Connection refused"))) { try login.run() }
+        // Polls at 5 (pending), 10, 20 and 40 s (refused, backing off): the third failure ends it.
+        #expect(login.sentAt == [0, 5, 10, 20, 40])
+    }
+
+    @Test func aNetworkFailureJustBeforeTheDeadlineIsWhatIsReported() throws {
+        var login = DeviceLogin([Self.deviceReply, Self.pending("authorization_pending"), .failure(.timedOut("no reply"))])
+        login.approvalTimeout = 15
+        #expect(throws: DouctlError.transport(.timedOut("no reply"))) { try login.run() }
+        #expect(login.sentAt == [0, 5, 10])
+        #expect(((login.clock.now - VirtualClock.start) * 1000).rounded() / 1000 == 15)
     }
 
     // MARK: paste flow

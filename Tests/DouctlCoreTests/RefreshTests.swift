@@ -56,6 +56,18 @@ struct RefreshTests {
         #expect(stored.userID == "1000001")
     }
 
+    /// Another process rotated the tokens while this one waited for the lock: the new token
+    /// is used as it is, even one whose short life puts it inside the 30 s margin, and no
+    /// refresh is sent (Douban would answer 124, or the rotated refresh token would be spent).
+    @Test func tokensAnotherProcessRotatedAreUsedWithoutARefresh() throws {
+        let store = try Store(Credential(accessToken: "rotated-access", refreshToken: "rotated-refresh", expiresAt: Self.now + 10))
+        let transport = ScriptedTransport()
+        let tokens = StoredTokens(profile: try TestProfiles.douban(), store: store.store, http: transport, now: { Self.now })
+        #expect(try tokens.refresh(rejected: "old-access") == "rotated-access")
+        #expect(transport.requests.isEmpty)
+        #expect(try store.store.load("sandbox")?.refreshToken == "rotated-refresh")
+    }
+
     @Test func aSecondRefusalIsReportedNotLoopedOn() throws {
         let store = try Store(Credential(accessToken: "old-access", refreshToken: "old-refresh", expiresAt: Self.now + 600))
         let transport = ScriptedTransport([Self.expired, Self.granted, Self.expired])

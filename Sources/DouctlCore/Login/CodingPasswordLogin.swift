@@ -17,6 +17,7 @@ public struct CodingPasswordLogin {
     private let console: LoginConsole
     private let jar: CookieJar
     public static let maximumCaptchaAttempts = 3
+    public static let maximumTwoFactorAttempts = 3
 
     public init(profile: ResolvedProfile, http: HTTPClient, console: LoginConsole, jar: CookieJar) {
         self.profile = profile
@@ -73,13 +74,24 @@ public struct CodingPasswordLogin {
         Digest.hex(Digest.sha1(Array(password.utf8)))
     }
 
+    /// Asks for the two-factor code until the server takes one: a mistyped code (Coding's
+    /// `two_factor_auth_code_error`) gets a new prompt, up to `maximumTwoFactorAttempts`
+    /// codes in all, like a wrong captcha. Anything else ends the login.
     private func twoFactor(_ client: APIClient) throws(DouctlError) -> JSON {
-        let code = try ask("Two-factor code:", secret: false)
-        do {
-            return try client.json(APIRequest(method: "POST", path: "/api/check_two_factor_auth_code", body: .form([("code", code)]), sendsToken: false))
-        } catch {
-            if case .api(let apiError) = error { throw .authentication("the two-factor code was refused (\(apiError.message))") }
-            throw error
+        var attempt = 0
+        while true {
+            attempt += 1
+            let code = try ask("Two-factor code:", secret: false)
+            do {
+                return try client.json(APIRequest(method: "POST", path: "/api/check_two_factor_auth_code", body: .form([("code", code)]), sendsToken: false))
+            } catch {
+                guard case .api(let apiError) = error else { throw error }
+                if apiError.messageKeys.contains("two_factor_auth_code_error"), attempt < Self.maximumTwoFactorAttempts {
+                    console.say("The two-factor code was wrong; try again (\(Self.maximumTwoFactorAttempts - attempt) more).")
+                    continue
+                }
+                throw .authentication("the two-factor code was refused (\(apiError.message))")
+            }
         }
     }
 

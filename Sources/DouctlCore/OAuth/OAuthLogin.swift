@@ -117,10 +117,19 @@ public final class OAuthLogin {
             throw .usage("profile '\(profile.name)' has no device_authorization_url (Douban has no device flow); use --web or --paste")
         }
         _ = try require(profile.clientID, "client_id")
-        let authorization = try authorizeDevice(deviceURL)
+        // --wait counts from the start of the login, the device request included.
+        let deadline = console.now() + console.approvalTimeout
+        let authorization = try authorizeDevice(deviceURL, deadline: deadline)
         showDeviceInstructions(authorization)
-        return try pollForApproval(authorization)
+        return try pollForApproval(authorization, deadline: deadline)
     }
+
+    /// The longest wait between two polls, whatever the server asks (`interval`, `slow_down`,
+    /// back-off): a login must notice approval within a minute.
+    static let maximumInterval = 60.0
+    /// Network failures in a row (no connection, a timeout, a broken connection) after which
+    /// a device login stops with the network error instead of polling on.
+    static let maximumNetworkFailures = 3
 
     /// The device authorization endpoint's answer (RFC 8628 §3.2), its timings kept within
     /// reason.
@@ -142,15 +151,26 @@ public final class OAuthLogin {
             self.userCode = userCode
             self.verificationURI = verificationURI
             verificationURIComplete = json["verification_uri_complete"]?.stringValue
-            lifetime = min(max(json["expires_in"]?.doubleValue ?? 600, 0), 86400)
+            // A lifetime that is not a positive number (negative, zero, NaN, text) is no
+            // lifetime: RFC 8628's 10 minutes stand in, and --wait bounds the wait anyway.
+            lifetime = Self.seconds(json["expires_in"]).flatMap { $0 > 0 ? min($0, 86400) : nil } ?? 600
             // Trust the server's interval only within reason: 0 would poll in a tight loop, a
-            // huge or infinite one would never poll (RFC 8628's default is 5 s).
-            interval = min(max(json["interval"]?.doubleValue ?? 5, 1), 300)
+            // huge or infinite one would never poll; a negative or unreadable one is RFC 8628's 5 s.
+            interval = Self.seconds(json["interval"]).flatMap { $0 >= 0 ? min(max($0, 1), OAuthLogin.maximumInterval) : nil } ?? 5
+        }
+
+        /// A number of seconds as a server may send it: a JSON number or a numeric string
+        /// (Coding sends its lifetimes as strings); nil for NaN and anything else.
+        static func seconds(_ value: JSON?) -> Double? {
+            guard let value else { return nil }
+            let number = value.doubleValue ?? value.stringValue.flatMap { Double($0.trimmingCharacters(in: " ")) }
+            guard let number, !number.isNaN else { return nil }
+            return number
         }
     }
 
-    private func authorizeDevice(_ url: String) throws(DouctlError) -> DeviceAuthorization {
-        let (status, reply) = try requestDeviceCode(url)
+    private func authorizeDevice(_ url: String, deadline: Double) throws(DouctlError) -> DeviceAuthorization {
+        let (status, reply) = try requestDeviceCode(url, deadline: deadline)
         guard (200..<300).contains(status), let reply, let authorization = DeviceAuthorization(json: reply) else {
             let detail = reply?["error"]?.stringValue ?? reply?["msg"]?.stringValue ?? "HTTP \(status)"
             throw .authentication("the device authorization request failed (\(detail))")
@@ -168,31 +188,50 @@ public final class OAuthLogin {
         console.say("Waiting for approval …")
     }
 
-    /// Polls the token endpoint until the login is approved, refused, or out of time.
-    private func pollForApproval(_ authorization: DeviceAuthorization) throws(DouctlError) -> TokenGrant {
+    /// Polls the token endpoint until the login is approved, refused, or out of time. No
+    /// sleep outlasts the device code or `--wait`: when the next poll would come after
+    /// either, the login sleeps only until then and stops with its message — or with the
+    /// network error, when the last poll could not reach the server.
+    private func pollForApproval(_ authorization: DeviceAuthorization, deadline: Double) throws(DouctlError) -> TokenGrant {
         var interval = authorization.interval
-        let started = console.now()
-        let expiry = started + authorization.lifetime
-        let deadline = started + console.approvalTimeout
+        let expiry = console.now() + authorization.lifetime
+        let end = min(expiry, deadline)
+        var networkFailures = 0
+        var lastFailure: TransportError?
         while true {
-            try pause(interval)
-            let now = console.now()
-            if now >= expiry {
-                throw .authentication("the device code expired before it was approved; run douctl auth login again")
-            }
-            if now >= deadline {
+            let left = end - console.now()
+            if interval >= left {
+                try pause(max(left, 0))
+                if let lastFailure { throw .transport(lastFailure) }
+                if expiry <= deadline {
+                    throw .authentication("the device code expired before it was approved; run douctl auth login again")
+                }
                 throw .authentication("gave up after \(Int(console.approvalTimeout))s waiting for approval (auth login --wait sets how long)")
             }
-            switch try pollDevice(authorization.deviceCode) {
+            try pause(interval)
+            let result = try pollDevice(authorization.deviceCode)
+            if case .unreachable = result {} else {
+                networkFailures = 0
+                lastFailure = nil
+            }
+            switch result {
             case .granted(let grant):
                 return grant
             case .pending:
                 continue
             case .slowDown:
-                interval += 5
+                interval = min(interval + 5, Self.maximumInterval)
             case .backOff(let reason):
-                interval = min(max(interval, 1) * 2, 60) // RFC 8628 §3.5: back off on timeouts
+                interval = min(max(interval, 1) * 2, Self.maximumInterval) // RFC 8628 §3.5
                 console.say("\(reason); trying again in \(Int(interval))s.")
+            case .unreachable(let error):
+                // A server that went away does not come back by waiting out --wait: a few
+                // backed-off polls, then the network error.
+                networkFailures += 1
+                if networkFailures >= Self.maximumNetworkFailures { throw .transport(error) }
+                lastFailure = error
+                interval = min(max(interval, 1) * 2, Self.maximumInterval) // RFC 8628 §3.5
+                console.say("The token endpoint did not answer (\(error.message)); trying again in \(Int(interval))s.")
             }
         }
     }
@@ -204,9 +243,12 @@ public final class OAuthLogin {
         case pending
         /// `slow_down`: poll five seconds less often from now on.
         case slowDown
-        /// The endpoint did not answer, or answered "not now": wait twice as long. The
-        /// reason is told to the user.
+        /// The endpoint answered "not now" (429, 5xx): wait twice as long. The reason is
+        /// told to the user.
         case backOff(String)
+        /// The endpoint could not be reached (no connection, a timeout, a broken
+        /// connection): wait twice as long, a few times at most.
+        case unreachable(TransportError)
     }
 
     /// One poll (RFC 8628 §3.4, §3.5), judged; a refusal that ends the login is thrown.
@@ -215,7 +257,7 @@ public final class OAuthLogin {
         do {
             answer = try endpoint.pollDevice(deviceCode: deviceCode)
         } catch .transport(let error) where error.isTransient {
-            return .backOff("The token endpoint did not answer (\(error.message))")
+            return .unreachable(error)
         } catch .badReply(_, let status?) where Self.isTransient(status: status) {
             return .backOff("The token endpoint answered HTTP \(status)")
         }
@@ -240,22 +282,18 @@ public final class OAuthLogin {
         status == 429 || status == 500 || status == 502 || status == 503 || status == 504
     }
 
-    /// The device authorization POST (RFC 8628 §3.1), tried again on transient failures:
-    /// nothing has been granted yet, so a repeat is harmless. Up to five tries, backing off
-    /// 1, 2, 4, 8 s, within the login's wait.
-    private func requestDeviceCode(_ url: String) throws(DouctlError) -> (status: Int, json: JSON?) {
+    /// The device authorization POST (RFC 8628 §3.1), tried again when the server answers
+    /// "not now" (429, 5xx): up to five tries, backing off 1, 2, 4, 8 s, within the login's
+    /// wait. A network failure is not tried again here (the HTTP layer's --retry has had its
+    /// go): a server that refuses the connection ends the login at once, exit 7.
+    private func requestDeviceCode(_ url: String, deadline: Double) throws(DouctlError) -> (status: Int, json: JSON?) {
         let fields = [("scope", profile.scopes.joined(separator: ","))]
-        let deadline = console.now() + console.approvalTimeout
         var delay = 1.0
         for attempt in 1...5 {
             let last = attempt == 5 || console.now() + delay >= deadline
-            do {
-                let answer = try endpoint.postForm(url, fields)
-                guard Self.isTransient(status: answer.status), !last else { return answer }
-                console.say("The device endpoint answered HTTP \(answer.status); trying again in \(Int(delay))s.")
-            } catch .transport(let error) where error.isTransient && !last {
-                console.say("The device endpoint did not answer (\(error.message)); trying again in \(Int(delay))s.")
-            }
+            let answer = try endpoint.postForm(url, fields)
+            guard Self.isTransient(status: answer.status), !last else { return answer }
+            console.say("The device endpoint answered HTTP \(answer.status); trying again in \(Int(delay))s.")
             try pause(delay)
             delay *= 2
         }

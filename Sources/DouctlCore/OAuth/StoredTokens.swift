@@ -50,8 +50,13 @@ public final class StoredTokens: AccessTokenSource {
         let hint = rejectionHint
         return try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> String? in
             guard let current = entry else { return nil }
-            if current.accessToken != token && !current.isExpired(now: clock()) {
-                return current.accessToken // another process refreshed while we waited for the lock
+            if current.accessToken != token {
+                // Another process rotated the tokens while we waited for the lock: use its
+                // new ones, even when a short lifetime makes them look due already. A refresh
+                // from here would only be refused (Douban: 124, "keep using the current one")
+                // or spend the rotated refresh token. Should the server refuse the new token,
+                // the request's one refresh comes back here with it and refreshes then.
+                return current.accessToken
             }
             guard let refreshToken = current.refreshToken else {
                 if force { throw .authentication("this login has no refresh token; \(hint)") }
