@@ -13,6 +13,12 @@ enum AuthCommands {
         discussion: """
         Tokens are stored per profile in credentials.json (mode 0600) in the config
         directory. DOUCTL_TOKEN, when set, is used instead and never stored.
+        Before any refresh (auth refresh, or an expired token refreshed by any command)
+        douctl reserves room for the new tokens in the config directory; when it cannot
+        (a full disk, a read-only directory) it exits 3 without sending the refresh
+        token, so the stored login keeps working once there is room. Temp files
+        (.credentials.json.tmp-*) that a killed douctl left are removed by the next
+        one that writes credentials.
         """), [
         Command(loginSpec, run: login),
         Command(CommandSpec(

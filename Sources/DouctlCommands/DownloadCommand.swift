@@ -12,7 +12,11 @@ enum DownloadCommand {
         Each URL (or PATH under the profile's api_base) is fetched with GET and streamed
         into a temp file beside the destination (.NAME.HASH.douctl-part), hashed as it
         arrives, and renamed into place when complete: the final name never holds a
-        partial file, and memory does not grow with file size. The token is sent only
+        partial file, and memory does not grow with file size. The temp file is created
+        anew (mode 0600; the finished file gets 0666 less the umask, as with curl -o),
+        or, left by an earlier run, reused only when it is a regular file of yours
+        with no other hard link: a symbolic link, hard link, directory or FIFO at that
+        name is refused (exit 3) and left alone, never followed or written through. The token is sent only
         to the API's own origin (scheme, host and port of api_base); a picture on
         another host gets no Authorization header and no access_token. No login is
         needed: without one, requests go out anonymously.
@@ -21,14 +25,19 @@ enum DownloadCommand {
         a directory part or a leading dot. -d DIR puts files in DIR (created when
         missing; default: the current directory); -o FILE names the one file; -o -
         writes the body to stdout (then no JSON line is printed). An existing file is
-        never replaced: that download fails with exit 3 unless --force.
+        never replaced: that download fails with exit 3 unless --force. A symbolic link
+        there counts as existing; --force replaces the name itself (like mv), so what
+        a link or another hard link points at is never written.
         A transfer that breaks is retried like any GET (not with --no-retry), starting
         that attempt over. A failed or interrupted download removes its temp file;
         with --continue the temp file is kept, and the next run with --continue asks
         for the rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified
         the server gave, so a file that changed meanwhile is fetched whole rather than
         spliced (a server that answers 200 sends it all again; a 416 for a partial
-        that is already complete finishes it).
+        that is already complete finishes it). A 206 is used only when it carries that
+        same validator and a Content-Range from the partial's size to the end of a
+        consistent total (and Content-Length to match); any other 206 means the partial
+        is thrown away and the whole file fetched again, never spliced.
         Results are printed as one JSON line per source, in the order given:
           {"url": "...", "ok": true, "path": "a.jpg", "bytes": 1234, "mime": "image/jpeg", "sha256": "..."}
           {"url": "...", "ok": false, "error": "...", "exit": 5}

@@ -77,23 +77,45 @@ public struct CredentialStore: Sendable {
         try readFile()[profile]
     }
 
+    /// Room kept for the credentials to grow by in one change (a rotated token may be longer).
+    static let reservationHeadroom = 64 * 1024
+
     /// Runs `change` on the profile's entry while holding the lock, re-reading the file first
     /// so the change applies to the latest tokens; writes back only when something changed.
+    ///
+    /// Before `change` runs, the temp file that will hold the result is created and filled to
+    /// the current file's size plus headroom: a full disk or a read-only directory fails here,
+    /// so a change that spends something (a single-use refresh token) is never made when its
+    /// result could not be stored. `unspent` says what the user keeps in that case. Temp files
+    /// that killed writers left behind are removed first (only while holding the lock, which
+    /// every writer holds, so none of them is a live writer's).
     @discardableResult
-    public func update<Result>(_ profile: String, _ change: (inout Credential?) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
+    public func update<Result>(_ profile: String, unspent: String? = nil,
+                               _ change: (inout Credential?) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
         try directory.ensureExists()
         let lock: FileLock
         do { lock = try FileLock(path: directory.credentialsLockPath) } catch {
             throw .localInput("cannot lock \(directory.credentialsLockPath) (\(error))")
         }
         defer { lock.unlock() }
+        AtomicFile.removeAbandonedTemporaries(of: path)
         var all = try readFile()
+        let reservation: AtomicFile.Reservation
+        do {
+            let current = (try? FileIO.linkStatus(path)).map { Int($0.size) } ?? 0
+            reservation = try AtomicFile.Reservation(for: path, reserving: current + Self.reservationHeadroom, mode: 0o600)
+        } catch {
+            let kept = unspent.map { "; \($0)" } ?? ""
+            let reason = (error as? SystemError)?.reason ?? "\(error)"
+            throw .localInput("cannot store credentials in \(directory.path) (\(reason)); the stored credentials are unchanged\(kept)")
+        }
+        defer { reservation.discard() }
         var entry = all[profile]
         let before = entry
         let result = try change(&entry)
         if entry != before {
             all[profile] = entry
-            try writeFile(all)
+            try writeFile(all, into: reservation)
         }
         return result
     }
@@ -133,13 +155,19 @@ public struct CredentialStore: Sendable {
         return result
     }
 
-    private func writeFile(_ all: [String: Credential]) throws(DouctlError) {
+    private func writeFile(_ all: [String: Credential], into reservation: AtomicFile.Reservation) throws(DouctlError) {
         var profiles = JSONObject()
         for name in all.keys.sorted() {
             if let credential = all[name] { profiles[name] = credential.json }
         }
         let root: JSON = .object(JSONObject([("profiles", .object(profiles))]))
-        try directory.writeJSONFile(root, to: path)
+        var bytes = root.serialized(.pretty)
+        bytes.append(0x0A)
+        do {
+            try reservation.commit(bytes)
+        } catch {
+            throw .localInput("cannot write \(path) (\(error))")
+        }
     }
 }
 

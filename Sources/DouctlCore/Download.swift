@@ -80,7 +80,7 @@ public struct Download {
         case .file(let path):
             directory = FileIO.directoryName(path)
             destination = path
-            if !options.overwrite, FileIO.fileExists(path) { throw PartialFile.exists(path) }
+            if !options.overwrite, FileIO.nameExists(path) { throw PartialFile.exists(path) }
             guard (try? FileIO.status(directory))?.isDirectory == true else {
                 throw .localInput("cannot write \(path): no such directory \(directory)")
             }
@@ -104,15 +104,21 @@ public struct Download {
 
     private func transfer(url: String, into partial: PartialFile, directory: String, fixedDestination: String?,
                           progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
-        let reception = try Reception(partial: partial, destination: fixedDestination)
-        var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
-        if reception.resumedFrom > 0 {
-            request.headers.append(HTTPHeader("Range", "bytes=\(reception.resumedFrom)-"))
-            // The rest only if the file is still the one we have the start of; else all of it.
-            if let validator = partial.savedValidator() { request.headers.append(HTTPHeader("If-Range", validator)) }
+        var reception: Reception
+        var outcome: (response: HTTPResponse, completeAlready: Bool)
+        while true {
+            reception = try Reception(partial: partial, destination: fixedDestination)
+            do throws(DouctlError) {
+                outcome = try receive(url: url, reception: reception, directory: directory, progress: progress)
+                break
+            } catch {
+                // The server's 206 does not continue the file we have the start of (another
+                // version, another range): start over with the whole file, never splice.
+                guard reception.resumedFrom > 0, reception.resumeRefused else { throw error }
+                try partial.truncate(to: 0)
+            }
         }
-        let response = try stream(request, into: reception, url: url, directory: directory, progress: progress)
-        let completeAlready = try checkReply(response, to: request, reception: reception)
+        let (response, completeAlready) = outcome
 
         let finalPath: String
         if let destination = reception.destination {
@@ -127,6 +133,22 @@ public struct Download {
             mediaType: Self.mediaType(reported: mediaType, prefix: reception.prefix, path: finalPath),
             sha256: Digest.hex(reception.hasher.finalize()),
             resumedFrom: completeAlready ? reception.resumedFrom : reception.startedAt)
+    }
+
+    /// One request: the rest of the partial (`Range`, `If-Range`), or the whole file.
+    private func receive(url: String, reception: Reception, directory: String,
+                         progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> (response: HTTPResponse, completeAlready: Bool) {
+        var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        if reception.resumedFrom > 0 {
+            request.headers.append(HTTPHeader("Range", "bytes=\(reception.resumedFrom)-"))
+            // The rest only if the file is still the one we have the start of; else all of it.
+            if let validator = reception.partial.savedValidator() {
+                request.headers.append(HTTPHeader("If-Range", validator))
+                reception.sentValidator = validator
+            }
+        }
+        let response = try stream(request, into: reception, url: url, directory: directory, progress: progress)
+        return (response, try checkReply(response, to: request, reception: reception))
     }
 
     /// Streams the reply's body into the partial file. A local failure (the disk, a
@@ -179,7 +201,8 @@ public struct Download {
             try restartAtZeroIfNeeded(head, reception)  // no body at all: an empty file
         }
         let received = reception.partial.size - reception.startedAt
-        if let length = Self.contentLength(head), received != length {
+        let ranged = head.status == 206 ? head.header("Content-Range").flatMap(ContentRange.init) : nil
+        if let length = Self.contentLength(head) ?? ranged.map({ $0.last - $0.first + 1 }), received != length {
             throw .badReply("the download ended after \(received) of \(length) bytes")
         }
         return false
@@ -187,24 +210,44 @@ public struct Download {
 
     /// A 200 to a Range request: the server sends the whole file, so start again at zero.
     private func restartAtZeroIfNeeded(_ head: HTTPResponseHead, _ reception: Reception) throws(DouctlError) {
-        try reception.start(at: startingOffset(head, resumedFrom: reception.resumedFrom))
+        try reception.start(at: startingOffset(head, reception))
     }
 
-    /// 206 with the `Content-Range` we asked for continues the file; 200 (the server ignored
-    /// Range) starts again at zero; a 206 for any other range is refused.
-    private func startingOffset(_ head: HTTPResponseHead, resumedFrom: Int64) throws(DouctlError) -> Int64 {
+    /// 206 with the `Content-Range` we asked for, and the validator we sent, continues the
+    /// file; 200 (the server ignored Range, or If-Range said the file changed) starts again at
+    /// zero. Any other 206 is refused; when it answered a resume, the download starts over.
+    private func startingOffset(_ head: HTTPResponseHead, _ reception: Reception) throws(DouctlError) -> Int64 {
         guard head.status == 206 else { return 0 }
-        guard let start = Self.contentRangeStart(head), start == resumedFrom else {
-            throw .badReply("the server sent a range that was not asked for (\(head.header("Content-Range") ?? "no Content-Range"))", httpStatus: 206)
+        if let problem = Self.rangeProblem(head, resumedFrom: reception.resumedFrom, validator: reception.sentValidator) {
+            if reception.resumedFrom > 0 { reception.resumeRefused = true }
+            throw .badReply("the server sent a partial reply that does not continue the download (\(problem))", httpStatus: 206)
         }
-        return start
+        return reception.resumedFrom
+    }
+
+    /// Why a 206 does not carry bytes `resumedFrom`… to the end of the file that `validator`
+    /// names (RFC 9110 §14.4, §15.3.7), or nil when it does.
+    static func rangeProblem(_ head: HTTPResponseHead, resumedFrom: Int64, validator: String?) -> String? {
+        guard let raw = head.header("Content-Range") else { return "no Content-Range" }
+        guard let range = ContentRange(raw) else { return "Content-Range: \(raw)" }
+        if range.first != resumedFrom { return "Content-Range: \(raw), asked for bytes=\(resumedFrom)-" }
+        if let total = range.total, range.last != total - 1 { return "Content-Range: \(raw), not up to the end" }
+        if let length = contentLength(head), length != range.last - range.first + 1 {
+            return "Content-Range: \(raw) with Content-Length: \(length)"
+        }
+        if let validator {
+            let isETag = validator.hasPrefix("\"")
+            let sent = head.header(isETag ? "ETag" : "Last-Modified")
+            if sent != validator { return "\(isETag ? "ETag" : "Last-Modified") \(sent ?? "missing"), asked for \(validator)" }
+        }
+        return nil
     }
 
     /// The final path for a reply in directory mode, refusing one that exists (unless --force).
     private func checkedDestination(_ head: HTTPResponseHead, url: String, directory: String) throws(DouctlError) -> String {
         let name = DownloadNaming.name(contentDisposition: head.header("Content-Disposition"), url: url)
         let path = directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
-        if !options.overwrite, FileIO.fileExists(path) { throw PartialFile.exists(path) }
+        if !options.overwrite, FileIO.nameExists(path) { throw PartialFile.exists(path) }
         return path
     }
 
@@ -294,9 +337,7 @@ public struct Download {
 
     /// N of `Content-Range: bytes N-M/T`.
     static func contentRangeStart(_ head: HTTPResponseHead) -> Int64? {
-        guard let value = head.header("Content-Range")?.trimmingCharacters(in: " \t"), value.lowercased().hasPrefix("bytes ") else { return nil }
-        let range = value.dropFirst(6).split(separator: "/").first ?? ""
-        return range.split(separator: "-").first.flatMap { Int64($0.trimmingCharacters(in: " ")) }
+        head.header("Content-Range").flatMap(ContentRange.init)?.first
     }
 
     /// T of `Content-Range: bytes */T` (a 416's way of saying how long the file is).
@@ -319,6 +360,10 @@ private final class Reception {
     var prefix: [UInt8]
     /// Where this attempt's bytes begin: `resumedFrom`, or 0 when the server sends it all.
     private(set) var startedAt: Int64
+    /// The `If-Range` validator this attempt sent, which a 206 must carry.
+    var sentValidator: String?
+    /// A 206 that does not continue the partial: the download starts over.
+    var resumeRefused = false
     /// `-o FILE`, or the name the reply's head chose.
     var destination: String?
     var sawHead = false
@@ -363,5 +408,35 @@ private final class Reception {
         hasher.update(chunk)
         if prefix.count < 16 { prefix += chunk.prefix(16 - prefix.count) }
         return true
+    }
+}
+
+/// `Content-Range: bytes FIRST-LAST/TOTAL` (TOTAL may be `*`), checked: FIRST ≤ LAST, and
+/// LAST < TOTAL when the total is known.
+struct ContentRange: Equatable {
+    var first: Int64
+    var last: Int64
+    var total: Int64?
+
+    init?(_ value: String) {
+        let text = value.trimmingCharacters(in: " \t")
+        guard text.lowercased().hasPrefix("bytes ") else { return nil }
+        let parts = text.dropFirst(6).trimmingCharacters(in: " ").split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last else { return nil }
+        self.first = first
+        self.last = last
+        if parts[1] == "*" {
+            total = nil
+        } else {
+            guard let total = Self.number(parts[1]), last < total else { return nil }
+            self.total = total
+        }
+    }
+
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int64(text)
     }
 }

@@ -19,29 +19,109 @@ final class PartialFile {
 
     /// Opens (creating) the temp file and locks it. With `keep` false an old partial is
     /// emptied first; with `keep` true its bytes stay, to be resumed.
+    ///
+    /// The name is predictable (so `--continue` finds it again), so it is never trusted: a new
+    /// one is created with `O_EXCL | O_NOFOLLOW`, mode 0600; an existing one is used only when
+    /// it is a regular file of ours with no other hard link. A symbolic link, a FIFO, a
+    /// directory or a hard link planted there is refused, and left as it is.
     init(path: String, keep: Bool) throws(DouctlError) {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
-        if fd < 0 { throw .localInput("cannot create \(path) (\(SystemError("open", path: path).reason))") }
+        fd = try Self.openOwnRegularFile(path)
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             close(fd)
             throw .localInput("\(path) is being written by another download")
         }
         var info = stat()
-        if fstat(fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG {
+        if fstat(fd, &info) != 0 {
             close(fd)
-            throw .localInput("\(path) is not a regular file")
+            throw .localInput("cannot use \(path) (\(SystemError("fstat", path: path).reason))")
         }
         size = Int64(info.st_size)
         if !keep { try truncate(to: 0) }
         lseek(fd, off_t(size), SEEK_SET)
     }
 
+    /// Creates `path` exclusively, or opens the one there if it is safe to write: a regular
+    /// file, owned by us, with one link, and the same file after opening as before.
+    static func openOwnRegularFile(_ path: String) throws(DouctlError) -> Int32 {
+        for _ in 0..<3 {
+            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if created >= 0 { return created }
+            let error = SystemError("open", path: path)
+            guard error.errno == EEXIST else {
+                if error.errno == ELOOP { throw notFollowing(path) }
+                throw .localInput("cannot create \(path) (\(error.reason))")
+            }
+            var before = stat()
+            if lstat(path, &before) != 0 {
+                if currentErrno() == ENOENT { continue }  // removed meanwhile: create it
+                throw .localInput("cannot use \(path) (\(SystemError("lstat", path: path).reason))")
+            }
+            try checkOwnRegularFile(before, path)
+            // O_NONBLOCK: should a FIFO be swapped in after the lstat, opening it never waits.
+            let existing = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if existing < 0 {
+                let error = SystemError("open", path: path)
+                if error.errno == ENOENT { continue }
+                if error.errno == ELOOP { throw notFollowing(path) }
+                throw .localInput("cannot use \(path) (\(error.reason))")
+            }
+            var after = stat()
+            do throws(DouctlError) {
+                guard fstat(existing, &after) == 0 else { throw .localInput("cannot use \(path) (\(SystemError("fstat", path: path).reason))") }
+                try checkOwnRegularFile(after, path)
+                guard after.st_dev == before.st_dev, after.st_ino == before.st_ino else {
+                    throw .localInput("\(path) was replaced while douctl opened it; not using it (run again)")
+                }
+            } catch {
+                close(existing)
+                throw error
+            }
+            let flags = fcntl(existing, F_GETFL)
+            if flags >= 0 { _ = fcntl(existing, F_SETFL, flags & ~O_NONBLOCK) }
+            return existing
+        }
+        throw .localInput("cannot create \(path) (it keeps appearing and disappearing)")
+    }
+
+    private static func checkOwnRegularFile(_ info: stat, _ path: String) throws(DouctlError) {
+        let type = info.st_mode & S_IFMT
+        if type == S_IFLNK { throw notFollowing(path) }
+        guard type == S_IFREG else {
+            throw .localInput("\(path) is not a regular file; not using it as the download's temp file (remove it and run again)")
+        }
+        let owner = geteuid()
+        guard info.st_uid == owner else {
+            throw .localInput("\(path) is owned by another user (uid \(info.st_uid), not \(owner)); not using it (remove it and run again)")
+        }
+        guard info.st_nlink == 1 else {
+            throw .localInput("\(path) has another hard link; not writing through it (remove it and run again)")
+        }
+    }
+
+    private static func notFollowing(_ path: String) -> DouctlError {
+        .localInput("\(path) is a symbolic link; not following it (remove it and run again)")
+    }
+
+    /// The mode a new file gets from `open(…, 0666)` under the process's umask: what the
+    /// finished download is given (the temp file itself is 0600 until then).
+    static let finishedMode: mode_t = {
+        let mask = umask(0o077)
+        umask(mask)
+        return 0o666 & ~mask
+    }()
+
     deinit { closeFile() }
 
     /// The validator saved with this partial by an earlier run, if any.
     func savedValidator() -> String? {
-        guard let bytes = try? FileIO.readFile(validatorPath), bytes.count < 1024 else { return nil }
+        // Read like the partial itself: never through a link, only a small file of ours.
+        let fd = open(validatorPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_size < 1024,
+              let bytes = try? FileIO.readAll(fd) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         return text.isEmpty || text.contains("\r") || text.contains("\n") ? nil : text
     }
@@ -49,7 +129,7 @@ final class PartialFile {
     /// Keeps the partial for `--continue`: saves (or forgets) its validator, closes it.
     func keep() {
         if let validator, !validator.isEmpty {
-            try? AtomicFile.write(Array(validator.utf8), to: validatorPath, mode: 0o644)
+            try? AtomicFile.write(Array(validator.utf8), to: validatorPath, mode: 0o600)
         } else {
             unlink(validatorPath)
         }
@@ -95,7 +175,11 @@ final class PartialFile {
     /// Flushes to disk and moves the file to `destination`. Without `overwrite`, an existing
     /// destination is never replaced: the hard link that creates the name fails instead.
     func commit(to destination: String, overwrite: Bool) throws(DouctlError) {
-        if fsync(fd) != 0 { throw .localInput("cannot write \(path) (\(SystemError("fsync", path: path).reason))") }
+        if fchmod(fd, Self.finishedMode) != 0 || fsync(fd) != 0 {
+            throw .localInput("cannot write \(path) (\(SystemError("fsync", path: path).reason))")
+        }
+        // rename and link act on the names themselves: a link at the destination is replaced
+        // (with --force) or refused, never written through.
         if overwrite {
             if rename(path, destination) != 0 {
                 throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
@@ -107,7 +191,7 @@ final class PartialFile {
             let error = SystemError("link", path: destination)
             if error.errno == EEXIST { throw Self.exists(destination) }
             // Filesystems without hard links: check, then rename (not atomic, still no silent clobber).
-            guard !FileIO.fileExists(destination) else { throw Self.exists(destination) }
+            guard !FileIO.nameExists(destination) else { throw Self.exists(destination) }
             if rename(path, destination) != 0 {
                 throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
             }

@@ -9,38 +9,116 @@ import Darwin
 /// the target, fsync the directory. A crash at any point leaves the old file intact.
 public enum AtomicFile {
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
+        try Reservation(for: path, reserving: 0, mode: mode).commit(bytes)
+    }
+
+    /// The prefix of every temp file `write` and `Reservation` make for `path`.
+    static func temporaryPrefix(of path: String) -> String {
+        ".\(FileIO.baseName(path)).tmp-"
+    }
+
+    /// Removes the temp files that writers of `path` left behind when they were killed
+    /// (`kill -9`, a power cut) between creating and renaming them. Call it only while holding
+    /// the lock every writer of `path` holds: then no temp file there belongs to a live writer.
+    /// Only regular files are removed; returns how many.
+    @discardableResult
+    public static func removeAbandonedTemporaries(of path: String) -> Int {
         let directory = FileIO.directoryName(path)
-        let name = FileIO.baseName(path)
-        var random = SystemRandomNumberGenerator()
-        let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
-        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(suffix)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        if fd < 0 { throw SystemError("create", path: temporary) }
-        var failure: SystemError?
-        do {
-            try FileIO.writeAll(fd, bytes)
-            if fchmod(fd, mode) != 0 { throw SystemError("chmod", path: temporary) }
-            if fsync(fd) != 0 { throw SystemError("fsync", path: temporary) }
-        } catch let error as SystemError {
-            failure = error
-        } catch {
-            failure = SystemError("write", path: temporary, errno: EIO)
+        let prefix = temporaryPrefix(of: path)
+        guard let names = try? FileIO.listDirectory(directory) else { return 0 }
+        var removed = 0
+        for name in names where name.hasPrefix(prefix) {
+            let candidate = directory + "/" + name
+            guard let status = try? FileIO.linkStatus(candidate), status.isRegularFile,
+                  status.ownerID == UInt32(geteuid()) else { continue }
+            if unlink(candidate) == 0 { removed += 1 }
         }
-        close(fd)
-        if let failure {
+        return removed
+    }
+
+    /// A temp file for replacing `path`, created (exclusively, `mode`) and filled with
+    /// `reserving` bytes, fsynced, *before* its contents are known: a full disk or a read-only
+    /// directory fails here, before the work whose result must be stored (spending a
+    /// single-use refresh token) is done. `commit` overwrites the reserved blocks in place,
+    /// trims the rest and renames; on a file system that allocates in place (ext4, xfs,
+    /// tmpfs) that needs no new space up to the reserved size. Removed unless committed.
+    public final class Reservation {
+        public let path: String
+        public let temporary: String
+        private let mode: mode_t
+        private var fd: Int32
+        public let reserved: Int
+
+        public init(for path: String, reserving bytes: Int, mode: mode_t = 0o600) throws {
+            self.path = path
+            self.mode = mode
+            reserved = max(0, bytes)
+            var random = SystemRandomNumberGenerator()
+            let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
+            temporary = "\(FileIO.directoryName(path))/\(AtomicFile.temporaryPrefix(of: path))\(getpid())-\(suffix)"
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if fd < 0 { throw SystemError("create", path: temporary) }
+            guard reserved > 0 else { return }
+            let zeros = [UInt8](repeating: 0, count: min(reserved, 64 * 1024))
+            var written = 0
+            do {
+                while written < reserved {
+                    let count = min(zeros.count, reserved - written)
+                    try zeros.withUnsafeBytes { try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                    written += count
+                }
+                if fsync(fd) != 0 { throw SystemError("fsync", path: temporary) }
+            } catch let error as SystemError {
+                discard()
+                throw SystemError(error.operation, path: temporary, errno: error.errno)
+            } catch {
+                discard()
+                throw error
+            }
+        }
+
+        deinit { discard() }
+
+        /// Writes `bytes` over the reservation, fsyncs, renames over `path`, fsyncs the directory.
+        public func commit(_ bytes: [UInt8]) throws {
+            guard fd >= 0 else { throw SystemError("write", path: temporary, errno: EBADF) }
+            var failure: SystemError?
+            do {
+                if lseek(fd, 0, SEEK_SET) != 0 { throw SystemError("lseek", path: temporary) }
+                try FileIO.writeAll(fd, bytes)
+                if ftruncate(fd, off_t(bytes.count)) != 0 { throw SystemError("ftruncate", path: temporary) }
+                if fchmod(fd, mode) != 0 { throw SystemError("chmod", path: temporary) }
+                if fsync(fd) != 0 { throw SystemError("fsync", path: temporary) }
+            } catch let error as SystemError {
+                failure = SystemError(error.operation, path: temporary, errno: error.errno)
+            } catch {
+                failure = SystemError("write", path: temporary, errno: EIO)
+            }
+            close(fd)
+            fd = -1
+            if let failure {
+                unlink(temporary)
+                throw failure
+            }
+            holdBeforeRenameForTests()
+            if rename(temporary, path) != 0 {
+                let error = SystemError("rename", path: path)
+                unlink(temporary)
+                throw error
+            }
+            let directoryFD = open(FileIO.directoryName(path), O_RDONLY | O_CLOEXEC)
+            if directoryFD >= 0 {
+                fsync(directoryFD)
+                close(directoryFD)
+            }
+        }
+
+        /// Removes the temp file (nothing to store after all). Idempotent.
+        public func discard() {
+            guard fd >= 0 else { return }
+            close(fd)
+            fd = -1
             unlink(temporary)
-            throw failure
-        }
-        holdBeforeRenameForTests()
-        if rename(temporary, path) != 0 {
-            let error = SystemError("rename", path: path)
-            unlink(temporary)
-            throw error
-        }
-        let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
         }
     }
 }

@@ -84,6 +84,12 @@ public enum FileIO {
         return stat(path, &info) == 0
     }
 
+    /// Whether anything has this name, a dangling symbolic link included (`lstat(2)`).
+    public static func nameExists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
     /// Creates `path` and its parents with `mode` where missing; tightens the last one to `mode`.
     public static func makeDirectory(_ path: String, mode: mode_t) throws {
         var prefix = path.hasPrefix("/") ? "" : "."

@@ -1,7 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import DouctlCore
 import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
+import DouctlTestSupport
 import Testing
 
 @Suite("Streaming SHA-256")
@@ -89,6 +95,48 @@ struct DownloadNamingTests {
         #expect(Download.completeLength(HTTPResponseHead(status: 416, headers: [HTTPHeader("Content-Range", "bytes */200")])) == 200)
         #expect(Download.contentRangeStart(HTTPResponseHead(status: 206, headers: [HTTPHeader("Content-Range", "items 1-2/3")])) == nil)
     }
+
+    @Test func contentRangeIsParsedStrictly() {
+        let parts = { (range: ContentRange?) in range.map { [$0.first, $0.last, $0.total ?? -1] } }
+        #expect(parts(ContentRange("bytes 100-199/200")) == [100, 199, 200])
+        #expect(parts(ContentRange(" bytes 0-0/* ")) == [0, 0, -1])
+        for bad in ["bytes 200-100/300", "bytes 100-199/150", "bytes 100-199/199", "bytes -1-5/10", "bytes 1-/10",
+                    "bytes 1-2", "bytes 1-2/3/4", "bytes +1-2/3", "items 1-2/3", "bytes 1-2/x", "", "bytes 99999999999999999999-1/2"] {
+            #expect(ContentRange(bad) == nil, "\(bad)")
+        }
+    }
+
+    /// A 206 answering `Range: bytes=100-` with `If-Range: "v1"`: what continues the partial.
+    @Test(arguments: [
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 100-199/200")], nil),
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 100-199/*"), ("Content-Length", "100")], nil),
+        ([("ETag", "\"v2\""), ("Content-Range", "bytes 100-199/200")], "ETag"),
+        ([("Content-Range", "bytes 100-199/200")], "ETag missing"),
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 110-199/200")], "asked for bytes=100-"),
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 100-149/200")], "not up to the end"),
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 100-199/150")], "Content-Range: bytes 100-199/150"),
+        ([("ETag", "\"v1\""), ("Content-Range", "bytes 100-199/200"), ("Content-Length", "90")], "Content-Length: 90"),
+        ([("ETag", "\"v1\"")], "no Content-Range"),
+    ] as [([(String, String)], String?)])
+    func aResumed206MustContinueThePartial(headers: [(String, String)], problem: String?) {
+        let head = HTTPResponseHead(status: 206, headers: headers.map { HTTPHeader($0.0, $0.1) })
+        let found = Download.rangeProblem(head, resumedFrom: 100, validator: "\"v1\"")
+        if let problem {
+            #expect(found?.contains(problem) == true, "\(found ?? "accepted")")
+        } else {
+            #expect(found == nil)
+        }
+    }
+
+    @Test func aLastModifiedValidatorMustMatchToo() {
+        let date = "Tue, 24 Nov 2026 10:00:00 GMT"
+        let same = HTTPResponseHead(status: 206, headers: [HTTPHeader("Last-Modified", date), HTTPHeader("Content-Range", "bytes 5-9/10")])
+        #expect(Download.rangeProblem(same, resumedFrom: 5, validator: date) == nil)
+        let later = HTTPResponseHead(status: 206, headers: [HTTPHeader("Last-Modified", "Wed, 25 Nov 2026 10:00:00 GMT"), HTTPHeader("Content-Range", "bytes 5-9/10")])
+        #expect(Download.rangeProblem(later, resumedFrom: 5, validator: date)?.contains("Last-Modified") == true)
+        // No validator was sent (none was known): the range alone decides.
+        #expect(Download.rangeProblem(later, resumedFrom: 5, validator: nil) == nil)
+    }
 }
 
 @Suite("Status pictures")
@@ -114,5 +162,55 @@ struct StatusPicturesTests {
             {"content": "<p>hi <img src=\"https://c/a.png?x=1&amp;y=2\" alt=\"图片\"></p> ![图片](https://c/b.png) ![x](javascript:alert) <img src=\"https://c/a.png?x=1&amp;y=2\">"}
             """#)
         #expect(StatusPictures.urls(in: status, style: .coding) == ["https://c/a.png?x=1&y=2", "https://c/b.png"])
+    }
+}
+
+/// The temp file's name is predictable, so what is found there is checked, never trusted.
+@Suite("Partial file safety")
+struct PartialFileSafetyTests {
+    func scratch() -> String { TemporaryDirectory.make(prefix: "douctl-partial") }
+
+    func refusal(_ path: String, keep: Bool = false) -> String? {
+        do {
+            _ = try PartialFile(path: path, keep: keep)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func aNewOneIsPrivateAndAnOwnOneIsReused() throws {
+        let directory = scratch()
+        let path = directory + "/.a.douctl-part"
+        let partial = try PartialFile(path: path, keep: true)
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(Array("abc".utf8).withUnsafeBytes { partial.append($0) } == nil)
+        partial.keep()
+        let again = try PartialFile(path: path, keep: true)
+        #expect(again.size == 3)
+        again.remove()
+    }
+
+    @Test func linksDirectoriesAndFIFOsAreRefusedAndLeftAlone() throws {
+        let directory = scratch()
+        let victim = directory + "/victim"
+        try AtomicFile.write(Array("precious".utf8), to: victim)
+        let symbolic = directory + "/.s.douctl-part", dangling = directory + "/.d.douctl-part"
+        let hard = directory + "/.h.douctl-part", folder = directory + "/.f.douctl-part", fifo = directory + "/.p.douctl-part"
+        #expect(symlink(victim, symbolic) == 0)
+        #expect(symlink(directory + "/nothing", dangling) == 0)
+        #expect(link(victim, hard) == 0)
+        #expect(mkdir(folder, 0o700) == 0)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for keep in [false, true] {
+            #expect(refusal(symbolic, keep: keep)?.hasSuffix("is a symbolic link; not following it (remove it and run again)") == true)
+            #expect(refusal(dangling, keep: keep)?.hasSuffix("is a symbolic link; not following it (remove it and run again)") == true)
+            #expect(refusal(hard, keep: keep)?.hasSuffix("has another hard link; not writing through it (remove it and run again)") == true)
+            #expect(refusal(folder, keep: keep)?.contains("is not a regular file") == true)
+            #expect(refusal(fifo, keep: keep)?.contains("is not a regular file") == true)
+        }
+        #expect(try FileIO.readFile(victim) == Array("precious".utf8))
+        #expect(!FileIO.nameExists(directory + "/nothing"))
     }
 }

@@ -48,7 +48,8 @@ public final class StoredTokens: AccessTokenSource {
         let profile = profile
         let endpoint = endpoint
         let hint = rejectionHint
-        return try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> String? in
+        // The reservation fails before the single-use refresh token is sent, not after.
+        return try store.update(profile.name, unspent: "the refresh token was not used") { (entry: inout Credential?) throws(DouctlError) -> String? in
             guard let current = entry else { return nil }
             if current.accessToken != token {
                 // Another process rotated the tokens while we waited for the lock: use its
