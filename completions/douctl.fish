@@ -55,7 +55,7 @@ function __douctl_takes_value
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
@@ -304,13 +304,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
@@ -327,7 +327,7 @@ complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print 
 complete -c douctl -n '__douctl_at_argument 0 - profile show' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name (default: the active profile)'
 
 # douctl profile add
-complete -c douctl -n '__douctl_path_is profile add' -l preset -r -f -a 'douban coding sandbox coding-sandbox' -d 'start from a preset'
+complete -c douctl -n '__douctl_path_is profile add' -l preset -r -f -a 'douban coding coding-openapi sandbox coding-sandbox' -d 'start from a preset'
 complete -c douctl -n '__douctl_path_is profile add' -l style -r -f -a 'douban coding' -d 'API family: douban or coding'
 complete -c douctl -n '__douctl_path_is profile add' -l api-base -r -f -d 'base URL of API requests'
 complete -c douctl -n '__douctl_path_is profile add' -l authorize-url -r -f -d 'OAuth2 authorization endpoint (browser)'
@@ -339,7 +339,8 @@ complete -c douctl -n '__douctl_path_is profile add' -l client-secret -r -f -d '
 complete -c douctl -n '__douctl_path_is profile add' -l scopes -r -f -d 'scopes to request, comma-separated'
 complete -c douctl -n '__douctl_path_is profile add' -l redirect-uri -r -f -d 'registered redirect URI; loopback means a local listener, anything else the paste flow'
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
-complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Bearer) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Authorization) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l auth-scheme -r -f -d 'the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)'
 complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
 complete -c douctl -n '__douctl_path_is profile add' -l common-params -r -f -d 'parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; "$VAR" reads the environment at send time'
 complete -c douctl -n '__douctl_path_is profile add' -l common-headers -r -f -d 'headers added to every request: NAME=VALUE,... or a JSON object; "$VAR" reads the environment'

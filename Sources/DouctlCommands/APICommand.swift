@@ -40,8 +40,25 @@ enum APICommand {
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
         (--error-body stdout|stderr|none chooses), then the error line with its exit
         code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.
-        --paginate follows start/count (Douban), page/pageSize (Coding) or last_id pages
-        and prints every item as one line of JSON (NDJSON).
+        --paginate follows a Link: <…>; rel="next" header (RFC 8288: GitHub, GitLab,
+        Gitea), a next link in the body (next, next_url, paging.next, _links.next.href,
+        links.next), or start/count (Douban), page/pageSize (Coding) or last_id pages,
+        and prints every item as one line of JSON (NDJSON). The items are the reply when
+        it is an array, else the first array of data, items, results, values, list,
+        entries, records or nodes (also under data), else the object's only array. The
+        page size may be a field or in PATH's query (/x?count=50). Next links are followed
+        on the same origin only: a link to another origin stops the walk with exit 7. A
+        page that repeats an earlier one (a server that ignores the paging parameters, a
+        link back) ends the walk with a warning on stderr.
+        A 307 or 308 on the same origin is followed with the method and body (GET and
+        HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
+        request was not carried out. An error status decides the exit code even when the
+        body is not JSON (an HTML 502 is exit 1, quoted briefly); a 407 from a proxy is
+        exit 7, sent once.
+        Without PATH, fields go to api_base itself: with the coding-openapi preset,
+        douctl api -f Action=DescribeCodingCurrentUser POSTs {"Action": …} as JSON and
+        prints the Response; Response.Error codes AuthFailure* exit 4, ResourceNotFound* 5,
+        LimitExceeded and RequestLimitExceeded 6.
         """,
         options: [
             OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)"),
@@ -60,7 +77,7 @@ enum APICommand {
             .flag("include", short: "i", help: "print the status line and headers before the body"),
             .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
         ],
-        arguments: [ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline")],
+        arguments: [ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)],
         examples: [
             Example("douctl api /v2/user/~me", "who am I?"),
             Example("douctl api /shuo/v2/statuses/ -f text='你好'", "post a 广播 (POST, form body)"),
@@ -182,8 +199,12 @@ enum APICommand {
     // MARK: - request building
 
     static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
-        guard let path = parsed.argument("PATH") else { throw .usage("missing argument PATH") }
         let fields = try requestFields(parsed, standardInput: standardInput)
+        // Without PATH the request goes to api_base itself, for Action APIs (CODING's
+        // OpenAPI: douctl api -f Action=DescribeCodingCurrentUser); a bare read needs a PATH.
+        guard let path = parsed.argument("PATH") ?? (fields.isEmpty && parsed.value("input") == nil ? nil : "") else {
+            throw .usage("missing argument PATH")
+        }
         let files = try fileParts(parsed, standardInput: standardInput)
         let headers = try requestHeaders(parsed)
         let input = parsed.value("input")

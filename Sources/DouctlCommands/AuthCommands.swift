@@ -362,7 +362,13 @@ enum AuthCommands {
             guard refused else { throw error }
             object["valid"] = false
             invocation.printJSON(.object(object))
-            throw .authentication("the server refused the stored login of \(profile.name) (\(error.message)); run: \(DouctlError.loginCommand(profile.name))")
+            // The error's own hint may already say how to log in: say it once.
+            var reason = error.message
+            if case .api(var apiError) = error {
+                apiError.hint = nil
+                reason = apiError.summary
+            }
+            throw .authentication("the server refused the stored login of \(profile.name) (\(reason)); run: \(DouctlError.loginCommand(profile.name))")
         }
     }
 

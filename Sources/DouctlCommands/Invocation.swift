@@ -246,8 +246,10 @@ final class Invocation {
     func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil) throws(DouctlError) {
         let client: APIClient
         if let given { client = given } else { client = try api() }
+        var paginator = Paginator(client: client)
+        paginator.warn = { self.warn($0) }
         guard parsed.has("slurp") else {
-            try Paginator(client: client).walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in printJSONLine(item) }
+            try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in printJSONLine(item) }
             return
         }
         let pretty = prettyJSON
@@ -260,7 +262,7 @@ final class Invocation {
                 stdout.flush()
             }
         }
-        try Paginator(client: client).walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
+        try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
             var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")

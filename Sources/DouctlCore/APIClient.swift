@@ -59,14 +59,25 @@ public final class APIClient {
                 apiError.message = Redaction.scrub(apiError.message, secrets: [token])
             }
             if apiError.kind == .authentication, apiError.hint == nil {
-                if lastSentToken != nil, let tokens {
-                    apiError.hint = tokens.rejectionHint
-                } else {
-                    apiError.hint = "not logged in; run: \(DouctlError.loginCommand(profile.name))"
-                }
+                apiError.hint = authenticationHint(for: apiError, url: profile.url(for: request.path))
             }
             throw .api(apiError)
         }
+    }
+
+    /// Advice for an authentication error, only where it can help: logging in helps when
+    /// no token was sent or the one sent was refused (401, Douban's 103/106); it cannot help
+    /// a permission error (403, Douban's need_permission 1000) nor a URL outside the API,
+    /// where no credentials go.
+    func authenticationHint(for error: APIError, url: String) -> String? {
+        if !profile.isOwnOrigin(url) {
+            return "no credentials are sent outside \(profile.name)'s api_base (\(profile.apiBase))"
+        }
+        let isPermission = error.httpStatus == 403 || (profile.style == .douban && error.code == "1000")
+        if lastSentToken != nil, let tokens {
+            return isPermission ? nil : tokens.rejectionHint
+        }
+        return "not logged in; run: \(DouctlError.loginCommand(profile.name))"
     }
 
     /// The logged-in user's id, for the `{me}` placeholder: what the login stored, else
@@ -195,7 +206,7 @@ public final class APIClient {
         let url = profile.url(for: request.path)
         if let token, profile.isOwnOrigin(url) {
             switch profile.tokenPlacement {
-            case .header: headers.append(HTTPHeader("Authorization", "Bearer \(token)"))
+            case .header: headers.append(HTTPHeader("Authorization", "\(profile.authScheme) \(token)"))
             case .query: query.append(("access_token", token))
             }
         }

@@ -151,6 +151,7 @@ extension TransportError {
         case .outputFailed(let detail): return .outputFailed("\(detail) (\(note))")
         case .tls(let failure, let host, let detail): return .tls(failure, host: host, detail: "\(detail) (\(note))")
         case .redirect(let detail): return .redirect("\(detail) (\(note))")
+        case .proxyRefused: return self
         case .interrupted: return .interrupted
         }
     }

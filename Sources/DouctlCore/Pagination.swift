@@ -20,6 +20,9 @@ public struct Paginator {
     public let client: APIClient
     /// Stops a runaway walk against a server that ignores paging parameters.
     public var maximumPages = 100_000
+    /// Where a walk says what it could not tell (where it ends, why it stopped early):
+    /// one line, without the "douctl: warning: " prefix.
+    public var warn: ((String) -> Void)?
 
     public init(client: APIClient) {
         self.client = client
@@ -28,20 +31,32 @@ public struct Paginator {
     /// Sends `request` page after page, calling `emit` for each item. Items already seen
     /// (same `id`) are skipped, so a list that shifts under us yields no duplicates.
     public func walk(_ request: APIRequest, scheme: PageScheme? = nil, emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
-        var request = Self.withFirstCursor(request, scheme: scheme)
+        var request = Self.withFirstCursor(request.movingPathQueryIntoFields(), scheme: scheme)
         var scheme = scheme
         var seen = SeenItems()
+        var links = LinkWalk()
         var pages = 0
         while pages < maximumPages {
             pages += 1
-            let payload = try fetchPage(request, number: pages, emittedBefore: seen.emitted)
+            let reply = try fetchPage(request, number: pages, emittedBefore: seen.emitted)
+            let payload = try reply.requireJSON()
+            let pageURL = FormEncoding.appendQuery(request.query, to: client.profile.url(for: request.path))
+            let linked = LinkPaging.next(after: reply.head, payload: payload, pageURL: pageURL)
             let page = Self.page(of: payload)
             if scheme == nil { scheme = Self.guessScheme(payload, style: client.profile.style) }
-            guard let items = page.items else {
+            guard let items = page.items ?? LinkPaging.items(of: payload) else {
                 throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
             }
-            if seen.repeatsPreviousPage(items) { return } // the server ignored our paging
+            if seen.repeatsPreviousPage(items) || links.repeatsAnyPage(items) {
+                warn?("page \(pages) repeats an earlier page: the server ignored the paging parameters or links back; stopped there, after \(seen.emitted) items")
+                return
+            }
             try seen.emitUnseen(items, emit)
+            if let next = try links.request(after: linked, of: request, pageURL: pageURL, page: pages, emitted: seen.emitted, warn: warn) {
+                request = next
+                continue
+            }
+            if linked == .end { return }
             guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
                 return
             }
@@ -60,9 +75,11 @@ public struct Paginator {
     }
 
     /// One page's payload; a failure after the first page says how far the walk got.
-    private func fetchPage(_ request: APIRequest, number: Int, emittedBefore emitted: Int) throws(DouctlError) -> JSON {
+    private func fetchPage(_ request: APIRequest, number: Int, emittedBefore emitted: Int) throws(DouctlError) -> APIReply {
         do {
-            return try client.send(request).requireJSON()
+            let reply = try client.send(request)
+            _ = try reply.requireJSON()
+            return reply
         } catch {
             // What was printed stays printed; the error says where the walk stopped.
             throw number == 1 ? error : error.annotated("page \(number) failed; the \(emitted) items before it were printed")

@@ -30,13 +30,31 @@ public struct Preset: Sendable, Equatable {
             .tokenPlacement: .text("query"),
         ])
 
+    /// CODING's OpenAPI: every call a JSON POST of {"Action": …} to one URL, answered
+    /// {"Response": {…}}; a personal access token (`auth login --with-token`) goes as
+    /// `Authorization: token …`. A team's own host works too: --api-base https://TEAM.coding.net/open-api.
+    public static let codingOpenAPI = Preset(
+        name: "coding-openapi",
+        summary: "CODING OpenAPI (e.coding.net/open-api; JSON Action calls, personal access token as Authorization: token)",
+        settings: [
+            .style: .text("coding"),
+            .apiBase: .text("https://e.coding.net/open-api"),
+            .authorizeURL: .text("https://e.coding.net/oauth_authorize.html"),
+            .tokenURL: .text("https://e.coding.net/api/oauth/access_token"),
+            .scopes: .list(["user:profile:ro"]),
+            .tokenAuth: .text("post"),
+            .tokenPlacement: .text("header"),
+            .authScheme: .text("token"),
+            .bodyFormat: .text("json"),
+        ])
+
     /// The local fake Douban (`douctl sandbox`). Its client credentials are public on purpose.
     public static let sandbox = sandboxPreset(name: "sandbox", style: .douban, base: "http://127.0.0.1:8089")
 
     /// The local fake Coding (`douctl sandbox` also serves Coding's paths).
     public static let codingSandbox = sandboxPreset(name: "coding-sandbox", style: .coding, base: "http://127.0.0.1:8089")
 
-    public static let all: [Preset] = [douban, coding, sandbox, codingSandbox]
+    public static let all: [Preset] = [douban, coding, codingOpenAPI, sandbox, codingSandbox]
 
     public static func named(_ name: String) -> Preset? { all.first { $0.name == name } }
 

@@ -44,6 +44,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var redirectURI: String?
     public var tokenAuth: TokenAuth
     public var tokenPlacement: TokenPlacement
+    /// The Authorization scheme: "Bearer" (RFC 6750) unless `auth_scheme` says e.g. "token".
+    public var authScheme: String = AuthScheme.standard
     public var bodyFormat: BodyFormat = .form
     /// Added to every request; a value "$VAR" is read from the environment at send time.
     public var commonParams: [ProfileValue.Pair] = []
@@ -82,6 +84,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .redirectURI: return redirectURI.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
+        case .authScheme: return .text(authScheme)
         case .bodyFormat: return .text(bodyFormat.rawValue)
         case .commonParams: return commonParams.isEmpty ? nil : .map(commonParams)
         case .commonHeaders: return commonHeaders.isEmpty ? nil : .map(commonHeaders)
@@ -110,6 +113,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// The full URL for an API path ("/v2/user/~me") or an absolute URL given as is.
     public func url(for path: String) -> String {
         if path.hasPrefix("http://") || path.hasPrefix("https://") { return path }
+        // No path: the base itself (an Action API such as the CODING OpenAPI takes every call there).
+        if path.isEmpty { return apiBase }
         let base = apiBase.hasSuffix("/") ? String(apiBase.dropLast()) : apiBase
         return base + (path.hasPrefix("/") ? path : "/" + path)
     }
@@ -232,5 +237,6 @@ extension ResolvedProfile {
         clientKey = merged.text(.clientKey)
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
+        authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
     }
 }

@@ -16,6 +16,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case redirectURI = "redirect_uri"
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
+    case authScheme = "auth_scheme"
     case bodyFormat = "body_format"
     case commonParams = "common_params"
     case commonHeaders = "common_headers"
@@ -67,7 +68,8 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .scopes: return "scopes to request, comma-separated"
         case .redirectURI: return "registered redirect URI; loopback means a local listener, anything else the paste flow"
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
-        case .tokenPlacement: return "where the access token goes: header (Bearer) or query (access_token=)"
+        case .tokenPlacement: return "where the access token goes: header (Authorization) or query (access_token=)"
+        case .authScheme: return "the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)"
         case .bodyFormat: return "how douctl api sends -f/-F fields by default: form or json (like --json)"
         case .commonParams: return "parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment at send time"
         case .commonHeaders: return "headers added to every request: NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment"
@@ -100,6 +102,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if let allowed = allowedValues, !allowed.contains(text) {
             throw .usage("invalid value '\(text)' for \(rawValue): expected one of \(allowed.joined(separator: ", "))")
+        }
+        if self == .authScheme, !AuthScheme.isValid(text) {
+            throw .usage("invalid value '\(text)' for auth_scheme: expected one word of letters, digits, '-', '_' or '.', e.g. Bearer or token")
         }
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
@@ -153,6 +158,17 @@ public enum TokenPlacement: String, Sendable, CaseIterable {
     case header
     /// `?access_token=TOKEN` (Coding's legacy API).
     case query
+}
+
+/// The word before the token in `Authorization` (RFC 9110 §11.4: a token of the scheme).
+public enum AuthScheme {
+    public static let standard = "Bearer"
+
+    public static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64 && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" || $0 == "."
+        }
+    }
 }
 
 /// How `douctl api` encodes its fields in a request body by default (`body_format`).

@@ -63,10 +63,13 @@ public enum ReplyDecoder {
             reply.isUnparsedJSONArray = true
             return reply
         }
+        if (300..<400).contains(status), status != 304 {
+            throw unfollowedRedirect(head, request: request)
+        }
         let trimmedEmpty = response.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         if trimmedEmpty {
-            if (200..<300).contains(status) { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
-            throw statusOnlyError(status: status, request: request, what: "an empty reply", body: response.body)
+            if (200..<400).contains(status) { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
+            throw statusOnlyError(status: status, request: request, body: response.body, mediaType: head.mediaType)
         }
         let json: JSON
         do {
@@ -83,7 +86,8 @@ public enum ReplyDecoder {
                 // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
                 return APIReply(head: head, body: response.body, json: nil, payload: nil)
             }
-            throw statusOnlyError(status: status, request: request, what: "a \(mediaType) reply", body: response.body)
+            if status < 400 { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
+            throw statusOnlyError(status: status, request: request, body: response.body, mediaType: head.mediaType)
         }
 
         if var error = apiError(in: json, status: status, style: style, request: request) {
@@ -228,19 +232,94 @@ public enum ReplyDecoder {
         guard let code else { return kind(status: status, code: nil, style: style) }
         if code.hasPrefix("AuthFailure") || code.hasPrefix("UnauthorizedOperation") { return .authentication }
         if code.hasPrefix("ResourceNotFound") { return .notFound }
-        if code.hasPrefix("RequestLimitExceeded") { return .rateLimited }
+        if code.hasPrefix("RequestLimitExceeded") || code.hasPrefix("LimitExceeded") { return .rateLimited }
         return kind(status: status, code: nil, style: style)
     }
 
-    private static func statusOnlyError(status: Int, request: String, what: String, body: [UInt8]) -> DouctlError {
-        var error: APIError
-        switch status {
-        case 401, 403: error = APIError(kind: .authentication, httpStatus: status, message: "HTTP \(status)", request: request)
-        case 404: error = APIError(kind: .notFound, httpStatus: status, message: "HTTP 404", request: request)
-        case 429: error = APIError(kind: .rateLimited, httpStatus: status, message: "HTTP 429", request: request)
-        default: return .badReply("\(what) (HTTP \(status), \(request)) where JSON was due", httpStatus: status)
-        }
+    /// An error status whose body is not JSON (an HTML 502 from a gateway, an empty reply
+    /// to HEAD): the status decides the exit code, and the body is quoted briefly.
+    private static func statusOnlyError(status: Int, request: String, body: [UInt8], mediaType: String?) -> DouctlError {
+        let quote = BodyQuote.brief(body, mediaType: mediaType)
+        var error = APIError(
+            kind: kind(status: status, code: nil, style: .douban), httpStatus: status,
+            message: quote.map { "HTTP \(status): \($0)" } ?? "HTTP \(status)", request: request)
+        if error.kind == .general { error.message = quote ?? "" }
         error.body = body
         return .api(error)
+    }
+
+    /// A 3xx douctl did not follow (a POST answered 302, a 307 to another origin, a body
+    /// that cannot be sent again): the request did not happen where it was meant to.
+    private static func unfollowedRedirect(_ head: HTTPResponseHead, request: String) -> DouctlError {
+        let location = head.header("Location").map { Redaction.redactURL(BodyQuote.singleLine($0, limit: 200)) }
+        let target = location.map { "to \($0)" } ?? "without a Location"
+        return .transport(.redirect("the server answered HTTP \(head.status) \(target), which douctl did not follow (\(request)): the request was not carried out there"))
+    }
+}
+
+/// A short, single-line, printable excerpt of a reply body for an error message.
+enum BodyQuote {
+    static let limit = 60
+
+    /// `"…"` around the body's first words (an HTML page's title, else its text without
+    /// tags), or nil for an empty body.
+    static func brief(_ body: [UInt8], mediaType: String?) -> String? {
+        var text = String(decoding: body.prefix(8192), as: UTF8.self)
+        let looksHTML = mediaType?.contains("html") == true || text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }.hasPrefix("<")
+        if looksHTML {
+            if let title = between(text, "<title>", "</title>"), !singleLine(title, limit: limit).isEmpty {
+                text = title
+            } else {
+                text = withoutTags(text)
+            }
+        }
+        let line = singleLine(text, limit: limit)
+        return line.isEmpty ? nil : "\"\(line)\""
+    }
+
+    /// Control characters and runs of white space become one space; at most `limit`
+    /// characters, "…" marking a cut.
+    static func singleLine(_ text: String, limit: Int) -> String {
+        var out = ""
+        var count = 0
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            let isSpace = scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) || scalar == " "
+                || scalar.properties.isWhitespace || scalar.properties.generalCategory == .format
+            if isSpace {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if count >= limit {
+                out += "…"
+                return out
+            }
+            if pendingSpace {
+                out.unicodeScalars.append(" ")
+                count += 1
+                pendingSpace = false
+            }
+            out.unicodeScalars.append(scalar)
+            count += 1
+        }
+        return out
+    }
+
+    private static func between(_ text: String, _ open: String, _ close: String) -> String? {
+        guard let start = text.firstRange(of: open) ?? text.firstRange(of: open.uppercased()),
+              let end = text[start.upperBound...].firstRange(of: close) ?? text[start.upperBound...].firstRange(of: close.uppercased())
+        else { return nil }
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+
+    private static func withoutTags(_ text: String) -> String {
+        var out = ""
+        var inTag = false
+        for character in text {
+            if character == "<" { inTag = true; out += " "; continue }
+            if character == ">" { inTag = false; continue }
+            if !inTag { out.append(character) }
+        }
+        return out
     }
 }

@@ -209,14 +209,20 @@ public final class HTTPClient: HTTPTransport {
     /// Redirects are followed here, not by libcurl (FOLLOWLOCATION stays off): libcurl would
     /// drop Authorization on a host change, but it would carry the access_token query
     /// parameter and any Cookie header along, and compare hosts rather than origins.
-    /// Only GET and HEAD follow; any other method gets the 3xx as its reply.
+    /// GET and HEAD follow any of them. Other methods follow only 307 and 308 (which keep
+    /// the method and body, RFC 9110 §15.4.8) on the same origin, as curl --post301 --post302
+    /// would not: the body and its credentials stay with the origin they were meant for.
+    /// Any other 3xx is the reply, and the core reports it as a request not carried out.
     private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     func redirectLocation(_ head: HTTPResponseHead, of request: HTTPRequest) -> String? {
         let method = request.method.uppercased()
         // A body read from a pipe cannot be sent again: the 3xx is then the reply.
-        guard method == "GET" || method == "HEAD", request.body.isReplayable, Self.redirectStatuses.contains(head.status),
+        guard request.body.isReplayable, Self.redirectStatuses.contains(head.status),
               let location = head.header("Location"), !location.isEmpty else { return nil }
+        if method == "GET" || method == "HEAD" { return location }
+        guard head.status == 307 || head.status == 308, let base = HTTPURL(request.url),
+              let target = base.resolve(location), target.sameOrigin(as: base) else { return nil }
         return location
     }
 
@@ -405,6 +411,11 @@ public final class HTTPClient: HTTPTransport {
         holdBody: (HTTPResponseHead) -> Bool
     ) -> Outcome {
         guard result == CCURLE_OK else {
+            // A proxy that refused the credentials answers the CONNECT 407: sending the
+            // same credentials again cannot help, so this is not a transient failure.
+            var connectCode = 0
+            ccurl_getinfo_long(handle, CCURLINFO_HTTP_CONNECTCODE, &connectCode)
+            if connectCode == 407 { return .failure(.proxyRefused(host: host), delivered: 0) }
             var verifyResult = 0
             ccurl_getinfo_long(handle, CCURLINFO_SSL_VERIFYRESULT, &verifyResult)
             return .failure(classify(result, transfer, host: host, verifyResult: verifyResult), delivered: transfer.deliveredBytes)
@@ -414,6 +425,8 @@ public final class HTTPClient: HTTPTransport {
         ccurl_getinfo_long(handle, CCURLINFO_RESPONSE_CODE, &status)
         var head = transfer.head ?? HTTPResponseHead(status: status)
         if head.status == 0 { head.status = status }
+        // Over plain http the proxy's 407 is the reply itself; it is the same failure.
+        if head.status == 407 { return .failure(.proxyRefused(host: host), delivered: 0) }
         let held = transfer.heldBody.isEmpty && !holdBody(head) ? nil : transfer.heldBody
         return .reply(head, held: held)
     }

@@ -19,6 +19,9 @@ public enum TransportError: Error, Equatable, Sendable {
     case tls(TLSFailure, host: String, detail: String)
     /// A redirect douctl will not follow: too many, or from https to plain http.
     case redirect(String)
+    /// The proxy answered 407 (Proxy Authentication Required): it refused the credentials
+    /// of the proxy URL, or none were given. Sent once: the same credentials cannot pass.
+    case proxyRefused(host: String)
     /// Ctrl-C.
     case interrupted
 
@@ -33,6 +36,8 @@ public enum TransportError: Error, Equatable, Sendable {
         case .outputFailed(let detail): return "cannot write output: \(detail)"
         case .tls(let failure, let host, let detail): return failure.message(host: host, detail: detail)
         case .redirect(let detail): return detail
+        case .proxyRefused(let host):
+            return "the proxy refused the credentials (HTTP 407 on the way to \(host)); give them in the proxy URL: http://USER:PASSWORD@HOST:PORT"
         case .interrupted: return "interrupted"
         }
     }

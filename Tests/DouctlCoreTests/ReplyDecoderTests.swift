@@ -91,7 +91,7 @@ struct ReplyDecoderTests {
         #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 200, text/html)", httpStatus: 200)) {
             try decode(200, "<html></html>", type: "text/html; charset=utf-8")
         }
-        #expect(throws: DouctlError.badReply("an empty reply (HTTP 502, GET /x) where JSON was due", httpStatus: 502)) {
+        #expect(throws: DouctlError.api(APIError(kind: .general, httpStatus: 502, message: "", request: "GET /x"))) {
             try decode(502, "")
         }
         let image = try decode(200, "GIF89a", type: "image/gif")

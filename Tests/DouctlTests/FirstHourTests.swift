@@ -181,10 +181,10 @@ struct FirstHourTests {
         let fixture = try SandboxFixture()
         let typo = try fixture.douctl.run("--profile", "sandbx", "user", "me")
         #expect(typo.status == 2)
-        #expect(typo.errorLine == "douctl: no profile named 'sandbx' (known: sandbox, coding-sandbox, douban, coding); did you mean 'sandbox'?")
+        #expect(typo.errorLine == "douctl: no profile named 'sandbx' (known: sandbox, coding-sandbox, douban, coding, coding-openapi); did you mean 'sandbox'?")
         let list = try fixture.douctl.run("profile", "list").lines()
-        #expect(list.compactMap { $0["name"]?.stringValue } == ["sandbox", "coding-sandbox", "douban", "coding"])
-        #expect(list.compactMap { $0["configured"]?.boolValue } == [true, true, false, false])
+        #expect(list.compactMap { $0["name"]?.stringValue } == ["sandbox", "coding-sandbox", "douban", "coding", "coding-openapi"])
+        #expect(list.compactMap { $0["configured"]?.boolValue } == [true, true, false, false, false])
         #expect(try fixture.douctl.run("--profile", "coding", "profile", "show").status == 0, "every listed name is accepted")
     }
 
@@ -247,7 +247,7 @@ struct FirstHourTests {
     @Test func aJSONErrorKeepsTheStatusOfANonJSONReply() throws {
         let server = try TestServer { _ in .bytes(502, Array("<html>Bad Gateway</html>".utf8), contentType: "text/html") }
         let result = try Douctl().run("api", "/x", "--api-base", server.baseURL, "--error-format", "json", "--no-retry")
-        #expect(result.status == 8)
+        #expect(result.status == 1, "the status decides, not the body (issue 22)")
         let error = try JSONParser.parse(result.errorLine)
         #expect(error["http_status"]?.intValue == 502)
     }

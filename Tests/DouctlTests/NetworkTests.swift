@@ -176,10 +176,13 @@ struct NetworkTests {
         #expect(a.received.map(\.method) == ["HEAD", "GET", "GET"])
     }
 
-    @Test func postGetsTheRedirectAsItsReply() throws {
+    @Test func aPostAnswered303IsNotFollowedAndNotASuccess() throws {
         let (a, b) = try origins { _, port in Self.redirect("http://127.0.0.1:\(port)/elsewhere", status: 303) }
         let result = try Douctl().run(["api", a.baseURL + "/form", "-f", "text=hi", "--include"])
-        #expect(result.stdoutText.hasPrefix("HTTP/1.1 303"), "\(result)")
+        // Issue 22: was exit 0 with the 303 printed as if the post had happened.
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stdoutText.isEmpty, "\(result)")
+        #expect(result.errorLine.contains("HTTP 303 to http://127.0.0.1:\(b.port)/elsewhere"), "\(result)")
         #expect(a.received.map(\.method) == ["POST"])
         #expect(b.received.isEmpty)
     }

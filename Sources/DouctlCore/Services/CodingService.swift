@@ -40,7 +40,17 @@ public struct CodingService: SocialService {
         try client.checked(client.json(Self.meRequest), has: ReplyShape.codingUser, what: "user", request: Self.meRequest.summary)
     }
 
+    /// The CODING OpenAPI's "who am I": one Action, answered {"Response": {"User": {…}}}.
+    static let openAPIMeRequest = APIRequest(
+        method: "POST", path: "", query: [("Action", "DescribeCodingCurrentUser")],
+        body: .raw(.bytes(Array(#"{"Action":"DescribeCodingCurrentUser"}"#.utf8)), contentType: "application/json"))
+
     public func identity() throws(DouctlError) -> Identity {
+        if client.profile.preset == Preset.codingOpenAPI.name {
+            let response = try client.json(Self.openAPIMeRequest)
+            let user = response["User"] ?? response
+            return Identity(id: user["Id"]?.scalarText, name: user["GlobalKey"]?.scalarText, displayName: user["Name"]?.scalarText)
+        }
         let me = try client.json(Self.meRequest)
         return Identity(id: me["id"]?.scalarText, name: me["global_key"]?.scalarText, displayName: me["name"]?.scalarText)
     }

@@ -1,0 +1,148 @@
+@testable import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import Testing
+
+/// Issue 22, REST: errors are judged by their status, not their body; redirects that were
+/// not followed are errors; OpenAPI error codes; advice only where it helps.
+@Suite("Errors by status")
+struct StatusErrorTests {
+    func decode(_ status: Int, _ body: String, type: String? = "application/json", headers: [HTTPHeader] = [], style: APIStyle = .douban,
+                request: String = "GET /x") throws(DouctlError) -> APIReply {
+        var all = headers
+        if let type { all.append(HTTPHeader("Content-Type", type)) }
+        return try ReplyDecoder.decode(HTTPResponse(head: HTTPResponseHead(status: status, headers: all), body: Array(body.utf8)), style: style, request: request)
+    }
+
+    func error(_ status: Int, _ body: String, type: String? = "application/json", headers: [HTTPHeader] = [], style: APIStyle = .douban,
+               request: String = "GET /x") -> DouctlError? {
+        do {
+            _ = try decode(status, body, type: type, headers: headers, style: style, request: request)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: [
+        // status, body, content type, kind, message
+        (503, "<html>\r\n<head><title>503 Service\tTemporarily Unavailable</title></head><body>nginx</body></html>", "text/html",
+         APIError.Kind.general, #""503 Service Temporarily Unavailable""#),
+        (502, "<html><body><h1>Bad\u{1B}[31m Gateway</h1></body></html>", "text/html", .general, #""Bad [31m Gateway""#),
+        (400, "", nil, .general, ""),
+        (400, "{not json", "application/json", .general, #""{not json""#),
+        (401, "Unauthorized\n", "text/plain", .authentication, #"HTTP 401: "Unauthorized""#),
+        (404, "", nil, .notFound, "HTTP 404"),
+        (429, "slow down", "text/plain", .rateLimited, #"HTTP 429: "slow down""#),
+    ] as [(Int, String, String?, APIError.Kind, String)])
+    func theStatusDecidesWhateverTheBody(status: Int, body: String, type: String?, kind: APIError.Kind, message: String) {
+        guard case .api(let apiError)? = error(status, body, type: type, request: "HEAD /x") else {
+            Issue.record("HTTP \(status) must be an API error, got \(String(describing: error(status, body, type: type)))")
+            return
+        }
+        #expect(apiError.kind == kind)
+        #expect(apiError.httpStatus == status)
+        #expect(apiError.message == message)
+        #expect(!apiError.summary.contains("where JSON was due"))
+        #expect(!apiError.summary.contains("\u{1B}") && !apiError.summary.contains("\n") && !apiError.summary.contains("\r"))
+    }
+
+    @Test func aLongBodyIsQuotedBriefly() {
+        guard case .api(let apiError)? = error(500, String(repeating: "x", count: 5000), type: "text/plain") else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(apiError.message.count <= BodyQuote.limit + 3)
+        #expect(apiError.message.hasSuffix("…\""))
+    }
+
+    @Test func doubansTokenCodesStillMeanAnExpiredToken() {
+        guard case .api(let apiError)? = error(400, #"{"msg":"access_token_has_expired","code":106}"#) else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(apiError.kind == .authentication)
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectThatWasNotFollowedIsAnErrorNamingTheLocation(status: Int) {
+        let result = error(status, #"{"moved":true}"#, headers: [HTTPHeader("Location", "https://other.example/new?access_token=secret")], request: "POST /x")
+        guard case .transport(.redirect(let text))? = result else {
+            Issue.record("HTTP \(status) after POST must not succeed: \(String(describing: result))")
+            return
+        }
+        #expect(text.contains("HTTP \(status)"))
+        #expect(text.contains("https://other.example/new"))
+        #expect(!text.contains("secret"))
+        #expect(text.contains("POST /x"))
+    }
+
+    @Test func notModifiedIsNotARedirect() throws {
+        #expect(try decode(304, "", type: nil).payload == nil)
+    }
+
+    @Test(arguments: [
+        ("AuthFailure.InvalidToken", APIError.Kind.authentication),
+        ("ResourceNotFound.Project", .notFound),
+        ("LimitExceeded", .rateLimited),
+        ("RequestLimitExceeded", .rateLimited),
+        ("InvalidParameterValue", .general),
+    ])
+    func openAPIErrorCodes(code: String, kind: APIError.Kind) {
+        let body = #"{"Response":{"Error":{"Code":"\#(code)","Message":"m"},"RequestId":"r-1"}}"#
+        guard case .api(let apiError)? = error(200, body, style: .coding) else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(apiError.kind == kind)
+        #expect(apiError.code == code)
+        #expect(apiError.message == "m")
+    }
+
+    // MARK: advice
+
+    func hint(_ status: Int, _ body: String, path: String = "/x", token: String? = "t") throws -> String? {
+        let transport = ScriptedTransport([.json(status, body)])
+        let profile = try TestProfiles.douban()
+        let client = APIClient(profile: profile, http: transport, tokens: token.map { StubTokens($0) })
+        client.allowsAnonymous = true
+        do {
+            _ = try client.send(APIRequest(path: path, sendsToken: profile.isOwnOrigin(profile.url(for: path))))
+        } catch {
+            guard case .api(let apiError) = error else { Issue.record("\(error)"); return nil }
+            return apiError.summary
+        }
+        Issue.record("expected an error")
+        return nil
+    }
+
+    @Test func aPermissionErrorGivesNoLoginAdvice() throws {
+        let line = try hint(403, #"{"msg":"need_permission","code":1000,"request":"GET /shuo/v2/statuses/1"}"#)
+        #expect(line?.contains("auth login") == false, "\(line ?? "")")
+    }
+
+    @Test func aRefusedTokenAdvisesLoggingInOnce() throws {
+        let line = try hint(401, #"{"msg":"invalid_access_token","code":103}"#) ?? ""
+        #expect(line.ranges(of: "auth login").count == 1, "\(line)")
+    }
+
+    @Test func aURLOutsideTheAPIGetsNoLoginAdvice() throws {
+        let line = try hint(401, "", path: "https://elsewhere.example/private") ?? ""
+        #expect(!line.contains("auth login"), "\(line)")
+        #expect(line.contains("no credentials are sent outside"), "\(line)")
+    }
+
+    @Test func notLoggedInStillSaysHowToLogIn() throws {
+        let line = try hint(401, "", token: nil) ?? ""
+        #expect(line.contains("not logged in; run: douctl auth login --profile sandbox"), "\(line)")
+    }
+}
+
+/// Tokens that are never refreshed and advise logging in, as stored tokens do.
+final class StubTokens: AccessTokenSource {
+    let token: String
+    init(_ token: String) { self.token = token }
+    func currentToken() throws(DouctlError) -> String? { token }
+    func refresh(rejected token: String) throws(DouctlError) -> String? { nil }
+    var rejectionHint: String { "run: \(DouctlError.loginCommand("sandbox"))" }
+}
