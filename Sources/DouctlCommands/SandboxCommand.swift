@@ -22,6 +22,16 @@ enum SandboxCommand {
         issued ("coding captcha for session …: CODE", "coding 2fa code for twofa: CODE");
         douctl saves the captcha picture in its config directory and removes it after
         the login. Ctrl-C or SIGTERM stops it cleanly.
+
+        Several sandboxes may share a config directory. The first (holding the lock file
+        .sandbox.lock there) owns 'sandbox' and 'coding-sandbox' and leaves them in place
+        when it stops. Each later one, while an earlier one runs, leaves those alone, says
+        so on stderr, writes 'sandbox-N' and 'coding-sandbox-N' (the lowest free N from 2)
+        instead, and removes them and their tokens when it stops.
+
+        A multipart body may have at most \(Sandbox.maxMultipartParts) parts, 1 MiB of part headers in
+        all, fields of 1 MiB each and 4 MiB together; past a limit the reply is HTTP 413
+        naming it. File parts stream to disk, so only the picture limits bound them.
         A user keeps at most \(Sandbox.grantsPerUserAndClient) live logins per client (as on GitHub): a new
         login revokes the oldest, so a long-running sandbox stays small.
 
@@ -74,14 +84,24 @@ enum SandboxCommand {
         let stderrFD = invocation.stderr.fileDescriptor
         configuration.log = { line in try? FileIO.writeAll(stderrFD, line + "\n") }
 
+        let slot = try SandboxSlot.claim(in: try invocation.configDirectory())
         let sandbox = try start(configuration)
-        defer { sandbox.stop() }
+        defer {
+            sandbox.stop()
+            slot.release(base: sandbox.baseURL, invocation: invocation)
+        }
         if let count = parsed.integer("seed"), count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
         // Profiles first: the URL on stdout tells scripts the sandbox is ready to use.
-        try writeProfiles(base: sandbox.baseURL, invocation: invocation)
+        let firstBase = slot.number > 1 ? (try? invocation.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
+        try writeProfiles(base: sandbox.baseURL, slot: slot, invocation: invocation)
         invocation.stdout.line(sandbox.baseURL)
         invocation.stdout.flush()
-        invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles 'sandbox' and 'coding-sandbox' point here. Ctrl-C stops it.")
+        if slot.number > 1 {
+            var running = ""
+            if case .text(let url)? = firstBase { running = " (\(url))" }
+            invocation.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
+        }
+        invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
         invocation.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
 
         while !Interrupt.requested { interruptibleSleep(0.1) }
@@ -107,10 +127,11 @@ enum SandboxCommand {
         }
     }
 
-    /// Points the `sandbox` and `coding-sandbox` profiles at `base`, keeping other settings.
-    static func writeProfiles(base: String, invocation: Invocation) throws(DouctlError) {
+    /// Points the slot's profiles (`sandbox` and `coding-sandbox` for the first sandbox) at
+    /// `base`, keeping other settings.
+    static func writeProfiles(base: String, slot: SandboxSlot, invocation: Invocation) throws(DouctlError) {
         try invocation.updateConfig { (config: inout ConfigFile) in
-            for (name, style) in [("sandbox", APIStyle.douban), ("coding-sandbox", APIStyle.coding)] {
+            for (name, style) in [(slot.doubanProfile, APIStyle.douban), (slot.codingProfile, APIStyle.coding)] {
                 var settings = config.profile(named: name) ?? ProfileSettings()
                 for (key, value) in Preset.sandboxSettings(style: style, base: base) { settings[key] = value }
                 config.setProfile(name, settings)

@@ -9,6 +9,9 @@ import Darwin
 public enum HTTPServerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The body (or a `readAll` result) is larger than the limit that applies to it.
     case bodyTooLarge
+    /// A multipart body has more parts, or more part headers in all, than its reader accepts;
+    /// the reason says which limit. A handler answers it (the sandbox: 413).
+    case multipartTooLarge(String)
     /// The bytes broke the protocol: bad chunk framing, a bad multipart body, a bad header line.
     case malformed(String)
     /// The peer closed or reset the connection before the exchange was complete.
@@ -29,6 +32,7 @@ public enum HTTPServerError: Error, Equatable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .bodyTooLarge: return "request body too large"
+        case .multipartTooLarge(let detail): return detail
         case .malformed(let detail): return "malformed request: \(detail)"
         case .connectionClosed: return "connection closed by peer"
         case .timedOut: return "connection timed out"

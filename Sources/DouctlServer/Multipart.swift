@@ -32,24 +32,36 @@ public final class MultipartReader {
     private var finished = false
     /// Bumped for each part; a part whose number is not current reads nothing.
     private(set) var currentPartNumber = 0
+    /// Parts begun so far, and the bytes of their header sections together.
+    private var partCount = 0
+    private var partHeaderBytes = 0
+    private let maxParts: Int
 
     /// Part header sections beyond this are malformed: headers are small, and unbounded ones
     /// would be a way to make the server buffer without limit.
     static let maxPartHeaderBytes = 16 * 1024
+    /// Parts in one body beyond this are refused (`HTTPServerError.multipartTooLarge`), before
+    /// the extra part's headers are read: each part costs its reader's caller a record, so an
+    /// unbounded count (10^6 one-byte parts are 59 MB) would be unbounded memory. 1,000 is
+    /// Go's `mime/multipart` default and Werkzeug's `max_form_parts`.
+    public static let defaultMaxParts = 1000
+    /// The header sections of all parts together beyond this are refused the same way.
+    public static let maxTotalPartHeaderBytes = 1 << 20
     /// Spaces allowed between a boundary and its line break ("transport padding").
     private static let maxPadding = 256
 
     /// Nil when `contentType` is not `multipart/…` or has no usable boundary (1 to 200 bytes).
-    public convenience init?(body: HTTPRequestBody, contentType: String) {
-        self.init(body: body, contentType: contentType, bufferSize: 256 * 1024)
+    public convenience init?(body: HTTPRequestBody, contentType: String, maxParts: Int = MultipartReader.defaultMaxParts) {
+        self.init(body: body, contentType: contentType, bufferSize: 256 * 1024, maxParts: maxParts)
     }
 
-    init?(body: HTTPRequestBody, contentType: String, bufferSize: Int) {
+    init?(body: HTTPRequestBody, contentType: String, bufferSize: Int, maxParts: Int = MultipartReader.defaultMaxParts) {
         let parsed = HeaderValueWithParameters(parsing: contentType)
         guard HTTPSyntax.asciiLowercased(parsed.value).hasPrefix("multipart/"),
               let boundary = parsed.parameter("boundary"), (1...200).contains(boundary.utf8.count) else { return nil }
         self.boundary = boundary
         self.body = body
+        self.maxParts = max(maxParts, 1)
         delimiter = Array("\r\n--\(boundary)".utf8)
         delimiterBytes = .allocate(byteCount: delimiter.count, alignment: 1)
         delimiterBytes.copyMemory(from: delimiter, byteCount: delimiter.count)
@@ -84,6 +96,11 @@ public final class MultipartReader {
         if isFinal {
             finished = true
             return nil
+        }
+        partCount += 1
+        if partCount > maxParts {
+            finished = true
+            throw .multipartTooLarge("more than \(maxParts) parts in a multipart body")
         }
         let headers = try readPartHeaders()
         return MultipartPart(reader: self, number: currentPartNumber, headers: headers)
@@ -224,8 +241,13 @@ public final class MultipartReader {
             if lineEnd > start && byte(at: lineEnd - 1) == 0x0D { lineEnd -= 1 }
             let line = [UInt8](UnsafeRawBufferPointer(start: buffer + start, count: lineEnd - start))
             total += lineFeed + 1 - start
+            partHeaderBytes += lineFeed + 1 - start
             start = lineFeed + 1
             if total > Self.maxPartHeaderBytes { throw .malformed("multipart part headers too large") }
+            if partHeaderBytes > Self.maxTotalPartHeaderBytes {
+                finished = true
+                throw .multipartTooLarge("multipart part headers larger than \(Self.maxTotalPartHeaderBytes >> 20) MiB in all")
+            }
             if line.isEmpty { return headers }
             do throws(RequestRejection) {
                 let field = try RequestParser.parseFieldLine(line[...])

@@ -283,11 +283,27 @@ func base64(_ bytes: [UInt8]) -> String {
         }
         let kept = journal.entries.reduce(0) { $0 + ($1.parts.first?.bytes?.count ?? 0) }
         #expect(kept <= RequestJournal.keptBytesBudget)
-        #expect(journal.entries.count == RequestJournal.keptBytesBudget >> 20)
+        // Each part's record counts too (issue 20), so one 1 MiB body fewer than 32 fits.
+        #expect(journal.entries.count == (RequestJournal.keptBytesBudget >> 20) - 1)
         #expect(journal.entries.last?.rawTarget == "/p?i=39")
         journal.append(RecordedRequest(method: "GET", path: "/g", rawTarget: "/g", query: [], headers: [], contentType: nil,
                                        contentLength: nil, isChunked: false, bodySize: 0, form: [], parts: [], status: 200))
-        #expect(journal.entries.count == (RequestJournal.keptBytesBudget >> 20) + 1)
+        #expect(journal.entries.count == RequestJournal.keptBytesBudget >> 20)
+    }
+
+    /// Issue 20: records of many tiny parts cost memory though they keep no bytes; the budget
+    /// counts them, so 300 requests of 1,000 parts (300,000 records) are not all kept.
+    @Test func theRequestJournalCountsPartRecordsAgainstItsBudget() {
+        var journal = RequestJournal()
+        let parts = Array(repeating: RecordedPart(name: "f", filename: nil, contentType: nil, size: 1, bytes: nil), count: 1000)
+        for index in 0..<300 {
+            journal.append(RecordedRequest(method: "POST", path: "/p", rawTarget: "/p?i=\(index)", query: [], headers: [],
+                                           contentType: nil, contentLength: nil, isChunked: false, bodySize: 0, form: [],
+                                           parts: parts, status: 413))
+        }
+        #expect(journal.entries.count * 1000 * RequestJournal.partOverhead <= RequestJournal.keptBytesBudget)
+        #expect(journal.entries.count > 200)
+        #expect(journal.entries.last?.rawTarget == "/p?i=299")
     }
 
     @Test func tokensThatCannotBeRenewedGoAnHourAfterExpiring() {

@@ -185,6 +185,34 @@ func multipartBody(boundary: String, parts: [(String, [UInt8])], preamble: Strin
         #expect(throws: HTTPServerError.malformed("multipart part headers too large")) { _ = try parseAll(huge, boundary: "b") }
     }
 
+    /// Issue 20: a body of 10^6 tiny parts made every caller keep 10^6 records. The reader
+    /// refuses the 1,001st part before reading its headers; 1,000 parts pass.
+    @Test func partsBeyondTheLimitAreRefused() throws {
+        let one = (#"Content-Disposition: form-data; name="f""#, Array("x".utf8))
+        #expect(MultipartReader.defaultMaxParts == 1000)
+        #expect(try parseAll(multipartBody(boundary: "b", parts: Array(repeating: one, count: 1000)), boundary: "b").count == 1000)
+        let tooMany = multipartBody(boundary: "b", parts: Array(repeating: one, count: 1001))
+        var refusal: (any Error)?
+        do { _ = try parseAll(tooMany, boundary: "b") } catch { refusal = error }
+        #expect(refusal.map { "\($0)" } == "more than 1000 parts in a multipart body")
+        // A caller may choose its own limit.
+        let reader = try #require(MultipartReader(body: memoryBody(tooMany), contentType: "multipart/form-data; boundary=b", maxParts: 2))
+        _ = try reader.nextPart()
+        _ = try reader.nextPart()
+        #expect(throws: HTTPServerError.multipartTooLarge("more than 2 parts in a multipart body")) { _ = try reader.nextPart() }
+        #expect(try reader.nextPart() == nil, "after a refusal the reader stays finished")
+    }
+
+    /// The header sections of all parts together are bounded too (1 MiB), so 1,000 parts of
+    /// 16 KiB headers each cannot make a caller hold 16 MB of names.
+    @Test func partHeadersBeyondOneMiBInAllAreRefused() throws {
+        let wide = ("Content-Disposition: form-data; name=\"f\"\r\nX-Pad: " + String(repeating: "p", count: 8000), [UInt8]())
+        #expect(try parseAll(multipartBody(boundary: "b", parts: Array(repeating: wide, count: 100)), boundary: "b").count == 100)
+        var refusal: (any Error)?
+        do { _ = try parseAll(multipartBody(boundary: "b", parts: Array(repeating: wide, count: 200)), boundary: "b") } catch { refusal = error }
+        #expect(refusal.map { "\($0)" } == "multipart part headers larger than 1 MiB in all")
+    }
+
     @Test func readerNeedsAMultipartTypeWithABoundary() {
         let body = HTTPRequestBody(bytes: [])
         #expect(MultipartReader(body: body, contentType: "application/json") == nil)

@@ -59,6 +59,54 @@ struct SandboxCommandTests {
         _ = sandbox.finish()
     }
 
+    /// Issue 20: a second sandbox on the same config directory rewrote 'sandbox' and
+    /// 'coding-sandbox' to its own port, and left them on a dead port when it stopped while
+    /// the first still ran. Now it writes 'sandbox-2' and 'coding-sandbox-2', says so, and
+    /// removes them (and their tokens) when it stops.
+    @Test func aSecondSandboxLeavesTheFirstOnesProfilesAlone() throws {
+        let douctl = Douctl()
+        let config = douctl.configDirectory + "/config.json"
+        func profiles() throws -> JSON { try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: config))))["profiles"] ?? .null }
+        let (first, firstBase) = try start(douctl)
+        let (second, secondBase) = try start(douctl, ["--fault", "latency:1ms"])
+        #expect(secondBase.hasPrefix("http://127.0.0.1:") && secondBase != firstBase)
+        let notes = try second.waitForStderr { $0.contains("douctl sandbox listening") }
+        #expect(notes.contains("Another sandbox (\(firstBase)) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes 'sandbox-2' and 'coding-sandbox-2' and removes them when it stops."), "\(notes)")
+        #expect(notes.contains("profiles 'sandbox-2' and 'coding-sandbox-2' point here"), "\(notes)")
+        #expect(try profiles()["sandbox"]?["api_base"]?.stringValue == firstBase)
+        #expect(try profiles()["coding-sandbox"]?["api_base"]?.stringValue == firstBase)
+        #expect(try profiles()["sandbox-2"]?["api_base"]?.stringValue == secondBase)
+        #expect(try profiles()["coding-sandbox-2"]?["api_base"]?.stringValue == secondBase)
+
+        // Each profile reaches its own sandbox.
+        #expect(try douctl.run("--profile", "sandbox-2", "auth", "login", "--device", "--no-browser").status == 0)
+        #expect(try douctl.run("--profile", "sandbox-2", "api", "/v2/user/~me").status == 0)
+        try second.waitForStderr { $0.contains("GET /v2/user/~me 200") }
+        #expect(try douctl.run("--profile", "sandbox", "auth", "login", "--device", "--no-browser").status == 0)
+        try first.waitForStderr { $0.contains("POST /service/auth2/token 200") }
+
+        second.kill(SIGTERM)
+        #expect(second.finish().status == 0)
+        // Its own profiles and tokens are gone; the first one's still point at the live first.
+        #expect(try profiles()["sandbox-2"] == nil)
+        #expect(try profiles()["coding-sandbox-2"] == nil)
+        let credentials = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: douctl.configDirectory + "/credentials.json"))))
+        #expect(credentials["profiles"]?["sandbox-2"] == nil)
+        #expect(credentials["profiles"]?["sandbox"] != nil)
+        #expect(try profiles()["sandbox"]?["api_base"]?.stringValue == firstBase)
+        let me = try douctl.run("--profile", "sandbox", "api", "/v2/user/~me")
+        #expect(me.status == 0, "\(me)")
+
+        // Once the first has stopped, the next sandbox takes 'sandbox' over as before.
+        first.kill(SIGTERM)
+        #expect(first.finish().status == 0)
+        let (third, thirdBase) = try start(douctl)
+        #expect(try profiles()["sandbox"]?["api_base"]?.stringValue == thirdBase)
+        #expect(try profiles()["sandbox-2"] == nil)
+        third.kill(SIGTERM)
+        _ = third.finish()
+    }
+
     @Test func faultsAreInjectedAndBadSpecsRefused() throws {
         let douctl = Douctl()
         let bad = try douctl.run("sandbox", "--fault", "503:2")

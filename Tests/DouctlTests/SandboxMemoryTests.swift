@@ -110,4 +110,38 @@ struct SandboxMemoryTests {
         #expect(after - before < 64 * 1024, "the sandbox's peak RSS grew by \(after - before) KiB (from \(before) KiB)")
         #expect(result.status == 0, "\(result)")
     }
+    /// Issue 20: 10^6 one-byte parts (59 MB) raised the sandbox's RSS by ~100 MB per request,
+    /// never given back. Now the 1,001st part is refused with 413, and two such requests in a
+    /// row leave the peak within 32 MiB of where it was.
+    @Test(.timeLimit(.minutes(3)))
+    func aMillionTinyPartsAreRefusedInBoundedMemory() throws {
+        try ProcessMemory.requireSupport()
+        let sandbox = try RunningSandbox(profile: "sandbox")
+        let boundary = "----douctl-many-parts"
+        let part = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nx\r\n".utf8)
+        var body: [UInt8] = []
+        body.reserveCapacity(part.count * 1_000_000 + 64)
+        for _ in 0..<1_000_000 { body += part }
+        body += Array("--\(boundary)--\r\n".utf8)
+        let head = "POST /shuo/v2/statuses/ HTTP/1.1\r\nHost: 127.0.0.1:\(sandbox.port)\r\nConnection: close\r\n"
+            + "Authorization: Bearer \(sandbox.token)\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+            + "Content-Length: \(body.count)\r\n\r\n"
+        let before = try sandbox.peakKiB
+        var replies: [RawReply] = []
+        for _ in 0..<2 {
+            let client = try RawClient(port: sandbox.port, receiveTimeout: 120, sendTimeout: 120)
+            try client.send(Array(head.utf8))
+            try client.send(body)
+            replies.append(try client.readResponse())
+        }
+        let after = try sandbox.peakKiB
+        let result = sandbox.stop()
+        for reply in replies {
+            #expect(reply.status == 413, "\(reply.text.prefix(300))")
+            #expect(try JSONParser.parse(reply.body)["msg"]?.stringValue == "unknow_v2_error: more than 1000 parts in a multipart body")
+        }
+        #expect(before > 0)
+        #expect(after - before < 32 * 1024, "the sandbox's peak RSS grew by \(after - before) KiB (from \(before) KiB)")
+        #expect(result.stderr.contains("POST /shuo/v2/statuses/ 413"), "\(result)")
+    }
 }

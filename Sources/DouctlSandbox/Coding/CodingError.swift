@@ -41,6 +41,10 @@ struct CodingError: Error {
     static let pathNotFound = CodingError(404, "not_found", "接口不存在", status: 404)
     static let methodNotAllowed = CodingError(405, "method_not_allowed", "请求方法错误", status: 405)
     static let bodyTooLarge = CodingError(413, "request_too_large", "请求体过大", status: 413)
+    /// A multipart body past a limit of the sandbox's (parts, part headers, fields in all).
+    static func multipartTooLarge(_ detail: String) -> CodingError {
+        CodingError(413, "request_too_large", "请求体过大 (\(detail))", status: 413)
+    }
     static let tooManyRequests = CodingError(429, "request_too_frequent", "请求过于频繁", status: 429)
     static func serverError(_ detail: String) -> CodingError {
         CodingError(500, "server_error", "服务器错误：\(detail)", status: 500)

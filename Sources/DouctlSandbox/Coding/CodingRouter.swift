@@ -51,7 +51,9 @@ struct CodingRouter: Sendable {
             return Reply.html(error.status, Pages.message(title: error.title, message: error.message, realm: .coding))
         } catch let error as DoubanError {
             // From the shared body readers: an oversized or malformed body.
-            if error.status == 413 { return Reply.coding(CodingError.bodyTooLarge) }
+            if error.status == 413 {
+                return Reply.coding(error.detail.map(CodingError.multipartTooLarge) ?? CodingError.bodyTooLarge)
+            }
             return Reply.coding(CodingError.badRequest(error.message))
         } catch {
             return Reply.coding(CodingError.serverError("\(error)"))

@@ -222,9 +222,7 @@ struct CodingTweetHandlers: Sendable {
                     }
                     continue
                 }
-                let (bytes, size) = try Exchange.consume(part, keeping: Exchange.formLimit)
-                exchange.recordedParts.append(RecordedPart(name: part.name, filename: part.filename,
-                                                           contentType: part.contentType, size: size, bytes: bytes))
+                _ = try exchange.keep(part)
             }
         } catch let error as CodingError {
             if let staged { unlink(staged.path) }
@@ -233,6 +231,14 @@ struct CodingTweetHandlers: Sendable {
         } catch {
             if let staged { unlink(staged.path) }
             if let error = error as? HTTPServerError, error == .bodyTooLarge { throw CodingError.bodyTooLarge }
+            var refusal: CodingError?
+            if case .multipartTooLarge(let detail)? = error as? HTTPServerError { refusal = .multipartTooLarge(detail) }
+            if let error = error as? DoubanError, error.status == 413 { refusal = .multipartTooLarge(error.detail ?? error.message) }
+            if let refusal {
+                // The client still gets its 413 once it has sent the rest (read and dropped).
+                _ = try? exchange.request.body.drain()
+                throw refusal
+            }
             throw CodingError.badRequest("malformed multipart body")
         }
         if let problem { throw problem }

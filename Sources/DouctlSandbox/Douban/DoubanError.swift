@@ -50,6 +50,15 @@ struct DoubanError: Error {
     static let inputTooShort = DoubanError(status: 400, code: 1005, name: "input_too_short")
     static let imageWrongFormat = DoubanError(status: 400, code: 1009, name: "image_wrong_format")
     static let bodyTooLarge = DoubanError(status: 413, code: 999, name: "unknow_v2_error", detail: "request body too large")
+    /// What a multipart reader's failure means to the client: 413 for a body past a limit
+    /// (size, part count, part headers), else 400 "malformed multipart body".
+    static func forMultipart(_ error: HTTPServerError) -> DoubanError {
+        switch error {
+        case .bodyTooLarge: return bodyTooLarge
+        case .multipartTooLarge(let detail): return DoubanError(status: 413, code: 999, name: "unknow_v2_error", detail: detail)
+        default: return unknown("malformed multipart body")
+        }
+    }
     static func unknown(_ detail: String) -> DoubanError {
         DoubanError(status: 400, code: 999, name: "unknow_v2_error", detail: detail)
     }

@@ -57,9 +57,7 @@ struct StatusSubmission {
                     }
                     continue
                 }
-                let (bytes, size) = try Exchange.consume(part, keeping: Exchange.formLimit)
-                exchange.recordedParts.append(RecordedPart(name: part.name, filename: part.filename,
-                                                           contentType: part.contentType, size: size, bytes: bytes))
+                let bytes = try exchange.keep(part)
                 if part.filename == nil, let name = part.name, !seen.contains(name) {
                     guard let bytes else { throw DoubanError.unknown("the field \(name) is too large") }
                     seen.insert(name)
@@ -72,8 +70,11 @@ struct StatusSubmission {
             throw error
         } catch {
             if let image = submission.image { unlink(image.path) }
-            if let error = error as? HTTPServerError, error == .bodyTooLarge { throw DoubanError.bodyTooLarge }
-            throw DoubanError.unknown("malformed multipart body")
+            guard let error = error as? HTTPServerError else { throw DoubanError.unknown("malformed multipart body") }
+            let refusal = DoubanError.forMultipart(error)
+            // Past a part limit the client still gets its 413 once it has sent the rest.
+            if case .multipartTooLarge = error { _ = try? exchange.request.body.drain() }
+            throw refusal
         }
         return submission
     }

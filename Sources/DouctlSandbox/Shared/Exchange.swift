@@ -15,6 +15,12 @@ final class Exchange {
 
     /// Form fields beyond this are not read (the server's body-size limit guards the rest).
     static let formLimit = 1 << 20
+    /// Part content one request may hold in memory, all parts together: its text fields and the
+    /// recorded copies of small files. A text field past it is refused (413); a file part past
+    /// it is still read (to disk or discarded) but recorded by size only.
+    static let keptPartBytesPerRequest = 4 << 20
+    /// Part content held so far.
+    private var keptPartBytes = 0
 
     init(request: HTTPServerRequest, route: Route) {
         self.request = request
@@ -45,16 +51,19 @@ final class Exchange {
             }
             do {
                 while let part = try reader.nextPart() {
-                    let (bytes, size) = try Exchange.consume(part, keeping: Exchange.formLimit)
-                    recordedParts.append(RecordedPart(name: part.name, filename: part.filename, contentType: part.contentType,
-                                                      size: size, bytes: bytes))
+                    let bytes = try keep(part)
                     if part.filename == nil, let name = part.name, let bytes {
                         fields.append((name: name, value: String(decoding: bytes, as: UTF8.self)))
                     }
                 }
-            } catch let error as HTTPServerError where error == .bodyTooLarge {
-                throw DoubanError.bodyTooLarge
             } catch {
+                // Past a limit the client gets its 413 after sending the rest (read and dropped,
+                // in constant memory), as for a form too large, rather than a reset mid-send.
+                let refusal = (error as? DoubanError) ?? (error as? HTTPServerError).map(DoubanError.forMultipart)
+                if let refusal, refusal.status == 413 {
+                    _ = try? request.body.drain()
+                    throw refusal
+                }
                 throw DoubanError.unknown("malformed multipart body")
             }
         } else if isFormEncoded && !request.body.isComplete {
@@ -74,6 +83,22 @@ final class Exchange {
     /// The first body field `name`.
     func field(_ name: String) throws -> String? {
         try fields().first { $0.name == name }?.value
+    }
+
+    /// Reads a part to its end and records it; returns its content when it is kept (at most
+    /// `formLimit` bytes, within the request's `keptPartBytesPerRequest`). A text field that
+    /// fits `formLimit` but not what is left of the request's budget is refused with 413.
+    func keep(_ part: MultipartPart) throws -> [UInt8]? {
+        let allowance = min(Exchange.formLimit, Exchange.keptPartBytesPerRequest - keptPartBytes)
+        let (bytes, size) = try Exchange.consume(part, keeping: allowance)
+        keptPartBytes += bytes?.count ?? 0
+        recordedParts.append(RecordedPart(name: part.name, filename: part.filename, contentType: part.contentType,
+                                          size: size, bytes: bytes))
+        if bytes == nil && part.filename == nil && size <= Int64(Exchange.formLimit) {
+            throw DoubanError(status: 413, code: 999, name: "unknow_v2_error",
+                              detail: "multipart fields larger than \(Exchange.keptPartBytesPerRequest >> 20) MiB in all")
+        }
+        return bytes
     }
 
     /// Reads a part to its end, keeping at most `limit` bytes (nil when it was longer).

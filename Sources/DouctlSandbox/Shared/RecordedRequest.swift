@@ -56,7 +56,7 @@ public struct RecordedPart: Sendable {
 /// so a long-running sandbox that takes many uploads does not grow without bound.
 struct RequestJournal: Sendable {
     static let capacity = 5000
-    /// Body bytes kept across all entries; past it the oldest entries go.
+    /// Body bytes (and part records) kept across all entries; past it the oldest entries go.
     static let keptBytesBudget = 32 << 20
     private(set) var entries: [RecordedRequest] = []
     private var keptBytes = 0
@@ -78,9 +78,17 @@ struct RequestJournal: Sendable {
         }
     }
 
+    /// What an entry holds, roughly: kept part bodies, and for every part its record and
+    /// names, so a request of many tiny parts counts for what it costs.
     private static func keptBytes(of entry: RecordedRequest) -> Int {
-        entry.parts.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
+        entry.parts.reduce(0) { total, part in
+            total + partOverhead + (part.bytes?.count ?? 0) + (part.name?.utf8.count ?? 0)
+                + (part.filename?.utf8.count ?? 0) + (part.contentType?.utf8.count ?? 0)
+        }
     }
+
+    /// A part record's own size and its allocations' headers.
+    static let partOverhead = 128
 
     /// The last `capacity` entries.
     var recent: [RecordedRequest] {

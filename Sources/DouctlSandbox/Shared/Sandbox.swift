@@ -18,6 +18,8 @@ public final class Sandbox: @unchecked Sendable {
     public static let allScopes: [String] = DoubanScopes.all
     /// Live grants (logins) a user keeps per client; a new one revokes the oldest.
     public static let grantsPerUserAndClient = GrantLimit.perUserAndClient
+    /// Parts a multipart body may have (the reader refuses the next one; the reply is 413).
+    public static let maxMultipartParts = MultipartReader.defaultMaxParts
     /// The seeded users' uids; the first is the default login.
     public static let seededUsers = ["ahbei", "linglu", "chenmo", "sunxiaomei", "wangdali"]
     /// `--fault` syntax (the same text as `SandboxFault.faultHelp`).
