@@ -252,13 +252,13 @@ enum APICommand {
         var headers: [HTTPHeader] = []
         for raw in parsed.values("header") {
             guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
-                throw .usage("invalid header '\(raw)': expected 'Name: value'")
+                throw .usage("invalid header '\(HTTPSyntax.printable(raw))': expected 'Name: value'")
             }
             let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                throw .usage("invalid header name '\(name)'")
-            }
-            headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
+            let value = raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")
+            // Bytes, not Characters: "\r\n" is one Character, so a Character check misses it.
+            if let problem = HTTPSyntax.headerProblem(name: name, value: value) { throw .usage(problem) }
+            headers.append(HTTPHeader(name, value))
         }
         return headers
     }

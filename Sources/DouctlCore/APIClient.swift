@@ -195,7 +195,12 @@ public final class APIClient {
         let url = profile.url(for: request.path)
         if let token, profile.isOwnOrigin(url) {
             switch profile.tokenPlacement {
-            case .header: headers.append(HTTPHeader("Authorization", "Bearer \(token)"))
+            case .header:
+                // DOUCTL_TOKEN, or what a token endpoint sent: never let it end the header.
+                guard HTTPSyntax.isFieldValue(token) else {
+                    throw .localInput("the access token (\(tokens is FixedToken ? "DOUCTL_TOKEN" : "the stored login of '\(profile.name)'")) contains a line break (CR or LF) or NUL, so it cannot be sent")
+                }
+                headers.append(HTTPHeader("Authorization", "Bearer \(token)"))
             case .query: query.append(("access_token", token))
             }
         }
