@@ -288,7 +288,7 @@ complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP metho
 complete -c douctl -n '__douctl_path_is api' -s f -l raw-field -r -f -d 'add a string field'
 complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin'
 complete -c douctl -n '__douctl_path_is api' -l attach -r -F -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
-complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header'
+complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header (NAME a token; no CR, LF or NUL in VALUE)'
 complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (or - for stdin) as the request body, streamed'
 complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
@@ -304,6 +304,7 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
+complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
@@ -313,7 +314,7 @@ complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style 
 complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
-complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
+complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 
 # douctl profile
 complete -c douctl -n '__douctl_wants_command profile' -a 'list' -d 'list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)'
@@ -323,7 +324,7 @@ complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a 
 complete -c douctl -n '__douctl_wants_command profile' -a 'use' -d 'make a profile the default'
 
 # douctl profile show
-complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret instead of masking it'
+complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 complete -c douctl -n '__douctl_at_argument 0 - profile show' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name (default: the active profile)'
 
 # douctl profile add

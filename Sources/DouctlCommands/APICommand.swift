@@ -50,7 +50,7 @@ enum APICommand {
                        help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
             OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
                        help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
-            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
+            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true),
             OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never"),

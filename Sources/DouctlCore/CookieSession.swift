@@ -186,4 +186,14 @@ public final class CookieSession: SessionHooks {
     }
 
     public func value(of name: String) -> String? { cookies.first { $0.name == name }?.value }
+
+    public func liveSecrets() -> [String] { cookies.map(\.value) }
+
+    /// A SHA-256 over the session's cookies (XSRF-TOKEN aside: it guards writes, it does not
+    /// say who is logged in), so each login is its own identity in the response cache.
+    public var credentialDigest: String? {
+        let identity = cookies.filter { $0.name != Self.xsrfCookie }.map { "\($0.name)=\($0.value)" }.sorted()
+        guard !identity.isEmpty else { return nil }
+        return Digest.hex(Digest.sha256(Array(("cookies\n" + identity.joined(separator: "\n")).utf8)))
+    }
 }
