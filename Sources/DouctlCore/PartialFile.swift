@@ -43,7 +43,8 @@ final class PartialFile {
     func savedValidator() -> String? {
         guard let bytes = try? FileIO.readFile(validatorPath), bytes.count < 1024 else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
-        return text.isEmpty || text.contains("\r") || text.contains("\n") ? nil : text
+        // Bytes, not Characters: "\r\n" is one Character, which contains("\r") misses.
+        return text.isEmpty || !HTTPSyntax.isFieldValue(text) ? nil : text
     }
 
     /// Keeps the partial for `--continue`: saves (or forgets) its validator, closes it.
