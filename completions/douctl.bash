@@ -39,6 +39,7 @@ __douctl_options() {
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
+        'config get') __douctl_words=(--show-secrets) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
         'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;

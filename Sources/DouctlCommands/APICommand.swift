@@ -67,7 +67,7 @@ enum APICommand {
                        help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
             OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
                        help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
-            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header", repeatable: true),
+            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true),
             OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never"),
@@ -273,13 +273,13 @@ enum APICommand {
         var headers: [HTTPHeader] = []
         for raw in parsed.values("header") {
             guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
-                throw .usage("invalid header '\(raw)': expected 'Name: value'")
+                throw .usage("invalid header '\(HTTPSyntax.printable(raw))': expected 'Name: value'")
             }
             let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                throw .usage("invalid header name '\(name)'")
-            }
-            headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
+            let value = raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")
+            // Bytes, not Characters: "\r\n" is one Character, so a Character check misses it.
+            if let problem = HTTPSyntax.headerProblem(name: name, value: value) { throw .usage(problem) }
+            headers.append(HTTPHeader(name, value))
         }
         return headers
     }

@@ -146,6 +146,7 @@ enum AuthCommands {
             let identity = try CodingLogin.run(invocation, profile: profile)
             // One identity per profile: the new session replaces a stored token.
             try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
+            CacheCommands.dropReplies(invocation, profile: profile.name)
             invocation.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
             invocation.printJSON(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
@@ -172,6 +173,7 @@ enum AuthCommands {
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
         _ = try CodingSession.forget(invocation, profile: profile)
+        CacheCommands.dropReplies(invocation, profile: profile.name)
         Subprocess.reapFinished()
         let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
         invocation.note("Logged in to \(profile.name) as \(who).")
@@ -408,6 +410,7 @@ enum AuthCommands {
             removed = nil
         }
         let hadSession = try CodingSession.forget(invocation, profile: profile)
+        CacheCommands.dropReplies(invocation, profile: profile.name)
         guard let removed else {
             invocation.note(hadSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
             return .success

@@ -10,9 +10,12 @@ enum CacheCommands {
         discussion: """
         GET and HEAD replies fetched with --cache DURATION are kept in
         $XDG_CACHE_HOME/douctl (else ~/.cache/douctl), one file per reply, mode 0600,
-        keyed by profile, method, URL and a hash of the token. The profile key
-        cache_max_mb bounds the directory (default 50); the least recently used replies
-        go first. Replies marked Cache-Control: no-store are never kept.
+        keyed by profile, method, URL and a hash of the credential in force (the token or
+        the cookie session; never the credential itself), so one account's replies are
+        never served to another. auth login and auth logout drop the profile's replies;
+        Set-Cookie headers are never kept. The profile key cache_max_mb bounds the
+        directory (default 50); the least recently used replies go first. Replies marked
+        Cache-Control: no-store are never kept.
         """), [
         Command(CommandSpec("info", abstract: "print the cache's directory, entries and size as JSON"), run: info),
         Command(CommandSpec("clear", abstract: "delete every cached reply"), run: clear),
@@ -32,5 +35,12 @@ enum CacheCommands {
         let removed = try invocation.responseCache().clear()
         invocation.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
         return .success
+    }
+
+    /// The profile's identity changed (`auth login`, `auth logout`): its cached replies
+    /// belong to the old one. Without a cache directory there is nothing to drop.
+    static func dropReplies(_ invocation: Invocation, profile: String) {
+        guard let cache = try? invocation.responseCache() else { return }
+        cache.drop(profile: profile)
     }
 }

@@ -1,10 +1,12 @@
 import DouctlArguments
 import DouctlCore
+import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
 /// `douctl config get|set|unset|list`: one profile's settings (the active one, or --profile).
 enum ConfigCommands {
+    static let showSecrets = OptionSpec.flag("show-secrets", help: "print client_secret, signing_secret and a proxy password instead of masking them")
     static let keyArgument = ArgumentSpec("KEY", help: "a profile key", kind: .choice(ProfileKey.allCases.map(\.rawValue)))
 
     static let command = Command(group: CommandSpec(
@@ -17,6 +19,12 @@ enum ConfigCommands {
         """), [
         Command(CommandSpec(
             "get", abstract: "print a setting's value (presets included)",
+            discussion: """
+            Secrets are masked as in profile show: client_secret and signing_secret show
+            their first 4 characters, a proxy URL's password shows as ***. --show-secrets
+            prints them as stored.
+            """,
+            options: [showSecrets],
             arguments: [keyArgument],
             examples: [Example("douctl config get api_base", "where requests go")]), run: get),
         Command(CommandSpec(
@@ -28,13 +36,13 @@ enum ConfigCommands {
             arguments: [keyArgument]), run: unset),
         Command(CommandSpec(
             "list", abstract: "print the profile's own settings as KEY=VALUE lines",
-            options: [.flag("show-secrets", help: "print client_secret instead of masking it")]), run: list),
+            options: [showSecrets]), run: list),
     ])
 
     static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(invocation)
         guard let value = try invocation.profile().value(key) else { return .success }
-        invocation.stdout.line(value.display)
+        invocation.stdout.line(Mask.shown(key, value.display, showSecrets: invocation.parsed.has("show-secrets")))
         return .success
     }
 
@@ -85,8 +93,7 @@ enum ConfigCommands {
     static func list(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let name = try invocation.profileName
         for (key, value) in try invocation.config().profile(named: name)?.entries ?? [] {
-            let shown = key.isSecret && !invocation.parsed.has("show-secrets") ? Mask.secret(value.display) : value.display
-            invocation.stdout.line("\(key.rawValue)=\(shown)")
+            invocation.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: invocation.parsed.has("show-secrets")))")
         }
         return .success
     }
@@ -101,6 +108,15 @@ enum ConfigCommands {
 
 /// Masks secrets for display: enough to recognise, not enough to use.
 enum Mask {
+    /// A setting as `config get`, `config list` and `profile show` print it: secrets
+    /// masked, a proxy URL's password as *** (unless `--show-secrets`).
+    static func shown(_ key: ProfileKey, _ text: String, showSecrets: Bool) -> String {
+        if showSecrets { return text }
+        if key.isSecret { return secret(text) }
+        if key == .proxy { return Redaction.redactUserinfo(text) }
+        return text
+    }
+
     static func secret(_ value: String) -> String {
         guard value.count > 8 else { return String(repeating: "*", count: max(value.count, 4)) }
         return String(value.prefix(4)) + String(repeating: "*", count: 8)

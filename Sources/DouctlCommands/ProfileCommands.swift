@@ -25,7 +25,7 @@ enum ProfileCommands {
         Command(CommandSpec("list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)"), run: list),
         Command(CommandSpec(
             "show", abstract: "print a resolved profile as JSON (secrets masked)",
-            options: [.flag("show-secrets", help: "print client_secret instead of masking it")],
+            options: [ConfigCommands.showSecrets],
             arguments: [ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))]), run: show),
         Command(CommandSpec(
             "add", abstract: "create or update a profile",
@@ -74,9 +74,7 @@ enum ProfileCommands {
             guard let value = profile.value(key) else { continue }
             switch value {
             case .text(let text):
-                // A proxy URL may carry a password: masked like client_secret.
-                let shown = showSecrets ? text : key.isSecret ? Mask.secret(text) : key == .proxy ? Redaction.redactUserinfo(text) : text
-                object[key.rawValue] = .string(shown)
+                object[key.rawValue] = .string(Mask.shown(key, text, showSecrets: showSecrets))
             case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
             case .map(let pairs): object[key.rawValue] = .object(JSONObject(pairs.map { ($0.name, JSON.string($0.value)) }))
             }

@@ -151,8 +151,13 @@ public final class APIClient {
     /// fails or answers 5xx — a stale copy with a note (stale-if-error).
     private func cachedExchange(_ request: APIRequest, policy: CachePolicy, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
+        // Logged out means logged out, whatever the cache holds.
+        if request.sendsToken, token == nil { try requireLogin() }
         let url = FormEncoding.appendQuery(request.query, to: profile.url(for: request.path))
-        let key = ResponseCache.key(profile: profile.name, method: request.method, url: url, token: token)
+        // The credential in force: the token, else the cookie session (sent to the API's own
+        // origin only), else none (an anonymous request).
+        let credential = token ?? (profile.isOwnOrigin(url) ? session?.credentialDigest.map { "session:" + $0 } : nil)
+        let key = ResponseCache.key(profile: profile.name, method: request.method, url: url, credential: credential)
         let now = Timestamp.now()
         let entry = policy.cache.load(key)
         if let entry, policy.cacheOnly || policy.freshFor.map({ now - entry.storedAt <= $0 }) == true {
@@ -194,6 +199,19 @@ public final class APIClient {
         return try perform(request, token: fresh, progress: progress)
     }
 
+    /// Every secret in force now, for `--record` to scrub wherever it appears: the token
+    /// sent, the stored access and refresh tokens, the client and signing secrets, the
+    /// session's cookies.
+    func liveSecrets(sent token: String?) -> [String] {
+        var secrets = [token, profile.clientSecret].compactMap { $0 }
+        if let written = profile.signingSecret {
+            secrets.append(RequestShaper(profile: profile, environment: environment, now: Timestamp.now).resolve(written))
+        }
+        secrets += tokens?.liveSecrets() ?? []
+        secrets += session?.liveSecrets() ?? []
+        return secrets
+    }
+
     /// The HTTP request `request` becomes with `token`.
     public func httpRequest(_ request: APIRequest, token: String?) throws(DouctlError) -> HTTPRequest {
         var request = request
@@ -206,7 +224,12 @@ public final class APIClient {
         let url = profile.url(for: request.path)
         if let token, profile.isOwnOrigin(url) {
             switch profile.tokenPlacement {
-            case .header: headers.append(HTTPHeader("Authorization", "\(profile.authScheme) \(token)"))
+            case .header:
+                // DOUCTL_TOKEN, or what a token endpoint sent: never let it end the header.
+                guard HTTPSyntax.isFieldValue(token) else {
+                    throw .localInput("the access token (\(tokens is FixedToken ? "DOUCTL_TOKEN" : "the stored login of '\(profile.name)'")) contains a line break (CR or LF) or NUL, so it cannot be sent")
+                }
+                headers.append(HTTPHeader("Authorization", "\(profile.authScheme) \(token)"))
             case .query: query.append(("access_token", token))
             }
         }
@@ -247,7 +270,7 @@ public final class APIClient {
                 throw .transport(error)
             }
             if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
-            try recorder?.record(httpRequest, response)
+            if let recorder { try recorder.record(httpRequest, response, secrets: liveSecrets(sent: token)) }
             guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
                   request.body.isReplayable else { return response }
             let (seconds, reason) = RateLimitWait.delay(for: response)
@@ -323,6 +346,16 @@ public protocol SessionHooks: AnyObject {
     func prepare(_ request: inout HTTPRequest)
     /// Learns from a reply (Set-Cookie).
     func received(_ response: HTTPResponse, for request: HTTPRequest) throws(DouctlError)
+    /// The session's secrets (cookie values), for `--record` to scrub.
+    func liveSecrets() -> [String]
+    /// A digest naming the credential the session sends (never the secret itself), so
+    /// the response cache keeps one identity's replies from another's.
+    var credentialDigest: String? { get }
+}
+
+extension SessionHooks {
+    public func liveSecrets() -> [String] { [] }
+    public var credentialDigest: String? { nil }
 }
 
 /// Where `--dry-run` writes each request, as a curl command line.

@@ -8,6 +8,12 @@ public protocol AccessTokenSource: AnyObject {
     func refresh(rejected token: String) throws(DouctlError) -> String?
     /// What to tell the user when the server refuses the token we sent, e.g. "run: douctl auth login".
     var rejectionHint: String { get }
+    /// The tokens in force (access and refresh), for `--record` to scrub wherever they appear.
+    func liveSecrets() -> [String]
+}
+
+extension AccessTokenSource {
+    public func liveSecrets() -> [String] { [] }
 }
 
 /// `DOUCTL_TOKEN`: used as is, never refreshed, never written anywhere.
@@ -21,4 +27,5 @@ public final class FixedToken: AccessTokenSource {
     public func currentToken() throws(DouctlError) -> String? { token }
     public func refresh(rejected token: String) throws(DouctlError) -> String? { nil }
     public var rejectionHint: String { "the token in DOUCTL_TOKEN was refused" }
+    public func liveSecrets() -> [String] { [token] }
 }

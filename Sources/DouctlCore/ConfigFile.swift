@@ -101,6 +101,9 @@ public struct ConfigFile: Sendable, Equatable {
                     }
                     pairs.append(.init(field, text))
                 }
+                if let problem = key.headerProblem(pairs) {
+                    throw .badConfig(path: path, detail: "\(rawKey) of profile '\(name)': \(problem)")
+                }
                 settings[key] = .map(pairs)
             } else if key.isList {
                 guard case .array(let items) = value, let strings = Optional(items.compactMap(\.stringValue)), strings.count == items.count else {

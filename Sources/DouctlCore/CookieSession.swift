@@ -45,7 +45,15 @@ public struct Cookie: Sendable, Equatable {
         }
         if let maxAge { cookie.expires = now + Double(min(maxAge, 400 * 86400)) } // Max-Age wins; RFC 6265bis caps at 400 days
         if let expires = cookie.expires { cookie.expires = min(expires, Timestamp.latest) }
-        return cookie
+        return cookie.isSendable ? cookie : nil
+    }
+
+    /// What curl keeps: a name that is a token, a value without control bytes (a tab aside),
+    /// and for XSRF-TOKEN — sent back decoded as X-XSRF-TOKEN — a decoded value without CR,
+    /// LF or NUL. Anything else could end the Cookie header early and inject another header.
+    public var isSendable: Bool {
+        guard HTTPSyntax.isToken(name), !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return false }
+        return name != CookieSession.xsrfCookie || HTTPSyntax.isFieldValue(PercentEncoding.decode(value, plusAsSpace: true))
     }
 
     func matches(path requestPath: String) -> Bool {
@@ -74,11 +82,17 @@ public struct CookieJar: Sendable {
         guard let list = json["cookies"]?.arrayValue else {
             throw .badConfig(path: path, detail: "expected {\"cookies\": [...]}")
         }
-        return list.compactMap { item in
-            guard let name = item["name"]?.stringValue, let value = item["value"]?.stringValue else { return nil }
-            return Cookie(name: name, value: value, path: item["path"]?.stringValue ?? "/",
-                          expires: item["expires"]?.stringValue.flatMap(Timestamp.parseRFC3339))
+        var cookies: [Cookie] = []
+        for item in list {
+            guard let name = item["name"]?.stringValue, let value = item["value"]?.stringValue else { continue }
+            let cookie = Cookie(name: name, value: value, path: item["path"]?.stringValue ?? "/",
+                                expires: item["expires"]?.stringValue.flatMap(Timestamp.parseRFC3339))
+            guard cookie.isSendable else {
+                throw .badConfig(path: path, detail: "cookie '\(HTTPSyntax.printable(name))' has a name or value that cannot be sent in a header (control bytes, CR or LF)")
+            }
+            cookies.append(cookie)
         }
+        return cookies
     }
 
     /// Who logged in to this session (saved by the password login), so `auth status` can
@@ -121,6 +135,8 @@ public struct CookieJar: Sendable {
 /// wants), and keeps what Set-Cookie says. With a `jar` the cookies are saved after each
 /// change; without one they live in memory (during the password login).
 public final class CookieSession: SessionHooks {
+    /// The cookie Coding wants back as the X-XSRF-TOKEN header.
+    public static let xsrfCookie = "XSRF-TOKEN"
     public private(set) var cookies: [Cookie]
     private let jar: CookieJar?
     private let now: () -> Double
@@ -152,7 +168,7 @@ public final class CookieSession: SessionHooks {
         let sending = cookies.filter { $0.matches(path: path) && ($0.expires ?? .infinity) > current }
         guard !sending.isEmpty else { return }
         request.headers.append(HTTPHeader("Cookie", sending.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
-        if let xsrf = sending.first(where: { $0.name == "XSRF-TOKEN" }) {
+        if let xsrf = sending.first(where: { $0.name == Self.xsrfCookie }) {
             request.headers.set("X-XSRF-TOKEN", PercentEncoding.decode(xsrf.value, plusAsSpace: true))
         }
     }
@@ -170,4 +186,14 @@ public final class CookieSession: SessionHooks {
     }
 
     public func value(of name: String) -> String? { cookies.first { $0.name == name }?.value }
+
+    public func liveSecrets() -> [String] { cookies.map(\.value) }
+
+    /// A SHA-256 over the session's cookies (XSRF-TOKEN aside: it guards writes, it does not
+    /// say who is logged in), so each login is its own identity in the response cache.
+    public var credentialDigest: String? {
+        let identity = cookies.filter { $0.name != Self.xsrfCookie }.map { "\($0.name)=\($0.value)" }.sorted()
+        guard !identity.isEmpty else { return nil }
+        return Digest.hex(Digest.sha256(Array(("cookies\n" + identity.joined(separator: "\n")).utf8)))
+    }
 }

@@ -23,7 +23,77 @@ public struct ExchangeRecorder: Sendable {
     public static let secretNames: Set<String> = ["access_token", "refresh_token", "client_secret", "password", "code", "code_verifier", "_sig", "sign", "apikey"]
     static let secretHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "x-xsrf-token", "proxy-authorization"]
 
-    public func record(_ request: HTTPRequest, _ response: HTTPResponse) throws(DouctlError) {
+    /// Shorter values are not scrubbed as live secrets: they would mangle ordinary text.
+    static let shortestScrubbedSecret = 6
+
+    /// Records one exchange. Besides the secrets known by name (Authorization, Cookie,
+    /// `access_token`, …), every value in `secrets` — the live access and refresh tokens,
+    /// the client and signing secrets, the session's cookies — is replaced wherever it
+    /// appears (path, query, headers, bodies, a server's echo of it), as is its
+    /// percent-encoded form.
+    public func record(_ request: HTTPRequest, _ response: HTTPResponse, secrets: [String] = []) throws(DouctlError) {
+        let live = Self.scrubbable(secrets)
+        let scrubbed = try recordDocument(request, response, live)
+        try write(scrubbed.document, endpoint: scrubbed.endpoint)
+    }
+
+    /// Each secret long enough to scrub, with its percent-encoded form, longest first (so a
+    /// secret inside another is not replaced first).
+    static func scrubbable(_ secrets: [String]) -> [String] {
+        var forms = Set<String>()
+        for secret in secrets where secret.utf8.count >= shortestScrubbedSecret {
+            forms.insert(secret)
+            forms.insert(PercentEncoding.encode(secret))
+            forms.insert(PercentEncoding.encode(secret, spaceAsPlus: true))
+        }
+        return forms.sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    static func scrub(_ text: String, _ secrets: [String]) -> String {
+        var result = text
+        for secret in secrets where result.contains(secret) { result = result.replacingAll(secret, with: redacted) }
+        return result
+    }
+
+    static func scrub(_ bytes: [UInt8], _ secrets: [String]) -> [UInt8] {
+        var result = bytes
+        for secret in secrets {
+            let needle = Array(secret.utf8)
+            guard !needle.isEmpty, result.count >= needle.count else { continue }
+            var out: [UInt8] = []
+            out.reserveCapacity(result.count)
+            var index = 0
+            var changed = false
+            while index < result.count {
+                if result[index] == needle[0], index + needle.count <= result.count, result[index..<(index + needle.count)].elementsEqual(needle) {
+                    out += redacted.utf8
+                    index += needle.count
+                    changed = true
+                } else {
+                    out.append(result[index])
+                    index += 1
+                }
+            }
+            if changed { result = out }
+        }
+        return result
+    }
+
+    /// Every string of `json`, keys included, scrubbed.
+    static func scrub(_ json: JSON, _ secrets: [String]) -> JSON {
+        guard !secrets.isEmpty else { return json }
+        switch json {
+        case .string(let text): return .string(scrub(text, secrets))
+        case .array(let items): return .array(items.map { scrub($0, secrets) })
+        case .object(let object):
+            var scrubbed = JSONObject()
+            for (key, value) in object { scrubbed[scrub(key, secrets)] = scrub(value, secrets) }
+            return .object(scrubbed)
+        default: return json
+        }
+    }
+
+    private func recordDocument(_ request: HTTPRequest, _ response: HTTPResponse, _ live: [String]) throws(DouctlError) -> (document: [UInt8], endpoint: String) {
         do { try FileIO.makeDirectory(directory, mode: 0o700) } catch {
             throw .localInput("cannot create the recording directory \(directory) (\(error))")
         }
@@ -35,13 +105,13 @@ public struct ExchangeRecorder: Sendable {
             .array([.string(name), .string(Self.secretNames.contains(name) ? Self.redacted : value)])
         })
         requestObject["headers"] = Self.headers(request.headers)
-        requestObject["body"] = Self.requestBody(request)
+        requestObject["body"] = Self.requestBody(request, live)
         var responseObject = JSONObject()
         responseObject["status"] = .int(Int64(response.status))
         responseObject["headers"] = Self.headers(response.head.headers)
-        responseObject["body"] = Self.body(response.body, contentType: response.head.header("Content-Type"))
-        let file: JSON = .object(JSONObject([("request", .object(requestObject)), ("response", .object(responseObject))]))
-        try write(file.serialized(.pretty) + [0x0A], endpoint: "\(request.method.uppercased())-\(Self.slug(parts?.path ?? "/"))")
+        responseObject["body"] = Self.body(Self.scrub(response.body, live), contentType: response.head.header("Content-Type"))
+        let file = Self.scrub(JSON.object(JSONObject([("request", .object(requestObject)), ("response", .object(responseObject))])), live)
+        return (file.serialized(.pretty) + [0x0A], "\(request.method.uppercased())-\(Self.slug(Self.scrub(parts?.path ?? "/", live)))")
     }
 
     /// `NNNN-ENDPOINT.json`, the first free number: created exclusively, so parallel
@@ -86,11 +156,12 @@ public struct ExchangeRecorder: Sendable {
         })
     }
 
-    private static func requestBody(_ request: HTTPRequest) -> JSON {
+    private static func requestBody(_ request: HTTPRequest, _ live: [String]) -> JSON {
         switch request.body {
         case .none:
             return .null
-        case .bytes(let bytes):
+        case .bytes(let raw):
+            let bytes = scrub(raw, live)
             let contentType = request.headers.value(of: "Content-Type") ?? ""
             if contentType.hasPrefix("application/x-www-form-urlencoded") {
                 let fields = URLParts.parseQuery(String(decoding: bytes, as: UTF8.self))

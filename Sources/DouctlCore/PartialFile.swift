@@ -123,7 +123,8 @@ final class PartialFile {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_size < 1024,
               let bytes = try? FileIO.readAll(fd) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
-        return text.isEmpty || text.contains("\r") || text.contains("\n") ? nil : text
+        // Bytes, not Characters: "\r\n" is one Character, which contains("\r") misses.
+        return text.isEmpty || !HTTPSyntax.isFieldValue(text) ? nil : text
     }
 
     /// Keeps the partial for `--continue`: saves (or forgets) its validator, closes it.

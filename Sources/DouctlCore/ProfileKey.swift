@@ -89,7 +89,11 @@ public enum ProfileKey: String, CaseIterable, Sendable {
 
     /// Checks a value typed by a user; returns what to store.
     public func parse(_ text: String) throws(DouctlError) -> ProfileValue {
-        if isMap { return .map(try Self.parseMap(text, key: rawValue)) }
+        if isMap {
+            let pairs = try Self.parseMap(text, key: rawValue)
+            if let problem = headerProblem(pairs) { throw .usage("invalid value for \(rawValue): \(problem)") }
+            return .map(pairs)
+        }
         if self == .rateLimit, RateQuota(text) == nil {
             throw .usage("invalid value '\(text)' for rate_limit: expected N/UNIT, e.g. 40/min, 10/5s, 1000/hour")
         }
@@ -181,6 +185,16 @@ public enum BodyFormat: String, CaseIterable, Sendable {
 
 extension ProfileKey {
     /// `a=1,b=2` or a JSON object of strings.
+    /// For `common_headers`: why one of `pairs` cannot be a header (a name that is not a
+    /// token, a value with CR, LF or NUL), or nil. A "$VAR" value is checked when it is read.
+    public func headerProblem(_ pairs: [ProfileValue.Pair]) -> String? {
+        guard self == .commonHeaders else { return nil }
+        for pair in pairs {
+            if let problem = HTTPSyntax.headerProblem(name: pair.name, value: pair.value) { return problem }
+        }
+        return nil
+    }
+
     static func parseMap(_ text: String, key: String) throws(DouctlError) -> [ProfileValue.Pair] {
         let trimmed = text.trimmingCharacters(in: " ")
         if trimmed.hasPrefix("{") {

@@ -15,7 +15,13 @@ struct RequestShaper {
     func shape(_ request: APIRequest) throws(DouctlError) -> APIRequest {
         var request = request
         for header in profile.commonHeaders where request.headers.value(of: header.name) == nil {
-            request.headers.append(HTTPHeader(header.name, resolve(header.value)))
+            let value = resolve(header.value)
+            // A "$VAR" is read now, so its value is checked now: one with CR, LF or NUL would
+            // end the header early and inject another header or request.
+            if !HTTPSyntax.isFieldValue(value) {
+                throw .localInput("common_headers \(header.name) of profile '\(profile.name)' comes from \(header.value), whose value contains a line break (CR or LF) or NUL")
+            }
+            request.headers.append(HTTPHeader(header.name, value))
         }
         for param in profile.commonParams {
             add(param.name, resolve(param.value), to: &request)
@@ -130,8 +136,12 @@ struct RequestShaper {
             throw .localInput("the signing command did not print a JSON object of headers and params")
         }
         for (name, value) in answer["headers"]?.objectValue ?? JSONObject() {
+            let text = value.stringValue ?? value.scalarText ?? ""
+            if let problem = HTTPSyntax.headerProblem(name: name, value: text) {
+                throw .localInput("the signing command printed an \(problem)")
+            }
             request.headers.removeAll { $0.name.lowercased() == name.lowercased() }
-            request.headers.append(HTTPHeader(name, value.stringValue ?? value.scalarText ?? ""))
+            request.headers.append(HTTPHeader(name, text))
         }
         for (name, value) in answer["params"]?.objectValue ?? JSONObject() {
             request.query.removeAll { $0.0 == name }

@@ -9,8 +9,9 @@ import DouctlSystem
 
 /// `--cache DURATION` (HAccess's cache, gh's `--cache`): successful GET/HEAD replies kept in
 /// `$XDG_CACHE_HOME/douctl` (else `~/.cache/douctl`), one file each, mode 0600, written
-/// atomically. The key is profile + method + URL + a hash of the token — never the token —
-/// so one user's replies are not served to another. `Cache-Control: no-store` is honoured;
+/// atomically. The key is profile + method + URL + a hash of the credential in force (the
+/// token, or the cookie session's digest) — never the credential — so one user's replies
+/// are not served to another; `auth login` and `auth logout` drop the profile's entries. `Cache-Control: no-store` is honoured;
 /// the directory is kept under `cache_max_mb`, least recently used first out.
 public struct ResponseCache: Sendable {
     public let directory: String
@@ -33,10 +34,24 @@ public struct ResponseCache: Sendable {
         public var storedAt: Double
     }
 
-    /// The cache key: a SHA-256 over what identifies the reply.
-    public static func key(profile: String, method: String, url: String, token: String?) -> String {
-        let tokenHash = token.map { Digest.hex(Digest.sha256(Array($0.utf8))) } ?? "-"
-        return Digest.hex(Digest.sha256(Array("\(profile)\n\(method.uppercased())\n\(url)\n\(tokenHash)".utf8)))
+    /// The cache key: the profile's tag, then a SHA-256 over what identifies the reply —
+    /// the credential in force included (a token, or a cookie session's digest), hashed,
+    /// so one identity's replies are never another's and no secret reaches the disk.
+    public static func key(profile: String, method: String, url: String, credential: String?) -> String {
+        let credentialHash = credential.map { Digest.hex(Digest.sha256(Array($0.utf8))) } ?? "-"
+        return profileTag(profile) + "-" + Digest.hex(Digest.sha256(Array("\(profile)\n\(method.uppercased())\n\(url)\n\(credentialHash)".utf8)))
+    }
+
+    /// The start of every key of `profile`'s replies, so they can be dropped together.
+    static func profileTag(_ profile: String) -> String {
+        String(Digest.hex(Digest.sha256(Array("profile\n\(profile)".utf8))).prefix(16))
+    }
+
+    /// Headers never kept in an entry: a session's cookies are the server's to set on the
+    /// exchange that made them, not to replay from disk.
+    static func isKept(_ header: HTTPHeader) -> Bool {
+        let name = header.name.lowercased()
+        return name != "set-cookie" && name != "set-cookie2"
     }
 
     private func path(_ key: String) -> String { directory + "/" + key + ".reply" }
@@ -50,7 +65,7 @@ public struct ResponseCache: Sendable {
               let status = meta["status"]?.intValue, let storedAt = meta["stored_at"]?.doubleValue else { return nil }
         var headers: [HTTPHeader] = []
         for pair in meta["headers"]?.arrayValue ?? [] {
-            if let name = pair[0]?.stringValue, let value = pair[1]?.stringValue { headers.append(HTTPHeader(name, value)) }
+            if let name = pair[0]?.stringValue, let value = pair[1]?.stringValue, Self.isKept(HTTPHeader(name, value)) { headers.append(HTTPHeader(name, value)) }
         }
         utime(file, nil)
         let head = HTTPResponseHead(status: status, headers: headers)
@@ -68,7 +83,7 @@ public struct ResponseCache: Sendable {
         var meta = JSONObject()
         meta["status"] = .int(Int64(response.status))
         meta["stored_at"] = .number(String(Int64(now)))
-        meta["headers"] = .array(response.head.headers.map { .array([.string($0.name), .string($0.value)]) })
+        meta["headers"] = .array(response.head.headers.filter(Self.isKept).map { .array([.string($0.name), .string($0.value)]) })
         var bytes = JSON.object(meta).serialized(.compact)
         bytes.append(0x0A)
         bytes += response.body
@@ -94,6 +109,16 @@ public struct ResponseCache: Sendable {
     @discardableResult
     public func clear() -> Int {
         let files = entries()
+        for file in files { unlink(file.path) }
+        return files.count
+    }
+
+    /// Removes `profile`'s entries (its identity changed: `auth login`, `auth logout`);
+    /// returns how many there were.
+    @discardableResult
+    public func drop(profile: String) -> Int {
+        let prefix = directory + "/" + Self.profileTag(profile) + "-"
+        let files = entries().filter { $0.path.hasPrefix(prefix) }
         for file in files { unlink(file.path) }
         return files.count
     }

@@ -291,10 +291,12 @@ public final class HTTPClient: HTTPTransport {
         // Redirects are followed by `send`, hop by hop (see `redirected`).
         check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0))
         for header in headers {
-            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            guard !line.contains("\r"), !line.contains("\n") else {
-                return .failure(.invalidRequest("header \(header.name) contains a line break"), delivered: 0)
+            // The last line of defence (callers check first, with their own exit codes): bytes,
+            // not Characters, since "\r\n" is one Character and `contains("\r")` misses it.
+            if let problem = HTTPSyntax.headerProblem(name: header.name, value: header.value) {
+                return .failure(.invalidRequest(problem), delivered: 0)
             }
+            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             headerList = ccurl_slist_append(headerList, line)
         }
         if headerList != nil { check(ccurl_setopt_pointer(handle, CCURLOPT_HTTPHEADER, headerList)) }

@@ -38,6 +38,41 @@ public enum HTTPSyntax {
         !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
+    /// A field value that can go on the wire as it is: no CR, LF or NUL byte (RFC 9110 §5.5).
+    /// Checked on bytes: in Swift "\r\n" is one Character, so `contains("\r")` misses it.
+    public static func isFieldValue(_ text: some StringProtocol) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// Why `name: value` cannot be a header, or nil when it can: the name must be a token,
+    /// the value free of CR, LF and NUL.
+    public static func headerProblem(name: String, value: String) -> String? {
+        if !isToken(name) { return "invalid header name '\(printable(name))': expected a token (letters, digits, !#$%&'*+-.^_`|~)" }
+        if !isFieldValue(value) { return "invalid header \(name): its value contains a line break (CR or LF) or NUL" }
+        return nil
+    }
+
+    /// `text` with control bytes written as escapes (\r, \n, \0, \t, \u{7f}…), so an error
+    /// that quotes it stays on one line.
+    public static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": out += "\\r"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\u{0}": out += "\\0"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+
     /// Compares two strings ignoring ASCII case only, without allocating (field names are ASCII tokens).
     public static func caseInsensitiveEquals(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8

@@ -20,6 +20,11 @@ public final class StoredTokens: AccessTokenSource {
 
     public var rejectionHint: String { "run: \(DouctlError.loginCommand(profile.name))" }
 
+    public func liveSecrets() -> [String] {
+        guard let credential = try? store.load(profile.name) else { return [] }
+        return [credential.accessToken, credential.refreshToken].compactMap { $0 }
+    }
+
     public func currentToken() throws(DouctlError) -> String? {
         guard let credential = try store.load(profile.name) else { return nil }
         if credential.isExpired(now: now()), credential.refreshToken != nil {

@@ -1,0 +1,160 @@
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// CR, LF and NUL can never reach the wire inside a header: not from `-H`, not from a
+/// profile's `common_headers` (literal or "$VAR"), not from a cookie, not from a token.
+/// Multipart names and filenames are escaped (RFC 7578, as curl does). Every case runs the
+/// built binary against a raw listener that keeps the exact bytes it received, so a second
+/// header line or a smuggled second request would show.
+@Suite("Header injection")
+struct HeaderInjectionTests {
+    /// One line on stderr, and no CR in it.
+    static func isOneLine(_ result: CommandResult) -> Bool {
+        result.stderrBytes.filter { $0 == 0x0A }.count == 1 && result.stderrBytes.last == 0x0A && !result.stderrBytes.contains(0x0D)
+    }
+
+    /// Nothing but the one request arrived: one request line, no injected header or request.
+    static func expectSingleClean(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(bytes.occurrences(of: " HTTP/1.1\r\n") == 1, "\(bytes.wireText)", sourceLocation: sourceLocation)
+        #expect(bytes.occurrences(of: "\r\nInjected") == 0, "\(bytes.wireText)", sourceLocation: sourceLocation)
+        #expect(bytes.occurrences(of: "smuggled") == 0, "\(bytes.wireText)", sourceLocation: sourceLocation)
+    }
+
+    static let smuggle = "\r\n\r\nDELETE /v2/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nInjected: 2"
+
+    @Test func aHeaderOptionWithALineBreakIsRefusedBeforeAnythingIsSent() throws {
+        let listener = try ByteRecorder()
+        let douctl = Douctl()
+        let bad = ["X-A: a\r\nInjected: 1", "X-A: a" + Self.smuggle, "X-A: a\nInjected: 1", "X-A: a\rInjected: 1",
+                   "X-A\r\nInjected: 1: v", "X A: b", "Bad(name): x", "X-Ünï: x", ": x"]
+        for header in bad {
+            let result = try douctl.run(["api", listener.baseURL + "/v2/x", "-H", header])
+            #expect(result.status == 2, "\(header.debugDescription): \(result)")
+            #expect(Self.isOneLine(result), "\(header.debugDescription): \(result.stderr.debugDescription)")
+            #expect(result.errorLine.hasPrefix("douctl: invalid header"), "\(result)")
+        }
+        // A good header goes through byte for byte (a tab is allowed in a value), and is the
+        // only thing that ever reached the listener.
+        let good = try douctl.run(["api", listener.baseURL + "/v2/x", "-H", "X-A: a\tb"])
+        #expect(good.status == 0, "\(good)")
+        let connections = try listener.waitForConnections(1)
+        #expect(connections.count == 1)
+        let bytes = try #require(connections.first)
+        #expect(bytes.occurrences(of: "\r\nX-A: a\tb\r\n") == 1, "\(bytes.wireText)")
+        Self.expectSingleClean(bytes)
+    }
+
+    @Test func commonHeadersFromTheEnvironmentOrTheConfigCannotInject() throws {
+        let listener = try ByteRecorder()
+        let douctl = Douctl()
+        #expect(try douctl.run("profile", "add", "shaped", "--api-base", listener.baseURL, "--common-headers", #"{"X-Device":"$DEVICE"}"#).status == 0)
+        for value in ["d\r\nInjected: 1", "d" + Self.smuggle, "d\nInjected: 1"] {
+            let result = try douctl.run(["--profile", "shaped", "api", "/v2/x"], environment: ["DEVICE": value])
+            #expect(result.status == 3, "\(value.debugDescription): \(result)")
+            #expect(Self.isOneLine(result), "\(result.stderr.debugDescription)")
+            #expect(result.errorLine.contains("$DEVICE"), "\(result)")
+        }
+        // Typed in: refused as a usage error, nothing stored.
+        for map in [#"{"X-A":"a\r\nInjected: 1"}"#, "X-A=a\r\nInjected: 1", #"{"X A":"b"}"#] {
+            let typed = try douctl.run("profile", "add", "typed", "--api-base", listener.baseURL, "--common-headers", map)
+            #expect(typed.status == 2, "\(map.debugDescription): \(typed)")
+            #expect(Self.isOneLine(typed), "\(typed.stderr.debugDescription)")
+            let set = try douctl.run("config", "set", "common_headers", map, "--profile", "shaped")
+            #expect(set.status == 2, "\(map.debugDescription): \(set)")
+        }
+        // Written into config.json by hand: a bad configuration file, exit 3.
+        for headers in [#"{"X-A":"a\r\nInjected: 1"}"#, #"{"X-A":"a\u0000b"}"#, #"{"X-A\r\nInjected":"1"}"#] {
+            let hand = Douctl()
+            try FileManager.default.createDirectory(atPath: hand.configDirectory, withIntermediateDirectories: true)
+            let config = #"{"default_profile":"hand","profiles":{"hand":{"api_base":"\#(listener.baseURL)","common_headers":\#(headers)}}}"#
+            try Data(config.utf8).write(to: URL(fileURLWithPath: hand.configDirectory + "/config.json"))
+            let result = try hand.run("api", "/v2/x")
+            #expect(result.status == 3, "\(headers): \(result)")
+            #expect(Self.isOneLine(result), "\(result.stderr.debugDescription)")
+            #expect(result.errorLine.contains("bad configuration file"), "\(result)")
+        }
+        let good = try douctl.run(["--profile", "shaped", "api", "/v2/x"], environment: ["DEVICE": "d-42"])
+        #expect(good.status == 0, "\(good)")
+        let connections = try listener.waitForConnections(1)
+        #expect(connections.count == 1)
+        let bytes = try #require(connections.first)
+        #expect(bytes.occurrences(of: "\r\nX-Device: d-42\r\n") == 1, "\(bytes.wireText)")
+        Self.expectSingleClean(bytes)
+    }
+
+    @Test func anAccessTokenWithALineBreakIsNeverSent() throws {
+        let listener = try ByteRecorder()
+        let douctl = Douctl()
+        let result = try douctl.run(["api", "/v2/x", "--api-base", listener.baseURL], environment: ["DOUCTL_TOKEN": "t\r\nInjected: 1"])
+        #expect(result.status == 3, "\(result)")
+        #expect(Self.isOneLine(result), "\(result.stderr.debugDescription)")
+        #expect(!result.stderr.contains("Injected"))
+        let good = try douctl.run(["api", "/v2/x", "--api-base", listener.baseURL], environment: ["DOUCTL_TOKEN": "t-ok"])
+        #expect(good.status == 0, "\(good)")
+        let connections = try listener.waitForConnections(1)
+        #expect(connections.count == 1)
+        let bytes = try #require(connections.first)
+        Self.expectSingleClean(bytes)
+        #expect(bytes.occurrences(of: "\r\nAuthorization: Bearer t-ok\r\n") == 1, "\(bytes.wireText)")
+    }
+
+    @Test func cookiesCannotInject() throws {
+        // The first reply sets an XSRF-TOKEN whose decoded value holds CR LF (Coding sends
+        // it back as X-XSRF-TOKEN); a cookie with control bytes is ignored, as curl does.
+        let listener = try ByteRecorder { number in
+            number == 1
+                ? ByteRecorder.ok(#"{"code":0,"data":{}}"#, headers: ["Set-Cookie: XSRF-TOKEN=x%0D%0AInjected%3A%201; Path=/", "Set-Cookie: sid=fresh; Path=/"])
+                : ByteRecorder.ok(#"{"code":0,"data":{}}"#)
+        }
+        let douctl = Douctl()
+        #expect(try douctl.run("profile", "add", "coder", "--preset", "coding-sandbox", "--api-base", listener.baseURL).status == 0)
+        let jar = douctl.configDirectory + "/cookies-coder.json"
+        func writeJar(_ cookies: String) throws {
+            try Data(#"{"cookies":[\#(cookies)]}"#.utf8).write(to: URL(fileURLWithPath: jar))
+            chmod(jar, 0o600)
+        }
+        try writeJar(#"{"name":"sid","value":"s1","path":"/"}"#)
+        let first = try douctl.run("--profile", "coder", "api", "/api/a")
+        #expect(first.status == 0, "\(first)")
+        let second = try douctl.run("--profile", "coder", "api", "/api/b")
+        #expect(second.status == 0, "\(second)")
+        let connections = try listener.waitForConnections(2)
+        let sent = connections[1]
+        Self.expectSingleClean(sent)
+        #expect(sent.occurrences(of: "\r\nCookie: sid=fresh\r\n") == 1, "\(sent.wireText)")
+        #expect(sent.occurrences(of: "X-XSRF-TOKEN") == 0, "\(sent.wireText)")
+        #expect(!(try String(contentsOfFile: jar, encoding: .utf8)).contains("XSRF-TOKEN"), "the bad cookie was not kept")
+
+        // A jar edited to hold one: a bad file (exit 3), nothing sent.
+        for cookie in [#"{"name":"sid","value":"s\r\nInjected: 1"}"#, #"{"name":"XSRF-TOKEN","value":"x%0D%0AInjected%3A%201"}"#,
+                       #"{"name":"s\r\nInjected: 1","value":"v"}"#] {
+            try writeJar(cookie)
+            let result = try douctl.run("--profile", "coder", "api", "/api/c")
+            #expect(result.status == 3, "\(cookie): \(result)")
+            #expect(Self.isOneLine(result), "\(result.stderr.debugDescription)")
+        }
+        try writeJar(#"{"name":"sid","value":"s2","path":"/"}"#)
+        #expect(try douctl.run("--profile", "coder", "api", "/api/d").status == 0)
+        let all = try listener.waitForConnections(3)
+        #expect(all.count == 3, "the refused requests never connected")
+        Self.expectSingleClean(all[2])
+    }
+
+    @Test func multipartNamesAndFilenamesAreEscaped() throws {
+        let listener = try ByteRecorder()
+        let directory = TemporaryDirectory.make(prefix: "evil names")
+        let evil = directory + "/evil\r\nInjected: 1.txt"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: evil))
+        let text = directory + "/text.txt"
+        try Data("from a file".utf8).write(to: URL(fileURLWithPath: text))
+        let result = try Douctl().run(["api", listener.baseURL + "/v2/up", "--attach", "a\r\nInjected: 1=@" + evil,
+                                       "-f", "b\r\nInjected: 2=v", "-F", "c\"\r\nInjected: 3=@" + text])
+        #expect(result.status == 0, "\(result)")
+        let bytes = try #require(try listener.waitForConnections(1).first)
+        Self.expectSingleClean(bytes)
+        #expect(bytes.occurrences(of: #"name="b%0D%0AInjected: 2""#) == 1, "\(bytes.wireText)")
+        #expect(bytes.occurrences(of: #"name="c%22%0D%0AInjected: 3""#) == 1, "\(bytes.wireText)")
+        #expect(bytes.occurrences(of: #"name="a%0D%0AInjected: 1"; filename="evil%0D%0AInjected: 1.txt""#) == 1, "\(bytes.wireText)")
+    }
+}
