@@ -71,6 +71,32 @@ enum APICommand {
         ])
 
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        do {
+            return try send(invocation)
+        } catch {
+            // Everything of an api request is the user's: a URL libcurl refuses is a
+            // malformed PATH (exit 2), not a network failure.
+            if case .transport(.invalidRequest(let detail)) = error, detail.contains("URL") {
+                throw .usage("invalid PATH \(shownPath(invocation.parsed)): \(detail)")
+            }
+            throw error
+        }
+    }
+
+    /// PATH as an error line shows it: quoted, control characters escaped.
+    private static func shownPath(_ parsed: ParsedCommand) -> String {
+        "'" + ErrorReport.escapingControls(parsed.argument("PATH") ?? "") + "'"
+    }
+
+    /// A PATH no URL can carry as written: spaces and control characters must be
+    /// percent-encoded (%20), as curl requires.
+    static func checkPath(_ path: String, parsed: ParsedCommand) throws(DouctlError) {
+        if path.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw .usage("invalid PATH \(shownPath(parsed)): spaces and control characters must be percent-encoded (%20)")
+        }
+    }
+
+    private static func send(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         var request = try buildRequest(parsed, standardInput: invocation.process.standardInput, bodyFormat: try invocation.profile().bodyFormat)
         let client = try invocation.api()
@@ -183,6 +209,7 @@ enum APICommand {
 
     static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
         guard let path = parsed.argument("PATH") else { throw .usage("missing argument PATH") }
+        try checkPath(path, parsed: parsed)
         let fields = try requestFields(parsed, standardInput: standardInput)
         let files = try fileParts(parsed, standardInput: standardInput)
         let headers = try requestHeaders(parsed)
@@ -255,7 +282,8 @@ enum APICommand {
                 throw .usage("invalid header '\(raw)': expected 'Name: value'")
             }
             let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-            guard name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            // A token (RFC 9110 §5.6.2): no spaces, controls or separators.
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPSyntax.isTokenByte) else {
                 throw .usage("invalid header name '\(name)'")
             }
             headers.append(HTTPHeader(name, raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")))
