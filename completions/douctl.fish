@@ -133,7 +133,7 @@ complete -c douctl -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)
 complete -c douctl -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
 complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
 complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
-complete -c douctl -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
+complete -c douctl -l timeout -r -f -d 'give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)'
 complete -c douctl -l no-retry -d 'do not retry failed idempotent requests (same as --retry 0)'
 complete -c douctl -l retry -r -f -d 'retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)'
 complete -c douctl -l retry-max-time -r -f -d 'start no retry after this long since the first try'

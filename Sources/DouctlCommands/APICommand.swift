@@ -88,6 +88,32 @@ enum APICommand {
         ])
 
     static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        do {
+            return try send(invocation)
+        } catch {
+            // Everything of an api request is the user's: a URL libcurl refuses is a
+            // malformed PATH (exit 2), not a network failure.
+            if case .transport(.invalidRequest(let detail)) = error, detail.contains("URL") {
+                throw .usage("invalid PATH \(shownPath(invocation.parsed)): \(detail)")
+            }
+            throw error
+        }
+    }
+
+    /// PATH as an error line shows it: quoted, control characters escaped.
+    private static func shownPath(_ parsed: ParsedCommand) -> String {
+        "'" + ErrorReport.escapingControls(parsed.argument("PATH") ?? "") + "'"
+    }
+
+    /// A PATH no URL can carry as written: spaces and control characters must be
+    /// percent-encoded (%20), as curl requires.
+    static func checkPath(_ path: String, parsed: ParsedCommand) throws(DouctlError) {
+        if path.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw .usage("invalid PATH \(shownPath(parsed)): spaces and control characters must be percent-encoded (%20)")
+        }
+    }
+
+    private static func send(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let parsed = invocation.parsed
         var request = try buildRequest(parsed, standardInput: invocation.process.standardInput, bodyFormat: try invocation.profile().bodyFormat)
         let client = try invocation.api()
@@ -205,6 +231,7 @@ enum APICommand {
         guard let path = parsed.argument("PATH") ?? (fields.isEmpty && parsed.value("input") == nil ? nil : "") else {
             throw .usage("missing argument PATH")
         }
+        try checkPath(path, parsed: parsed)
         let files = try fileParts(parsed, standardInput: standardInput)
         let headers = try requestHeaders(parsed)
         let input = parsed.value("input")

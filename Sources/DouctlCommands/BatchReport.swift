@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlCore
 import DouctlJSON
 import DouctlSystem
@@ -15,11 +20,15 @@ final class BatchReport: Sendable {
     private let errorFormatJSON: Bool
     private let useColor: Bool
     private let statuses = LockedValue<[ExitStatus]>([])
+    /// The first failed write of a JSON line (see `passOutputFailure`).
+    private let outputFailure = LockedValue<SystemError?>(nil)
+    private let stdoutFD: Int32
 
     init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?) {
         self.display = display
         self.linesFD = linesFD
         stderrFD = invocation.stderr.fileDescriptor
+        stdoutFD = invocation.stdout.fileDescriptor
         printsErrorLines = display == nil && linesFD != invocation.stderr.fileDescriptor
         errorFormatJSON = invocation.wantsJSONErrors
         useColor = invocation.useColor
@@ -49,6 +58,18 @@ final class BatchReport: Sendable {
         guard let linesFD else { return }
         var bytes = JSON.object(line).serialized(.compact)
         bytes.append(0x0A)
-        try? FileIO.writeAll(linesFD, bytes)
+        do {
+            try FileIO.writeAll(linesFD, bytes)
+        } catch {
+            let failure = error as? SystemError ?? SystemError("write", errno: EIO)
+            outputFailure.withLock { if $0 == nil { $0 = failure } }
+        }
+    }
+
+    /// A JSON line that could not be written to stdout is a write error, never silent:
+    /// marks `stdout` failed, for `Douctl.main` to report.
+    func passOutputFailure(to stdout: OutputStream) {
+        guard linesFD == stdoutFD, let failure = outputFailure.value else { return }
+        stdout.markFailed(failure)
     }
 }

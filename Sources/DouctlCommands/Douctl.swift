@@ -53,11 +53,13 @@ public enum Douctl {
                 status = try run(invocation)
             } catch {
                 stdout.flush()
+                if let failed = outputFailure(stdout, invocation: invocation) { return failed }
                 let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError(parsed) : error
                 report(reported, invocation: invocation)
                 return ExitStatus(reported).rawValue
             }
             stdout.flush()
+            if let failed = outputFailure(stdout, invocation: invocation) { return failed }
             if CommandDeadline.expired && (status == .interrupted || Interrupt.requested) {
                 report(maxTimeError(parsed), invocation: invocation)
                 return ExitStatus.network.rawValue
@@ -69,8 +71,20 @@ public enum Douctl {
 
     /// What `--max-time` running out is: a timeout (exit 7), however the command unwound.
     private static func maxTimeError(_ parsed: ParsedCommand) -> DouctlError {
-        let seconds = parsed.value("max-time") ?? "?"
-        return .transport(.timedOut("the command ran longer than --max-time \(seconds)s"))
+        .transport(.timedOut(CommandDeadline.message))
+    }
+
+    /// A write to stdout that failed. The reader going away (EPIPE: `| head -n 3`) ends
+    /// the run quietly with 141, the status of a tool killed by SIGPIPE (gh's, and what
+    /// the shell reports for coreutils); any other failure (a full disk, a stdout closed
+    /// with `>&-`) is an error, as for coreutils: one line, exit 3.
+    private static func outputFailure(_ stdout: OutputStream, invocation: Invocation) -> Int32? {
+        guard stdout.failed else { return nil }
+        if stdout.readerClosed { return ExitStatus.outputClosed.rawValue }
+        let reason = stdout.failure?.reason ?? "unknown error"
+        let error = DouctlError.localInput("write error on standard output (\(reason))")
+        invocation.report(error, about: nil)
+        return ExitStatus(error).rawValue
     }
 
     /// `--dry-run`: the command runs against no network and no token store; each request

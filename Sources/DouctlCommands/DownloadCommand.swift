@@ -163,6 +163,7 @@ enum DownloadCommand {
             invocation.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
             return .interrupted
         }
+        report.passOutputFailure(to: invocation.stdout)
         return report.worst
     }
 }

@@ -15,6 +15,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case network = 7
     case badReply = 8
     case interrupted = 130
+    /// The reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports a tool
+    /// killed by SIGPIPE (gh, coreutils). Quiet: nothing is wrong but that nobody reads.
+    case outputClosed = 141
 
     public init(_ error: DouctlError) {
         switch error {
@@ -33,6 +36,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             case .interrupted: self = .interrupted
             case .bodyFile: self = .localInput
             case .outputFailed: self = .apiError
+            case .malformedReply: self = .badReply
             default: self = .network
             }
         case .badReply: self = .badReply
@@ -46,13 +50,14 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .success: return "success"
         case .apiError: return "the API answered with an error not listed below"
         case .usage: return "usage error (unknown command or flag, missing or malformed argument)"
-        case .localInput: return "local input error (file missing or unreadable, bad config file)"
+        case .localInput: return "local input or output error (file missing or unreadable, bad config file, a write to standard output failed)"
         case .authentication: return "authentication needed, refused, or expired beyond refresh"
         case .notFound: return "not found"
         case .rateLimited: return "rate limited, after retries"
         case .network: return "network error (connect, DNS, TLS, timeout)"
         case .badReply: return "the reply could not be understood (not JSON where JSON was due, truncated)"
         case .interrupted: return "interrupted"
+        case .outputClosed: return "standard output was closed by its reader (e.g. | head); douctl stopped quietly, fetching nothing more"
         }
     }
 
@@ -70,6 +75,25 @@ public enum ErrorFormat: String, Sendable {
 }
 
 enum ErrorReport {
+    /// `text` with line breaks and other control characters written as escapes (\n, \r,
+    /// \x1B), so it stays on one line and cannot move a terminal's cursor. Tabs stay.
+    static func escapingControls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result.unicodeScalars.append(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
     static func json(_ error: DouctlError) -> JSONObject {
         var object = JSONObject()
@@ -107,7 +131,9 @@ enum ErrorReport {
             return JSON.object(object).text(.compact)
         }
         let prefix = color ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
-        let message = error.message
+        // One line, whatever the message quotes (a user's -H with a line break, a server's
+        // text with escape sequences).
+        let message = escapingControls(error.message)
         var line = "\(prefix) \(message)"
         if let item, !(ExitStatus(error) == .localInput && message.contains(item)) {
             line = "\(prefix) \(item): \(message)"

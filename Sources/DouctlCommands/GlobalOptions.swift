@@ -10,7 +10,7 @@ enum GlobalOptions {
         OptionSpec("api-base", value: ValueSpec("URL"), help: "send API requests to this base URL, for this call only"),
         .flag("verbose", short: "v", help: "log requests and replies on stderr, secrets redacted"),
         OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"),
-                   help: "give up connecting, or when no bytes move, after this long"),
+                   help: "give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)"),
         .flag("no-retry", help: "do not retry failed idempotent requests (same as --retry 0)"),
         OptionSpec("retry", value: ValueSpec("N", kind: .integer(0...100), default: "2"),
                    help: "retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)"),

@@ -248,8 +248,20 @@ final class Invocation {
         if let given { client = given } else { client = try api() }
         var paginator = Paginator(client: client)
         paginator.warn = { self.warn($0) }
+        // Hidden, for tests: a small page cap instead of 100,000.
+        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        let out = stdout
+        /// A failed write to stdout (the reader quit: `| head`) ends the walk at once: no
+        /// more pages are fetched for nobody. `Douctl.main` decides what it means.
+        func stopIfOutputFailed() throws(DouctlError) {
+            out.flush()
+            if out.failed { throw .transport(.outputFailed("standard output")) }
+        }
         guard parsed.has("slurp") else {
-            try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in printJSONLine(item) }
+            try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
+                printJSONLine(item)
+                try stopIfOutputFailed()
+            }
             return
         }
         let pretty = prettyJSON
@@ -263,6 +275,7 @@ final class Invocation {
             }
         }
         try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
+            if out.failed { throw .transport(.outputFailed("standard output")) }
             var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")

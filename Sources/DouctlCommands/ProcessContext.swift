@@ -38,13 +38,19 @@ public struct ProcessContext: Sendable {
 }
 
 /// A byte stream to a file descriptor, buffered so big outputs take few write(2) calls.
-/// After a write fails (a closed pipe), later writes are dropped and `failed` is set.
+/// After a write fails (a closed pipe, a full disk), later writes are dropped, `failed` is
+/// set and `failure` keeps why; `Douctl.main` reports it (a write error is never silent).
 public final class OutputStream {
     public let fileDescriptor: Int32
     public let isTerminal: Bool
     private var buffer: [UInt8] = []
     private let bufferLimit: Int
     public private(set) var failed = false
+    /// The first failed write's error.
+    public private(set) var failure: SystemError?
+
+    /// True when the reader went away (EPIPE: `| head` has all it wants).
+    public var readerClosed: Bool { failure?.errno == EPIPE }
 
     public init(fileDescriptor: Int32, bufferLimit: Int = 256 * 1024) {
         self.fileDescriptor = fileDescriptor
@@ -77,6 +83,13 @@ public final class OutputStream {
         write(text + "\n")
     }
 
+    /// Records a write to this descriptor that failed elsewhere (a batch's JSON lines).
+    public func markFailed(_ error: SystemError) {
+        guard !failed else { return }
+        failed = true
+        failure = error
+    }
+
     public func flush() {
         guard !buffer.isEmpty else { return }
         buffer.withUnsafeBytes { writeNow($0) }
@@ -89,6 +102,7 @@ public final class OutputStream {
             try FileIO.writeAll(fileDescriptor, bytes)
         } catch {
             failed = true
+            failure = error as? SystemError ?? SystemError("write", errno: EIO)
         }
     }
 }

@@ -84,6 +84,7 @@ enum UploadCommand {
             invocation.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
             return .interrupted
         }
+        report.passOutputFailure(to: invocation.stdout)
         return report.worst
     }
 

@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlSystem
 
 /// Walks every page of a list endpoint and hands each item over once, in order.
 ///
@@ -18,8 +19,10 @@ public enum PageScheme: Sendable, Equatable {
 
 public struct Paginator {
     public let client: APIClient
-    /// Stops a runaway walk against a server that ignores paging parameters.
-    public var maximumPages = 100_000
+    /// Stops a runaway walk against a server that ignores paging parameters. Reaching it
+    /// is an error (exit 8): the walk did not reach the end.
+    public static let defaultMaximumPages = 100_000
+    public var maximumPages = Paginator.defaultMaximumPages
     /// Where a walk says what it could not tell (where it ends, why it stopped early):
     /// one line, without the "douctl: warning: " prefix.
     public var warn: ((String) -> Void)?
@@ -62,6 +65,7 @@ public struct Paginator {
             }
             request = next
         }
+        throw .badReply("stopped after \(maximumPages) pages without reaching the last one (the page cap; \(seen.emitted) items were printed; \(request.summary))")
     }
 
     /// A cursor walk's first page asks from the scheme's starting cursor, unless the caller
@@ -82,7 +86,13 @@ public struct Paginator {
             return reply
         } catch {
             // What was printed stays printed; the error says where the walk stopped.
-            throw number == 1 ? error : error.annotated("page \(number) failed; the \(emitted) items before it were printed")
+            guard number > 1 else { throw error }
+            let note = "page \(number) failed; the \(emitted) items before it were printed"
+            // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
+            if CommandDeadline.expired, error == .interrupted || error == .transport(.interrupted) {
+                throw DouctlError.transport(.timedOut(CommandDeadline.message)).annotated(note)
+            }
+            throw error.annotated(note)
         }
     }
 

@@ -112,6 +112,10 @@ public enum CurlLibrary {
 /// Sends HTTP requests through one libcurl easy handle, which keeps connections alive
 /// between requests (pagination reuses the socket). Not thread-safe: give each thread its own.
 public final class HTTPClient: HTTPTransport {
+    /// A transfer moving fewer bytes a second than this (up and down together) for
+    /// `timeout` seconds has stalled and fails with `.timedOut` (documented under --timeout).
+    public static let stallBytesPerSecond = 100
+
     public let configuration: HTTPClientConfiguration
     private var handle: UnsafeMutableRawPointer?
 
@@ -333,7 +337,9 @@ public final class HTTPClient: HTTPTransport {
         // Clamped to a million seconds, so any finite --timeout converts to an Int safely.
         let timeout = configuration.timeout.isNaN ? 30 : min(max(configuration.timeout, 0.001), 1_000_000)
         check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, Int(timeout * 1000)))
-        check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_LIMIT, 1))
+        // Stalled = under `stallBytesPerSecond` for the whole timeout (curl's --speed-limit
+        // and --speed-time): a reply trickling 2 bytes a second ends too, not only silence.
+        check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_LIMIT, HTTPClient.stallBytesPerSecond))
         check(ccurl_setopt_long(handle, CCURLOPT_LOW_SPEED_TIME, max(1, Int(timeout.rounded(.up)))))
         // A hint only: libcurl refuses to change the buffer of a handle that has one, so a
         // refusal must not fail the request (it did, on retries: issue 16.1).
@@ -462,6 +468,14 @@ public final class HTTPClient: HTTPTransport {
             return .cannotConnect(redacted)
         case CCURLE_OPERATION_TIMEDOUT:
             return .timedOut(redacted)
+        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.contains("HTTP/0.9"):
+            // libcurl takes a reply without an HTTP status line (garbage, HTTP/0.9) as 0.9.
+            return .malformedReply("no HTTP status line (\(redacted))")
+        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.lowercased().contains("response"):
+            // "Unsupported response code in HTTP response", "Unsupported HTTP version (7.3) in response".
+            return .malformedReply(redacted)
+        case CCURLE_WEIRD_SERVER_REPLY, CCURLE_BAD_CONTENT_ENCODING:
+            return .malformedReply(redacted)
         case CCURLE_URL_MALFORMAT, CCURLE_UNSUPPORTED_PROTOCOL:
             return .invalidRequest(redacted)
         case CCURLE_GOT_NOTHING:

@@ -15,6 +15,9 @@ public enum TransportError: Error, Equatable, Sendable {
     case bodyFile(String)
     /// The response sink refused more bytes (e.g. stdout was closed).
     case outputFailed(String)
+    /// The server answered, but not in HTTP: a malformed status line, HTTP/0.9, a bad
+    /// Content-Length, an undecodable Content-Encoding (design: exit 8, not 7).
+    case malformedReply(String)
     /// The TLS connection to `host` could not be set up or was refused (design: exit 7).
     case tls(TLSFailure, host: String, detail: String)
     /// A redirect douctl will not follow: too many, or from https to plain http.
@@ -34,6 +37,7 @@ public enum TransportError: Error, Equatable, Sendable {
         case .connectionLost(let detail): return "connection lost: \(detail)"
         case .bodyFile(let detail): return detail
         case .outputFailed(let detail): return "cannot write output: \(detail)"
+        case .malformedReply(let detail): return "the reply is not valid HTTP: \(detail)"
         case .tls(let failure, let host, let detail): return failure.message(host: host, detail: detail)
         case .redirect(let detail): return detail
         case .proxyRefused(let host):

@@ -51,10 +51,23 @@ public enum Interrupt {
 public enum CommandDeadline {
     private static let flag = Atomic<Int>(0)
 
+    private static let limitBits = Atomic<UInt64>(0)
+
     public static var expired: Bool { flag.load(ordering: .relaxed) != 0 }
+
+    /// The budget `start` was given, in seconds.
+    public static var seconds: Double { Double(bitPattern: limitBits.load(ordering: .relaxed)) }
+
+    /// What the error line says when the budget ran out.
+    public static var message: String {
+        let seconds = self.seconds
+        let text = seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int64(seconds)) : String(seconds)
+        return "the command ran longer than --max-time \(text)s"
+    }
 
     /// Starts the clock; a detached thread requests the stop when `seconds` have passed.
     public static func start(seconds: Double) {
+        limitBits.store(seconds.bitPattern, ordering: .relaxed)
         let microseconds = UInt32(min(max(seconds, 0), 4000) * 1_000_000)
         let whole = seconds > 4000 ? seconds - 4000 : 0
         try? startDetachedThread(stackSize: 64 << 10) {

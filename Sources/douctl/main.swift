@@ -6,5 +6,7 @@ import Darwin
 import DouctlCommands
 import DouctlSystem
 
+// First, before anything can open a file or a socket: a closed 0, 1 or 2 becomes /dev/null.
+if !StandardDescriptors.ensureOpen() { exit(3) }
 Interrupt.install()
 exit(Douctl.main(.current()))

@@ -79,11 +79,32 @@ struct PaginatorTests {
         #expect(requests.count == 2)
     }
 
-    @Test func maximumPagesStopsARunawayWalk() throws {
+    /// Reaching the cap is not the end of the list: the walk fails (exit 8) and says so,
+    /// with what it printed. (Before: it returned as if the list had ended, exit 0.)
+    @Test func maximumPagesStopsARunawayWalkAndSaysSo() throws {
         let pages = (0..<3).map { page in ScriptedTransport.Answer.json(200, #"[{"id":\#(2 * page)},{"id":\#(2 * page + 1)}]"#) }
-        let (items, requests) = try walk(pages, APIRequest(path: "/v2/things", query: [("count", "2")]), maximumPages: 3)
+        let transport = ScriptedTransport(pages)
+        var paginator = Paginator(client: APIClient(profile: try TestProfiles.douban(), http: transport, tokens: FixedToken("t")))
+        paginator.maximumPages = 3
+        var items: [JSON] = []
+        #expect(throws: DouctlError.badReply("stopped after 3 pages without reaching the last one (the page cap; 6 items were printed; GET /v2/things)")) {
+            try paginator.walk(APIRequest(path: "/v2/things", query: [("count", "2")])) { (item: JSON) throws(DouctlError) in items.append(item) }
+        }
         #expect(items.count == 6)
-        #expect(requests.count == 3)
+        #expect(transport.requests.count == 3, "no page past the cap is asked for")
+    }
+
+    @Test func aWalkWhoseLastPageIsExactlyTheCapSucceeds() throws {
+        let (items, requests) = try walk([
+            .json(200, #"[{"id":1},{"id":2}]"#),
+            .json(200, #"[{"id":3}]"#),
+        ], APIRequest(path: "/v2/things", query: [("count", "2")]), maximumPages: 2)
+        #expect(items.count == 3)
+        #expect(requests.count == 2)
+    }
+
+    @Test func theDefaultCapIsAHundredThousandPages() throws {
+        #expect(Paginator.defaultMaximumPages == 100_000)
     }
 
     @Test func codingPageableWalksByPageNumberToTotalPage() throws {

@@ -82,6 +82,8 @@
 #define CCURLE_OK                       0
 #define CCURLE_UNSUPPORTED_PROTOCOL     1
 #define CCURLE_URL_MALFORMAT            3
+#define CCURLE_WEIRD_SERVER_REPLY       8
+#define CCURLE_BAD_CONTENT_ENCODING     61
 #define CCURLE_COULDNT_RESOLVE_PROXY    5
 #define CCURLE_COULDNT_RESOLVE_HOST     6
 #define CCURLE_COULDNT_CONNECT          7
