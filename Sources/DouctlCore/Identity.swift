@@ -22,7 +22,11 @@ public struct Identity: Sendable, Equatable {
         let profile = client.profile
         if let userURL = profile.userURL {
             let request = APIRequest(path: userURL)
-            return try fromUserReply(try client.send(request).requireJSON(), profile: profile, request: request.summary)
+            // The body as sent (not an envelope's data): the field paths address it whole.
+            guard let json = try client.send(request).json else {
+                throw .badReply("the user_url reply is not JSON (\(request.summary))")
+            }
+            return try fromUserReply(json, profile: profile, request: request.summary)
         }
         if profile.isPlainOAuth2 { return nil }
         return try client.service.identity()
