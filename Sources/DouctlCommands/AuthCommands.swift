@@ -27,7 +27,9 @@ enum AuthCommands {
             Prints a JSON object; the token is masked unless --show-token. "credential" says
             what requests use: "token", "cookie session" or "DOUCTL_TOKEN". With --check
             (the default when stdout is a terminal) douctl also asks the server whether the
-            login still works ("valid"), refreshing an expired token as any call would.
+            login still works ("valid"), refreshing an expired token as any call would; a
+            profile without an identity endpoint (no preset, no user_url) cannot be
+            checked: "valid" is null and "user_id"/"user_name" are null (user unknown).
             Exits 4 when not logged in or when the server refuses the login, 7 when the
             server cannot be reached.
             """,
@@ -80,7 +82,12 @@ enum AuthCommands {
         Flows:
           --web         open a browser; a listener on 127.0.0.1 (any free port unless
                         redirect_uri fixes one) receives the redirect. PKCE (S256) and a
-                        random state protect the exchange.
+                        random state protect the exchange. A redirect_uri the profile
+                        sets is sent as registered (RFC 8252 §7.3): its host
+                        (127.0.0.1, [::1] or localhost, which listens on 127.0.0.1)
+                        and path are kept, only a missing or zero port is chosen
+                        freely; without one (or from a preset) the path is
+                        /callback/PROFILE.
           --paste       print the authorization URL; paste back the address the browser
                         was sent to, or just the code. For apps whose registered redirect
                         is a web page (real Douban apps).
@@ -106,7 +113,10 @@ enum AuthCommands {
         and the profile has a device endpoint; --paste when redirect_uri is not a loopback
         address; --web otherwise.
         After logging in, douctl asks the API who the token belongs to and stores the
-        user id and name with it. A profile has one identity: a new login replaces the
+        user id and name with it: the profile's user_url (fields user_id_field and
+        user_name_field), else Douban's /v2/user/~me or Coding's current user. A profile
+        with no preset and no user_url (a plain OAuth2 API) stores the token with the
+        user unknown: "user_id" and "user_name" are null. A profile has one identity: a new login replaces the
         profile's token and cookie session. --wait bounds the wait for approval; the
         global --timeout stays the per-request network timeout. Refused while
         DOUCTL_TOKEN is set, and when credentials.json is corrupt (move it aside first).
@@ -259,7 +269,13 @@ enum AuthCommands {
         var credential = credential
         let client = APIClient(profile: profile, http: try invocation.http(), tokens: FixedToken(credential.accessToken))
         do {
-            let identity = try Identity.fetch(with: client)
+            guard let identity = try Identity.fetch(with: client) else {
+                // A plain OAuth2 profile without user_url: nothing says whose the token is.
+                if credential.userID == nil && credential.userName == nil {
+                    invocation.note("The profile has no user_url, so the user is unknown (set one, e.g. douctl config set user_url /user --profile \(profile.name)).")
+                }
+                return credential
+            }
             credential.userID = identity.id ?? credential.userID
             credential.userName = identity.name ?? credential.userName
         } catch {
@@ -348,7 +364,13 @@ enum AuthCommands {
             return .success
         }
         do {
-            let identity = try Identity.fetch(with: try invocation.api())
+            guard let identity = try Identity.fetch(with: try invocation.api()) else {
+                // No endpoint says whose the token is: nothing to check it against.
+                object["valid"] = .null
+                invocation.printJSON(.object(object))
+                invocation.note("Cannot check the login of \(profile.name): the profile has no user_url.")
+                return .success
+            }
             object["valid"] = true
             if let id = identity.id { object["user_id"] = .string(id) }
             if let name = identity.name { object["user_name"] = .string(name) }

@@ -21,6 +21,13 @@ enum ProfileCommands {
         A profile names an API (its base URL, OAuth endpoints, client id and secret). It
         starts from a preset and overrides any key. Presets:
         \(Preset.all.map { "  \($0.name) — \($0.summary)" }.joined(separator: "\n"))
+        A profile with no preset and no style is a plain OAuth2 REST API (GitHub, GitLab,
+        Gitea, Django OAuth Toolkit, ...) and follows the RFCs: scopes are sent
+        space-separated (RFC 6749 §3.3; presets keep Douban's and Coding's commas), form
+        bodies are application/x-www-form-urlencoded with no parameters, redirect_uri is
+        sent as registered, and nothing asks who the token belongs to unless user_url
+        names that endpoint (GitHub: --user-url /user --user-name-field login; GitLab:
+        --user-url /api/v4/user --user-name-field username).
         """), [
         Command(CommandSpec("list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)"), run: list),
         Command(CommandSpec(
@@ -34,6 +41,7 @@ enum ProfileCommands {
             examples: [
                 Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
+                Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
             ]), run: add),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login", arguments: [nameArgument]), run: remove),
         Command(CommandSpec("use", abstract: "make a profile the default", arguments: [nameArgument]), run: use),

@@ -88,7 +88,10 @@ public final class APIClient {
         var id = try (tokens as? StoredTokens).flatMap { tokens throws(DouctlError) in try tokens.store.load(profile.name)?.userID }
         if id == nil {
             try requireLogin()
-            id = try Identity.fetch(with: self).id
+            guard let identity = try Identity.fetch(with: self) else {
+                throw .usage("profile '\(profile.name)' does not say who is logged in, so {me} is unknown; set the endpoint that does: douctl config set user_url /user --profile \(profile.name)")
+            }
+            id = identity.id
         }
         guard let id, !id.isEmpty else { throw .badReply("the API did not say who is logged in (no id in the current user)") }
         knownUserID = id
@@ -239,7 +242,7 @@ public final class APIClient {
             body = .none
         case .form(let fields):
             body = .bytes(Array(FormEncoding.encode(fields).utf8))
-            headers.append(HTTPHeader("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8"))
+            headers.append(HTTPHeader("Content-Type", "application/x-www-form-urlencoded"))
         case .multipart(let form):
             body = try form.requestBody()
             headers.append(HTTPHeader("Content-Type", form.contentType))

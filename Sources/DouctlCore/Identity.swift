@@ -15,8 +15,43 @@ public struct Identity: Sendable, Equatable {
         self.displayName = displayName
     }
 
-    /// Asks the API who the client's token belongs to (the service's `identity`).
-    public static func fetch(with client: APIClient) throws(DouctlError) -> Identity {
-        try client.service.identity()
+    /// Asks the API who the client's token belongs to: the profile's `user_url` when it has
+    /// one, else the service's own endpoint (Douban's `~me`, Coding's current user). A plain
+    /// OAuth2 profile without `user_url` has no such endpoint: nil, the user is unknown.
+    public static func fetch(with client: APIClient) throws(DouctlError) -> Identity? {
+        let profile = client.profile
+        if let userURL = profile.userURL {
+            let request = APIRequest(path: userURL)
+            // The body as sent (not an envelope's data): the field paths address it whole.
+            guard let json = try client.send(request).json else {
+                throw .badReply("the user_url reply is not JSON (\(request.summary))")
+            }
+            return try fromUserReply(json, profile: profile, request: request.summary)
+        }
+        if profile.isPlainOAuth2 { return nil }
+        return try client.service.identity()
+    }
+
+    /// The id and name in a `user_url` reply, at `user_id_field` (default `id`) and
+    /// `user_name_field` (default `login`, else `username`, else `name`); dotted paths walk
+    /// into objects (`data.id`).
+    static func fromUserReply(_ json: JSON, profile: ResolvedProfile, request: String) throws(DouctlError) -> Identity {
+        let id = value(in: json, at: profile.userIDField ?? "id")
+        let nameFields = profile.userNameField.map { [$0] } ?? ["login", "username", "name"]
+        let name = nameFields.lazy.compactMap { value(in: json, at: $0) }.first
+        guard id != nil || name != nil else {
+            throw .badReply("the user_url reply has neither '\(profile.userIDField ?? "id")' nor '\(nameFields.joined(separator: "', '"))' (set user_id_field and user_name_field) (\(request))")
+        }
+        return Identity(id: id, name: name, displayName: value(in: json, at: "name"))
+    }
+
+    /// The scalar at a dotted path ("data.user.id"); nil when absent or not a scalar.
+    static func value(in json: JSON, at path: String) -> String? {
+        var current: JSON? = json
+        for key in path.split(separator: ".", omittingEmptySubsequences: false) {
+            current = current?[String(key)]
+        }
+        if case .null? = current { return nil }
+        return current?.scalarText
     }
 }

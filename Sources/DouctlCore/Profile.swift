@@ -65,6 +65,18 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var clientKey: String? = nil
     public var insecure: Bool = false
     public var proxy: String? = nil
+    /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
+    /// `user_name_field`): who a token belongs to, for any OAuth2 API.
+    public var userURL: String? = nil
+    public var userIDField: String? = nil
+    public var userNameField: String? = nil
+    /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
+    /// follows the RFCs (space-separated scopes, no Douban `~me` identity call).
+    public var isPlainOAuth2: Bool = false
+    /// True when `redirect_uri` is the profile's own setting (what the user registered):
+    /// it is then sent as written. A preset's `redirect_uri` is a template that gets the
+    /// per-profile callback path.
+    public var redirectURIIsRegistered: Bool = false
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
@@ -82,6 +94,9 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .clientSecret: return clientSecret.map(ProfileValue.text)
         case .scopes: return .list(scopes)
         case .redirectURI: return redirectURI.map(ProfileValue.text)
+        case .userURL: return userURL.map(ProfileValue.text)
+        case .userIDField: return userIDField.map(ProfileValue.text)
+        case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
         case .authScheme: return .text(authScheme)
@@ -101,6 +116,10 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .proxy: return proxy.map(ProfileValue.text)
         }
     }
+
+    /// Scopes as the authorization server reads them: space-separated (RFC 6749 §3.3) for a
+    /// plain OAuth2 profile, comma-separated for the Douban and Coding conventions.
+    public var scopeParameter: String { scopes.joined(separator: isPlainOAuth2 ? " " : ",") }
 
     /// True when `url` is on the API's own origin (scheme, host, port): only there do tokens
     /// and session cookies go, so `douctl api https://elsewhere/…` never leaks them.
@@ -161,7 +180,10 @@ extension ConfigFile {
         }
         for entry in settings?.entries ?? [] { merged.values[entry.key] = entry.value }
         merged.apply(overrides)
-        return try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
+        var resolved = try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
+        resolved.isPlainOAuth2 = presetName == nil && merged.text(.style) == nil
+        resolved.redirectURIIsRegistered = settings?[.redirectURI] != nil
+        return resolved
     }
 
     /// Every name `--profile` accepts, once each: the configured profiles, then the presets
@@ -238,5 +260,8 @@ extension ResolvedProfile {
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
+        userURL = merged.text(.userURL)
+        userIDField = merged.text(.userIDField)
+        userNameField = merged.text(.userNameField)
     }
 }

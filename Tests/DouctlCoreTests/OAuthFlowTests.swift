@@ -20,7 +20,7 @@ struct OAuthFlowTests {
         let sent = try #require(transport.requests.first)
         #expect(sent.method == "POST")
         #expect(sent.url == "http://127.0.0.1:8089/service/auth2/token")
-        #expect(sent.header("Content-Type") == "application/x-www-form-urlencoded; charset=UTF-8")
+        #expect(sent.header("Content-Type") == "application/x-www-form-urlencoded")
         #expect(sent.header("Accept") == "application/json")
         #expect(sent.form.map(\.0) == ["grant_type", "code", "redirect_uri", "code_verifier", "client_id", "client_secret"])
         #expect(sent.formValue("grant_type") == "authorization_code")

@@ -24,7 +24,7 @@ struct ShuoTests {
         let request = try #require(fixture.sandbox.requests.last)
         #expect(request.method == "POST")
         #expect(request.path == "/shuo/v2/statuses/")
-        #expect(request.contentType == "application/x-www-form-urlencoded; charset=UTF-8")
+        #expect(request.contentType == "application/x-www-form-urlencoded")
         #expect(request.form.map { "\($0.name)=\($0.value)" } == ["text=你好 & hello"])
     }
 

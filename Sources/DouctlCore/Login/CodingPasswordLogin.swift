@@ -63,7 +63,7 @@ public struct CodingPasswordLogin {
         }
         var identity = Identity(id: user?["id"]?.scalarText, name: user?["global_key"]?.scalarText, displayName: user?["name"]?.scalarText)
         if identity.name == nil {
-            identity = try Identity.fetch(with: APIClient(profile: profile, http: http, tokens: nil, session: session))
+            identity = try Identity.fetch(with: APIClient(profile: profile, http: http, tokens: nil, session: session)) ?? identity
         }
         try jar.save(session.cookies, owner: identity)
         return identity

@@ -2,30 +2,62 @@ import DouctlSystem
 
 /// The redirect URI of the browser flow, on the loopback interface (RFC 8252 §7.3).
 public struct LoopbackRedirect: Sendable, Equatable {
+    /// The host as written in the redirect URI: "127.0.0.1", "[::1]" or "localhost".
+    public var host: String
     public var port: UInt16
-    /// The callback path, distinct per profile so concurrent logins never take each other's code.
+    /// The callback path: the registered one, or distinct per profile so concurrent logins
+    /// never take each other's code (RFC 8252 §8.10).
     public var path: String
+    /// The registered URI's query ("" when none), sent back as registered.
+    public var query: String
 
-    /// "http://127.0.0.1:PORT/callback/PROFILE".
-    public func uri(port actualPort: UInt16) -> String { "http://127.0.0.1:\(actualPort)\(path)" }
+    /// "http://HOST:PORT/PATH", the host and path as registered.
+    public func uri(port actualPort: UInt16) -> String {
+        "http://\(host):\(actualPort)\(path)" + (query.isEmpty ? "" : "?" + query)
+    }
 
-    /// From the profile's `redirect_uri` (port 0 or none: any free port; its path, default
-    /// "/callback", then the profile name).
-    public init(redirectURI: String?, profile: String) {
+    /// The address the listener binds: the host written ("localhost" listens on 127.0.0.1,
+    /// "[::1]" on ::1), so the browser's request reaches it.
+    public var bindHost: String { host == "[::1]" ? "::1" : "127.0.0.1" }
+
+    /// From the profile's `redirect_uri`. Port 0 or none: any free port. A registered URI
+    /// (`asRegistered`: the profile's own setting) keeps its host and path; a preset's
+    /// template or a URI without a path gets the path "/callback" (or the template's)
+    /// followed by the profile name.
+    public init(redirectURI: String?, profile: String, asRegistered: Bool = false) {
+        var host = "127.0.0.1"
         var port: UInt16 = 0
         var basePath = "/callback"
+        var query = ""
+        var registeredPath: String?
         if let redirectURI, let parts = URLParts(redirectURI) {
             port = parts.port ?? 0
-            if parts.path != "/" && !parts.path.isEmpty { basePath = parts.path }
+            if LoopbackRedirect.isLoopback(redirectURI) { host = parts.host }
+            if parts.path != "/" && !parts.path.isEmpty {
+                basePath = parts.path
+                if asRegistered {
+                    registeredPath = parts.path
+                    query = LoopbackRedirect.rawQuery(of: redirectURI)
+                }
+            }
         }
         while basePath.hasSuffix("/") { basePath.removeLast() }
+        self.host = host
         self.port = port
-        path = basePath + "/" + FormEncoding.pathSegment(profile)
+        self.query = query
+        path = registeredPath ?? basePath + "/" + FormEncoding.pathSegment(profile)
     }
 
     public static func isLoopback(_ uri: String) -> Bool {
         guard let parts = URLParts(uri), parts.scheme == "http" else { return false }
         return ["127.0.0.1", "localhost", "[::1]"].contains(parts.host)
+    }
+
+    /// The text between '?' and '#', as written.
+    static func rawQuery(of uri: String) -> String {
+        guard let question = uri.firstIndex(of: "?") else { return "" }
+        let rest = uri[uri.index(after: question)...]
+        return String(rest.prefix { $0 != "#" })
     }
 }
 

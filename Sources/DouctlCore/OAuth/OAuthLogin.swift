@@ -21,7 +21,7 @@ public final class OAuthLogin {
     public func web() throws(DouctlError) -> TokenGrant {
         let authorizeURL = try require(profile.authorizeURL, "authorize_url")
         _ = try require(profile.clientID, "client_id")
-        let redirect = LoopbackRedirect(redirectURI: profile.redirectURI, profile: profile.name)
+        let redirect = LoopbackRedirect(redirectURI: profile.redirectURI, profile: profile.name, asRegistered: profile.redirectURIIsRegistered)
         let pkce = PKCE()
         let state = Self.randomState()
         let listener = try CallbackListener(redirect: redirect, state: state)
@@ -287,7 +287,7 @@ public final class OAuthLogin {
     /// wait. A network failure is not tried again here (the HTTP layer's --retry has had its
     /// go): a server that refuses the connection ends the login at once, exit 7.
     private func requestDeviceCode(_ url: String, deadline: Double) throws(DouctlError) -> (status: Int, json: JSON?) {
-        let fields = [("scope", profile.scopes.joined(separator: ","))]
+        let fields = [("scope", profile.scopeParameter)]
         var delay = 1.0
         for attempt in 1...5 {
             let last = attempt == 5 || console.now() + delay >= deadline
@@ -332,20 +332,21 @@ public final class OAuthLogin {
         return PKCE.randomString(length: 32, using: &generator)
     }
 
-    /// The authorization request (RFC 6749 §4.1.1 + PKCE). Douban takes comma-separated scopes.
+    /// The authorization request (RFC 6749 §4.1.1 + PKCE). Scopes are space-separated for a
+    /// plain OAuth2 profile, comma-separated for Douban and Coding (`scopeParameter`).
     public static func authorizationURL(base: String, profile: ResolvedProfile, redirectURI: String, state: String, pkce: PKCE) -> String {
         var fields = [
             ("client_id", profile.clientID ?? ""),
             ("redirect_uri", redirectURI),
             ("response_type", "code"),
         ]
-        if !profile.scopes.isEmpty { fields.append(("scope", profile.scopes.joined(separator: ","))) }
+        if !profile.scopes.isEmpty { fields.append(("scope", profile.scopeParameter)) }
         fields += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
         return FormEncoding.appendQuery(fields, to: base)
     }
 }
 
-/// The one-shot HTTP listener on 127.0.0.1 that receives the browser's redirect. It lives
+/// The one-shot HTTP listener on the loopback host of the redirect URI that receives the browser's redirect. It lives
 /// only for the login and answers the browser with a short page.
 final class CallbackListener: Sendable {
     enum Result: Sendable, Equatable {
@@ -364,7 +365,7 @@ final class CallbackListener: Sendable {
         // The server hands handlers the percent-decoded path.
         let path = PercentEncoding.decode(redirect.path, plusAsSpace: true)
         do {
-            server = try HTTPServer(host: "127.0.0.1", port: redirect.port) { request in
+            server = try HTTPServer(host: redirect.bindHost, port: redirect.port) { request in
                 guard request.path == path else {
                     return CallbackListener.page(404, "Not found", "This address is not the douctl login callback.")
                 }
@@ -392,7 +393,7 @@ final class CallbackListener: Sendable {
             }
             try server.start()
         } catch {
-            throw .localInput("cannot listen on 127.0.0.1:\(redirect.port) for the login callback (\(error))")
+            throw .localInput("cannot listen on \(redirect.host):\(redirect.port) for the login callback (\(error))")
         }
     }
 

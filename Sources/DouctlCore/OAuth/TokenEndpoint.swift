@@ -103,7 +103,7 @@ public struct TokenEndpoint {
     /// POSTs a form to `url` with client authentication; returns the status and parsed JSON.
     public func postForm(_ url: String, _ fields: [(String, String)]) throws(DouctlError) -> (status: Int, json: JSON?) {
         var fields = fields
-        var headers = [HTTPHeader("Accept", "application/json"), HTTPHeader("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8")]
+        var headers = [HTTPHeader("Accept", "application/json"), HTTPHeader("Content-Type", "application/x-www-form-urlencoded")]
         let clientID = profile.clientID ?? ""
         switch profile.tokenAuth {
         case .post:
