@@ -39,9 +39,10 @@ __douctl_options() {
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
+        'config get') __douctl_words=(--show-secrets) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota) ;;
         *) __douctl_words=() ;;
     esac
@@ -129,7 +130,7 @@ __douctl_option_value() {
             esac ;;
         'profile add')
             case $2 in
-                --preset) __douctl_action=choices; __douctl_choices=(douban coding sandbox coding-sandbox); return 0 ;;
+                --preset) __douctl_action=choices; __douctl_choices=(douban coding coding-openapi sandbox coding-sandbox); return 0 ;;
                 --style) __douctl_action=choices; __douctl_choices=(douban coding); return 0 ;;
                 --api-base) __douctl_action=none; return 0 ;;
                 --authorize-url) __douctl_action=none; return 0 ;;
@@ -145,6 +146,7 @@ __douctl_option_value() {
                 --user-name-field) __douctl_action=none; return 0 ;;
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
+                --auth-scheme) __douctl_action=none; return 0 ;;
                 --body-format) __douctl_action=choices; __douctl_choices=(form json); return 0 ;;
                 --common-params) __douctl_action=none; return 0 ;;
                 --common-headers) __douctl_action=none; return 0 ;;
@@ -206,15 +208,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

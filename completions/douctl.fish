@@ -55,7 +55,7 @@ function __douctl_takes_value
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
@@ -133,7 +133,7 @@ complete -c douctl -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)
 complete -c douctl -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
 complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
 complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
-complete -c douctl -l timeout -r -f -d 'give up connecting, or when no bytes move, after this long'
+complete -c douctl -l timeout -r -f -d 'give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)'
 complete -c douctl -l no-retry -d 'do not retry failed idempotent requests (same as --retry 0)'
 complete -c douctl -l retry -r -f -d 'retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)'
 complete -c douctl -l retry-max-time -r -f -d 'start no retry after this long since the first try'
@@ -175,7 +175,7 @@ complete -c douctl -n '__douctl_wants_command' -a 'version' -d 'print douctl\'s 
 complete -c douctl -n '__douctl_wants_command auth' -a 'login' -d 'log in with OAuth2 (browser, device code or pasted code) or a token from stdin'
 complete -c douctl -n '__douctl_wants_command auth' -a 'status' -d 'show the profile\'s login: user, scopes, expiry, where it is stored'
 complete -c douctl -n '__douctl_wants_command auth' -a 'token' -d 'print the access token (refreshed first if it has expired)'
-complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'refresh the access token now'
+complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'ask the server for a new access token now, with the stored refresh token'
 complete -c douctl -n '__douctl_wants_command auth' -a 'export' -d 'print the profile\'s stored login as JSON, refresh token included (for CI)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'logout' -d 'forget the profile\'s credentials (revoking them where the server supports it)'
 
@@ -288,7 +288,7 @@ complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP metho
 complete -c douctl -n '__douctl_path_is api' -s f -l raw-field -r -f -d 'add a string field'
 complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin'
 complete -c douctl -n '__douctl_path_is api' -l attach -r -F -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
-complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header'
+complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header (NAME a token; no CR, LF or NUL in VALUE)'
 complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (or - for stdin) as the request body, streamed'
 complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
@@ -304,16 +304,17 @@ complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a se
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
-complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret instead of masking it'
+complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 
 # douctl profile
 complete -c douctl -n '__douctl_wants_command profile' -a 'list' -d 'list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)'
@@ -323,11 +324,11 @@ complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a 
 complete -c douctl -n '__douctl_wants_command profile' -a 'use' -d 'make a profile the default'
 
 # douctl profile show
-complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret instead of masking it'
+complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 complete -c douctl -n '__douctl_at_argument 0 - profile show' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name (default: the active profile)'
 
 # douctl profile add
-complete -c douctl -n '__douctl_path_is profile add' -l preset -r -f -a 'douban coding sandbox coding-sandbox' -d 'start from a preset'
+complete -c douctl -n '__douctl_path_is profile add' -l preset -r -f -a 'douban coding coding-openapi sandbox coding-sandbox' -d 'start from a preset'
 complete -c douctl -n '__douctl_path_is profile add' -l style -r -f -a 'douban coding' -d 'API family: douban or coding'
 complete -c douctl -n '__douctl_path_is profile add' -l api-base -r -f -d 'base URL of API requests'
 complete -c douctl -n '__douctl_path_is profile add' -l authorize-url -r -f -d 'OAuth2 authorization endpoint (browser)'
@@ -342,7 +343,8 @@ complete -c douctl -n '__douctl_path_is profile add' -l user-url -r -f -d 'endpo
 complete -c douctl -n '__douctl_path_is profile add' -l user-id-field -r -f -d 'field of the user_url reply holding the user id (dotted path, e.g. data.id; default id)'
 complete -c douctl -n '__douctl_path_is profile add' -l user-name-field -r -f -d 'field of the user_url reply holding the user name (dotted path; default login, else username, else name)'
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
-complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Bearer) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Authorization) or query (access_token=)'
+complete -c douctl -n '__douctl_path_is profile add' -l auth-scheme -r -f -d 'the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)'
 complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
 complete -c douctl -n '__douctl_path_is profile add' -l common-params -r -f -d 'parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; "$VAR" reads the environment at send time'
 complete -c douctl -n '__douctl_path_is profile add' -l common-headers -r -f -d 'headers added to every request: NAME=VALUE,... or a JSON object; "$VAR" reads the environment'
