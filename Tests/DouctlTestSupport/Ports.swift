@@ -25,3 +25,28 @@ public func unusedPort() -> UInt16 {
     }
     return UInt16(bigEndian: address.sin_port)
 }
+
+/// A listening TCP socket on 127.0.0.1 at a free port, for the suite's raw listeners that
+/// decide every byte of a reply themselves.
+public func listenOnLoopback(backlog: Int32 = 16) throws -> (fd: Int32, port: UInt16) {
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard fd >= 0 else { throw TestFailure("socket failed (errno \(errno))") }
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound, listen(fd, backlog) == 0 else { close(fd); throw TestFailure("bind/listen on 127.0.0.1 failed (errno \(errno))") }
+    return (fd, UInt16(bigEndian: address.sin_port))
+}

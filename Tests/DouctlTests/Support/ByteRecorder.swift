@@ -28,27 +28,8 @@ final class ByteRecorder: @unchecked Sendable {
 
     init(reply: @escaping @Sendable (Int) -> String = { _ in ByteRecorder.ok("{}") }) throws {
         self.reply = reply
-        #if canImport(Glibc)
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        listener = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        (listener, port) = try listenOnLoopback()
         let listener = self.listener
-        guard listener >= 0 else { throw TestFailure("socket failed") }
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 16) == 0 else { close(listener); throw TestFailure("bind/listen failed") }
-        port = UInt16(bigEndian: address.sin_port)
         let thread = Thread { [listener, done, accepted, reply] in
             while true {
                 let client = accept(listener, nil, nil)

@@ -23,28 +23,9 @@ final class HostileListener: @unchecked Sendable {
 
     /// `reply` gets the connection and writes the reply; the connection is closed after it.
     init(reply: @escaping @Sendable (_ connection: Int32, _ listener: HostileListener) -> Void) throws {
-        #if canImport(Glibc)
-        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let listening = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard listening >= 0 else { throw SystemError("socket") }
-        var one: Int32 = 1
-        setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listening, 16) == 0 else { close(listening); throw SystemError("bind") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
-        }
+        let (listening, port) = try listenOnLoopback()
         fd = listening
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         Thread.detachNewThread { [self] in
             while !isStopped {
                 let connection = accept(listening, nil, nil)
