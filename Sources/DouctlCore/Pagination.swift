@@ -35,6 +35,7 @@ public struct Paginator {
     /// (same `id`) are skipped, so a list that shifts under us yields no duplicates.
     public func walk(_ request: APIRequest, scheme: PageScheme? = nil, emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
         var request = Self.withFirstCursor(request.movingPathQueryIntoFields(), scheme: scheme)
+        let given = scheme
         var scheme = scheme
         var seen = SeenItems()
         var links = LinkWalk()
@@ -61,6 +62,9 @@ public struct Paginator {
             }
             if linked == .end { return }
             guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
+                if given == nil, linked == .unknown, !page.saysAnythingAboutPages, client.profile.isPlainOAuth2 {
+                    warn?("the reply says nothing about further pages (no Link header, no next link, no total); took page \(pages) as the last, after \(seen.emitted) items")
+                }
                 return
             }
             request = next
@@ -170,6 +174,12 @@ public struct Paginator {
         var page: Int?
         var pageSize: Int?
         var totalPages: Int?
+
+        /// Whether the reply named any position or size at all: without one, and without
+        /// links, a short page is only a guess at the end.
+        var saysAnythingAboutPages: Bool {
+            start != nil || count != nil || total != nil || page != nil || pageSize != nil || totalPages != nil
+        }
     }
 
     static func page(of payload: JSON) -> Page {

@@ -20,6 +20,32 @@ struct RESTPagingTests {
         return (items, transport.requests, warnings.lines)
     }
 
+    /// A walk over a profile with no preset: any REST API.
+    func plainWalk(_ pages: [ScriptedTransport.Answer], _ request: APIRequest) throws -> (items: [JSON], warnings: [String]) {
+        let transport = ScriptedTransport(pages)
+        var config = ConfigFile()
+        config.setProfile("plain", ProfileSettings([(.apiBase, .text(Self.base))]))
+        var paginator = Paginator(client: APIClient(profile: try config.resolve("plain"), http: transport, tokens: FixedToken("t")))
+        let warnings = Warnings()
+        paginator.warn = { warnings.lines.append($0) }
+        var items: [JSON] = []
+        try paginator.walk(request) { (item: JSON) throws(DouctlError) in items.append(item) }
+        return (items, warnings.lines)
+    }
+
+    @Test func aPlainAPIWhoseRepliesSayNothingAboutPagesIsWarnedAbout() throws {
+        let (items, warnings) = try plainWalk([.json(200, #"[{"id":1},{"id":2}]"#)], APIRequest(path: "/things"))
+        #expect(Self.ids(items) == ["1", "2"])
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("says nothing about further pages") == true, "\(warnings)")
+    }
+
+    @Test func aPlainAPIThatCountsItsItemsEndsQuietly() throws {
+        let (items, warnings) = try plainWalk([.json(200, #"{"total":2,"items":[{"id":1},{"id":2}]}"#)], APIRequest(path: "/things"))
+        #expect(Self.ids(items) == ["1", "2"])
+        #expect(warnings.isEmpty, "\(warnings)")
+    }
+
     static let base = "http://127.0.0.1:8089"
     static func ids(_ items: [JSON]) -> [String] { items.compactMap { $0["id"]?.scalarText } }
     static func link(_ value: String) -> [HTTPHeader] { [HTTPHeader("Link", value)] }

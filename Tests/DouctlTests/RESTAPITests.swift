@@ -65,6 +65,18 @@ struct RESTAPITests {
         #expect(result.stderr.isEmpty, "\(result)")
     }
 
+    /// A plain API that neither links nor counts: one page is all douctl can see, and it
+    /// says it had to guess.
+    @Test func aWalkThatCannotTellWhereItEndsSaysSo() throws {
+        let server = try TestServer(json: #"[{"id":1},{"id":2}]"#)
+        #expect(try douctl.run("profile", "add", "plain", "--api-base", server.baseURL).status == 0)
+        let result = try douctl.run(["--profile", "plain", "api", "/things", "--paginate"], environment: ["DOUCTL_TOKEN": "t0k3n-plain"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "{\"id\":1}\n{\"id\":2}\n")
+        #expect(result.stderr.contains("says nothing about further pages"), "\(result)")
+        #expect(server.received.count == 1)
+    }
+
     @Test func aNextLinkToAnotherOriginStopsWithAnErrorAndSendsNothingThere() throws {
         let elsewhere = try TestServer(json: #"[{"id":99}]"#)
         let server = try TestServer { request in
