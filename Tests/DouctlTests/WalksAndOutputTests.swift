@@ -107,7 +107,9 @@ struct WalksAndOutputTests {
         let result = child.wait(timeout: 120)
         #expect(result.status == 141, "\(result)")
         #expect(result.stderr.isEmpty, "a closed pipe is not an error to report")
-        #expect(server.received.count == 2, "no page after the one whose write failed (got \(server.received.count) requests)")
+        // Page 1 holds two items: the reader may be gone before the second is written (then
+        // page 2 is never asked for) or just after it (then page 2's first write fails).
+        #expect((1...2).contains(server.received.count), "no page after the one whose write failed (got \(server.received.count) requests)")
     }
 
     /// The page cap (100,000; DOUCTL_MAX_PAGES for tests) ended a walk with exit 0 and
