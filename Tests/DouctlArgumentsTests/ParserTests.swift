@@ -116,7 +116,7 @@ struct UsageErrorTests {
         (["api", "--methd", "GET", "/x"], "unknown option '--methd' for 'tool api' (did you mean '--method'?)", ["api"]),
         (["api", "--profil", "x", "/x"], "unknown option '--profil' for 'tool api' (did you mean '--profile'?)", ["api"]),
         (["--verbos"], "unknown option '--verbos' (did you mean '--verbose'?)", []),
-        (["api", "-Q", "/x"], "unknown option '-Q' for 'tool api'", ["api"]),
+        (["api", "-Q", "/x"], "unknown option '-Q' for 'tool api' (to pass PATH that starts with '-', put -- before it)", ["api"]),
         (["api", "/x", "--method"], "option '--method' needs a value (METHOD)", ["api"]),
         (["api", "/x", "-X"], "option '-X' needs a value (METHOD)", ["api"]),
         (["api", "--include=yes", "/x"], "option '--include' takes no value", ["api"]),
