@@ -117,6 +117,8 @@ struct UsageErrorTests {
         (["api", "--profil", "x", "/x"], "unknown option '--profil' for 'tool api' (did you mean '--profile'?)", ["api"]),
         (["--verbos"], "unknown option '--verbos' (did you mean '--verbose'?)", []),
         (["api", "-Q", "/x"], "unknown option '-Q' for 'tool api' (to pass PATH that starts with '-', put -- before it)", ["api"]),
+        (["shuo", "post", "-1 分"], "unknown option '-1' for 'tool shuo post' (to pass TEXT that starts with '-', put -- before it)", ["shuo", "post"]),
+        (["shuo", "post", "--- 分割线"], "unknown option '--- 分割线' for 'tool shuo post' (to pass TEXT that starts with '-', put -- before it)", ["shuo", "post"]),
         (["api", "/x", "--method"], "option '--method' needs a value (METHOD)", ["api"]),
         (["api", "/x", "-X"], "option '-X' needs a value (METHOD)", ["api"]),
         (["api", "--include=yes", "/x"], "option '--include' takes no value", ["api"]),
