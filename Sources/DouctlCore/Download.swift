@@ -139,8 +139,9 @@ public struct Download {
         } else {
             finalPath = try checkedDestination(response.head, url: url, directory: directory)
         }
-        if completeAlready && resumingExisting {
-            // The file at the destination is whole: leave it exactly as it is.
+        if completeAlready && partial.seededFrom != nil {
+            // The file at the destination is whole: leave it exactly as it is. (A partial of
+            // an earlier run that is whole still replaces the file there, below.)
             let size = partial.size
             partial.remove()
             return DownloadedFile(url: url, path: finalPath, bytes: size,

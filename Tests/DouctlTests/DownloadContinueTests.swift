@@ -56,6 +56,25 @@ struct DownloadContinueTests {
         #expect(DownloadTests.partials(directory).isEmpty)
     }
 
+    /// An earlier --continue run fetched it all into the temp file and was killed before the
+    /// rename: the whole temp file replaces the shorter file, rather than the short one
+    /// being called complete.
+    @Test func aWholeTempFileFromAnEarlierRunReplacesTheShorterFile() throws {
+        let body = DownloadTests.content(50_000)
+        let server = try RangeServer(body) { _, _ in nil }
+        let directory = TemporaryDirectory.make(prefix: "dl-whole-temp")
+        let url = server.baseURL + "/x.bin"
+        try Data(body.prefix(1_000)).write(to: URL(fileURLWithPath: directory + "/x.bin"))
+        try Data(body).write(to: URL(fileURLWithPath: directory + "/" + DownloadSafetyTests.partialName("x.bin", url: url)))
+
+        let result = try Douctl().run("download", url, "-d", directory, "--continue")
+        #expect(result.status == 0, "\(result)")
+        #expect(server.server.received.last?.header("Range") == "bytes=50000-")
+        #expect(DownloadTests.read(directory + "/x.bin") == body)
+        #expect(try result.lines().first?["already_complete"] == nil)
+        #expect(DownloadTests.partials(directory).isEmpty)
+    }
+
     @Test func a416ForAnotherSizeIsAClearErrorAndTheFileStays() throws {
         let body = DownloadTests.content(50_000)
         let server = try RangeServer(body) { _, _ in nil }
