@@ -91,6 +91,21 @@ struct SmallThingsTests {
         #expect(try fine.json()["text"]?.stringValue == "好的 ✓")
     }
 
+    /// Every kind of ill-formed UTF-8 (RFC 3629) is refused at the start of its sequence,
+    /// before douctl reads its config or contacts anything.
+    @Test(arguments: [
+        ([0x61, 0xC0, 0x80], 1),              // overlong NUL
+        ([0x61, 0x62, 0xED, 0xA0, 0x80], 2),  // a UTF-16 surrogate
+        ([0xF4, 0x90, 0x80, 0x80], 0),        // above U+10FFFF
+        ([0x61, 0x80], 1),                    // a lone continuation byte
+        ([0xE4, 0xB8, 0xAD, 0xFF], 3),        // 中 then 0xFF
+    ] as [([UInt8], Int)])
+    func illFormedUTF8IsRefusedAtItsOffset(_ bytes: [UInt8], offset: Int) throws {
+        let result = try Douctl().run(["shuo", "post", "-"], input: bytes)
+        #expect(result.status == 3, "\(result)")
+        #expect(result.errorLine.contains(" at offset \(offset) "), "\(result)")
+    }
+
     @Test func slurpHelpNamesTheCommandsOwnWalk() throws {
         let timeline = try Douctl().run("shuo", "timeline", "--help")
         #expect(timeline.stdoutText.contains("with --all: print one JSON array"), "\(timeline)")
