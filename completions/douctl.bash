@@ -38,7 +38,7 @@ __douctl_options() {
         'shuo uncomment') __douctl_words=(--status) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include -o --output -I --head --raw) ;;
         'config get') __douctl_words=(--show-secrets) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
@@ -127,6 +127,7 @@ __douctl_option_value() {
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                -o|--output) __douctl_action=file; return 0 ;;
             esac ;;
         'profile add')
             case $2 in

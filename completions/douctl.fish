@@ -53,7 +53,7 @@ function __douctl_takes_value
         case 'download'
             contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
-            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
+            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress -o --output; and return 0
         case 'profile add'
             contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
@@ -211,19 +211,19 @@ complete -c douctl -n '__douctl_wants_command user' -a 'unfollow' -d 'stop follo
 complete -c douctl -n '__douctl_path_is user search' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user search' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user search' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all: print one JSON array of all items, streamed'
 
 # douctl user following
 complete -c douctl -n '__douctl_path_is user following' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user following' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user following' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all: print one JSON array of all items, streamed'
 
 # douctl user followers
 complete -c douctl -n '__douctl_path_is user followers' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user followers' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user followers' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all: print one JSON array of all items, streamed'
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
@@ -255,13 +255,13 @@ complete -c douctl -n '__douctl_path_is shuo timeline' -l count -r -f -d 'status
 complete -c douctl -n '__douctl_path_is shuo timeline' -l since-id -r -f -d 'only statuses newer than ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l until-id -r -f -d 'only statuses up to and including ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all: print one JSON array of all items, streamed'
 
 # douctl shuo comments
 complete -c douctl -n '__douctl_path_is shuo comments' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is shuo comments' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all: print one JSON array of all items, streamed'
 
 # douctl shuo uncomment
 complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
@@ -279,7 +279,7 @@ complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
 complete -c douctl -n '__douctl_path_is download' -s o -l output -r -F -d 'write the (one) download to FILE; - for stdout'
 complete -c douctl -n '__douctl_path_is download' -s d -l dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'save files in DIR (default: the current directory)'
 complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download N files at once'
-complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them with Range'
+complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them (or a file already there) with Range'
 complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
 complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 
@@ -293,8 +293,10 @@ complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (
 complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
 complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page and print each item as a JSON line'
-complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --paginate: print one JSON array of all items, streamed'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
+complete -c douctl -n '__douctl_path_is api' -s o -l output -r -F -d 'write the reply\'s body, as received, to FILE (atomically); - for stdout'
+complete -c douctl -n '__douctl_path_is api' -s I -l head -d 'send HEAD and print only the status line and headers'
 complete -c douctl -n '__douctl_path_is api' -l raw -d 'print the body exactly as received (no formatting, no envelope unwrapping)'
 
 # douctl config

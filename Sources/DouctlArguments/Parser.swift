@@ -90,6 +90,8 @@ public struct ArgumentParser: Sendable {
             if state.path.count > 0 { message += " for '\(state.displayName)'" }
             if let guess = Suggestions.closest(to: "--\(name)", in: state.visibleOptions.map { "--\($0.long)" }) {
                 message += " (did you mean '\(guess)'?)"
+            } else if !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+                message += state.dashDashHint  // "--- 分割线" is text, not a misspelt option
             }
             throw UsageError(message, path: state.path)
         }
@@ -120,6 +122,7 @@ public struct ArgumentParser: Sendable {
                 if state.wantsHelp { return }
                 var message = "unknown option '-\(letter)'"
                 if state.path.count > 0 { message += " for '\(state.displayName)'" }
+                message += state.dashDashHint
                 throw UsageError(message, path: state.path)
             }
             if option.isFlag {
@@ -227,6 +230,14 @@ public struct ArgumentParser: Sendable {
         }
 
         var displayName: String { ([root.name] + path).joined(separator: " ") }
+
+        /// For a command that takes arguments, how to pass one that starts with '-' (getopt's
+        /// and git's `--`): `shuo post "-1 分"` is otherwise an unknown option '-1'.
+        var dashDashHint: String {
+            guard !node.arguments.isEmpty, node.subcommands.isEmpty else { return "" }
+            let name = node.arguments.first?.name ?? "an argument"
+            return " (to pass \(name) that starts with '-', put -- before it)"
+        }
 
         /// The command's own options, then the root's (global) ones.
         func lookup(long: String) -> OptionSpec? { node.option(long: long) ?? root.option(long: long) }

@@ -50,6 +50,7 @@ enum APICommand {
         on the same origin only: a link to another origin stops the walk with exit 7. A
         page that repeats an earlier one (a server that ignores the paging parameters, a
         link back) ends the walk with a warning on stderr.
+        \(APIOutputOptions.discussion)
         A 307 or 308 on the same origin is followed with the method and body (GET and
         HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
         request was not carried out. An error status decides the exit code even when the
@@ -73,8 +74,10 @@ enum APICommand {
                        help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never"),
             .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
-            PagingOptions.slurp,
+            PagingOptions.slurpPaginate,
             .flag("include", short: "i", help: "print the status line and headers before the body"),
+            APIOutputOptions.output,
+            APIOutputOptions.head,
             .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
         ],
         arguments: [ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)],
@@ -120,6 +123,7 @@ enum APICommand {
         client.allowsAnonymous = true
         request.path = try client.expandingPlaceholders(request.path)
         invocation.showsErrorBodies = true
+        if let status = try APIOutput.run(request, client: client, invocation: invocation) { return status }
 
         if parsed.has("paginate") {
             try invocation.walk(request, client: client)
@@ -238,7 +242,7 @@ enum APICommand {
         let hasBodyInput = input != nil || !fields.isEmpty || !files.isEmpty
         // Pagination only makes sense for reads, so --paginate keeps GET even with fields.
         let impliedMethod = hasBodyInput && !parsed.has("paginate") ? "POST" : "GET"
-        let method = (parsed.value("method") ?? impliedMethod).uppercased()
+        let method = try APIOutputOptions.method(parsed, implied: impliedMethod)
         guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
             throw .usage("invalid method '\(method)'")
         }

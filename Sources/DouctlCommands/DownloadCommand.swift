@@ -38,6 +38,15 @@ enum DownloadCommand {
         same validator and a Content-Range from the partial's size to the end of a
         consistent total (and Content-Length to match); any other 206 means the partial
         is thrown away and the whole file fetched again, never spliced.
+        Like curl -C - and wget -c, --continue also resumes a file already at the
+        destination (-o FILE, or with -d the URL's own name), whoever wrote it: a
+        regular file (a symbolic link or anything else there is refused, exit 3) is
+        copied into the temp file, the rest asked for from its size (with no If-Range,
+        as it carries no validator), and the finished file replaces it by rename, so
+        it stays as it was until the download completes. A file the server says is
+        already whole (416 with Content-Range: bytes */SIZE) is left untouched, exit 0,
+        with "already_complete": true and a note on stderr; a 416 for any other size
+        is an error (exit 8) that leaves the file as it was.
         Results are printed as one JSON line per source, in the order given:
           {"url": "...", "ok": true, "path": "a.jpg", "bytes": 1234, "mime": "image/jpeg", "sha256": "..."}
           {"url": "...", "ok": false, "error": "...", "exit": 5}
@@ -52,7 +61,7 @@ enum DownloadCommand {
             OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout"),
             OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)"),
             OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once"),
-            .flag("continue", short: "c", help: "keep partial downloads, and resume them with Range"),
+            .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range"),
             .flag("force", help: "replace files that already exist"),
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "show progress on stderr: auto (on a terminal), always, never"),
@@ -141,6 +150,7 @@ enum DownloadCommand {
         invocation.stdout.flush()
 
         let started = LockedValue<Set<Int>>([])
+        let complete = LockedValue<[String]>([])  // notes for files --continue found whole
         let names = sources.map { DownloadNaming.name(url: $0) ?? $0 }
         let batch = DownloadBatch(sources: sources, options: options, parallel: parallel, factory: factory)
         batch.run(progress: { index, received, total in
@@ -152,12 +162,17 @@ enum DownloadCommand {
                 var line = JSONObject([("url", .string(file.url)), ("ok", true), ("path", .string(file.path)),
                                        ("bytes", .int(file.bytes)), ("mime", .string(file.mediaType)), ("sha256", .string(file.sha256))])
                 if file.resumedFrom > 0 { line["resumed_from"] = .int(file.resumedFrom) }
+                if file.alreadyComplete {
+                    line["already_complete"] = true
+                    complete.withLock { $0.append("douctl: \(file.path) is already complete (\(file.bytes) bytes); nothing to resume") }
+                }
                 report.succeeded(result.index, line: line, name: file.path, bytes: file.bytes, seconds: result.seconds)
             case .failed(let error):
                 report.failed(result.index, error, key: ("url", result.url), item: result.source, name: names[result.index])
             }
         })
         display?.stop()
+        for line in complete.value { invocation.note(line) }
 
         if Interrupt.requested {
             invocation.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")

@@ -40,6 +40,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             default: self = .network
             }
         case .badReply: self = .badReply
+        case .notCached: self = .notFound
         case .interrupted: self = .interrupted
         }
     }
@@ -52,7 +53,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: return "usage error (unknown command or flag, missing or malformed argument)"
         case .localInput: return "local input or output error (file missing or unreadable, bad config file, a write to standard output failed)"
         case .authentication: return "authentication needed, refused, or expired beyond refresh"
-        case .notFound: return "not found"
+        case .notFound: return "not found (with --cache-only: not in the cache, nothing was sent)"
         case .rateLimited: return "rate limited, after retries"
         case .network: return "network error (connect, DNS, TLS, timeout)"
         case .badReply: return "the reply could not be understood (not JSON where JSON was due, truncated)"

@@ -11,6 +11,8 @@ enum PagingOptions {
         ]
     }
 
-    /// `--slurp`, with `--all` or `--paginate`: one JSON array of every item instead of NDJSON.
-    static let slurp = OptionSpec.flag("slurp", help: "with --all/--paginate: print one JSON array of all items, streamed")
+    /// `--slurp`, with `--all`: one JSON array of every item instead of NDJSON.
+    static let slurp = OptionSpec.flag("slurp", help: "with --all: print one JSON array of all items, streamed")
+    /// The same for `api`, whose walk is `--paginate`.
+    static let slurpPaginate = OptionSpec.flag("slurp", help: "with --paginate: print one JSON array of all items, streamed")
 }

@@ -81,6 +81,8 @@ enum ProfileCommands {
         for key in ProfileKey.allCases {
             guard let value = profile.value(key) else { continue }
             switch value {
+            case .text(let text) where key == .cacheMaxMB:
+                object[key.rawValue] = numberJSON(profile.cacheMaxMB) ?? .string(text)
             case .text(let text):
                 object[key.rawValue] = .string(Mask.shown(key, text, showSecrets: showSecrets))
             case .list(let items): object[key.rawValue] = .array(items.map(JSON.string))
@@ -89,6 +91,13 @@ enum ProfileCommands {
         }
         object["configured"] = .bool(profile.isConfigured)
         return .object(object)
+    }
+
+    /// A number as JSON: `50`, not `50.0` (nor the string `"50.0"`); `0.5` stays `0.5`.
+    static func numberJSON(_ value: Double) -> JSON? {
+        guard value.isFinite else { return nil }
+        if value == value.rounded(), abs(value) < 1e15 { return .int(Int64(value)) }
+        return .number(String(value))
     }
 
     static func add(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
@@ -121,7 +130,7 @@ enum ProfileCommands {
             return existed
         }
         try invocation.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
-        try CookieJar(directory: try invocation.configDirectory(), profile: name).save([])
+        try CookieJar(directory: try invocation.configDirectory(), profile: name).remove()
         if !existed { throw .usage("no profile named '\(name)' in \(try invocation.configDirectory().configPath)") }
         invocation.note("Removed profile \(name).")
         return .success

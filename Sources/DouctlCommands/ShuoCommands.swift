@@ -99,6 +99,8 @@ enum ShuoCommands {
     /// Deletes each id, reporting each; one failure does not stop the rest.
     static func delete(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let service = try invocation.service()
+        // Every id is checked before any is deleted.
+        for id in invocation.parsed.argumentValues("ID") { try checkDoubanID(id, invocation) }
         var statuses: [ExitStatus] = []
         for id in invocation.parsed.argumentValues("ID") {
             if Interrupt.requested { return .interrupted }
@@ -169,5 +171,20 @@ enum ShuoCommands {
 
     // MARK: - helpers
 
-    static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
+    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
+        let id = try invocation.idArgument()
+        try checkDoubanID(id, invocation)
+        return id
+    }
+
+    /// Douban status ids are numbers: anything else (`shuo get abc`) is refused here, exit 2,
+    /// rather than sent to come back as a 404. Other styles' ids (Coding's GLOBAL_KEY/ID)
+    /// are theirs to judge.
+    static func checkDoubanID(_ id: String, _ invocation: Invocation) throws(DouctlError) {
+        let profile = try invocation.profile()
+        guard profile.style == .douban, !profile.isPlainOAuth2 else { return }
+        guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            throw .usage("invalid status id '\(HTTPSyntax.printable(id))': a Douban status id is a number")
+        }
+    }
 }

@@ -167,7 +167,7 @@ public final class APIClient {
             return entry.response
         }
         if policy.cacheOnly {
-            throw .transport(.cannotConnect("no cached reply for \(request.summary) (--cache-only sends nothing)"))
+            throw .notCached("not in the cache: \(request.summary) (--cache-only sends nothing; nothing was contacted)")
         }
         let response: HTTPResponse
         do {

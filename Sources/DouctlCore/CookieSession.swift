@@ -102,6 +102,18 @@ public struct CookieJar: Sendable {
         return Identity(id: user["id"]?.scalarText, name: user["name"]?.scalarText, displayName: user["display_name"]?.scalarText)
     }
 
+    /// Deletes the jar and its lock file (`profile remove`): nothing of the profile is left
+    /// behind, and a profile that never had a jar gets no lock file made for it either.
+    public func remove() throws(DouctlError) {
+        guard FileIO.nameExists(path) || FileIO.nameExists(lockPath) else { return }
+        let lock: FileLock
+        do { lock = try FileLock(path: lockPath) } catch { throw .localInput("cannot lock \(lockPath) (\(error))") }
+        defer { lock.unlock() }
+        do { try FileIO.removeFile(path) } catch { throw .localInput("cannot remove \(path) (\(error))") }
+        // Unlinked while held: a process that waits on it next finds no jar, as it should.
+        do { try FileIO.removeFile(lockPath) } catch { throw .localInput("cannot remove \(lockPath) (\(error))") }
+    }
+
     /// Replaces the jar's contents (under the lock); an empty jar deletes the file. The
     /// owner is kept unless a new one is given (a login).
     public func save(_ cookies: [Cookie], owner newOwner: Identity? = nil) throws(DouctlError) {

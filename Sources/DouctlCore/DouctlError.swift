@@ -20,6 +20,9 @@ public enum DouctlError: Error, Equatable, Sendable {
     case transport(TransportError)
     /// The reply was not what the API promises (not JSON, truncated). Exit 8.
     case badReply(String, httpStatus: Int? = nil)
+    /// `--cache-only` found no stored reply; nothing was sent. Exit 5 (not found: not in
+    /// the cache), never a network error, since nothing was contacted.
+    case notCached(String)
     /// Ctrl-C. Exit 130.
     case interrupted
 
@@ -49,6 +52,7 @@ public enum DouctlError: Error, Equatable, Sendable {
             return .api(error)
         case .transport(let error): return .transport(error.annotated(note))
         case .badReply(let text, let status): return .badReply("\(text) (\(note))", httpStatus: status)
+        case .notCached(let text): return .notCached("\(text) (\(note))")
         case .interrupted: return .interrupted
         }
     }
@@ -56,7 +60,8 @@ public enum DouctlError: Error, Equatable, Sendable {
     /// The one-line text after "douctl: ".
     public var message: String {
         switch self {
-        case .usage(let text), .unsupported(let text), .localInput(let text), .authentication(let text), .badReply(let text, _):
+        case .usage(let text), .unsupported(let text), .localInput(let text), .authentication(let text), .badReply(let text, _),
+             .notCached(let text):
             return text
         case .badConfig(let path, let detail):
             return "bad configuration file \(path) (\(detail))"

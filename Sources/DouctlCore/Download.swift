@@ -42,6 +42,9 @@ public struct DownloadedFile: Sendable, Equatable {
     public var sha256: String
     /// Bytes that were already on disk from an earlier attempt.
     public var resumedFrom: Int64
+    /// `--continue` found the file at the destination already whole (a 416 naming its
+    /// size): nothing was fetched and the file was left as it was.
+    public var alreadyComplete: Bool = false
 }
 
 /// One file download: GET the URL (a path is relative to the profile's api_base; the token
@@ -80,19 +83,29 @@ public struct Download {
         case .file(let path):
             directory = FileIO.directoryName(path)
             destination = path
-            if !options.overwrite, FileIO.nameExists(path) { throw PartialFile.exists(path) }
+            if !options.overwrite, !options.resume, FileIO.nameExists(path) { throw PartialFile.exists(path) }
             guard (try? FileIO.status(directory))?.isDirectory == true else {
                 throw .localInput("cannot write \(path): no such directory \(directory)")
             }
         case .directory(let path):
             directory = path
             try Self.prepareDirectory(path)
+            // --continue, like curl -C - -O: a file under the URL's own name is resumed.
+            if options.resume, let name = DownloadNaming.name(url: url) {
+                let candidate = directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+                if FileIO.nameExists(candidate) { destination = candidate }
+            }
         case .standardOutput:
             return try toStandardOutput(url: url, progress: progress)
         }
+        // --continue with a file already at the destination (from curl, a browser, an earlier
+        // run): its bytes seed the temp file, and the finished file replaces it by rename.
+        let existing = options.resume ? destination.flatMap { FileIO.nameExists($0) ? $0 : nil } : nil
         let partial = try PartialFile(path: Self.partialPath(url: url, destination: destination, directory: directory), keep: options.resume)
         do {
-            return try transfer(url: url, into: partial, directory: directory, fixedDestination: destination, progress: progress)
+            if let existing, partial.size == 0 { try partial.seed(from: existing) }
+            return try transfer(url: url, into: partial, directory: directory, fixedDestination: destination,
+                                resumingExisting: existing != nil, progress: progress)
         } catch {
             // Interrupted or failed: a resumable partial stays only with --continue.
             if options.resume && partial.size > 0 { partial.keep() } else { partial.remove() }
@@ -103,7 +116,7 @@ public struct Download {
     // MARK: - to a file
 
     private func transfer(url: String, into partial: PartialFile, directory: String, fixedDestination: String?,
-                          progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
+                          resumingExisting: Bool, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
         var reception: Reception
         var outcome: (response: HTTPResponse, completeAlready: Bool)
         while true {
@@ -126,7 +139,16 @@ public struct Download {
         } else {
             finalPath = try checkedDestination(response.head, url: url, directory: directory)
         }
-        try partial.commit(to: finalPath, overwrite: options.overwrite)
+        if completeAlready && partial.seededFrom != nil {
+            // The file at the destination is whole: leave it exactly as it is. (A partial of
+            // an earlier run that is whole still replaces the file there, below.)
+            let size = partial.size
+            partial.remove()
+            return DownloadedFile(url: url, path: finalPath, bytes: size,
+                                  mediaType: Self.mediaType(reported: nil, prefix: reception.prefix, path: finalPath),
+                                  sha256: Digest.hex(reception.hasher.finalize()), resumedFrom: size, alreadyComplete: true)
+        }
+        try partial.commit(to: finalPath, overwrite: options.overwrite || resumingExisting)
         let mediaType = completeAlready ? nil : response.head.mediaType
         return DownloadedFile(
             url: url, path: finalPath, bytes: partial.size,
@@ -189,9 +211,17 @@ public struct Download {
             guard length == resumedFrom else {
                 // The partial does not fit the server's file: it is no use to anyone.
                 try reception.partial.truncate(to: 0)
+                if let existing = reception.partial.seededFrom {
+                    throw .badReply("the server's file is \(length) bytes, \(existing) has \(resumedFrom); not resuming it (use --force without --continue to fetch it whole)", httpStatus: 416)
+                }
                 throw .badReply("the server's file is \(length) bytes, the partial download had \(resumedFrom); removed it, run again", httpStatus: 416)
             }
             return true
+        }
+        if head.status == 416, resumedFrom > 0 {
+            try reception.partial.truncate(to: 0)
+            let what = reception.partial.seededFrom ?? "the partial download"
+            throw .badReply("the server refused bytes=\(resumedFrom)- (HTTP 416) without saying the file's length; not resuming \(what) (use --force without --continue to fetch it whole)", httpStatus: 416)
         }
         if !(200..<300).contains(head.status) {
             _ = try client.decode(response, for: request)

@@ -15,6 +15,8 @@ final class PartialFile {
     /// The reply's ETag (strong) or Last-Modified: kept beside a partial that is kept, so
     /// resuming can send `If-Range` and never splice two versions of a file together.
     var validator: String?
+    /// The file at the destination whose bytes began this partial (`seed(from:)`).
+    private(set) var seededFrom: String?
     private var validatorPath: String { path + "-validator" }
 
     /// Opens (creating) the temp file and locks it. With `keep` false an old partial is
@@ -135,6 +137,35 @@ final class PartialFile {
             unlink(validatorPath)
         }
         closeFile()
+    }
+
+    /// Copies the file at `source` (the destination, with `--continue`) into this empty
+    /// partial, so the download resumes from its size while `source` stays as it is until the
+    /// finished file replaces it. `source` must be a regular file: a link is never followed.
+    func seed(from source: String) throws(DouctlError) {
+        let input = open(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard input >= 0 else {
+            let error = SystemError("open", path: source)
+            if error.errno == ELOOP {
+                throw .localInput("\(source) is a symbolic link; not resuming through it (remove it, or use --force without --continue)")
+            }
+            throw .localInput("cannot resume \(source) (\(error.reason))")
+        }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0 else { throw .localInput("cannot resume \(source) (\(SystemError("fstat", path: source).reason))") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .localInput("\(source) is not a regular file; not resuming it")
+        }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 && currentErrno() == EINTR { continue }
+            if count < 0 { throw .localInput("cannot read \(source) (\(SystemError("read", path: source).reason))") }
+            if count == 0 { break }
+            if let failure = buffer.withUnsafeBytes({ append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) { throw failure }
+        }
+        seededFrom = source
     }
 
     func truncate(to length: Int64) throws(DouctlError) {

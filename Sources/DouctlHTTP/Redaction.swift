@@ -125,6 +125,15 @@ public enum Redaction {
         return redactQuery(text)
     }
 
+    /// Keys that are an OAuth secret in a form or query (`code=` is an authorization code)
+    /// but in a JSON reply usually the API's own status (`{"msg": …, "code": 106}`): there a
+    /// number, or a string of digits, is shown; any other value is masked.
+    static let statusCodeKeys: Set<String> = ["code"]
+
+    static func isStatusCode(key: String, value: String) -> Bool {
+        statusCodeKeys.contains(key) && !value.isEmpty && value.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
     /// Masks the string values of secret keys: `"access_token": "abc"` → `"access_token": "***"`.
     static func redactJSON(_ text: String) -> String {
         let characters = Array(text)
@@ -145,7 +154,7 @@ public enum Redaction {
                     value.append(characters[end])
                     end += 1
                 }
-                if lastWasKey, secretParameters.contains(lastString) {
+                if lastWasKey, secretParameters.contains(lastString), !isStatusCode(key: lastString, value: value) {
                     result += "\"" + mask + "\""
                     lastWasKey = false
                 } else {
@@ -162,7 +171,7 @@ public enum Redaction {
             }
             if lastWasKey, character != ":", character != " ", character != "\n", character != "\t", character != "\r" {
                 // A non-string value (number, literal): masked too when the key is secret.
-                if secretParameters.contains(lastString), character != "{", character != "[" {
+                if secretParameters.contains(lastString), !statusCodeKeys.contains(lastString), character != "{", character != "[" {
                     var end = index
                     while end < characters.count, !",}] \n\r\t".contains(characters[end]) { end += 1 }
                     result += mask

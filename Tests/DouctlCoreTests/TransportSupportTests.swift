@@ -51,6 +51,13 @@ struct TransportSupportTests {
         #expect(Redaction.redactBody(#"{"access_token" : "a\"b", "n": {"refresh_token": 12}, "ok": "access_token"}"#, contentType: "application/json")
                 == #"{"access_token" : "***", "n": {"refresh_token": ***}, "ok": "access_token"}"#)
         #expect(Redaction.redactBody("grant_type=password&password=pw&username=u", contentType: "application/x-www-form-urlencoded") == "grant_type=password&password=***&username=u")
+        // The API's own status code is no secret; an OAuth code (a form field, or a string in JSON) is.
+        #expect(Redaction.redactBody(#"{"msg":"access_token_has_not_expired","code":124}"#, contentType: "application/json")
+                == #"{"msg":"access_token_has_not_expired","code":124}"#)
+        #expect(Redaction.redactBody(#"{"code": "106", "errcode": 0}"#, contentType: "application/json") == #"{"code": "106", "errcode": 0}"#)
+        #expect(Redaction.redactBody(#"{"code": "Sp1ceAuthCode", "state": "s"}"#, contentType: "application/json") == #"{"code": "***", "state": "s"}"#)
+        #expect(Redaction.redactBody("grant_type=authorization_code&code=123456", contentType: "application/x-www-form-urlencoded")
+                == "grant_type=authorization_code&code=***")
         let multipart = "--b\r\nContent-Disposition: form-data; name=\"client_secret\"\r\n\r\nsecret\r\n--b\r\nContent-Disposition: form-data; name=\"text\"\r\n\r\nhi\r\n--b--\r\n"
         #expect(Redaction.redactBody(multipart, contentType: "multipart/form-data; boundary=b")
                 == "--b\r\nContent-Disposition: form-data; name=\"client_secret\"\r\n\r\n***\r\n--b\r\nContent-Disposition: form-data; name=\"text\"\r\n\r\nhi\r\n--b--\r\n")

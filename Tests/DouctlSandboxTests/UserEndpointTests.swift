@@ -43,7 +43,7 @@ import Testing
         let harness = try Harness()
         defer { harness.stop() }
         let token = harness.token()
-        let all = try harness.get("/v2/user?q=%E5%B0%8F", token: token).json()  // 小 (孙小美)
+        let all = try harness.get("/v2/user?q=%E7%BE%8E", token: token).json()  // 美 (孙小美; no one's description has it)
         #expect(all["start"] == .number("0"))
         #expect(all["total"] == .number("1"))
         #expect(all["count"] == .number("1"))

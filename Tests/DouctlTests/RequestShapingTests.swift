@@ -149,8 +149,9 @@ struct RequestShapingTests {
         // no-store, --cache-only, stale-if-error.
         try douctl.run("api", "/nostore", "--cache", "1m", "--api-base", server.baseURL)
         let notStored = try douctl.run("api", "/nostore", "--cache-only", "--api-base", server.baseURL)
-        #expect(notStored.status == 7)
-        #expect(notStored.errorLine.contains("no cached reply for GET /nostore"))
+        // Nothing was contacted: not a network error (7) but "not in the cache", exit 5.
+        #expect(notStored.status == 5, "\(notStored)")
+        #expect(notStored.errorLine == "douctl: not in the cache: GET /nostore (--cache-only sends nothing; nothing was contacted)", "\(notStored)")
         let cacheOnly = try douctl.run("api", "/x", "--cache-only", "--api-base", server.baseURL)
         #expect(cacheOnly.stdoutText == first.stdoutText)
         let warm = try douctl.run("api", "/flaky", "--cache", "1m", "--api-base", server.baseURL)

@@ -33,7 +33,8 @@ struct DoubanUserHandlers: Sendable {
         return Reply.json(200, json)
     }
 
-    /// `{"start","count","total","users"}`: matches on uid, name and id.
+    /// `{"start","count","total","users"}`: matches on uid, name, id and the self-description
+    /// (so the README's `user search 豆瓣` finds 阿北, "豆瓣的阿北").
     func userSearch(_ exchange: Exchange) throws -> HTTPServerResponse {
         _ = try authentication.requireViewer(exchange, scope: "douban_basic_common")
         guard let query = exchange.query("q")?.trimmingSpaces(), !query.isEmpty else {
@@ -45,6 +46,7 @@ struct DoubanUserHandlers: Sendable {
         let json: JSON = state.withLock { state in
             let matches = state.userOrder.compactMap { state.users[$0] }.filter { user in
                 user.uid.lowercased().contains(needle) || user.name.lowercased().contains(needle) || String(user.id) == needle
+                    || user.description.lowercased().contains(needle)
             }
             let shown = paging.slice(matches)
             return ["start": .int(paging.start), "count": .int(shown.count), "total": .int(matches.count),

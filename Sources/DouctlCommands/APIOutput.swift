@@ -1,0 +1,196 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlArguments
+import DouctlCore
+import DouctlHTTP
+import DouctlSystem
+
+/// `api -o FILE` and `api -I`: the reply streamed to a file, or only its head, as curl and
+/// xh do. Kept apart from the printing of `api`'s usual JSON output.
+enum APIOutput {
+    /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise
+    /// (and with --dry-run, which prints the request instead).
+    static func run(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus? {
+        let parsed = invocation.parsed
+        let output = parsed.value("output").flatMap { $0 == "-" ? nil : $0 }
+        let headOnly = parsed.has("head")
+        guard headOnly || output != nil else { return nil }
+        if parsed.has("paginate") {
+            throw .usage("\(headOnly ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
+        }
+        if invocation.dryRun != nil { return nil }
+        if headOnly { return try head(request, client: client, invocation: invocation) }
+        guard let output else { return nil }
+        return try toFile(output, request: request, client: client, invocation: invocation)
+    }
+
+    /// `-o FILE` (not `-`): the reply's body, as received, streamed into a temp file beside
+    /// FILE and renamed over it once the whole body has arrived. An error reply (or a failed
+    /// or interrupted transfer) leaves FILE as it was and no temp file.
+    static func toFile(_ path: String, request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        let file = try TemporaryOutput(for: path)
+        let includeHead = invocation.parsed.has("include")
+        var failure: DouctlError?
+        let response: HTTPResponse
+        do throws(DouctlError) {
+            response = try client.stream(request, restart: {
+                failure == nil && file.truncate()
+            }, head: { head in
+                if includeHead, failure == nil, let error = file.write(Array(headText(head).utf8)) { failure = error }
+            }, sink: { chunk in
+                guard failure == nil else { return false }
+                if let error = file.write(chunk) {
+                    failure = error
+                    return false
+                }
+                return true
+            })
+        } catch {
+            throw failure ?? error
+        }
+        if let failure { throw failure }
+        if !(200..<300).contains(response.status) {
+            // The error body goes where --error-body says, never into FILE.
+            if includeHead, let stream = invocation.errorBodyStream { stream.write(headText(response.head)) }
+            _ = try client.decode(response, for: request)
+            throw .badReply("the server answered HTTP \(response.status)", httpStatus: response.status)
+        }
+        try file.commit()
+        return .success
+    }
+
+    /// `-I/--head`: sends HEAD and prints the status line and headers as `--include` does;
+    /// the exit code follows the status (404 → 5, 401 → 4, 5xx → 1).
+    static func head(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        var request = request
+        request.method = "HEAD"
+        let response = try client.exchange(request)
+        let text = headText(response.head)
+        if let path = invocation.parsed.value("output"), path != "-" {
+            let file = try TemporaryOutput(for: path)
+            if let error = file.write(Array(text.utf8)) { throw error }
+            try file.commit()
+        } else {
+            invocation.stdout.write(Array(text.utf8))
+        }
+        if !(200..<400).contains(response.status) {
+            _ = try client.decode(response, for: request)
+            throw .badReply("the server answered HTTP \(response.status)", httpStatus: response.status)
+        }
+        return .success
+    }
+
+    /// The status line and headers, CRLF-terminated, then a blank line (curl -i's form).
+    static func headText(_ head: HTTPResponseHead) -> String {
+        var text = "\(head.version) \(head.status)"
+        if !head.reason.isEmpty { text += " \(head.reason)" }
+        text += "\r\n"
+        for header in head.headers { text += "\(header.name): \(header.value)\r\n" }
+        return text + "\r\n"
+    }
+}
+
+/// A temp file (`.NAME.tmp-PID-RANDOM`, created exclusively, 0600, never through a link)
+/// beside `path`, renamed over it by `commit` after an fsync; removed otherwise. The
+/// finished file gets 0666 less the umask, as `curl -o` gives it.
+final class TemporaryOutput {
+    let path: String
+    let temporary: String
+    private var fd: Int32
+
+    init(for path: String) throws(DouctlError) {
+        guard !path.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
+        self.path = path
+        let directory = FileIO.directoryName(path)
+        guard (try? FileIO.status(directory))?.isDirectory == true else {
+            throw .localInput("cannot write \(path): no such directory \(directory)")
+        }
+        if let status = try? FileIO.status(path), status.isDirectory {
+            throw .localInput("cannot write \(path): it is a directory")
+        }
+        var random = SystemRandomNumberGenerator()
+        let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
+        temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd < 0 { throw .localInput("cannot write \(path) (\(SystemError("create", path: temporary).reason))") }
+    }
+
+    deinit { discard() }
+
+    /// Appends; a failure (disk full) is returned, for a C callback to stop the transfer.
+    func write(_ bytes: UnsafeRawBufferPointer) -> DouctlError? {
+        do { try FileIO.writeAll(fd, bytes) } catch { return .localInput("cannot write \(path) (\(error))") }
+        return nil
+    }
+
+    func write(_ bytes: [UInt8]) -> DouctlError? {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Empties the file, for a retry that starts the body over.
+    func truncate() -> Bool {
+        ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0
+    }
+
+    func commit() throws(DouctlError) {
+        let mask = umask(0o077)
+        umask(mask)
+        if fchmod(fd, 0o666 & ~mask) != 0 || fsync(fd) != 0 {
+            let error = SystemError("fsync", path: temporary)
+            discard()
+            throw .localInput("cannot write \(path) (\(error.reason))")
+        }
+        close(fd)
+        fd = -1
+        // rename replaces the name itself: a link at PATH is replaced, never written through.
+        if rename(temporary, path) != 0 {
+            let error = SystemError("rename", path: path)
+            unlink(temporary)
+            throw .localInput("cannot write \(path) (\(error.reason))")
+        }
+        let directory = open(FileIO.directoryName(path), O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+    }
+
+    func discard() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+        unlink(temporary)
+    }
+}
+
+/// The options of `api` that choose these outputs, and their help.
+enum APIOutputOptions {
+    static let output = OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file),
+                                   help: "write the reply's body, as received, to FILE (atomically); - for stdout")
+    static let head = OptionSpec.flag("head", short: "I", help: "send HEAD and print only the status line and headers")
+
+    static let discussion = """
+        -o FILE writes the reply's body exactly as received (as --raw prints it; with -i
+        the status line and headers first, as curl -i -o does) to a temp file beside
+        FILE, renamed over it once the whole body has arrived: FILE never holds half a
+        reply, a link at FILE is replaced rather than written through, and memory does
+        not grow with the reply. An error reply, a broken transfer or Ctrl-C leaves FILE
+        as it was (the error body goes where --error-body says). -o - is stdout, as
+        without -o. -I (--head) sends HEAD and prints the status line and headers, as
+        curl -I does; the exit code follows the status (404 → 5), and with -o FILE the
+        head goes to FILE. Neither combines with --paginate; -I with -X is refused.
+        """
+
+    /// The request's method: -X, else HEAD with -I, else the implied one.
+    static func method(_ parsed: ParsedCommand, implied: String) throws(DouctlError) -> String {
+        let given = parsed.value("method")?.uppercased()
+        if parsed.has("head") {
+            if let given, given != "HEAD" { throw .usage("-I sends HEAD; it cannot be combined with -X \(given)") }
+            return "HEAD"
+        }
+        return (given ?? implied)
+    }
+}
