@@ -12,7 +12,8 @@ enum AuthCommands {
         abstract: "log in, inspect and refresh tokens, log out",
         discussion: """
         Tokens are stored per profile in credentials.json (mode 0600) in the config
-        directory. DOUCTL_TOKEN, when set, is used instead and never stored.
+        directory. DOUCTL_TOKEN, when set, is used instead and never stored; it wins
+        over any stored login, so a cookie session (Coding's --password) is then not sent.
         Before any refresh (auth refresh, or an expired token refreshed by any command)
         douctl reserves room for the new tokens in the config directory; when it cannot
         (a full disk, a read-only directory) it exits 3 without sending the refresh
