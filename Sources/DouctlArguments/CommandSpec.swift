@@ -14,6 +14,9 @@ public struct CommandSpec: Sendable, Equatable {
     public var examples: [Example]
     /// Hidden commands parse normally but stay out of help, completions and the man page.
     public var isHidden: Bool
+    /// Which groups of the root's (global) options apply to this command and those below
+    /// it (see `OptionSpec.group`); nil: the parent's choice (at the root: all of them).
+    public var inheritedGroups: [String]?
 
     public init(
         _ name: String,
@@ -23,7 +26,8 @@ public struct CommandSpec: Sendable, Equatable {
         arguments: [ArgumentSpec] = [],
         subcommands: [CommandSpec] = [],
         examples: [Example] = [],
-        isHidden: Bool = false
+        isHidden: Bool = false,
+        inheritedGroups: [String]? = nil
     ) {
         self.name = name
         self.abstract = abstract
@@ -33,6 +37,7 @@ public struct CommandSpec: Sendable, Equatable {
         self.subcommands = subcommands
         self.examples = examples
         self.isHidden = isHidden
+        self.inheritedGroups = inheritedGroups
     }
 
     public var isGroup: Bool { !subcommands.isEmpty }
@@ -52,6 +57,20 @@ public struct CommandSpec: Sendable, Equatable {
     }
 
     public func option(long: String) -> OptionSpec? { options.first { $0.long == long } }
+
+    /// The root's (global) options that apply to the command at `path`: those without a
+    /// group, and those whose group the command (or its nearest ancestor that says) inherits.
+    public func inheritedOptions(at path: [String]) -> [OptionSpec] {
+        var groups = inheritedGroups
+        var node = self
+        for name in path {
+            guard let next = node.subcommand(named: name) else { break }
+            node = next
+            if let chosen = next.inheritedGroups { groups = chosen }
+        }
+        guard let groups else { return options }
+        return options.filter { option in option.group.map(groups.contains) ?? true }
+    }
     public func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
 }
 
@@ -70,6 +89,9 @@ public struct OptionSpec: Sendable, Equatable {
     /// A flag that is never followed by a secret on purpose (`--with-token` reads stdin), so
     /// a stray argument after it is likely one: usage errors never print it.
     public var hidesNextArgument = false
+    /// For a root (global) option: the group it belongs to ("network", "output", …), which a
+    /// command inherits or not (`CommandSpec.inheritedGroups`); nil: every command has it.
+    public var group: String?
 
     public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false, key: String? = nil) {
         self.long = long
@@ -92,6 +114,13 @@ public struct OptionSpec: Sendable, Equatable {
     public func hidingNextArgument() -> OptionSpec {
         var copy = self
         copy.hidesNextArgument = true
+        return copy
+    }
+
+    /// This option, in a group of global options (see `group`).
+    public func inGroup(_ name: String) -> OptionSpec {
+        var copy = self
+        copy.group = name
         return copy
     }
 

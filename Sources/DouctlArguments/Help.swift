@@ -50,10 +50,14 @@ public struct HelpRenderer: Sendable {
             out += table(own.map { ($0.label, describe($0)) })
         }
         if !path.isEmpty {
-            let globals = root.options.filter { !$0.isHidden }
+            let globals = root.inheritedOptions(at: path).filter { !$0.isHidden }
             if !globals.isEmpty {
-                out += "\nGLOBAL OPTIONS\n"
-                out += table(globals.map { ($0.label, describe($0)) })
+                // Like gh's INHERITED FLAGS, but short: which apply, and where they are described.
+                out += "\nINHERITED OPTIONS\n"
+                out += commaList(globals.map { option in
+                    (option.short.map { "-\($0)/" } ?? "") + "--\(option.long)" + (option.value.map { " \($0.name)" } ?? "")
+                }, indent: 2, width: 80)
+                out += "  Run '\(root.name) --help' for what they do.\n"
             }
         }
         if !node.discussion.isEmpty {
@@ -86,6 +90,23 @@ public struct HelpRenderer: Sendable {
         }
         if option.isRepeatable { text += " (repeatable)" }
         return text
+    }
+
+    /// `items` joined by ", " into lines of at most `width` columns (an item is never split).
+    private func commaList(_ items: [String], indent: Int, width: Int) -> String {
+        let pad = String(repeating: " ", count: indent)
+        var out = ""
+        var line = ""
+        for (index, item) in items.enumerated() {
+            let word = index == items.count - 1 ? item : item + ","
+            if !line.isEmpty, pad.count + line.count + 1 + word.count > width {
+                out += pad + line + "\n"
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { out += pad + line + "\n" }
+        return out
     }
 
     /// Two aligned columns; a long left side pushes its text to the next line.

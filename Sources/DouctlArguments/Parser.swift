@@ -50,6 +50,11 @@ public struct ArgumentParser: Sendable {
         if state.wantsVersion && !state.wantsHelp { return .version }
         if state.wantsHelp { return .help(path: state.path) }
         if state.node.isGroup { return .help(path: state.path) }
+        // A global option given before the command word is checked once the command is known.
+        let inherited = root.inheritedOptions(at: state.path)
+        if let stray = state.globalsGiven.first(where: { !inherited.contains($0) }) {
+            throw UsageError("option '--\(stray.long)' does not apply to '\(state.displayName)'", path: state.path)
+        }
         return .run(try finish(state))
     }
 
@@ -221,6 +226,8 @@ public struct ArgumentParser: Sendable {
         var positionals: [String] = []
         /// Positions of positionals that came right after a `hidesNextArgument` flag.
         var hiddenPositionals: [Int: String] = [:]
+        /// Root (global) options given, to check against what the command inherits.
+        var globalsGiven: [OptionSpec] = []
         var wantsHelp = false
         var wantsVersion = false
 
@@ -245,14 +252,15 @@ public struct ArgumentParser: Sendable {
 
         var visibleOptions: [OptionSpec] {
             let own = node.options.filter { !$0.isHidden }
-            return path.isEmpty ? own : own + root.options.filter { !$0.isHidden }
+            return path.isEmpty ? own : own + root.inheritedOptions(at: path).filter { !$0.isHidden }
         }
 
         var hiddenOptions: [OptionSpec] {
-            node.options.filter(\.isHidden) + (path.isEmpty ? [] : root.options.filter(\.isHidden))
+            node.options.filter(\.isHidden) + (path.isEmpty ? [] : root.inheritedOptions(at: path).filter(\.isHidden))
         }
 
         mutating func record(_ option: OptionSpec, _ value: String) {
+            if path.isEmpty || !node.options.contains(option) { globalsGiven.append(option) }
             options[option.key, default: []].append(value)
         }
 

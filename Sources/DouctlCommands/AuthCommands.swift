@@ -12,7 +12,8 @@ enum AuthCommands {
         abstract: "log in, inspect and refresh tokens, log out",
         discussion: """
         Tokens are stored per profile in credentials.json (mode 0600) in the config
-        directory. DOUCTL_TOKEN, when set, is used instead and never stored.
+        directory. DOUCTL_TOKEN, when set, is used instead and never stored; it wins
+        over any stored login, so a cookie session (Coding's --password) is then not sent.
         Before any refresh (auth refresh, or an expired token refreshed by any command)
         douctl reserves room for the new tokens in the config directory; when it cannot
         (a full disk, a read-only directory) it exits 3 without sending the refresh
@@ -40,6 +41,13 @@ enum AuthCommands {
             ]), run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
+            discussion: """
+            Prints the token requests use: DOUCTL_TOKEN when set, else the stored one. A
+            profile logged in with a cookie session (Coding's auth login --password) has no
+            access token: douctl prints nothing on stdout and exits 4 saying so ("… is
+            logged in with a cookie session …"), as it does, with "not logged in", for a
+            profile with no login at all.
+            """,
             examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), run: token),
         Command(CommandSpec(
             "refresh", abstract: "ask the server for a new access token now, with the stored refresh token",
@@ -267,7 +275,9 @@ enum AuthCommands {
     /// Adds the token owner's id and name, asking the API (`~me`) with the new token.
     static func identify(_ credential: Credential, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
         var credential = credential
-        let client = APIClient(profile: profile, http: try invocation.http(), tokens: FixedToken(credential.accessToken))
+        var factory = try invocation.clientFactory()
+        factory.profile = profile
+        let client = factory.client(http: try invocation.http(), tokens: FixedToken(credential.accessToken), session: nil)
         do {
             guard let identity = try Identity.fetch(with: client) else {
                 // A plain OAuth2 profile without user_url: nothing says whose the token is.
@@ -307,7 +317,7 @@ enum AuthCommands {
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
-        if let token = invocation.environment["DOUCTL_TOKEN"], !token.isEmpty {
+        if case .environmentToken(let token) = try invocation.credentialInForce() {
             object["logged_in"] = true
             object["credential"] = "DOUCTL_TOKEN"
             object["token"] = .string(showToken ? token : Mask.secret(token))
@@ -397,6 +407,10 @@ enum AuthCommands {
     }
 
     static func token(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+        if try invocation.credentialInForce() == .cookieSession {
+            let profile = try invocation.profile()
+            throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
+        }
         guard let token = try invocation.tokens()?.currentToken() else {
             let profile = try invocation.profile()
             throw .notLoggedIn(profile.name)

@@ -13,7 +13,9 @@ enum CodingLogin {
         try directory.ensureExists()
         console.captchaDirectory = directory.path
         let jar = CookieJar(directory: try invocation.configDirectory(), profile: profile.name)
-        return try CodingPasswordLogin(profile: profile, http: try invocation.http(), console: console, jar: jar).run()
+        var factory = try invocation.clientFactory()
+        factory.profile = profile
+        return try CodingPasswordLogin(clients: factory, http: try invocation.http(), console: console, jar: jar).run()
     }
 }
 
@@ -37,13 +39,15 @@ enum CodingSession {
         guard jar.exists else { return false }
         let hooks: SessionHooks?
         do {
-            hooks = try CookieSession.hooks(for: profile, store: try invocation.credentialStore())
+            hooks = try CookieSession.stored(for: profile, store: try invocation.credentialStore())
         } catch .badConfig(let path, let detail) {
             invocation.warn("\(path) is corrupt (\(detail)); deleting it")
             hooks = nil
         }
         if let hooks {
-            let client = APIClient(profile: profile, http: try invocation.http(), tokens: nil, session: hooks)
+            var factory = try invocation.clientFactory()
+            factory.profile = profile
+            let client = factory.client(http: try invocation.http(), tokens: nil, session: hooks)
             // The server's session ends by itself in time; an offline logout still forgets it here.
             try? CodingService(client: client).endSession()
         }

@@ -23,6 +23,13 @@ struct Command: Sendable {
         self.spec.subcommands = children.map(\.spec)
     }
 
+    /// This command, taking only these groups of global options (see `GlobalOptions.Group`).
+    func inheriting(_ groups: [GlobalOptions.Group]) -> Command {
+        var copy = self
+        copy.spec.inheritedGroups = groups.map(\.rawValue)
+        return copy
+    }
+
     func find(_ path: [String]) -> Command? {
         var node = self
         for name in path {

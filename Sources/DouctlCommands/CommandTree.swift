@@ -1,6 +1,8 @@
 import DouctlArguments
 
-/// The whole command tree. Adding a command group means adding its `command` here.
+/// The whole command tree. Adding a command group means adding its `command` here, with
+/// the groups of global options it takes: every group for commands that send requests,
+/// fewer for the others (`douctl version --cacert x` is a usage error).
 enum CommandTree {
     static let root = Command(group: CommandSpec(
         "douctl",
@@ -19,14 +21,14 @@ enum CommandTree {
         UploadCommand.command,
         DownloadCommand.command,
         APICommand.command,
-        ConfigCommands.command,
-        ProfileCommands.command,
-        CacheCommands.command,
-        SandboxCommand.command,
-        DemoCommand.command,
-        CompletionCommands.completion,
-        VersionCommand.command,
-        CompletionCommands.complete,
-        CompletionCommands.manual,
+        ConfigCommands.command.inheriting([.profile, .output]),
+        ProfileCommands.command.inheriting([.profile, .output]),
+        CacheCommands.command.inheriting([.profile, .output]),
+        SandboxCommand.command.inheriting([.profile]),
+        DemoCommand.command.inheriting([.output]),
+        CompletionCommands.completion.inheriting([]),
+        VersionCommand.command.inheriting([]),
+        CompletionCommands.complete.inheriting([.profile]),
+        CompletionCommands.manual.inheriting([]),
     ])
 }

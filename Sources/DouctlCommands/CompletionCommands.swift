@@ -100,7 +100,7 @@ enum ManPageContent {
                     (term: "DOUCTL_PROFILE", text: "The profile to use when --profile is not given."),
                     (term: "DOUCTL_CONFIG_DIR", text: "The config directory (see FILES)."),
                     (term: "XDG_CONFIG_HOME, HOME", text: "Where the config directory is when DOUCTL_CONFIG_DIR is not set."),
-                    (term: "DOUCTL_TOKEN", text: "An access token to use instead of the stored one. It is never written anywhere, never refreshed, and auth login refuses to run while it is set."),
+                    (term: "DOUCTL_TOKEN", text: "An access token to use instead of the stored one (or the cookie session, which is then not sent). It is never written anywhere, never refreshed, and auth login refuses to run while it is set."),
                     (term: "DOUCTL_CLIENT_ID, DOUCTL_CLIENT_SECRET", text: "Override the profile's client_id and client_secret."),
                     (term: "BROWSER", text: "The command auth login --web opens URLs with (a ':'-separated list; %s marks the URL). Without it douctl uses xdg-open (open on macOS) when a display is available."),
                     (term: "DISPLAY, WAYLAND_DISPLAY", text: "Whether a browser can open here; without one (and without BROWSER) auth login prefers the device flow."),

@@ -1,8 +1,37 @@
 import DouctlArguments
 
-/// Options every command accepts, before or after the command word.
+/// Options accepted before or after the command word, each by the commands it applies to:
+/// help, version and error-format by all; the others by group (`Group`), which each command
+/// takes or not (`Command.inheriting`, in `CommandTree`).
 enum GlobalOptions {
-    static let specs: [OptionSpec] = [
+    /// Groups of global options a command takes or not.
+    enum Group: String {
+        /// --profile, --config-dir: commands that read the config directory.
+        case profile
+        /// --api-base, -v, --timeout, retries, --max-time, rate limits, the cache, --record,
+        /// --dry-run, --error-body: commands that send API requests.
+        case request
+        /// TLS and proxy options: commands that send requests.
+        case network
+        /// --pretty, --compact: commands that print JSON.
+        case output
+    }
+
+    static let specs: [OptionSpec] = ungrouped.map { option in
+        guard let group = groupOf[option.long] else { return option }
+        return option.inGroup(group.rawValue)
+    }
+
+    private static let groupOf: [String: Group] = {
+        var table: [String: Group] = [:]
+        for name in ["profile", "config-dir"] { table[name] = .profile }
+        for name in ["api-base", "verbose", "timeout", "no-retry", "retry", "retry-max-time", "max-time", "wait-on-rate-limit", "cache", "cache-only", "record", "dry-run", "error-body"] { table[name] = .request }
+        for name in ["cacert", "capath", "cert", "key", "insecure", "proxy"] { table[name] = .network }
+        for name in ["pretty", "compact"] { table[name] = .output }
+        return table
+    }()
+
+    private static let ungrouped: [OptionSpec] = [
         OptionSpec("profile", value: ValueSpec("NAME", completion: .dynamic("profiles")),
                    help: "use this profile (env DOUCTL_PROFILE; default: config's default_profile, else douban)"),
         OptionSpec("config-dir", value: ValueSpec("DIR", completion: .directory),

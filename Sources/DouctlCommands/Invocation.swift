@@ -67,6 +67,7 @@ final class Invocation {
         cachedConfig = nil
         cachedProfile = nil
         cachedHTTPConfiguration = nil
+        cachedCredential = nil
         return result
     }
 
@@ -184,13 +185,25 @@ final class Invocation {
         return client
     }
 
-    /// What worker threads use to build their own API clients.
+    /// The credential this run's requests carry, decided once (`CredentialInForce`): a dry
+    /// run reads no store and sends none.
+    func credentialInForce() throws(DouctlError) -> CredentialInForce {
+        if dryRun != nil { return .none }
+        if let cachedCredential { return cachedCredential }
+        let credential = CredentialInForce.decide(profile: try profile(), store: try credentialStore(), environment: environment)
+        cachedCredential = credential
+        return credential
+    }
+
+    private var cachedCredential: CredentialInForce?
+
+    /// What every API client of this run is built from (workers build their own), with the
+    /// environment always in it.
     func clientFactory() throws(DouctlError) -> ClientFactory {
-        let token = environment["DOUCTL_TOKEN"]?.nonEmpty
-        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(), fixedToken: token)
+        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
+                                    environment: environment, credential: try credentialInForce())
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait
-        factory.environment = environment
         factory.recorder = parsed.value("record").map(ExchangeRecorder.init(directory:))
         return factory
     }
@@ -206,17 +219,13 @@ final class Invocation {
     func api() throws(DouctlError) -> APIClient {
         if let cachedAPI { return cachedAPI }
         let factory = try clientFactory()
+        let client: APIClient
         if dryRun != nil {
-            let client = try factory.make()
-            cachedAPI = client
-            return client
+            client = try factory.make()
+        } else {
+            let session = try factory.credential.session(profile: factory.profile, store: factory.store)
+            client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
         }
-        let client = APIClient(profile: factory.profile, http: try http(), tokens: try tokens(), session: try CookieSession.hooks(for: factory.profile, store: factory.store))
-        client.rateLimitWait = rateLimitWait
-        client.environment = environment
-        client.rateLimiter = factory.rateLimiter
-        client.cachePolicy = try cachePolicy()
-        client.recorder = factory.recorder
         cachedAPI = client
         return client
     }

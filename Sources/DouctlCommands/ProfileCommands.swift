@@ -29,7 +29,13 @@ enum ProfileCommands {
         names that endpoint (GitHub: --user-url /user --user-name-field login; GitLab:
         --user-url /api/v4/user --user-name-field username).
         """), [
-        Command(CommandSpec("list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)"), run: list),
+        Command(CommandSpec(
+            "list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)",
+            discussion: """
+            "logged_in" is true when requests would carry a credential: a stored token, a
+            cookie session (Coding's auth login --password) or, for the profile this run
+            uses, DOUCTL_TOKEN (the same decision as auth status's "credential").
+            """), run: list),
         Command(CommandSpec(
             "show", abstract: "print a resolved profile as JSON (secrets masked)",
             options: [ConfigCommands.showSecrets],
@@ -53,7 +59,11 @@ enum ProfileCommands {
         let store = try invocation.credentialStore()
         for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
-            let credential = try? store.load(name)
+            // The same decision requests and auth status use; DOUCTL_TOKEN counts for the
+            // profile this run would use, as it does for auth status.
+            let credential = name == active
+                ? CredentialInForce.decide(profile: profile, store: store, environment: invocation.environment)
+                : CredentialInForce.decideStored(profile: profile, store: store)
             invocation.printJSONLine(.object(JSONObject([
                 ("name", .string(name)),
                 ("preset", profile.preset.map(JSON.string) ?? .null),
@@ -61,7 +71,7 @@ enum ProfileCommands {
                 ("api_base", .string(profile.apiBase)),
                 ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
-                ("logged_in", .bool(credential != nil)),
+                ("logged_in", .bool(credential.isLoggedIn)),
             ])))
         }
         return .success

@@ -187,10 +187,21 @@ public final class APIClient {
     }
 
     private func uncachedExchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
+        try refreshingAndReplaying(request) { (token: String?) throws(DouctlError) -> HTTPResponse in
+            try perform(request, token: token, progress: progress)
+        }
+    }
+
+    /// The one refresh-and-replay path, for buffered (`exchange`) and streamed (`stream`)
+    /// requests alike: sends with the token in force; when the reply says the token expired
+    /// or is invalid, refreshes once and replays once (a body from a pipe cannot be).
+    private func refreshingAndReplaying(
+        _ request: APIRequest, send: (String?) throws(DouctlError) -> HTTPResponse
+    ) throws(DouctlError) -> HTTPResponse {
         let token = request.sendsToken ? try tokens?.currentToken() : nil
         if request.sendsToken, token == nil { try requireLogin() }
         lastSentToken = token
-        let response = try perform(request, token: token, progress: progress)
+        let response = try send(token)
         guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style) else {
             return response
         }
@@ -199,7 +210,26 @@ public final class APIClient {
             throw .authentication("the token had expired and is now refreshed, but the request body came from a pipe and cannot be sent again; run the command again")
         }
         lastSentToken = fresh
-        return try perform(request, token: fresh, progress: progress)
+        return try send(fresh)
+    }
+
+    /// One try after another under `rate_limit`'s quota, and with `--wait-on-rate-limit`
+    /// a rate-limited reply waited out and the request sent again (buffered and streamed
+    /// requests alike; a body from a pipe cannot be sent again).
+    private func waitingOutRateLimits(
+        _ request: APIRequest, attempt: () throws(DouctlError) -> HTTPResponse
+    ) throws(DouctlError) -> HTTPResponse {
+        var waited = 0.0
+        while true {
+            try waitForRateLimit()
+            let response = try attempt()
+            guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
+                  request.body.isReplayable else { return response }
+            let (seconds, reason) = RateLimitWait.delay(for: response)
+            guard waited + seconds <= rateLimitWait.maximum else { return response }
+            waited += seconds
+            if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
+        }
     }
 
     /// Every secret in force now, for `--record` to scrub wherever it appears: the token
@@ -263,24 +293,22 @@ public final class APIClient {
 
     private func perform(_ request: APIRequest, token: String?, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
         let httpRequest = try httpRequest(request, token: token)
-        var waited = 0.0
-        while true {
-            try waitForRateLimit()
-            let response: HTTPResponse
-            do {
-                response = try http.fetch(httpRequest, progress: progress)
-            } catch {
-                throw .transport(error)
-            }
-            if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
-            if let recorder { try recorder.record(httpRequest, response, secrets: liveSecrets(sent: token)) }
-            guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
-                  request.body.isReplayable else { return response }
-            let (seconds, reason) = RateLimitWait.delay(for: response)
-            guard waited + seconds <= rateLimitWait.maximum else { return response }
-            waited += seconds
-            if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
+        return try waitingOutRateLimits(request) { () throws(DouctlError) -> HTTPResponse in
+            try fetchOnce(httpRequest, token: token, progress: progress)
         }
+    }
+
+    /// One buffered try: the reply, its cookies kept, the exchange recorded.
+    private func fetchOnce(_ httpRequest: HTTPRequest, token: String?, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            response = try http.fetch(httpRequest, progress: progress)
+        } catch {
+            throw .transport(error)
+        }
+        if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
+        if let recorder { try recorder.record(httpRequest, response, secrets: liveSecrets(sent: token)) }
+        return response
     }
 
     /// Like `exchange`, but a successful (2xx) reply's body goes to `sink` as it arrives,
@@ -295,16 +323,9 @@ public final class APIClient {
         head: @escaping (HTTPResponseHead) -> Void,
         sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
-        let token = request.sendsToken ? try tokens?.currentToken() : nil
-        if request.sendsToken, token == nil { try requireLogin() }
-        lastSentToken = token
-        let response = try performStreaming(request, token: token, progress: progress, restart: restart, head: head, sink: sink)
-        guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style),
-              let fresh = try tokens.refresh(rejected: token) else {
-            return response
+        try refreshingAndReplaying(request) { (token: String?) throws(DouctlError) -> HTTPResponse in
+            try performStreaming(request, token: token, progress: progress, restart: restart, head: head, sink: sink)
         }
-        lastSentToken = fresh
-        return try performStreaming(request, token: fresh, progress: progress, restart: restart, head: head, sink: sink)
     }
 
     private func performStreaming(
@@ -312,7 +333,16 @@ public final class APIClient {
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
         let httpRequest = try httpRequest(request, token: token)
-        try waitForRateLimit()
+        return try waitingOutRateLimits(request) { () throws(DouctlError) -> HTTPResponse in
+            try streamOnce(httpRequest, progress: progress, restart: restart, head: head, sink: sink)
+        }
+    }
+
+    /// One streamed try: a 2xx body to `sink`, any other's first MiB kept for `decode`.
+    private func streamOnce(
+        _ httpRequest: HTTPRequest, progress: ((TransferProgress) -> Void)?, restart: (() -> Bool)?,
+        head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) throws(DouctlError) -> HTTPResponse {
         let errorLimit = 1 << 20
         var errorBody: [UInt8] = []
         var streaming = false

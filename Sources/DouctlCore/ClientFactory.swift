@@ -2,12 +2,15 @@ import DouctlHTTP
 
 /// Everything needed to build an `APIClient`, as a value that can cross threads: each
 /// upload worker builds its own client (libcurl handles are not shared between threads).
+/// It is the one place clients are made — the command's, the workers', the login's
+/// identity check, the logout's — so each carries the same environment ("$VAR" values in
+/// common_params, common_headers, signing_secret), rate-limit wait, quota and recorder.
 public struct ClientFactory: Sendable {
     public var profile: ResolvedProfile
     public var http: HTTPClientConfiguration
     public var store: CredentialStore
-    /// `DOUCTL_TOKEN`, when set.
-    public var fixedToken: String?
+    /// The credential requests carry, decided once (see `CredentialInForce`).
+    public var credential: CredentialInForce
     /// See `APIClient.allowsAnonymous`.
     public var allowsAnonymous = false
     /// See `APIClient.dryRun`: no tokens, no session, nothing sent.
@@ -15,15 +18,16 @@ public struct ClientFactory: Sendable {
     /// See `APIClient.rateLimitWait`.
     public var rateLimitWait: RateLimitWait?
     /// See `APIClient.environment`.
-    public var environment: [String: String] = [:]
+    public var environment: [String: String]
     /// See `APIClient.recorder`.
     public var recorder: ExchangeRecorder?
 
-    public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, fixedToken: String?) {
+    public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, environment: [String: String], credential: CredentialInForce) {
         self.profile = profile
         self.http = http
         self.store = store
-        self.fixedToken = fixedToken
+        self.environment = environment
+        self.credential = credential
     }
 
     /// The profile's `rate_limit`, shared through the config directory.
@@ -33,25 +37,27 @@ public struct ClientFactory: Sendable {
     }
 
     public func makeTokens(http client: any HTTPTransport) -> AccessTokenSource {
-        if let fixedToken { return FixedToken(fixedToken) }
-        return StoredTokens(profile: profile, store: store, http: client)
+        credential.tokens(profile: profile, store: store, http: client)
     }
 
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
         let client = HTTPClient(http)
-        let api: APIClient
-        if let dryRun {
-            api = APIClient(profile: profile, http: client, tokens: nil)
-            api.dryRun = dryRun
-        } else {
-            api = APIClient(profile: profile, http: client, tokens: makeTokens(http: client), session: try CookieSession.hooks(for: profile, store: store))
-        }
+        if dryRun != nil { return self.client(http: client, tokens: nil, session: nil) }
+        return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
+    }
+
+    /// A client over `http` with these credentials (a login's new token, a session being
+    /// ended), configured like every other.
+    public func client(http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks?, cachePolicy: CachePolicy? = nil) -> APIClient {
+        let api = APIClient(profile: profile, http: http, tokens: tokens, session: session)
+        api.dryRun = dryRun
         api.allowsAnonymous = allowsAnonymous
         api.rateLimitWait = rateLimitWait
         api.environment = environment
         api.rateLimiter = rateLimiter
         api.recorder = recorder
+        api.cachePolicy = cachePolicy
         return api
     }
 }

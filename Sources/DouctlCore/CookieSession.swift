@@ -159,15 +159,12 @@ public final class CookieSession: SessionHooks {
         self.now = now
     }
 
-    /// The session of a profile that logged in with a password, or nil. A profile has one
-    /// identity: when it also holds a token (a jar from before logins replaced each other),
-    /// the token is used and the session is not sent. A jar that cannot be read is an error
-    /// (exit 3, as a corrupt credentials file is), not a logged-out profile.
-    public static func hooks(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> SessionHooks? {
+    /// The cookie session stored for a profile that logged in with a password, or nil.
+    /// Whether it is sent is `CredentialInForce`'s decision (a token, DOUCTL_TOKEN's or a
+    /// stored one, wins). A jar that cannot be read is an error (exit 3, as a corrupt
+    /// credentials file is), not a logged-out profile.
+    public static func stored(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> CookieSession? {
         guard profile.style.hasCookieSessions else { return nil }
-        // Only "is there a token?": a credentials file that cannot be read fails the
-        // request when the token is asked for.
-        if (try? store.load(profile.name)) != nil { return nil }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
         guard jar.exists else { return nil }
         let cookies = try jar.load()

@@ -49,10 +49,25 @@ public enum CurlCommand {
             case .text(let name, let value):
                 return ["--form-string", quote("\(name)=\(value)", placeholders: placeholders)]
             case .file(let name, let path, let contentType, let filename):
-                return ["-F", quote("\(name)=@\(path);type=\(contentType);filename=\(filename)", placeholders: placeholders)]
+                return ["-F", quote("\(name)=@\(Self.formWord(path));type=\(Self.formWord(contentType));filename=\(Self.formWord(filename))", placeholders: placeholders)]
             case .data(let name, _, let contentType, let filename):
-                return ["-F", quote("\(name)=@-;type=\(contentType);filename=\(filename)", placeholders: placeholders)]
+                return ["-F", quote("\(name)=@-;type=\(Self.formWord(contentType));filename=\(Self.formWord(filename))", placeholders: placeholders)]
             }
+        }
+
+        /// A value inside curl's -F argument: curl splits it at `;` (and a file list at
+        /// `,`), so a value with either, a `"`, a backslash or edge spaces is written as curl's
+        /// man page says: in double quotes, with `"` and `\` escaped by a backslash
+        /// (`-F 'image=@"we;ird,\"name\".png"'`).
+        static func formWord(_ value: String) -> String {
+            let needsQuotes = value.contains(where: { ";,\"\\".contains($0) }) || value.first == " " || value.last == " "
+            guard needsQuotes else { return value }
+            var quoted = "\""
+            for character in value {
+                if character == "\"" || character == "\\" { quoted.append("\\") }
+                quoted.append(character)
+            }
+            return quoted + "\""
         }
     }
 

@@ -131,6 +131,24 @@ struct ParseTests {
         #expect(!parsed.has("pretty"))
     }
 
+    /// Each command takes the global options of the groups it declares: every one for
+    /// commands that send requests, fewer for the rest; help, --version and --error-format
+    /// everywhere.
+    @Test func globalOptionsParseWhereTheyApply() throws {
+        for argv in [["api", "/x", "--cacert", "c"], ["--cacert", "c", "-k", "user", "me"], ["auth", "status", "--proxy", "http://p"],
+                     ["download", "u", "--wait-on-rate-limit"], ["config", "list", "--profile", "p", "--pretty"],
+                     ["sandbox", "--config-dir", "d"], ["version", "--error-format", "json"], ["demo", "--compact"]] {
+            guard case .run = try Self.parser.parse(argv) else {
+                Issue.record("\(argv) did not parse to a run")
+                continue
+            }
+        }
+        let root = Douctl.rootSpec
+        #expect(root.inheritedOptions(at: ["version"]).map(\.long) == ["error-format", "help", "version"])
+        #expect(root.inheritedOptions(at: ["api"]).count == root.options.count)
+        #expect(!root.inheritedOptions(at: ["sandbox"]).map(\.long).contains("cacert"))
+    }
+
     @Test func defaultsApplyWhenAnOptionIsAbsent() throws {
         let parsed = try parsed(["api", "/x"])
         #expect(parsed.value("timeout") == "30")
@@ -189,6 +207,12 @@ struct ParseTests {
         (["api", "/x", "--timeout", "-1"], "douctl: invalid value '-1' for --timeout: expected a non-negative number", ["api"]),
         (["api", "/x", "--error-format", "xml"], "douctl: invalid value 'xml' for --error-format: expected one of text, json", ["api"]),
         (["api", "/x", "-X"], "douctl: option '-X' needs a value (METHOD)", ["api"]),
+        // Global options apply only where they mean something (before: all parsed, and were ignored).
+        (["version", "--cacert", "x"], "douctl: option '--cacert' does not apply to 'douctl version'", ["version"]),
+        (["--cacert", "x", "version"], "douctl: option '--cacert' does not apply to 'douctl version'", ["version"]),
+        (["sandbox", "--proxy", "http://127.0.0.1:9"], "douctl: option '--proxy' does not apply to 'douctl sandbox'", ["sandbox"]),
+        (["config", "list", "--verbose"], "douctl: option '--verbose' does not apply to 'douctl config list'", ["config", "list"]),
+        (["completion", "bash", "--profile", "p"], "douctl: option '--profile' does not apply to 'douctl completion'", ["completion"]),
     ])
     func usageErrorsExit2WithTheLineAndTheUsage(argv: [String], line: String, usagePath: [String]) throws {
         let result = try InProcessDouctl().run(argv)

@@ -173,6 +173,30 @@ struct APIClientTests {
         #expect(waits.map(\.1) == ["Retry-After: 7"])
     }
 
+    /// The streamed path (downloads) goes through the same refresh-and-replay as `send`, rate-limit wait included.
+    @Test func aStreamedRequestWaitsOutARateLimitToo() throws {
+        let transport = ScriptedTransport([
+            .json(429, #"{"msg":"rate_limit_exceeded2","code":112}"#, headers: [HTTPHeader("Retry-After", "3")]),
+            .reply(HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "image/png")]), body: [1, 2, 3])),
+        ])
+        let api = try client(transport)
+        let recorded = RecordedWaits()
+        api.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+            recorded.add(seconds, reason)
+            return true
+        }
+        var streamed: [UInt8] = []
+        let response = try api.stream(APIRequest(path: "/pics/1.png"), head: { _ in }, sink: { chunk in
+            streamed += chunk
+            return true
+        })
+        // Before: the 429 came back at once, no wait, one request.
+        #expect(response.status == 200)
+        #expect(streamed == [1, 2, 3], "the 429's body never reaches the sink")
+        #expect(transport.requests.count == 2)
+        #expect(recorded.all.map(\.0) == [3])
+    }
+
     @Test func waitsStopAddingUpAtTheMaximum() throws {
         let limited = ScriptedTransport.Answer.json(429, "{}", headers: [HTTPHeader("Retry-After", "40")])
         let transport = ScriptedTransport([limited, limited, limited])

@@ -63,6 +63,18 @@ struct GeneratedFilesTests {
         #expect(try bashComplete(["douctl", "--profile", "wo"], douctl: douctl) == ["work"])
     }
 
+    /// Completions offer a command only the global options it takes (before: every one everywhere).
+    @Test func bashOffersOnlyTheGlobalOptionsACommandTakes() throws {
+        let douctl = Douctl()
+        let version = try bashComplete(["douctl", "version", "--"], douctl: douctl)
+        #expect(!version.contains("--cacert") && !version.contains("--profile"), "\(version)")
+        #expect(version.contains("--error-format"))
+        let sandbox = try bashComplete(["douctl", "sandbox", "--c"], douctl: douctl)
+        #expect(sandbox.contains("--config-dir") && !sandbox.contains("--cacert") && !sandbox.contains("--cache"), "\(sandbox)")
+        #expect(try bashComplete(["douctl", "api", "/x", "--cace"], douctl: douctl) == ["--cacert"])
+        #expect(try bashComplete(["douctl", "--cace"], douctl: douctl) == ["--cacert"], "before a command word, every global")
+    }
+
     @Test(arguments: [("zsh", ["-n"], "completions/_douctl"), ("fish", ["--no-execute"], "completions/douctl.fish"), ("bash", ["-n"], "completions/douctl.bash")])
     func shellsAcceptTheScripts(name: String, arguments: [String], file: String) throws {
         let shell = try Tools.require(name)

@@ -166,6 +166,25 @@ struct ScriptingTests {
         #expect(without.status == 0, "the counter moved on; this one is answered")
     }
 
+    /// `download --wait-on-rate-limit` waits as `api` does (before: exit 6 at the first 429).
+    /// `--no-retry`, so the HTTP layer's own retries (429 is retried for GET) do not hide it.
+    @Test func downloadWaitsOnRateLimitToo() throws {
+        let calls = Counter()
+        let server = try TestServer { _ in
+            if calls.next() < 1 {
+                return HTTPServerResponse(status: 429, headers: [("Content-Type", "application/json"), ("Retry-After", "1")],
+                                          body: .bytes(Array(#"{"msg":"rate_limit_exceeded1","code":111}"#.utf8)))
+            }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .bytes(Array("payload".utf8)))
+        }
+        let directory = TemporaryDirectory.make(prefix: "dl-ratelimit")
+        let result = try Douctl().run("download", server.baseURL + "/x.bin", "-o", directory + "/x.bin", "--wait-on-rate-limit", "--no-retry")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("douctl: rate limited (Retry-After: 1); waiting 1s"), "\(result)")
+        #expect(server.received.count == 2)
+        #expect(try String(contentsOfFile: directory + "/x.bin", encoding: .utf8) == "payload")
+    }
+
     // MARK: --dry-run
 
     @Test func dryRunPrintsACurlCommandThatSendsTheSameRequest() throws {
@@ -193,7 +212,10 @@ struct ScriptingTests {
             // Run the printed command as a shell would; the request must match.
             let shell = Process()
             shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", dry.stdoutText + " > /dev/null"]
+            // -e: the printed text ends in a newline, so a "> /dev/null" appended after it would be
+            // a command of its own and hide curl's exit status.
+            shell.arguments = ["-ec", dry.stdoutText]
+            shell.standardOutput = FileHandle.nullDevice
             shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
             try shell.run()
             shell.waitUntilExit()
@@ -213,6 +235,40 @@ struct ScriptingTests {
                 #expect(replayed.header("Content-Type") == sent.header("Content-Type"), "\(arguments)")
                 #expect(replayed.body == sent.body, "\(arguments): \(replayed.bodyText) vs \(sent.bodyText)")
             }
+        }
+    }
+
+    /// curl splits -F values at `;` and `,`: a file named `we;ird,"name".png` must be quoted
+    /// inside the -F value (`-F 'image=@"we;ird,\"name\".png";…'`) for the printed line to run.
+    /// Before: curl failed (exit 26, "Failed to open/read local data").
+    @Test func dryRunCurlLineRunsForAFileNameWithSemicolonCommaAndQuotes() throws {
+        try Tools.require("curl")
+        let server = try TestServer(json: #"{"id":1,"text":"hello","created_at":"2026-11-23 19:00:00"}"#)
+        let picture = try TemporaryDirectory.file(named: #"we;ird,"name".png"#, bytes: PNGFixture.bytes)
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "tok-123"])
+        for arguments in [["api", "/shuo/v2/statuses/", "-f", "text=图", "--attach", "image=\(picture)"], ["shuo", "post", "hello", "--image", picture]] {
+            let real = try douctl.run(arguments + ["--api-base", server.baseURL])
+            #expect(real.status == 0, "\(arguments): \(real)")
+            let sent = try #require(server.received.last)
+            let dry = try douctl.run(arguments + ["--api-base", server.baseURL, "--dry-run"])
+            #expect(dry.status == 0, "\(dry)")
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // -e: the printed text ends in a newline, so a "> /dev/null" appended after it would be
+            // a command of its own and hide curl's exit status.
+            shell.arguments = ["-ec", dry.stdoutText]
+            shell.standardOutput = FileHandle.nullDevice
+            shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+            try shell.run()
+            shell.waitUntilExit()
+            #expect(shell.terminationStatus == 0, "\(dry.stdoutText)")
+            let replayed = try #require(server.received.last)
+            #expect(replayed.target == sent.target)
+            let a = try #require(multipartParts(sent.body, contentType: sent.header("Content-Type")))
+            let b = try #require(multipartParts(replayed.body, contentType: replayed.header("Content-Type")))
+            #expect(a.map(\.disposition) == b.map(\.disposition), "\(arguments): \(dry.stdoutText)")
+            #expect(a.map(\.contentType) == b.map(\.contentType))
+            #expect(a.map(\.body) == b.map(\.body))
         }
     }
 

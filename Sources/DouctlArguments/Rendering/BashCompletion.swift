@@ -87,21 +87,21 @@ private struct BashScript {
         var out = """
 
         # Sets \(prefix)_words to the options offered in the command path $1: its own, then
-        # the global ones (accepted before or after any command word).
+        # the global ones it takes (accepted before or after any command word).
         \(prefix)_options() {
             case $1 in
 
         """
+        let globals = root.visibleOptions.flatMap(\.spellings)
         for command in tree.dropFirst() {
             let own = command.spec.visibleOptions.flatMap(\.spellings)
-            if own.isEmpty { continue }
-            out += "        \(caseLabel(command))) \(prefix)_words=(\(words(own))) ;;\n"
+            let inherited = root.inheritedOptions(at: command.path).filter { !$0.isHidden }.flatMap(\.spellings)
+            if own.isEmpty && inherited == globals { continue }
+            out += "        \(caseLabel(command))) \(prefix)_words=(\(words(own + inherited.filter { !own.contains($0) }))) ;;\n"
         }
-        let globals = root.visibleOptions.flatMap(\.spellings)
         out += """
-                *) \(prefix)_words=() ;;
+                *) \(prefix)_words=(\(words(globals))) ;;
             esac
-            \(prefix)_words+=(\(words(globals)))
         }
 
         """

@@ -198,9 +198,10 @@ private struct FishScript {
     private func globalOptions() -> String {
         var out = "\n# Global options: accepted before or after any command word.\n"
         for option in root.visibleOptions {
-            // Commands that redefine this option hide the global one.
+            // Commands that redefine this option, or do not take it, hide the global one.
             let shadowing = tree.dropFirst().filter { command in
                 command.spec.visibleOptions.contains { own in own.spellings.contains { option.spellings.contains($0) } }
+                    || !root.inheritedOptions(at: command.path).contains(option)
             }
             var parts = [complete]
             if !shadowing.isEmpty {

@@ -171,6 +171,11 @@ public struct ManPage: Sendable, Equatable {
             roff.prose("Options:")
             for option in options { renderOption(option, into: &roff) }
         }
+        let inherited = root.inheritedOptions(at: command.path).filter { !$0.isHidden }
+        if root.isGroup, !inherited.isEmpty, inherited.count < root.visibleOptions.count {
+            roff.macro("PP")
+            roff.prose("Of the global options, this command takes " + inherited.map { "--" + $0.long }.joined(separator: ", ") + ".")
+        }
         if !spec.examples.isEmpty {
             roff.macro("PP")
             roff.prose(spec.examples.count == 1 ? "Example:" : "Examples:")

@@ -216,11 +216,13 @@ private struct ZshScript {
         return ShellText.posixQuoted(exclusion) + "{" + names.map(withSuffix).joined(separator: ",") + "}" + ShellText.posixQuoted(tail)
     }
 
-    /// The global options' spellings that `command` redefines itself.
+    /// The global options' spellings that `command` redefines itself, or does not take.
     private func shadowed(by command: RenderedCommand) -> [String] {
         if command.path.isEmpty { return [] }
         let own = command.spec.visibleOptions.flatMap(\.spellings)
-        return root.visibleOptions.flatMap(\.spellings).filter { own.contains($0) }
+        let inherited = root.inheritedOptions(at: command.path)
+        let notTaken = root.visibleOptions.filter { !inherited.contains($0) }.flatMap(\.spellings)
+        return root.visibleOptions.flatMap(\.spellings).filter { own.contains($0) || notTaken.contains($0) }
     }
 
     /// The lines that add a command's own options and the global ones to `specs`.
@@ -229,9 +231,9 @@ private struct ZshScript {
         let own = command.spec.visibleOptions.compactMap { optionSpec($0) }
         let omitted = shadowed(by: command)
         if omitted.isEmpty { return (own, globalsFunction) }
-        // This command redefines a global option: list the other global ones here.
+        // This command redefines a global option or does not take some: list the others here.
         let globals = root.visibleOptions.compactMap { optionSpec($0, omitting: omitted) }
-        var text = "# the global options, less those this command redefines\n    specs+=(\n"
+        var text = "# the global options, less those this command redefines or does not take\n    specs+=(\n"
         for line in globals { text += "        \(line)\n" }
         text += "    )"
         return (own, text)

@@ -19,8 +19,12 @@ public struct CodingPasswordLogin {
     public static let maximumCaptchaAttempts = 3
     public static let maximumTwoFactorAttempts = 3
 
-    public init(profile: ResolvedProfile, http: HTTPClient, console: LoginConsole, jar: CookieJar) {
-        self.profile = profile
+    /// Builds the login's API clients, so they carry the profile's "$VAR" values like any.
+    private let clients: ClientFactory
+
+    public init(clients: ClientFactory, http: HTTPClient, console: LoginConsole, jar: CookieJar) {
+        self.clients = clients
+        self.profile = clients.profile
         self.http = http
         self.console = console
         self.jar = jar
@@ -29,7 +33,7 @@ public struct CodingPasswordLogin {
     /// Logs in and saves the session; returns who logged in.
     public func run() throws(DouctlError) -> Identity {
         let session = CookieSession(jar: nil)
-        let client = APIClient(profile: profile, http: http, tokens: nil, session: session)
+        let client = clients.client(http: http, tokens: nil, session: session)
 
         let captchaNeeded = try client.json(APIRequest(path: "/api/captcha/login")).boolValue ?? false
         let account = try ask("Account (email, phone or global key):", secret: false)
@@ -63,7 +67,7 @@ public struct CodingPasswordLogin {
         }
         var identity = Identity(id: user?["id"]?.scalarText, name: user?["global_key"]?.scalarText, displayName: user?["name"]?.scalarText)
         if identity.name == nil {
-            identity = try Identity.fetch(with: APIClient(profile: profile, http: http, tokens: nil, session: session)) ?? identity
+            identity = try Identity.fetch(with: clients.client(http: http, tokens: nil, session: session)) ?? identity
         }
         try jar.save(session.cookies, owner: identity)
         return identity

@@ -1,0 +1,65 @@
+import DouctlHTTP
+
+/// Which credential a profile's requests carry, decided once per invocation and used by
+/// everything that asks: the API clients (`ClientFactory`), `auth status`, `auth token`,
+/// `profile list` and, through the client, the response cache's key. A profile has one
+/// identity, and the first of these that exists is it:
+///
+/// 1. `DOUCTL_TOKEN` (non-empty): the environment wins over anything stored; a cookie jar
+///    is then neither read nor sent.
+/// 2. A stored token (credentials.json has a login for the profile, or cannot be read: the
+///    request that needs the token reports that).
+/// 3. A cookie session (Coding's `auth login --password`): a jar with cookies.
+/// 4. None.
+public enum CredentialInForce: Sendable, Equatable {
+    case environmentToken(String)
+    case storedToken
+    case cookieSession
+    case none
+
+    public static func decide(profile: ResolvedProfile, store: CredentialStore, environment: [String: String]) -> CredentialInForce {
+        if let token = environment["DOUCTL_TOKEN"], !token.isEmpty { return .environmentToken(token) }
+        return decideStored(profile: profile, store: store)
+    }
+
+    /// The decision without the environment: what the config directory holds.
+    public static func decideStored(profile: ResolvedProfile, store: CredentialStore) -> CredentialInForce {
+        do {
+            if try store.load(profile.name) != nil { return .storedToken }
+        } catch {
+            return .storedToken
+        }
+        guard profile.style.hasCookieSessions else { return .none }
+        let jar = CookieJar(directory: store.directory, profile: profile.name)
+        guard jar.exists else { return .none }
+        // A jar that cannot be read is reported by the request that sends it (exit 3).
+        guard let cookies = try? jar.load() else { return .cookieSession }
+        return cookies.isEmpty ? .none : .cookieSession
+    }
+
+    /// What `auth status` calls it in "credential".
+    public var name: String? {
+        switch self {
+        case .environmentToken: return "DOUCTL_TOKEN"
+        case .storedToken: return "token"
+        case .cookieSession: return "cookie session"
+        case .none: return nil
+        }
+    }
+
+    public var isLoggedIn: Bool { self != .none }
+
+    /// Where requests get their token: `DOUCTL_TOKEN` as is, else the stored login
+    /// (refreshed as needed; it says "not logged in" when there is none).
+    public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport) -> AccessTokenSource {
+        if case .environmentToken(let token) = self { return FixedToken(token) }
+        return StoredTokens(profile: profile, store: store, http: http)
+    }
+
+    /// The cookie session requests carry: only when it is the credential in force. A jar
+    /// that cannot be read is an error (exit 3), not a logged-out profile.
+    public func session(profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> SessionHooks? {
+        guard self == .cookieSession else { return nil }
+        return try CookieSession.stored(for: profile, store: store)
+    }
+}
