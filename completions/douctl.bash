@@ -38,7 +38,7 @@ __douctl_options() {
         'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version) ;;
         'config') __douctl_words=(--profile --config-dir --pretty --compact --error-format -h --help --version) ;;
         'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format -h --help --version) ;;
         'config set') __douctl_words=(--profile --config-dir --pretty --compact --error-format -h --help --version) ;;
@@ -139,6 +139,7 @@ __douctl_option_value() {
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                -o|--output) __douctl_action=file; return 0 ;;
             esac ;;
         'profile add')
             case $2 in
