@@ -23,6 +23,8 @@ final class BatchReport: Sendable {
     /// The first failed write of a JSON line (see `passOutputFailure`).
     private let outputFailure = LockedValue<SystemError?>(nil)
     private let stdoutFD: Int32
+    /// The lines go to a terminal the progress display draws on: they go through it.
+    private let linesSharesTerminal: Bool
 
     init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?) {
         self.display = display
@@ -32,6 +34,7 @@ final class BatchReport: Sendable {
         printsErrorLines = display == nil && linesFD != invocation.stderr.fileDescriptor
         errorFormatJSON = invocation.wantsJSONErrors
         useColor = invocation.useColor
+        linesSharesTerminal = linesFD.map(Terminal.isTerminal) ?? false
     }
 
     /// The exit status of the whole batch.
@@ -39,7 +42,9 @@ final class BatchReport: Sendable {
 
     func succeeded(_ index: Int, line: JSONObject, name: String, bytes: Int64, seconds: Double) {
         statuses.withLock { $0.append(.success) }
-        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(bytes)) in \(Timestamp.duration(seconds))")
+        // The done line counts what the bar counted (a multipart body is a little larger than its file).
+        let shown = display?.shownBytes(index) ?? bytes
+        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(shown)) in \(Timestamp.duration(seconds))")
         print(line)
     }
 
@@ -59,7 +64,11 @@ final class BatchReport: Sendable {
         var bytes = JSON.object(line).serialized(.compact)
         bytes.append(0x0A)
         do {
-            try FileIO.writeAll(linesFD, bytes)
+            if let display, linesSharesTerminal {
+                try display.emit(bytes, to: linesFD)
+            } else {
+                try FileIO.writeAll(linesFD, bytes)
+            }
         } catch {
             let failure = error as? SystemError ?? SystemError("write", errno: EIO)
             outputFailure.withLock { if $0 == nil { $0 = failure } }

@@ -29,7 +29,10 @@ enum ProfileCommands {
         names that endpoint (GitHub: --user-url /user --user-name-field login; GitLab:
         --user-url /api/v4/user --user-name-field username).
         """), [
-        Command(CommandSpec("list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)"), run: list),
+        Command(CommandSpec(
+            "list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)",
+            discussion: "On a terminal the profiles are a table; in a pipe, or with --json or --format json, JSON lines.",
+            options: OutputOptions.view), run: list),
         Command(CommandSpec(
             "show", abstract: "print a resolved profile as JSON (secrets masked)",
             options: [ConfigCommands.showSecrets],
@@ -51,10 +54,12 @@ enum ProfileCommands {
         let config = try invocation.config()
         let active = config.activeProfileName(requested: invocation.requestedProfile)
         let store = try invocation.credentialStore()
+        var rows: [JSON] = []
+        let table = invocation.wantsView
         for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
             let credential = try? store.load(name)
-            invocation.printJSONLine(.object(JSONObject([
+            let row = JSON.object(JSONObject([
                 ("name", .string(name)),
                 ("preset", profile.preset.map(JSON.string) ?? .null),
                 ("style", .string(profile.style.rawValue)),
@@ -62,7 +67,12 @@ enum ProfileCommands {
                 ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
                 ("logged_in", .bool(credential != nil)),
-            ])))
+            ]))
+            if table { rows.append(row) } else { invocation.printJSONLine(row) }
+        }
+        if table {
+            let columns = ["name", "preset", "style", "api_base", "default", "logged_in"]
+            invocation.printLines(FieldsView.table(rows, columns: columns, style: invocation.viewContext.style))
         }
         return .success
     }
