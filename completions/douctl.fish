@@ -32,20 +32,26 @@ function __douctl_takes_value
     switch $argv[1]
         case 'auth login'
             contains -- $argv[2] --scopes --wait; and return 0
+        case 'auth status'
+            contains -- $argv[2] --format; and return 0
+        case 'user me'
+            contains -- $argv[2] --format; and return 0
+        case 'user get'
+            contains -- $argv[2] --format; and return 0
         case 'user search'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --format; and return 0
         case 'user following'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --format; and return 0
         case 'user followers'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --format; and return 0
         case 'shuo post'
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
         case 'shuo get'
-            contains -- $argv[2] --save-images; and return 0
+            contains -- $argv[2] --save-images --format; and return 0
         case 'shuo timeline'
-            contains -- $argv[2] --user --count --since-id --until-id; and return 0
+            contains -- $argv[2] --user --count --since-id --until-id --format; and return 0
         case 'shuo comments'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --format; and return 0
         case 'shuo uncomment'
             contains -- $argv[2] --status; and return 0
         case 'upload'
@@ -54,12 +60,16 @@ function __douctl_takes_value
             contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
+        case 'profile list'
+            contains -- $argv[2] --format; and return 0
         case 'profile add'
             contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+        case 'cache info'
+            contains -- $argv[2] --format; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body --color
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -153,6 +163,7 @@ complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a te
 complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
 complete -c douctl -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
+complete -c douctl -l color -r -f -a 'auto always never' -d 'colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never'
 complete -c douctl -s h -l help -d 'show help for the command'
 complete -c douctl -l version -d 'print douctl\'s version'
 
@@ -194,6 +205,8 @@ complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long t
 complete -c douctl -n '__douctl_path_is auth status' -l show-token -d 'include the whole access token'
 complete -c douctl -n '__douctl_path_is auth status' -l check -d 'ask the server whether the login works (default on a terminal)'
 complete -c douctl -n '__douctl_path_is auth status' -l no-check -d 'only read what is stored; send nothing'
+complete -c douctl -n '__douctl_path_is auth status' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is auth status' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl auth export
 complete -c douctl -n '__douctl_path_is auth export' -l yes-i-know -d 'print the secrets on a terminal too'
@@ -207,23 +220,37 @@ complete -c douctl -n '__douctl_wants_command user' -a 'followers' -d 'who follo
 complete -c douctl -n '__douctl_wants_command user' -a 'follow' -d 'follow a user'
 complete -c douctl -n '__douctl_wants_command user' -a 'unfollow' -d 'stop following a user'
 
+# douctl user me
+complete -c douctl -n '__douctl_path_is user me' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user me' -l json -d 'print JSON even on a terminal (same as --format json)'
+
+# douctl user get
+complete -c douctl -n '__douctl_path_is user get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user get' -l json -d 'print JSON even on a terminal (same as --format json)'
+
 # douctl user search
 complete -c douctl -n '__douctl_path_is user search' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user search' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user search' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user search' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user search' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl user following
 complete -c douctl -n '__douctl_path_is user following' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user following' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user following' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user following' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user following' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl user followers
 complete -c douctl -n '__douctl_path_is user followers' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user followers' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user followers' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user followers' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user followers' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
@@ -247,6 +274,8 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the li
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
 complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'also save the status\'s pictures in DIR (one JSON line each on stderr)'
+complete -c douctl -n '__douctl_path_is shuo get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo get' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo timeline
 complete -c douctl -n '__douctl_path_is shuo timeline' -l user -r -f -d 'a user\'s own statuses instead of your home timeline'
@@ -256,12 +285,16 @@ complete -c douctl -n '__douctl_path_is shuo timeline' -l since-id -r -f -d 'onl
 complete -c douctl -n '__douctl_path_is shuo timeline' -l until-id -r -f -d 'only statuses up to and including ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo comments
 complete -c douctl -n '__douctl_path_is shuo comments' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is shuo comments' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo comments' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo comments' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo uncomment
 complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
@@ -323,6 +356,10 @@ complete -c douctl -n '__douctl_wants_command profile' -a 'add' -d 'create or up
 complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a profile and its stored login'
 complete -c douctl -n '__douctl_wants_command profile' -a 'use' -d 'make a profile the default'
 
+# douctl profile list
+complete -c douctl -n '__douctl_path_is profile list' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is profile list' -l json -d 'print JSON even on a terminal (same as --format json)'
+
 # douctl profile show
 complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
 complete -c douctl -n '__douctl_at_argument 0 - profile show' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name (default: the active profile)'
@@ -370,6 +407,10 @@ complete -c douctl -n '__douctl_at_argument 0 - profile use' -f -a '(douctl __co
 # douctl cache
 complete -c douctl -n '__douctl_wants_command cache' -a 'info' -d 'print the cache\'s directory, entries and size as JSON'
 complete -c douctl -n '__douctl_wants_command cache' -a 'clear' -d 'delete every cached reply'
+
+# douctl cache info
+complete -c douctl -n '__douctl_path_is cache info' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is cache info' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl sandbox
 complete -c douctl -n '__douctl_path_is sandbox' -l host -r -f -d 'address to listen on'

@@ -19,6 +19,7 @@ final class ProgressDisplay: Sendable {
         var total: Int64 = 0
         var started: Double
         var lastPlainLine: Double = 0
+        var printedComplete = false
     }
 
     private struct State {
@@ -40,7 +41,10 @@ final class ProgressDisplay: Sendable {
     }
 
     func started(_ index: Int, name: String) {
-        state.withLock { $0.running[index] = Entry(name: name, started: Timestamp.now()) }
+        // Callers may say "started" on every callback before the first byte: keep the entry.
+        state.withLock { state in
+            if state.running[index] == nil { state.running[index] = Entry(name: name, started: Timestamp.now()) }
+        }
     }
 
     func update(_ index: Int, sent: Int64, total: Int64) {
@@ -49,8 +53,12 @@ final class ProgressDisplay: Sendable {
             guard var entry = state.running[index] else { return }
             entry.sent = sent
             entry.total = total
-            if !redrawsInPlace, now - entry.lastPlainLine >= 1 {
+            // Plain lines: at most one a second, and the complete count once, so the last
+            // figure shown is the one the done line repeats.
+            let complete = total > 0 && sent >= total && !entry.printedComplete
+            if !redrawsInPlace, now - entry.lastPlainLine >= 1 || complete {
                 entry.lastPlainLine = now
+                if complete { entry.printedComplete = true }
                 write(line(for: entry, now: now) + "\n")
             }
             state.running[index] = entry

@@ -130,4 +130,18 @@ struct TerminalViewTests {
         let columns = done.map { line in line.range(of: "  done, ").map { Self.width(String(line[..<$0.lowerBound])) } ?? -1 }
         #expect(columns == [24, 24, 24, 24], "\(done)")
     }
+
+    /// Issue 21: the done line counts the bytes the bar counted (the multipart body), not
+    /// the file's size, so the two never disagree.
+    @Test func theDoneLineCountsWhatTheBarCounted() throws {
+        let server = try TestServer { _ in .bytes(200, Array("{}".utf8), contentType: "application/json") }
+        let file = try TemporaryDirectory.file(named: "tiny.txt", bytes: Array("hello".utf8))
+        let result = try Douctl().run("upload", file, "--to", "/u", "--api-base", server.baseURL, "--progress", "always")
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let bar = try #require(lines.first { $0.contains(" / ") }, "\(lines)")
+        let total = try #require(bar.components(separatedBy: " / ").last?.components(separatedBy: "  ").first)
+        #expect(total != "5 B", "the body is larger than the file")
+        #expect(lines.last?.contains("done, \(total) in") == true, "\(lines)")
+    }
 }
