@@ -35,10 +35,11 @@ __douctl_options() {
         'user followers') __douctl_words=(--start --count --all --slurp --format --json) ;;
         'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
         'shuo get') __douctl_words=(--packed --save-images --format --json) ;;
+        'shuo delete') __douctl_words=(--format --json) ;;
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp --format --json) ;;
         'shuo comments') __douctl_words=(--start --count --all --slurp --format --json) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
-        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
+        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
         'config get') __douctl_words=(--show-secrets) ;;
@@ -107,6 +108,10 @@ __douctl_option_value() {
                 --save-images) __douctl_action=directory; return 0 ;;
                 --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
+        'shuo delete')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
         'shuo timeline')
             case $2 in
                 --user) __douctl_action=none; return 0 ;;
@@ -132,6 +137,7 @@ __douctl_option_value() {
                 -f|--raw-field) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'download')
             case $2 in

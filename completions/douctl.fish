@@ -48,6 +48,8 @@ function __douctl_takes_value
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
         case 'shuo get'
             contains -- $argv[2] --save-images --format; and return 0
+        case 'shuo delete'
+            contains -- $argv[2] --format; and return 0
         case 'shuo timeline'
             contains -- $argv[2] --user --count --since-id --until-id --format; and return 0
         case 'shuo comments'
@@ -55,7 +57,7 @@ function __douctl_takes_value
         case 'shuo uncomment'
             contains -- $argv[2] --status; and return 0
         case 'upload'
-            contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
+            contains -- $argv[2] --to --field -f --raw-field --parallel --progress --format; and return 0
         case 'download'
             contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
@@ -277,6 +279,10 @@ complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fi
 complete -c douctl -n '__douctl_path_is shuo get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is shuo get' -l json -d 'print JSON even on a terminal (same as --format json)'
 
+# douctl shuo delete
+complete -c douctl -n '__douctl_path_is shuo delete' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo delete' -l json -d 'print JSON even on a terminal (same as --format json)'
+
 # douctl shuo timeline
 complete -c douctl -n '__douctl_path_is shuo timeline' -l user -r -f -d 'a user\'s own statuses instead of your home timeline'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l public -d 'everyone\'s public statuses (Coding)'
@@ -306,6 +312,8 @@ complete -c douctl -n '__douctl_path_is upload' -s f -l raw-field -r -f -d 'add 
 complete -c douctl -n '__douctl_path_is upload' -l parallel -r -f -d 'upload N files at once'
 complete -c douctl -n '__douctl_path_is upload' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is upload' -s y -l yes -d 'post several files publicly without asking'
+complete -c douctl -n '__douctl_path_is upload' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is upload' -l json -d 'print JSON even on a terminal (same as --format json)'
 complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
 
 # douctl download

@@ -26,7 +26,13 @@ final class BatchReport: Sendable {
     /// The lines go to a terminal the progress display draws on: they go through it.
     private let linesSharesTerminal: Bool
 
-    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?) {
+    /// For a person at a terminal: "VERB NAME" lines instead of JSON (failures are told on stderr).
+    private let textVerb: String?
+    private let style: TextStyle
+
+    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
+        self.textVerb = textVerb
+        style = TextStyle(enabled: invocation.colorsStdout)
         self.display = display
         self.linesFD = linesFD
         stderrFD = invocation.stderr.fileDescriptor
@@ -45,7 +51,11 @@ final class BatchReport: Sendable {
         // The done line counts what the bar counted (a multipart body is a little larger than its file).
         let shown = display?.shownBytes(index) ?? bytes
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(shown)) in \(Timestamp.duration(seconds))")
-        print(line)
+        if let textVerb {
+            write(Array("\(textVerb) \(style.bold(name))\n".utf8))
+        } else {
+            print(line)
+        }
     }
 
     /// `{KEY: VALUE, "ok": false, "error", "exit"}`, and the error line naming `item`.
@@ -56,13 +66,20 @@ final class BatchReport: Sendable {
         if printsErrorLines && status != .interrupted {
             try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor) + "\n")
         }
-        print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+        // As text, a failure is told once: by its error line or the progress display.
+        if textVerb == nil {
+            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+        }
     }
 
     private func print(_ line: JSONObject) {
-        guard let linesFD else { return }
         var bytes = JSON.object(line).serialized(.compact)
         bytes.append(0x0A)
+        write(bytes)
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        guard let linesFD else { return }
         do {
             if let display, linesSharesTerminal {
                 try display.emit(bytes, to: linesFD)

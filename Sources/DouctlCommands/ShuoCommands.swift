@@ -24,6 +24,8 @@ enum ShuoCommands {
             ]), run: get),
         Command(CommandSpec(
             "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
+            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines.",
+            options: OutputOptions.view,
             arguments: [ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))]), run: delete),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
@@ -104,7 +106,11 @@ enum ShuoCommands {
             if Interrupt.requested { return .interrupted }
             do {
                 let reply = try service.delete(id)
-                invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                if invocation.wantsView {
+                    invocation.printLines(["deleted " + invocation.viewContext.style.bold(id)])
+                } else {
+                    invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                }
                 statuses.append(.success)
             } catch {
                 invocation.report(error, about: id)

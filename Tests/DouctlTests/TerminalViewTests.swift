@@ -117,7 +117,7 @@ struct TerminalViewTests {
             try Data(repeating: 7, count: 3 << 20).write(to: URL(fileURLWithPath: path))
             files.append(path)
         }
-        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 --api-base \(server.baseURL) --color never"
+        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 --api-base \(server.baseURL) --color never --json"
         let raw = try runUnderScript(command, environment: Douctl().environment)
         let lines = Screen(raw).lines
         for file in files {
@@ -143,5 +143,22 @@ struct TerminalViewTests {
         let total = try #require(bar.components(separatedBy: " / ").last?.components(separatedBy: "  ").first)
         #expect(total != "5 B", "the body is larger than the file")
         #expect(lines.last?.contains("done, \(total) in") == true, "\(lines)")
+    }
+
+    /// Issue 24: upload and shuo delete summaries read as text on a terminal; a pipe keeps
+    /// the JSON lines.
+    @Test func uploadAndDeleteSummariesReadAsTextOnATerminal() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        let server = try TestServer { _ in .bytes(200, Array("{}".utf8), contentType: "application/json") }
+        let file = try TemporaryDirectory.file(named: "图片.bin", bytes: Array("hello".utf8))
+        let upload = try screen(fixture, "upload \(file) --to /u --api-base \(server.baseURL) --progress never --color never", columns: 120).lines
+        #expect(upload == ["uploaded \(file)"], "\(upload)")
+        let id = try #require(try fixture.douctl.run("shuo", "post", "要删掉的").json()["id"]?.scalarText)
+        let deleted = try screen(fixture, "shuo delete \(id) --color never").lines
+        #expect(deleted == ["deleted \(id)"], "\(deleted)")
+        let piped = try fixture.douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL)
+        #expect(piped.stdoutText == "{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}\n")
     }
 }
