@@ -264,7 +264,7 @@ final class Invocation {
             let itemView = wantsView ? view : nil
             let context = viewContext
             try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-                if let itemView { printLines(itemView.item(item, context)) } else { printJSONLine(item) }
+                if let itemView { printLines(itemView.item(TerminalText.clean(item), context)) } else { printJSONLine(item) }
                 try stopIfOutputFailed()
             }
             return

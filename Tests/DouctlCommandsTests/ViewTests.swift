@@ -123,6 +123,32 @@ struct ViewTests {
         #expect(lines == ["NAME  DEFAULT", "默认  yes", "work  no"])
     }
 
+    @Test func serverTextCannotDriveTheTerminal() {
+        let hostile: JSON = ["id": 1, "text": "hi\u{1B}]0;pwned\u{07}\u{1B}[2J\u{9B}31m\nnext\tline",
+                             "user": ["uid": "x\u{1B}[8m", "screen_name": "evil\u{1B}[1A"]]
+        let lines = StatusView.lines(TerminalText.clean(hostile), width: 80, now: 0, style: .plain)
+        #expect(!lines.joined().unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B }, "\(lines)")
+        #expect(lines[0] == "evil^[[1A @x^[[8m #1")
+        #expect(lines[1] == "hi^[]0;pwned^G^[[2J\u{FFFD}31m")
+        #expect(lines[2] == "next line", "a tab is a space to wrap at")
+    }
+
+    @Test func viewsRunInProcessForWalksAndKeepJSONForSlurp() throws {
+        let run = try SandboxRun()
+        defer { run.stop() }
+        try run.login()
+        #expect(try run.douctl.run("shuo", "post", "走一遍").status == 0)
+        let feed = try run.douctl.run("shuo", "timeline", "--all", "--count", "2", "--format", "text", environment: ["DOUCTL_MAX_PAGES": "2"])
+        #expect(feed.stdoutText.hasPrefix("阿北 @ahbei · just now"), "\(feed)")
+        #expect(feed.stdoutText.contains("\n走一遍\n"))
+        #expect(!feed.stdoutText.contains("{"))
+        let slurp = try run.douctl.run("shuo", "timeline", "--all", "--slurp", "--count", "2", "--format", "text", environment: ["DOUCTL_MAX_PAGES": "2"])
+        #expect(slurp.stdoutText.hasPrefix("["), "\(slurp)")
+        let colored = try run.douctl.run("user", "me", "--color", "always")
+        #expect(colored.stdoutText.hasPrefix("\u{1B}[1;39m{\u{1B}[0m\u{1B}[34;1m\"id\""), "\(colored)")
+        #expect(try run.douctl.run("user", "me", "--color", "always", "--format", "text").stdoutText.hasPrefix("\u{1B}[1m阿北\u{1B}[0m"))
+    }
+
     // MARK: - colour
 
     @Test func jsonIsColouredLikeJq() {

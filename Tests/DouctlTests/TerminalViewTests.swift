@@ -161,4 +161,17 @@ struct TerminalViewTests {
         let piped = try fixture.douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL)
         #expect(piped.stdoutText == "{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}\n")
     }
+
+    /// A status whose text carries escape sequences (clear the screen, retitle the window)
+    /// is shown with them in caret notation: a server cannot drive the terminal.
+    @Test func aHostileStatusCannotDriveTheTerminal() throws {
+        let body = #"{"id":1,"text":"hi\u001b[2J\u001b]0;pwned\u0007 there","created_at":"2025-01-01 00:00:00","user":{"uid":"x","screen_name":"evil\u001b[8m"}}"#
+        let server = try TestServer { _ in .bytes(200, Array(body.utf8), contentType: "application/json") }
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "t0ken"])
+        try SandboxProfiles.write(base: server.baseURL, in: douctl.configDirectory)
+        let raw = try runUnderScript("\(Douctl.binary) shuo get 1 --color never", environment: douctl.environment)
+        #expect(!raw.contains("\u{1B}"), "\(raw)")
+        #expect(raw.contains("evil^[[8m @x"), "\(raw)")
+        #expect(raw.contains("hi^[[2J^[]0;pwned^G there"), "\(raw)")
+    }
 }
