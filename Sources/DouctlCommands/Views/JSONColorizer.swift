@@ -30,57 +30,84 @@ struct JSONColorizer: Sendable {
 
     private static func start(_ code: String) -> [UInt8] { Array("\u{1B}[\(code)m".utf8) }
     private static let reset: [UInt8] = Array("\u{1B}[0m".utf8)
+    private static let startNull = start(nullColor)
+    private static let startLiteral = start(literalColor)
+    private static let startString = start(stringColor)
+    private static let startKey = start(keyColor)
+    private static let startBracket = start(bracketColor)
 
     /// The coloured form of the next chunk.
     mutating func feed(_ chunk: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(chunk.count + chunk.count / 4)
-        for byte in chunk {
+        out.reserveCapacity(chunk.count + chunk.count / 2)
+        var index = 0
+        let end = chunk.count
+        while index < end {
             switch token {
             case .string, .key:
-                out.append(byte)
                 if escaped {
+                    out.append(chunk[index])
                     escaped = false
-                } else if byte == 0x5C {
-                    escaped = true
-                } else if byte == 0x22 {
-                    out += Self.reset
-                    token = .none
-                }
-                continue
-            case .literal:
-                if Self.isLiteralByte(byte) {
-                    out.append(byte)
+                    index += 1
                     continue
                 }
-                out += Self.reset
+                // Copy the run up to the next quote or backslash at once.
+                var stop = index
+                while stop < end, chunk[stop] != 0x22, chunk[stop] != 0x5C { stop += 1 }
+                out.append(contentsOf: chunk[index..<stop])
+                index = stop
+                guard index < end else { continue }
+                out.append(chunk[index])
+                if chunk[index] == 0x5C {
+                    escaped = true
+                } else {
+                    out.append(contentsOf: Self.reset)
+                    token = .none
+                }
+                index += 1
+                continue
+            case .literal:
+                if Self.isLiteralByte(chunk[index]) {
+                    out.append(chunk[index])
+                    index += 1
+                    continue
+                }
+                out.append(contentsOf: Self.reset)
                 token = .none
             case .none:
                 break
             }
+            let byte = chunk[index]
+            index += 1
             switch byte {
             case 0x22: // "
                 let isKey = stack.last == true && expectingKey
-                out += Self.start(isKey ? Self.keyColor : Self.stringColor)
+                out.append(contentsOf: isKey ? Self.startKey : Self.startString)
                 out.append(byte)
                 token = isKey ? .key : .string
                 if isKey { expectingKey = false }
             case 0x7B, 0x5B: // { [
-                out += Self.start(Self.bracketColor) + [byte] + Self.reset
+                out.append(contentsOf: Self.startBracket)
+                out.append(byte)
+                out.append(contentsOf: Self.reset)
                 stack.append(byte == 0x7B)
                 expectingKey = byte == 0x7B
             case 0x7D, 0x5D: // } ]
                 if !stack.isEmpty { stack.removeLast() }
-                out += Self.start(Self.bracketColor) + [byte] + Self.reset
+                out.append(contentsOf: Self.startBracket)
+                out.append(byte)
+                out.append(contentsOf: Self.reset)
                 expectingKey = false
             case 0x2C: // ,
                 out.append(byte)
                 expectingKey = stack.last == true
             case 0x6E: // n(ull)
-                out += Self.start(Self.nullColor) + [byte]
+                out.append(contentsOf: Self.startNull)
+                out.append(byte)
                 token = .literal
             case _ where Self.isLiteralByte(byte):
-                out += Self.start(Self.literalColor) + [byte]
+                out.append(contentsOf: Self.startLiteral)
+                out.append(byte)
                 token = .literal
             default:
                 out.append(byte)
