@@ -289,7 +289,7 @@ complete -c douctl -n '__douctl_path_is shuo timeline' -l public -d 'everyone\'s
 complete -c douctl -n '__douctl_path_is shuo timeline' -l count -r -f -d 'statuses per page (at most 200)'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l since-id -r -f -d 'only statuses newer than ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l until-id -r -f -d 'only statuses up to and including ID'
-complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON)'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l json -d 'print JSON even on a terminal (same as --format json)'

@@ -36,7 +36,7 @@ enum ShuoCommands {
                 OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)"),
                 OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID"),
                 OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID"),
-                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON)"),
+                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)"),
                 PagingOptions.slurp,
             ] + OutputOptions.view,
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
