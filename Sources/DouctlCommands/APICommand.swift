@@ -193,7 +193,7 @@ enum APICommand {
         do {
             var formatted = try JSONReformatter.reformat(body, format: invocation.prettyJSON ? .pretty : .compact)
             formatted.append(0x0A)
-            invocation.stdout.write(formatted)
+            invocation.stdout.write(invocation.colored(formatted))
         } catch {
             throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
         }
@@ -211,7 +211,7 @@ enum APICommand {
         }
         let format: JSONFormat = invocation.prettyJSON ? .pretty : .compact
         if let formatted = try? JSONReformatter.reformat(response.body, format: format) {
-            invocation.stdout.write(formatted)
+            invocation.stdout.write(invocation.colored(formatted))
             invocation.stdout.write([0x0A])
         } else {
             invocation.stdout.write(response.body)

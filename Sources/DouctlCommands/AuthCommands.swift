@@ -32,13 +32,14 @@ enum AuthCommands {
             profile without an identity endpoint (no preset, no user_url) cannot be
             checked: "valid" is null and "user_id"/"user_name" are null (user unknown).
             Exits 4 when not logged in or when the server refuses the login, 7 when the
-            server cannot be reached.
+            server cannot be reached. On a terminal the same fields are shown as aligned
+            lines; in a pipe, or with --json or --format json, the JSON object.
             """,
             options: [
                 .flag("show-token", help: "include the whole access token"),
                 .flag("check", help: "ask the server whether the login works (default on a terminal)"),
                 .flag("no-check", help: "only read what is stored; send nothing"),
-            ]), run: status),
+            ] + OutputOptions.view), run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             discussion: """
@@ -336,7 +337,7 @@ enum AuthCommands {
             }
             object["logged_in"] = false
             object["credentials_path"] = .string(store.path)
-            invocation.printJSON(.object(object))
+            invocation.printDocument(.object(object), view: .fields)
             throw .notLoggedIn(profile.name)
         }
         let now = Timestamp.now()
@@ -370,21 +371,21 @@ enum AuthCommands {
     private static func finishStatus(_ status: JSONObject, checks: Bool, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> ExitStatus {
         var object = status
         guard checks else {
-            invocation.printJSON(.object(object))
+            invocation.printDocument(.object(object), view: .fields)
             return .success
         }
         do {
             guard let identity = try Identity.fetch(with: try invocation.api()) else {
                 // No endpoint says whose the token is: nothing to check it against.
                 object["valid"] = .null
-                invocation.printJSON(.object(object))
+                invocation.printDocument(.object(object), view: .fields)
                 invocation.note("Cannot check the login of \(profile.name): the profile has no user_url.")
                 return .success
             }
             object["valid"] = true
             if let id = identity.id { object["user_id"] = .string(id) }
             if let name = identity.name { object["user_name"] = .string(name) }
-            invocation.printJSON(.object(object))
+            invocation.printDocument(.object(object), view: .fields)
             return .success
         } catch {
             let refused: Bool
@@ -395,7 +396,7 @@ enum AuthCommands {
             }
             guard refused else { throw error }
             object["valid"] = false
-            invocation.printJSON(.object(object))
+            invocation.printDocument(.object(object), view: .fields)
             // The error's own hint may already say how to log in: say it once.
             var reason = error.message
             if case .api(var apiError) = error {

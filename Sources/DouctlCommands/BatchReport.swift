@@ -23,8 +23,16 @@ final class BatchReport: Sendable {
     /// The first failed write of a JSON line (see `passOutputFailure`).
     private let outputFailure = LockedValue<SystemError?>(nil)
     private let stdoutFD: Int32
+    /// The lines go to a terminal the progress display draws on: they go through it.
+    private let linesSharesTerminal: Bool
 
-    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?) {
+    /// For a person at a terminal: "VERB NAME" lines instead of JSON (failures are told on stderr).
+    private let textVerb: String?
+    private let style: TextStyle
+
+    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
+        self.textVerb = textVerb
+        style = TextStyle(enabled: invocation.colorsStdout)
         self.display = display
         self.linesFD = linesFD
         stderrFD = invocation.stderr.fileDescriptor
@@ -32,6 +40,7 @@ final class BatchReport: Sendable {
         printsErrorLines = display == nil && linesFD != invocation.stderr.fileDescriptor
         errorFormatJSON = invocation.wantsJSONErrors
         useColor = invocation.useColor
+        linesSharesTerminal = linesFD.map(Terminal.isTerminal) ?? false
     }
 
     /// The exit status of the whole batch.
@@ -39,8 +48,14 @@ final class BatchReport: Sendable {
 
     func succeeded(_ index: Int, line: JSONObject, name: String, bytes: Int64, seconds: Double) {
         statuses.withLock { $0.append(.success) }
-        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(bytes)) in \(Timestamp.duration(seconds))")
-        print(line)
+        // The done line counts what the bar counted (a multipart body is a little larger than its file).
+        let shown = display?.shownBytes(index) ?? bytes
+        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(shown)) in \(Timestamp.duration(seconds))")
+        if let textVerb {
+            write(Array("\(textVerb) \(style.bold(name))\n".utf8))
+        } else {
+            print(line)
+        }
     }
 
     /// `{KEY: VALUE, "ok": false, "error", "exit"}`, and the error line naming `item`.
@@ -51,15 +66,26 @@ final class BatchReport: Sendable {
         if printsErrorLines && status != .interrupted {
             try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor) + "\n")
         }
-        print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+        // As text, a failure is told once: by its error line or the progress display.
+        if textVerb == nil {
+            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+        }
     }
 
     private func print(_ line: JSONObject) {
-        guard let linesFD else { return }
         var bytes = JSON.object(line).serialized(.compact)
         bytes.append(0x0A)
+        write(bytes)
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        guard let linesFD else { return }
         do {
-            try FileIO.writeAll(linesFD, bytes)
+            if let display, linesSharesTerminal {
+                try display.emit(bytes, to: linesFD)
+            } else {
+                try FileIO.writeAll(linesFD, bytes)
+            }
         } catch {
             let failure = error as? SystemError ?? SystemError("write", errno: EIO)
             outputFailure.withLock { if $0 == nil { $0 = failure } }

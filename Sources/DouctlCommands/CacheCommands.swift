@@ -17,17 +17,20 @@ enum CacheCommands {
         directory (default 50); the least recently used replies go first. Replies marked
         Cache-Control: no-store are never kept.
         """), [
-        Command(CommandSpec("info", abstract: "print the cache's directory, entries and size as JSON"), run: info),
+        Command(CommandSpec(
+            "info", abstract: "print the cache's directory, entries and size as JSON",
+            discussion: "On a terminal the same fields are shown as aligned lines; in a pipe, or with --json or --format json, the JSON object.",
+            options: OutputOptions.view), run: info),
         Command(CommandSpec("clear", abstract: "delete every cached reply"), run: clear),
     ])
 
     static func info(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let cache = try invocation.responseCache()
         let summary = cache.summary()
-        invocation.printJSON(.object(JSONObject([
+        invocation.printDocument(.object(JSONObject([
             ("path", .string(cache.directory)), ("entries", .int(Int64(summary.entries))),
             ("bytes", .int(summary.bytes)), ("max_bytes", .int(cache.maximumBytes)),
-        ])))
+        ])), view: .fields)
         return .success
     }
 

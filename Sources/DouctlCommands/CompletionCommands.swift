@@ -95,6 +95,7 @@ enum ManPageContent {
                     (term: "cookies-PROFILE.json", text: "The cookie session of a Coding password login (auth login --password) and who logged in to it, mode 0600, written like credentials.json."),
                 ]),
             ]),
+            OutputOptions.manSection,
             ManPage.Section(title: "ENVIRONMENT", blocks: [
                 .definitions([
                     (term: "DOUCTL_PROFILE", text: "The profile to use when --profile is not given."),
@@ -104,7 +105,7 @@ enum ManPageContent {
                     (term: "DOUCTL_CLIENT_ID, DOUCTL_CLIENT_SECRET", text: "Override the profile's client_id and client_secret."),
                     (term: "BROWSER", text: "The command auth login --web opens URLs with (a ':'-separated list; %s marks the URL). Without it douctl uses xdg-open (open on macOS) when a display is available."),
                     (term: "DISPLAY, WAYLAND_DISPLAY", text: "Whether a browser can open here; without one (and without BROWSER) auth login prefers the device flow."),
-                    (term: "NO_COLOR", text: "When set and non-empty, douctl prints no colour."),
+                    (term: "NO_COLOR", text: "When set and non-empty, douctl prints no colour (unless --color always)."),
                     (term: "XDG_CACHE_HOME", text: "Where the response cache is (XDG_CACHE_HOME/douctl; else HOME/.cache/douctl)."),
                     (term: "TMPDIR", text: "Where douctl demo makes its temporary config directory."),
                     (term: "http_proxy, HTTPS_PROXY, https_proxy, ALL_PROXY, all_proxy, NO_PROXY, no_proxy", text: "Proxies, read by libcurl as curl reads them: http_proxy for http:// URLs (an upper-case HTTP_PROXY is ignored, as curl does), HTTPS_PROXY or https_proxy for https:// URLs, ALL_PROXY for both, NO_PROXY a comma-separated list of hosts or domains to reach directly (* for all). They win over the profile's proxy key; --proxy wins over them. See NETWORKS."),

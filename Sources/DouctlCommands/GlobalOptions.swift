@@ -69,6 +69,7 @@ enum GlobalOptions {
                    help: "print errors as one text line or as a JSON object"),
         OptionSpec("error-body", value: ValueSpec("WHERE", kind: .choice(["stdout", "stderr", "none"])),
                    help: "where an API error reply's body goes (api: stdout on a terminal, else stderr; other commands: none)"),
+        OutputOptions.color,
         .flag("help", short: "h", help: "show help for the command"),
         .flag("version", help: "print douctl's version"),
     ]

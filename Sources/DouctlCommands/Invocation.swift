@@ -37,7 +37,8 @@ final class Invocation {
     var isVerbose: Bool { parsed.has("verbose") }
     var timeout: Double { parsed.number("timeout") ?? 30 }
     var prettyJSON: Bool { OutputStyle.pretty(parsed, isTerminal: stdout.isTerminal) }
-    var useColor: Bool { stderr.isTerminal && environment["NO_COLOR"].map(\.isEmpty) != false }
+    /// Colour on stderr (errors, warnings): `--color`, `NO_COLOR`, a terminal.
+    var useColor: Bool { ColorChoice.enabled(parsed.value("color"), isTerminal: stderr.isTerminal, environment: environment) }
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
     var requestedProfile: String? {
@@ -239,20 +240,22 @@ final class Invocation {
     }
 
     /// Prints one page of a list as the API sent it, or with `--all` every item as NDJSON.
-    func printListing(_ listing: Listing) throws(DouctlError) {
+    /// On a terminal, `view` shows the page (or each item) to a person instead.
+    func printListing(_ listing: Listing, view: HumanView? = nil) throws(DouctlError) {
         let listing = listing.paged(start: parsed.integer("start"), count: parsed.integer("count"))
         if parsed.has("all") {
-            try walk(listing.request, scheme: listing.scheme)
+            try walk(listing.request, scheme: listing.scheme, view: view)
         } else {
             try refuseSlurpWithoutWalk()
-            printJSON(try api().send(listing.request).requireJSON())
+            let page = try api().send(listing.request).requireJSON()
+            if let view { printDocument(page, view: view) } else { printJSON(page) }
         }
     }
 
     /// Walks every page, printing each item as an NDJSON line, or with `--slurp` as one
     /// JSON array written as the items arrive (memory stays flat). When the walk fails
     /// part-way, what was printed stays, and a slurped array is closed so it still parses.
-    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil) throws(DouctlError) {
+    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil, view: HumanView? = nil) throws(DouctlError) {
         let client: APIClient
         if let given { client = given } else { client = try api() }
         var paginator = Paginator(client: client)
@@ -267,8 +270,10 @@ final class Invocation {
             if out.failed { throw .transport(.outputFailed("standard output")) }
         }
         guard parsed.has("slurp") else {
+            let itemView = wantsView ? view : nil
+            let context = viewContext
             try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-                printJSONLine(item)
+                if let itemView { printLines(itemView.item(TerminalText.clean(item), context)) } else { printJSONLine(item) }
                 try stopIfOutputFailed()
             }
             return
@@ -360,14 +365,14 @@ final class Invocation {
 
     /// One JSON document on stdout, pretty on a terminal unless told otherwise.
     func printJSON(_ json: JSON) {
-        var bytes = json.serialized(prettyJSON ? .pretty : .compact)
+        var bytes = colored(json.serialized(prettyJSON ? .pretty : .compact))
         bytes.append(0x0A)
         stdout.write(bytes)
     }
 
     /// One NDJSON line on stdout (streams are always compact, one value per line).
     func printJSONLine(_ json: JSON) {
-        var bytes = json.serialized(.compact)
+        var bytes = colored(json.serialized(.compact))
         bytes.append(0x0A)
         stdout.write(bytes)
         stdout.flush()

@@ -34,8 +34,11 @@ enum ProfileCommands {
             discussion: """
             "logged_in" is true when requests would carry a credential: a stored token, a
             cookie session (Coding's auth login --password) or, for the profile this run
-            uses, DOUCTL_TOKEN (the same decision as auth status's "credential").
-            """), run: list),
+            uses, DOUCTL_TOKEN (the same decision as auth status's "credential"). On a
+            terminal the profiles are a table; in a pipe, or with --json or --format json,
+            JSON lines.
+            """,
+            options: OutputOptions.view), run: list),
         Command(CommandSpec(
             "show", abstract: "print a resolved profile as JSON (secrets masked)",
             options: [ConfigCommands.showSecrets],
@@ -57,6 +60,8 @@ enum ProfileCommands {
         let config = try invocation.config()
         let active = config.activeProfileName(requested: invocation.requestedProfile)
         let store = try invocation.credentialStore()
+        var rows: [JSON] = []
+        let table = invocation.wantsView
         for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
             // The same decision requests and auth status use; DOUCTL_TOKEN counts for the
@@ -64,7 +69,7 @@ enum ProfileCommands {
             let credential = name == active
                 ? CredentialInForce.decide(profile: profile, store: store, environment: invocation.environment)
                 : CredentialInForce.decideStored(profile: profile, store: store)
-            invocation.printJSONLine(.object(JSONObject([
+            let row = JSON.object(JSONObject([
                 ("name", .string(name)),
                 ("preset", profile.preset.map(JSON.string) ?? .null),
                 ("style", .string(profile.style.rawValue)),
@@ -72,7 +77,12 @@ enum ProfileCommands {
                 ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
                 ("logged_in", .bool(credential.isLoggedIn)),
-            ])))
+            ]))
+            if table { rows.append(row) } else { invocation.printJSONLine(row) }
+        }
+        if table {
+            let columns = ["name", "preset", "style", "api_base", "default", "logged_in"]
+            invocation.printLines(FieldsView.table(rows, columns: columns, style: invocation.viewContext.style))
         }
         return .success
     }

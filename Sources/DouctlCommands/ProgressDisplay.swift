@@ -9,7 +9,9 @@ import DouctlSystem
 /// Upload progress on stderr: one line per running upload (bytes, percent, rate, ETA),
 /// redrawn in place on a terminal; a plain final line per finished file. Without a
 /// terminal (only with `--progress always`) it prints plain lines, at most one a second
-/// per file. Never touches stdout.
+/// per file. It owns the terminal while it runs: a result line for stdout goes through
+/// `emit`, which clears the live lines, writes the result, and draws them again below it,
+/// so neither overwrites the other. Widths are display widths (中文 takes two columns).
 final class ProgressDisplay: Sendable {
     private struct Entry {
         var name: String
@@ -17,6 +19,7 @@ final class ProgressDisplay: Sendable {
         var total: Int64 = 0
         var started: Double
         var lastPlainLine: Double = 0
+        var printedComplete = false
     }
 
     private struct State {
@@ -38,7 +41,10 @@ final class ProgressDisplay: Sendable {
     }
 
     func started(_ index: Int, name: String) {
-        state.withLock { $0.running[index] = Entry(name: name, started: Timestamp.now()) }
+        // Callers may say "started" on every callback before the first byte: keep the entry.
+        state.withLock { state in
+            if state.running[index] == nil { state.running[index] = Entry(name: name, started: Timestamp.now()) }
+        }
     }
 
     func update(_ index: Int, sent: Int64, total: Int64) {
@@ -47,8 +53,12 @@ final class ProgressDisplay: Sendable {
             guard var entry = state.running[index] else { return }
             entry.sent = sent
             entry.total = total
-            if !redrawsInPlace, now - entry.lastPlainLine >= 1 {
+            // Plain lines: at most one a second, and the complete count once, so the last
+            // figure shown is the one the done line repeats.
+            let complete = total > 0 && sent >= total && !entry.printedComplete
+            if !redrawsInPlace, now - entry.lastPlainLine >= 1 || complete {
                 entry.lastPlainLine = now
+                if complete { entry.printedComplete = true }
                 write(line(for: entry, now: now) + "\n")
             }
             state.running[index] = entry
@@ -56,6 +66,28 @@ final class ProgressDisplay: Sendable {
                 state.lastDraw = now
                 draw(&state, now: now)
             }
+        }
+    }
+
+    /// The bytes the bar showed last for `index`, so the done line says the same.
+    func shownBytes(_ index: Int) -> Int64? {
+        state.withLock { state in state.running[index].flatMap { $0.sent > 0 ? $0.sent : nil } }
+    }
+
+    /// Writes `bytes` (whole lines) to `fd` — stdout, when it is this terminal too — with
+    /// the live lines cleared first and drawn again after, under the display's lock.
+    func emit(_ bytes: [UInt8], to fd: Int32) throws {
+        try state.withLock { state in
+            if redrawsInPlace && state.liveLines > 0 {
+                write("\u{1B}[\(state.liveLines)F\u{1B}[J")
+                state.liveLines = 0
+            }
+            if redrawsInPlace && !state.finishedLines.isEmpty {
+                write(state.finishedLines.map { "\u{1B}[2K" + $0 + "\n" }.joined())
+                state.finishedLines = []
+            }
+            defer { if redrawsInPlace { draw(&state, now: Timestamp.now()) } }
+            try FileIO.writeAll(fd, bytes)
         }
     }
 
@@ -111,11 +143,11 @@ final class ProgressDisplay: Sendable {
     /// (24 columns at most, 8 at least).
     static func layout(name: String, pieces: [String], width: Int) -> String {
         var pieces = pieces
-        while pieces.count > 1, 8 + 2 + pieces.joined(separator: "  ").count > width {
+        while pieces.count > 1, 8 + 2 + DisplayWidth.of(pieces.joined(separator: "  ")) > width {
             pieces.removeLast()
         }
         let rest = pieces.joined(separator: "  ")
-        return "\(fit(name, max(8, min(24, width - 2 - rest.count))))  \(rest)"
+        return "\(fit(name, max(8, min(24, width - 2 - DisplayWidth.of(rest)))))  \(rest)"
     }
 
     private func write(_ text: String) {
@@ -140,9 +172,9 @@ final class ProgressDisplay: Sendable {
         return total >= 3600 ? "\(total / 3600)h\(total % 3600 / 60)m" : "\(total / 60):\(total % 60 < 10 ? "0" : "")\(total % 60)"
     }
 
+    /// The file's base name in exactly `width` columns: padded, or cut from the front
+    /// ("…的照片.jpg") by display width, so columns line up with 中文 names too.
     static func fit(_ name: String, _ width: Int) -> String {
-        let base = FileIO.baseName(name)
-        if base.count <= width { return base + String(repeating: " ", count: width - base.count) }
-        return "…" + base.suffix(max(width - 1, 0))
+        DisplayWidth.pad(FileIO.baseName(name), to: width)
     }
 }

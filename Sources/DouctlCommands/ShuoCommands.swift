@@ -12,11 +12,11 @@ enum ShuoCommands {
         Command(postSpec, run: post),
         Command(CommandSpec(
             "get", abstract: "a status",
-            discussion: DownloadCommand.saveImagesDiscussion,
+            discussion: OutputOptions.discussion + "\n" + DownloadCommand.saveImagesDiscussion,
             options: [
                 .flag("packed", help: "include comments, likers and resharers (Douban pack=true)"),
                 DownloadCommand.saveImagesOption,
-            ],
+            ] + OutputOptions.view,
             arguments: [idArgument],
             examples: [
                 Example("douctl shuo get 1402640366 | jq -r .text", "just the text"),
@@ -24,21 +24,23 @@ enum ShuoCommands {
             ]), run: get),
         Command(CommandSpec(
             "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
+            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines.",
+            options: OutputOptions.view,
             arguments: [ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))]), run: delete),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
-            discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.",
+            discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.\n" + OutputOptions.discussion,
             options: [
                 OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline"),
                 .flag("public", help: "everyone's public statuses (Coding)"),
                 OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)"),
                 OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID"),
                 OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID"),
-                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON)"),
+                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)"),
                 PagingOptions.slurp,
-            ],
+            ] + OutputOptions.view,
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
-        Command(CommandSpec("comments", abstract: "the comments on a status", options: PagingOptions.specs(countRange: 1...100), arguments: [idArgument]), run: comments),
+        Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion, options: PagingOptions.specs(countRange: 1...100) + OutputOptions.view, arguments: [idArgument]), run: comments),
         Command(CommandSpec(
             "comment", abstract: "comment on a status",
             arguments: [idArgument, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")]), run: comment),
@@ -92,7 +94,7 @@ enum ShuoCommands {
 
     static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let status = try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed"))
-        invocation.printJSON(status)
+        invocation.printDocument(status, view: .feed)
         return try DownloadCommand.savePictures(of: status, invocation)
     }
 
@@ -106,7 +108,11 @@ enum ShuoCommands {
             if Interrupt.requested { return .interrupted }
             do {
                 let reply = try service.delete(id)
-                invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                if invocation.wantsView {
+                    invocation.printLines(["deleted " + invocation.viewContext.style.bold(id)])
+                } else {
+                    invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                }
                 statuses.append(.success)
             } catch {
                 invocation.report(error, about: id)
@@ -124,16 +130,16 @@ enum ShuoCommands {
             sinceID: parsed.value("since-id"), untilID: parsed.value("until-id"), isPublic: parsed.has("public"))
         let listing = try invocation.service().timeline(query)
         if parsed.has("all") {
-            try invocation.walk(listing.request, scheme: listing.scheme)
+            try invocation.walk(listing.request, scheme: listing.scheme, view: .feed)
         } else {
             try invocation.refuseSlurpWithoutWalk()
-            invocation.printJSON(try invocation.api().send(listing.request).requireJSON())
+            invocation.printDocument(try invocation.api().send(listing.request).requireJSON(), view: .feed)
         }
         return .success
     }
 
     static func comments(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        try invocation.printListing(try invocation.service().comments(try id(invocation)))
+        try invocation.printListing(try invocation.service().comments(try id(invocation)), view: .feed)
         return .success
     }
 

@@ -23,6 +23,9 @@ enum UploadCommand {
         One failure does not stop the others; the exit code is the worst one. Progress
         is drawn on stderr when it is a terminal (or with --progress always). Ctrl-C
         stops every upload, reports which files completed, and exits 130.
+        When stdout is a terminal the results read as text instead ("uploaded a.jpg";
+        a failure only as its error line on stderr); --json or --format json keeps the
+        JSON lines there too.
         """,
         options: [
             OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)"),
@@ -32,7 +35,7 @@ enum UploadCommand {
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "show progress on stderr: auto (on a terminal), always, never"),
             .flag("yes", short: "y", help: "post several files publicly without asking"),
-        ],
+        ] + OutputOptions.view,
         arguments: [ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)],
         examples: [
             Example("douctl upload --parallel 4 *.jpg | jq -r 'select(.ok) | .reply.id'", "post four pictures at a time; print the new ids"),
@@ -61,7 +64,8 @@ enum UploadCommand {
         factory.allowsAnonymous = !toStatuses
         let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: factory)
 
-        let report = BatchReport(invocation, display: invocation.progressDisplay(), linesFD: invocation.stdout.fileDescriptor)
+        let report = BatchReport(invocation, display: invocation.progressDisplay(), linesFD: invocation.stdout.fileDescriptor,
+                                 textVerb: invocation.wantsView ? "uploaded" : nil)
         invocation.stdout.flush()
         let completed = LockedValue<[String]>([])
         batch.run(progress: { index, sent, total in

@@ -1,0 +1,109 @@
+import DouctlArguments
+import DouctlCore
+import DouctlJSON
+import DouctlSystem
+
+/// `--format json|text` and `--json` of the commands with a human view, and the global
+/// `--color WHEN` (gh's convention: a view on a terminal, JSON everywhere else).
+enum OutputOptions {
+    static let format = OptionSpec(
+        "format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"])),
+        help: "text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json")
+    static let json = OptionSpec.flag("json", help: "print JSON even on a terminal (same as --format json)")
+    static let color = OptionSpec(
+        "color", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
+        help: "colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never")
+
+    /// The options a command with a human view adds to its own.
+    static let view: [OptionSpec] = [format, json]
+
+    /// The man page's account of what stdout carries where.
+    static let manSection = ManPage.Section(title: "OUTPUT ON A TERMINAL", blocks: [
+        .paragraph("As gh does, douctl shows people views and gives programs JSON. When standard output is a terminal, shuo timeline, shuo get and shuo comments show a feed (author, @uid, how long ago, the text wrapped to the terminal's width by display width, so Chinese lines up, pictures and links named, a reshared status indented, likes, comments and reshares counted); user me and user get a card; user search, following and followers a line per user; auth status and cache info aligned fields; profile list a table. In a pipe or a file, or with --json or --format json (or --pretty or --compact), they print exactly the JSON they always have; --format text shows the view anywhere. With --all on a terminal each item is shown as it arrives; --slurp is always JSON. douctl api always prints JSON. Control characters in what a server sent (an escape sequence in a status, a name) are shown in caret notation (^[), never sent to the terminal."),
+        .paragraph("Colour: on a terminal JSON is coloured as jq 1.7.1 colours it (object keys blue and bold, strings green, brackets bold, null grey, numbers and true/false plain) and views use bold names and dim times. Nothing is coloured in a pipe. NO_COLOR (set and not empty) turns colour off; --color never turns it off, --color always turns it on even in a pipe (and wins over NO_COLOR)."),
+        .paragraph("Progress (upload, download) owns the terminal while it runs: a result line for a terminal stdout clears the progress lines, is printed, and the progress is drawn again below it, so neither erases the other. File names are fitted to 24 columns by display width (a Chinese character takes two), and the done line counts the bytes the bar counted."),
+    ])
+
+    /// What the man page and help say about views.
+    static let discussion = """
+    On a terminal this command shows a view for people; in a pipe, or with --json or
+    --format json (or --pretty/--compact), it prints exactly the JSON it always has.
+    """
+}
+
+/// A human view: lines for one document and, for walks, for each item.
+struct HumanView: Sendable {
+    var document: @Sendable (JSON, ViewContext) -> [String]?
+    var item: @Sendable (JSON, ViewContext) -> [String]
+
+    /// Statuses: a page of them (or one), each as a feed entry.
+    static let feed = HumanView(
+        document: { json, context in
+            if json.objectValue != nil, json["text"] != nil || json["content"] != nil {
+                return StatusView.lines(json, width: context.width, now: context.now, style: context.style)
+            }
+            return PageItems.of(json).map { $0.flatMap { StatusView.lines($0, width: context.width, now: context.now, style: context.style) } }
+        },
+        item: { json, context in StatusView.lines(json, width: context.width, now: context.now, style: context.style) })
+
+    /// Users: a card for one, a line each for a list.
+    static let users = HumanView(
+        document: { json, context in
+            if let items = PageItems.of(json) { return items.map { UserView.row($0, width: context.width, style: context.style) } }
+            return json.objectValue == nil ? nil : UserView.card(json, width: context.width, style: context.style)
+        },
+        item: { json, context in [UserView.row(json, width: context.width, style: context.style)] })
+
+    /// Any object as aligned "key value" lines.
+    static let fields = HumanView(
+        document: { json, context in json.objectValue == nil ? nil : FieldsView.lines(json, style: context.style) },
+        item: { json, context in FieldsView.lines(json, style: context.style) })
+}
+
+struct ViewContext: Sendable {
+    var width: Int
+    var now: Double
+    var style: TextStyle
+}
+
+extension Invocation {
+    /// True when stdout gets a view rather than JSON: a terminal, unless --json,
+    /// --format json, --pretty or --compact asks for JSON (or --format text asks for a view).
+    var wantsView: Bool {
+        if parsed.has("json") { return false }
+        if let format = parsed.value("format") { return format == "text" }
+        if parsed.has("pretty") || parsed.has("compact") { return false }
+        return stdout.isTerminal
+    }
+
+    /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal).
+    var colorsStdout: Bool {
+        ColorChoice.enabled(parsed.value("color"), isTerminal: stdout.isTerminal, environment: environment)
+    }
+
+    var viewContext: ViewContext {
+        ViewContext(width: Terminal.width(stdout.fileDescriptor) ?? 80, now: Timestamp.now(), style: TextStyle(enabled: colorsStdout))
+    }
+
+    /// The view of `json` on a terminal, else (or when the view does not fit the reply) JSON.
+    func printDocument(_ json: JSON, view: HumanView) {
+        if wantsView, let lines = view.document(TerminalText.clean(json), viewContext) {
+            printLines(lines)
+        } else {
+            printJSON(json)
+        }
+    }
+
+    func printLines(_ lines: [String]) {
+        var text = lines.joined(separator: "\n")
+        if !text.isEmpty || !lines.isEmpty { text += "\n" }
+        stdout.write(Array(text.utf8))
+        stdout.flush()
+    }
+
+    /// JSON bytes for stdout, coloured like jq's when colour is on. `api` and the streaming
+    /// reply path call this with the bytes they are about to write.
+    func colored(_ bytes: [UInt8]) -> [UInt8] {
+        colorsStdout ? JSONColorizer.colorize(bytes) : bytes
+    }
+}

@@ -1,0 +1,107 @@
+import DouctlCore
+import DouctlJSON
+
+/// The readable feed of `shuo timeline`, `shuo get` and `shuo comments` on a terminal:
+/// per status a header (author, @uid, relative time, id), the text wrapped to the width
+/// by display width, its pictures and link, a reshared status indented, and the counts.
+/// Douban statuses and Coding tweets both; pure (JSON and a clock in, lines out).
+enum StatusView {
+    static func lines(_ status: JSON, width: Int, now: Double, style: TextStyle, indent: String = "") -> [String] {
+        let width = max(width - DisplayWidth.of(indent), 20)
+        var lines: [String] = []
+        let author = status["user"] ?? status["owner"] ?? .null
+        var header = [style.bold(UserView.name(of: author))]
+        if let handle = UserView.handle(of: author) { header.append(style.dim("@" + handle)) }
+        if let when = Age.describe(status["created_at"], now: now) { header.append(style.dim("· " + when)) }
+        if let id = status["id"]?.scalarText { header.append(style.dim("#" + id)) }
+        if let title = status["title"]?.stringValue, status["reshared_status"] != nil { header.append(style.dim(title)) }
+        lines.append(header.joined(separator: " "))
+        let text = status["text"]?.stringValue ?? status["content"].flatMap(\.stringValue).map(HTMLText.plain) ?? ""
+        if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width) }
+        for attachment in status["attachments"]?.arrayValue ?? [] {
+            let type = attachment["type"]?.stringValue
+            if type == "image" {
+                for media in attachment["media"]?.arrayValue ?? [] {
+                    let url = media["original_src"]?.stringValue ?? media["src"]?.stringValue ?? ""
+                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width)))
+                }
+            } else if let href = attachment["href"]?.stringValue ?? attachment["expaned_href"]?.stringValue {
+                let title = attachment["title"]?.stringValue ?? ""
+                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width)))
+            }
+        }
+        if let original = status["reshared_status"], original.objectValue != nil {
+            lines += Self.lines(original, width: width, now: now, style: style, indent: "  │ ").dropLast()
+        }
+        var counts: [String] = []
+        if let likes = (status["like_count"] ?? status["likes"])?.intValue { counts.append("♥ \(likes)") }
+        if let comments = (status["comments_count"] ?? status["comments"])?.intValue { counts.append("💬 \(comments)") }
+        if let reshares = status["reshared_count"]?.intValue { counts.append("⟳ \(reshares)") }
+        if !counts.isEmpty { lines.append(style.dim(counts.joined(separator: "  "))) }
+        return lines.map { indent + $0 } + [""]
+    }
+
+    /// A comment: author, time, the text wrapped.
+    static func commentLines(_ comment: JSON, width: Int, now: Double, style: TextStyle) -> [String] {
+        var lines = Self.lines(comment, width: width, now: now, style: style)
+        // Comments carry no counts; nothing else to add.
+        if lines.last == "" { lines.removeLast() }
+        return lines + [""]
+    }
+}
+
+/// Human times: "just now", "5m ago", "3h ago", "2d ago", then the date.
+enum Age {
+    /// Seconds since 1970 of a status's `created_at`: Douban's "2026-11-24 20:00:00"
+    /// (Beijing time), RFC 3339, or Coding's milliseconds.
+    static func seconds(_ value: JSON?) -> Double? {
+        guard let value else { return nil }
+        if let text = value.stringValue {
+            if text.count == 19, let seconds = Timestamp.parseRFC3339(text + "+08:00") { return seconds }
+            return Timestamp.parseRFC3339(text)
+        }
+        if let number = value.doubleValue { return number > 1e11 ? number / 1000 : number }
+        return nil
+    }
+
+    static func describe(_ value: JSON?, now: Double) -> String? {
+        guard let then = seconds(value) else { return value?.stringValue }
+        let elapsed = now - then
+        if elapsed < 0 { return String(Timestamp.rfc3339(then).prefix(10)) }
+        if elapsed < 60 { return "just now" }
+        if elapsed < 3600 { return "\(Int(elapsed / 60))m ago" }
+        if elapsed < 86400 { return "\(Int(elapsed / 3600))h ago" }
+        if elapsed < 30 * 86400 { return "\(Int(elapsed / 86400))d ago" }
+        return String(Timestamp.rfc3339(then).prefix(10))
+    }
+}
+
+/// Coding renders tweets to HTML: the text a person reads, without tags.
+enum HTMLText {
+    static func plain(_ html: String) -> String {
+        var text = ""
+        var inTag = false
+        var tag = ""
+        for character in html {
+            if inTag {
+                if character == ">" {
+                    inTag = false
+                    let name = tag.lowercased()
+                    if name.hasPrefix("br") || name.hasPrefix("/p") || name.hasPrefix("/div") || name.hasPrefix("/li") { text.append("\n") }
+                } else {
+                    tag.append(character)
+                }
+            } else if character == "<" {
+                inTag = true
+                tag = ""
+            } else {
+                text.append(character)
+            }
+        }
+        for (entity, replacement) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " "), ("&amp;", "&")] {
+            text = text.split(separator: entity, omittingEmptySubsequences: false).joined(separator: replacement)
+        }
+        while text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,30 @@
+/// Restrained emphasis for human views: bold names, dim times and counts; nothing at all
+/// when colour is off (a pipe, NO_COLOR, --color never).
+struct TextStyle: Sendable {
+    let enabled: Bool
+
+    static let plain = TextStyle(enabled: false)
+
+    func bold(_ text: String) -> String { wrap(text, "1") }
+    func dim(_ text: String) -> String { wrap(text, "2") }
+    func blue(_ text: String) -> String { wrap(text, "34") }
+
+    private func wrap(_ text: String, _ code: String) -> String {
+        enabled && !text.isEmpty ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+}
+
+/// `--color WHEN` and `NO_COLOR`: whether a stream gets colour.
+enum ColorChoice: String, Sendable {
+    case auto, always, never
+
+    /// `always` colours even in a pipe (and wins over NO_COLOR, as a flag does over the
+    /// environment); `auto` colours a terminal unless NO_COLOR is set and not empty.
+    static func enabled(_ option: String?, isTerminal: Bool, environment: [String: String]) -> Bool {
+        switch ColorChoice(rawValue: option ?? "auto") ?? .auto {
+        case .always: return true
+        case .never: return false
+        case .auto: return isTerminal && (environment["NO_COLOR"] ?? "").isEmpty
+        }
+    }
+}

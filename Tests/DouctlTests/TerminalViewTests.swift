@@ -1,0 +1,177 @@
+import DouctlJSON
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// Issue 24 (a person at a terminal) and issue 21's printer, through the built binary on a
+/// real pseudo-terminal (`script`) against the sandbox or a slow server on 127.0.0.1.
+@Suite("Terminal views, colour and the printer")
+struct TerminalViewTests {
+    static let longText = "今天天气很好，我们去公园散步吧。路上看到很多人在放风筝，孩子们笑得很开心。The weather is lovely."
+
+    /// Runs `douctl ARGS` on a terminal COLUMNS wide; returns the screen's rows.
+    func screen(_ fixture: SandboxFixture, _ arguments: String, columns: Int = 40, environment: [String: String] = [:]) throws -> (raw: String, lines: [String]) {
+        var env = fixture.douctl.environment
+        env.merge(environment) { $1 }
+        let raw = try runUnderScript("stty cols \(columns) rows 50 2>/dev/null; \(Douctl.binary) \(arguments)", environment: env)
+        return (raw, Screen(raw).lines)
+    }
+
+    static func width(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { total, scalar in
+            let wide = (0x2E80...0x9FFF).contains(scalar.value) || (0xFF00...0xFF60).contains(scalar.value)
+            return total + (wide ? 2 : 1)
+        }
+    }
+
+    @Test func timelineOnATerminalIsAFeedWrappedByDisplayWidth() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        #expect(try fixture.douctl.run("shuo", "post", Self.longText).status == 0)
+        let (raw, lines) = try screen(fixture, "shuo timeline --count 3 --color never")
+        #expect(!raw.contains("\"text\""), "a view, not JSON: \(raw)")
+        #expect(!raw.contains("\u{1B}["), "--color never")
+        let header = try #require(lines.first { $0.contains("@ahbei") }, "\(lines)")
+        #expect(header.contains("just now"))
+        // The text is wrapped within 40 columns, 中文 counted as two.
+        #expect(lines.allSatisfy { Self.width($0) <= 40 }, "\(lines)")
+        let start = try #require(lines.firstIndex(of: header))
+        let body = lines[(start + 1)...].prefix { !$0.hasPrefix("♥") }.joined()
+        #expect(body.replacingOccurrences(of: " ", with: "") == Self.longText.replacingOccurrences(of: " ", with: ""), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("♥ 0  💬 0") })
+        // On the terminal with colour: bold names, dim times.
+        let colored = try screen(fixture, "shuo timeline --count 1").raw
+        #expect(colored.contains("\u{1B}[1m"), "\(colored)")
+        #expect(colored.contains("\u{1B}[2m"), "\(colored)")
+        #expect(!(try screen(fixture, "shuo timeline --count 1", environment: ["NO_COLOR": "1"]).raw.contains("\u{1B}[1m")))
+    }
+
+    @Test func aPipeGetsExactlyTheJSONItAlwaysHad() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        #expect(try fixture.douctl.run("shuo", "post", "中文 and text").status == 0)
+        for command in [["shuo", "timeline"], ["user", "me"], ["user", "search", "a"], ["auth", "status", "--no-check"]] {
+            let piped = try fixture.douctl.run(command)
+            #expect(piped.status == 0, "\(piped)")
+            #expect(!piped.stdoutText.contains("\u{1B}"))
+            // Compact JSON, one document, as before: the same bytes as asking for JSON.
+            #expect(piped.stdoutText == (try fixture.douctl.run(command + ["--json"]).stdoutText))
+            #expect(piped.stdoutText == (try fixture.douctl.run(command + ["--format", "json"]).stdoutText))
+            #expect(!piped.stdoutText.dropLast().contains("\n"), "compact: \(piped.stdoutText)")
+            _ = try JSONParser.parse(Array(piped.stdoutText.utf8))
+        }
+        // The view can be asked for in a pipe, without colour unless asked.
+        let text = try fixture.douctl.run("user", "me", "--format", "text")
+        #expect(text.stdoutText.hasPrefix("阿北 @ahbei"), "\(text)")
+        #expect(!text.stdoutText.contains("\u{1B}"))
+        #expect(try fixture.douctl.run("user", "me", "--json", "--color", "always").stdoutText.contains("\u{1B}[34;1m\"id\""))
+    }
+
+    @Test func jsonOnATerminalIsColouredLikeJqUnlessSwitchedOff() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        let key = "\u{1B}[34;1m\"uid\"\u{1B}[0m"
+        let json = try screen(fixture, "user me --json").raw
+        #expect(json.contains(key), "\(json)")
+        #expect(json.contains("\u{1B}[0;32m\"ahbei\""), "\(json)")
+        let api = try screen(fixture, "api /v2/user/~me").raw
+        #expect(api.contains(key), "\(api)")
+        for (arguments, environment) in [("user me --json", ["NO_COLOR": "1"]), ("user me --json --color never", [:]), ("api /v2/user/~me", ["NO_COLOR": "x"])] {
+            let plain = try screen(fixture, arguments, environment: environment).raw
+            #expect(plain.contains("\"uid\": \"ahbei\""), "pretty JSON: \(plain)")
+            #expect(!plain.contains("\u{1B}["), "\(arguments) \(environment): \(plain)")
+        }
+        // --color always wins over NO_COLOR.
+        #expect(try screen(fixture, "user me --json --color always", environment: ["NO_COLOR": "1"]).raw.contains(key))
+    }
+
+    @Test func authStatusProfileListAndUsersReadAsText() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        let status = try screen(fixture, "auth status --color never", columns: 80).lines
+        #expect(status.contains { $0.hasPrefix("profile") && $0.hasSuffix("sandbox") }, "\(status)")
+        #expect(status.contains { $0.hasPrefix("logged_in") && $0.hasSuffix("true") }, "\(status)")
+        let profiles = try screen(fixture, "profile list --color never", columns: 120).lines
+        #expect(profiles.first?.hasPrefix("NAME") == true, "\(profiles)")
+        #expect(profiles.contains { $0.hasPrefix("sandbox ") }, "\(profiles)")
+        let me = try screen(fixture, "user me --color never", columns: 60).lines
+        #expect(me.first?.hasPrefix("阿北 @ahbei") == true, "\(me)")
+    }
+
+    /// Issue 21: `upload --parallel 2` of 4 files to a slow server, stdout and stderr on one
+    /// terminal: before, progress redraws erased result lines (1 of 4 stayed); now all 4
+    /// stay, no progress row is left behind, and the 中文 names keep the columns.
+    @Test func uploadResultLinesSurviveTheProgressDisplay() throws {
+        let server = try TestServer { _ in
+            Thread.sleep(forTimeInterval: 0.6)
+            return .bytes(200, Array("{}".utf8), contentType: "application/json")
+        }
+        let directory = TemporaryDirectory.make(prefix: "printer")
+        var files: [String] = []
+        for name in ["第一个文件.bin", "second.bin", "第三.bin", "fourth.bin"] {
+            let path = directory + "/" + name
+            try Data(repeating: 7, count: 3 << 20).write(to: URL(fileURLWithPath: path))
+            files.append(path)
+        }
+        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 --api-base \(server.baseURL) --color never --json"
+        let raw = try runUnderScript(command, environment: Douctl().environment)
+        let lines = Screen(raw).lines
+        for file in files {
+            #expect(lines.contains("{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}"), "\(file) on screen: \(lines)")
+        }
+        #expect(!lines.contains { $0.contains("ETA") || $0.contains("/s ") || $0.hasSuffix("/s") }, "a stale progress row: \(lines)")
+        let done = lines.filter { $0.contains("done, ") }
+        #expect(done.count == 4, "\(lines)")
+        // Names in 24 columns: "done" starts in the same column on every line.
+        let columns = done.map { line in line.range(of: "  done, ").map { Self.width(String(line[..<$0.lowerBound])) } ?? -1 }
+        #expect(columns == [24, 24, 24, 24], "\(done)")
+    }
+
+    /// Issue 21: the done line counts the bytes the bar counted (the multipart body), not
+    /// the file's size, so the two never disagree.
+    @Test func theDoneLineCountsWhatTheBarCounted() throws {
+        let server = try TestServer { _ in .bytes(200, Array("{}".utf8), contentType: "application/json") }
+        let file = try TemporaryDirectory.file(named: "tiny.txt", bytes: Array("hello".utf8))
+        let result = try Douctl().run("upload", file, "--to", "/u", "--api-base", server.baseURL, "--progress", "always")
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let bar = try #require(lines.first { $0.contains(" / ") }, "\(lines)")
+        let total = try #require(bar.components(separatedBy: " / ").last?.components(separatedBy: "  ").first)
+        #expect(total != "5 B", "the body is larger than the file")
+        #expect(lines.last?.contains("done, \(total) in") == true, "\(lines)")
+    }
+
+    /// Issue 24: upload and shuo delete summaries read as text on a terminal; a pipe keeps
+    /// the JSON lines.
+    @Test func uploadAndDeleteSummariesReadAsTextOnATerminal() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        let server = try TestServer { _ in .bytes(200, Array("{}".utf8), contentType: "application/json") }
+        let file = try TemporaryDirectory.file(named: "图片.bin", bytes: Array("hello".utf8))
+        let upload = try screen(fixture, "upload \(file) --to /u --api-base \(server.baseURL) --progress never --color never", columns: 120).lines
+        #expect(upload == ["uploaded \(file)"], "\(upload)")
+        let id = try #require(try fixture.douctl.run("shuo", "post", "要删掉的").json()["id"]?.scalarText)
+        let deleted = try screen(fixture, "shuo delete \(id) --color never").lines
+        #expect(deleted == ["deleted \(id)"], "\(deleted)")
+        let piped = try fixture.douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL)
+        #expect(piped.stdoutText == "{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}\n")
+    }
+
+    /// A status whose text carries escape sequences (clear the screen, retitle the window)
+    /// is shown with them in caret notation: a server cannot drive the terminal.
+    @Test func aHostileStatusCannotDriveTheTerminal() throws {
+        let body = #"{"id":1,"text":"hi\u001b[2J\u001b]0;pwned\u0007 there","created_at":"2025-01-01 00:00:00","user":{"uid":"x","screen_name":"evil\u001b[8m"}}"#
+        let server = try TestServer { _ in .bytes(200, Array(body.utf8), contentType: "application/json") }
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "t0ken"])
+        try SandboxProfiles.write(base: server.baseURL, in: douctl.configDirectory)
+        let raw = try runUnderScript("\(Douctl.binary) shuo get 1 --color never", environment: douctl.environment)
+        #expect(!raw.contains("\u{1B}"), "\(raw)")
+        #expect(raw.contains("evil^[[8m @x"), "\(raw)")
+        #expect(raw.contains("hi^[[2J^[]0;pwned^G there"), "\(raw)")
+    }
+}
