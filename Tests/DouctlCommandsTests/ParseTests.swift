@@ -144,7 +144,7 @@ struct ParseTests {
             }
         }
         let root = Douctl.rootSpec
-        #expect(root.inheritedOptions(at: ["version"]).map(\.long) == ["error-format", "help", "version"])
+        #expect(root.inheritedOptions(at: ["version"]).map(\.long) == ["error-format", "color", "help", "version"], "--color applies wherever an error line can be printed")
         #expect(root.inheritedOptions(at: ["api"]).count == root.options.count)
         #expect(!root.inheritedOptions(at: ["sandbox"]).map(\.long).contains("cacert"))
     }

@@ -25,7 +25,7 @@ struct InheritedOptionsTests {
         // Before: a GLOBAL OPTIONS table of every global option, --cacert included.
         #expect(!sandbox.stdoutText.contains("--cacert"))
         #expect(!sandbox.stdoutText.contains("GLOBAL OPTIONS"))
-        #expect(sandbox.stdoutText.contains("INHERITED OPTIONS\n  --profile NAME, --config-dir DIR, --error-format FORMAT, -h/--help, --version\n  Run 'douctl --help' for what they do.\n"), "\(sandbox.stdoutText)")
+        #expect(sandbox.stdoutText.contains("INHERITED OPTIONS\n  --profile NAME, --config-dir DIR, --error-format FORMAT, --color WHEN,\n  -h/--help, --version\n  Run 'douctl --help' for what they do.\n"), "\(sandbox.stdoutText)")
         let api = try Douctl().run("api", "--help")
         #expect(api.stdoutText.contains("INHERITED OPTIONS\n"))
         #expect(api.stdoutText.contains("--cacert FILE"))
