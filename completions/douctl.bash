@@ -40,7 +40,7 @@ __douctl_options() {
         'shuo comments') __douctl_words=(--start --count --all --slurp --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
-        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'config') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
@@ -155,6 +155,7 @@ __douctl_option_value() {
                 -d|--dir) __douctl_action=directory; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'api')
             case $2 in

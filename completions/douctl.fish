@@ -59,7 +59,7 @@ function __douctl_takes_value
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress --format; and return 0
         case 'download'
-            contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
+            contains -- $argv[2] -o --output -d --dir --parallel --progress --format; and return 0
         case 'api'
             contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress -o --output; and return 0
         case 'profile list'
@@ -323,6 +323,8 @@ complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download
 complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them (or a file already there) with Range'
 complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
 complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
+complete -c douctl -n '__douctl_path_is download' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is download' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl api
 complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'

@@ -65,7 +65,7 @@ enum DownloadCommand {
             .flag("force", help: "replace files that already exist"),
             OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
                        help: "show progress on stderr: auto (on a terminal), always, never"),
-        ],
+        ] + OutputOptions.view,
         arguments: [ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))],
         examples: [
             Example("douctl download https://example.com/a.jpg /view/status/raw/public/p1.jpg -d pics", "two files into pics/"),
@@ -146,7 +146,9 @@ enum DownloadCommand {
         // Lines on stderr take the place of the error lines and the progress display.
         let display = output == invocation.stderr.fileDescriptor ? nil : invocation.progressDisplay()
         let linesFD = options.target == .standardOutput ? nil : output ?? invocation.stdout.fileDescriptor
-        let report = BatchReport(invocation, display: display, linesFD: linesFD)
+        // A person at a terminal reads "downloaded PATH"; the JSON lines are for programs.
+        let textVerb = linesFD == invocation.stdout.fileDescriptor && invocation.wantsView ? "downloaded" : nil
+        let report = BatchReport(invocation, display: display, linesFD: linesFD, textVerb: textVerb)
         invocation.stdout.flush()
 
         let started = LockedValue<Set<Int>>([])

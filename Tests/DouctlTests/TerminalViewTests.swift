@@ -162,6 +162,19 @@ struct TerminalViewTests {
         #expect(piped.stdoutText == "{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}\n")
     }
 
+    /// `download` on a terminal says what it saved where; in a pipe, the JSON line as always.
+    @Test func downloadSummaryReadsAsTextOnATerminal() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        let server = try TestServer { _ in .bytes(200, Array("hello".utf8), contentType: "application/octet-stream") }
+        let directory = try TemporaryDirectory()
+        let shown = try screen(fixture, "download \(server.baseURL)/files/图片.bin -d \(directory.path) --progress never --color never", columns: 120).lines
+        #expect(shown == ["downloaded \(directory.path)/图片.bin"], "\(shown)")
+        let piped = try fixture.douctl.run("download", "\(server.baseURL)/files/again.bin", "-d", directory.path)
+        #expect(try piped.json()["path"]?.stringValue == "\(directory.path)/again.bin", "\(piped)")
+        #expect(try piped.json()["sha256"]?.stringValue == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "\(piped)")
+    }
+
     /// A status whose text carries escape sequences (clear the screen, retitle the window)
     /// is shown with them in caret notation: a server cannot drive the terminal.
     @Test func aHostileStatusCannotDriveTheTerminal() throws {
