@@ -276,6 +276,7 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the li
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
 complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'also save the status\'s pictures in DIR (one JSON line each on stderr)'
+complete -c douctl -n '__douctl_path_is shuo get' -l images -d 'draw the status\'s pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named'
 complete -c douctl -n '__douctl_path_is shuo get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is shuo get' -l json -d 'print JSON even on a terminal (same as --format json)'
 

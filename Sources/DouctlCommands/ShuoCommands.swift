@@ -16,6 +16,7 @@ enum ShuoCommands {
             options: [
                 .flag("packed", help: "include comments, likers and resharers (Douban pack=true)"),
                 DownloadCommand.saveImagesOption,
+                .flag("images", help: "draw the status's pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named"),
             ] + OutputOptions.view,
             arguments: [idArgument],
             examples: [
@@ -95,6 +96,9 @@ enum ShuoCommands {
     static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
         let status = try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed"))
         invocation.printDocument(status, view: .feed)
+        if invocation.parsed.has("images"), invocation.wantsView {
+            InlineImages.show(pictures: try invocation.service().pictureURLs(in: status), invocation)
+        }
         return try DownloadCommand.savePictures(of: status, invocation)
     }
 

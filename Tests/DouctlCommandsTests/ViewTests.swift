@@ -224,3 +224,27 @@ struct ViewTests {
         #expect(!screen.contains { $0.contains("MiB /") }, "no stale progress row: \(screen)")
     }
 }
+
+@Suite("inline picture sequences")
+struct InlineImageSequenceTests {
+    @Test func theProtocolComesOnlyFromWhatTheTerminalSaysOfItself() {
+        typealias G = InlineImages.Graphics
+        #expect(InlineImages.graphics(environment: ["TERM": "xterm-kitty"], stdoutIsTerminal: true) == G.kitty)
+        #expect(InlineImages.graphics(environment: ["TERM_PROGRAM": "iTerm.app"], stdoutIsTerminal: true) == G.iTerm2)
+        #expect(InlineImages.graphics(environment: ["TERM_PROGRAM": "WezTerm"], stdoutIsTerminal: true) == G.iTerm2)
+        #expect(InlineImages.graphics(environment: ["TERM_PROGRAM": "iTerm.app"], stdoutIsTerminal: false) == nil, "never into a pipe")
+        #expect(InlineImages.graphics(environment: ["TERM": "xterm-kitty", "TMUX": "/tmp/t"], stdoutIsTerminal: true) == nil, "tmux would need pass-through")
+        #expect(InlineImages.graphics(environment: ["TERM": "xterm-256color"], stdoutIsTerminal: true) == nil, "never guessed")
+    }
+
+    @Test func kittyGetsPNGInChunksAndNothingElse() throws {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 5000)
+        let drawn = String(decoding: try #require(InlineImages.sequence(png, name: "a.png", graphics: .kitty)), as: UTF8.self)
+        let chunks = drawn.components(separatedBy: "\u{1B}_G").dropFirst()
+        #expect(chunks.count == 2, "6,680 base64 bytes in chunks of 4,096")
+        #expect(chunks.first?.hasPrefix("a=T,f=100,m=1;") == true)
+        #expect(chunks.last?.hasPrefix("m=0;") == true)
+        #expect(InlineImages.sequence([0xFF, 0xD8, 0xFF, 0xE0], name: "a.jpg", graphics: .kitty) == nil, "kitty draws PNG; a JPEG is named")
+        #expect(InlineImages.sequence(Array(repeating: 0, count: InlineImages.maximumBytes + 1), name: "big", graphics: .iTerm2) == nil)
+    }
+}

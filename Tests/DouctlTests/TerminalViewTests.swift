@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlSystem
 import DouctlTestSupport
 import Foundation
 import Testing
@@ -186,5 +187,49 @@ struct TerminalViewTests {
         #expect(!raw.contains("\u{1B}"), "\(raw)")
         #expect(raw.contains("evil^[[8m @x"), "\(raw)")
         #expect(raw.contains("hi^[[2J^[]0;pwned^G there"), "\(raw)")
+    }
+}
+
+/// Issue 24: `shuo get --images` draws a status's pictures where the terminal says it can,
+/// names them elsewhere, and sends nothing but JSON into a pipe.
+@Suite("inline pictures")
+struct InlinePictureTests {
+    func postedPicture() throws -> (SandboxFixture, String) {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let picture = try TemporaryDirectory.file(named: "图.png", bytes: PNGFixture.bytes)
+        let posted = try fixture.douctl.run("shuo", "post", "有图", "--image", picture)
+        let id = try #require(try posted.json()["id"]?.scalarText, "\(posted)")
+        return (fixture, id)
+    }
+
+    @Test func anITerm2TerminalGetsThePictureInline() throws {
+        let (fixture, id) = try postedPicture()
+        defer { fixture.stop() }
+        var environment = fixture.douctl.environment
+        environment["TERM_PROGRAM"] = "iTerm.app"
+        let raw = try runUnderScript("\(Douctl.binary) shuo get \(id) --images --color never", environment: environment)
+        let start = try #require(raw.range(of: "\u{1B}]1337;File="), "no inline picture: \(raw)")
+        let rest = raw[start.upperBound...]
+        let payload = try #require(rest.split(separator: ":", maxSplits: 1).last?.split(separator: "\u{07}").first)
+        let bytes = try #require(Base64.decode(String(payload)))
+        #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG was drawn")
+        #expect(raw.contains("有图"), "the status's view comes first: \(raw)")
+    }
+
+    @Test func aTerminalThatSaysNothingGetsTheNamesAndAPipeGetsJSON() throws {
+        let (fixture, id) = try postedPicture()
+        defer { fixture.stop() }
+        var environment = fixture.douctl.environment
+        environment["TERM_PROGRAM"] = nil
+        environment["TERM"] = "xterm-256color"
+        let raw = try runUnderScript("\(Douctl.binary) shuo get \(id) --images --color never", environment: environment)
+        #expect(!raw.contains("\u{1B}]1337") && !raw.contains("\u{1B}_G"), "\(raw)")
+        #expect(raw.contains("shows no inline pictures"), "\(raw)")
+        // A pipe gets the status's JSON and nothing else, whatever the terminal would say.
+        let piped = try fixture.douctl.run(["shuo", "get", id, "--images"], environment: ["TERM_PROGRAM": "iTerm.app", "TERM": "xterm-kitty"])
+        #expect(piped.status == 0, "\(piped)")
+        #expect(try piped.json()["text"]?.stringValue == "有图")
+        #expect(!piped.stdoutText.contains("\u{1B}"))
     }
 }
