@@ -36,7 +36,14 @@ enum APICommand {
         what -H says; else application/json for a .json file or for standard input that
         starts with { or [, else application/octet-stream.
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
-        bytes exactly as received. On an API error nothing goes to stdout unless asked:
+        bytes exactly as received.
+        Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
+        through, and a JSON array is reformatted as it comes (a reply cut short leaves
+        what was printed, then the error line). Any other reply (an object may be an
+        envelope to unwrap) is held whole, up to 64 MiB; a larger one is exit 8 (--raw
+        prints any size). So is a single page of --paginate larger than 64 MiB. Error
+        replies, redirect bodies and replies that will be retried are read only to their
+        first 64 KiB. --paginate skips items (by id) repeated from the page before. On an API error nothing goes to stdout unless asked:
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
         (--error-body stdout|stderr|none chooses), then the error line with its exit
         code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.

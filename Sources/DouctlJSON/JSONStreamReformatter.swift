@@ -141,7 +141,9 @@ public final class JSONStreamReformatter {
             break
         case .afterValue where stack.isEmpty:
             state = .done
-        case .start, .value where stack.isEmpty:
+        case .start:
+            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+        case .value where stack.isEmpty:
             throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
         default:
             throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
