@@ -13,6 +13,51 @@ public final class JSONStreamReformatter {
     /// The longest single string or number accepted (64 MiB).
     public static let maximumTokenBytes = 64 << 20
 
+    private var engine: StreamReformatEngine
+
+    public init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        engine = StreamReformatEngine(format: format, emit: emit)
+    }
+
+    deinit { engine.free() }
+
+    /// Takes the next bytes of the document.
+    public func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        try engine.feed(chunk)
+    }
+
+    /// Ends the document: flushes the last output, or throws when the document is incomplete.
+    public func finish() throws(JSONParseError) {
+        try engine.finish()
+    }
+
+    /// Reformats a whole document at once through the incremental path (for tests and for
+    /// callers that happen to hold everything).
+    public static func reformat(_ input: [UInt8], format: JSONFormat, chunkSize: Int = 64 * 1024) throws(JSONParseError) -> [UInt8] {
+        var output: [UInt8] = []
+        let reformatter = JSONStreamReformatter(format: format) { output.append(contentsOf: $0) }
+        var start = 0
+        let step = max(1, chunkSize)
+        let result = input.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) in
+                while start < raw.count {
+                    let end = min(raw.count, start + step)
+                    try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                    start = end
+                }
+                try reformatter.finish()
+            }
+        }
+        try result.get()
+        return output
+    }
+
+}
+
+/// The reformatter's state and grammar. A struct, so the per-byte work touches its fields
+/// without the dynamic exclusivity checks a class's stored properties cost.
+struct StreamReformatEngine {
+
     private enum State {
         /// Before anything; `matched` bytes of a UTF-8 BOM seen.
         case start(matched: Int)
@@ -39,18 +84,18 @@ public final class JSONStreamReformatter {
     private var line = 1
     private var lineStart = 0
 
-    public init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+    init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
         writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
         stack.reserveCapacity(64)
     }
 
-    deinit {
+    func free() {
         writer.free()
         token.free()
     }
 
     /// Takes the next bytes of the document.
-    public func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+    mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
         guard let base = chunk.baseAddress else { return }
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let count = chunk.count
@@ -59,20 +104,31 @@ public final class JSONStreamReformatter {
             let byte = bytes[index]
             switch state {
             case .string(let isKey, var escaped):
-                // The bulk of a document: copy the run up to the next quote or backslash at once.
+                // The bulk of a document: find the closing quote, stepping over escapes,
+                // and copy the run at once.
                 var end = index
+                var closes = false
+                if escaped {
+                    end += 1
+                    escaped = false
+                }
                 while end < count {
                     let next = bytes[end]
-                    if escaped {
-                        escaped = false
-                    } else if next == UInt8(ascii: "\\") {
-                        escaped = true
-                    } else if next == UInt8(ascii: "\"") {
+                    if next == UInt8(ascii: "\"") {
+                        closes = true
                         break
+                    }
+                    if next == UInt8(ascii: "\\") {
+                        if end + 1 < count {
+                            end += 2
+                        } else {
+                            escaped = true
+                            end += 1
+                        }
+                        continue
                     }
                     end += 1
                 }
-                let closes = end < count
                 try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
                 if closes {
                     advance(to: end + 1, from: &index)
@@ -83,21 +139,16 @@ public final class JSONStreamReformatter {
                     advance(to: end, from: &index)
                 }
                 continue
-            case .number:
-                if Self.isNumberByte(byte) {
-                    try appendToken(bytes + index, count: 1)
-                    advance(to: index + 1, from: &index)
-                    continue
+            case .number, .literal:
+                let isNumber: Bool
+                if case .number = state { isNumber = true } else { isNumber = false }
+                var end = index
+                while end < count, isNumber ? Self.isNumberByte(bytes[end]) : Self.isLetter(bytes[end]) { end += 1 }
+                if end > index {
+                    try appendToken(bytes + index, count: end - index)
+                    advance(to: end, from: &index)
                 }
-                try completeToken(isKey: false)
-                state = .afterValue
-                continue
-            case .literal:
-                if byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") {
-                    try appendToken(bytes + index, count: 1)
-                    advance(to: index + 1, from: &index)
-                    continue
-                }
+                if end == count { continue }
                 try completeToken(isKey: false)
                 state = .afterValue
                 continue
@@ -128,7 +179,7 @@ public final class JSONStreamReformatter {
     }
 
     /// Ends the document: flushes the last output, or throws when the document is incomplete.
-    public func finish() throws(JSONParseError) {
+    mutating func finish() throws(JSONParseError) {
         switch state {
         case .number, .literal:
             try completeToken(isKey: false)
@@ -151,36 +202,15 @@ public final class JSONStreamReformatter {
         writer.finish()
     }
 
-    /// Reformats a whole document at once through the incremental path (for tests and for
-    /// callers that happen to hold everything).
-    public static func reformat(_ input: [UInt8], format: JSONFormat, chunkSize: Int = 64 * 1024) throws(JSONParseError) -> [UInt8] {
-        var output: [UInt8] = []
-        let reformatter = JSONStreamReformatter(format: format) { output.append(contentsOf: $0) }
-        var start = 0
-        let step = max(1, chunkSize)
-        let result = input.withUnsafeBytes { raw in
-            Result { () throws(JSONParseError) in
-                while start < raw.count {
-                    let end = min(raw.count, start + step)
-                    try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                    start = end
-                }
-                try reformatter.finish()
-            }
-        }
-        try result.get()
-        return output
-    }
-
     // MARK: - grammar
 
     @inline(__always)
-    private func advance(to end: Int, from index: inout Int) {
+    private mutating func advance(to end: Int, from index: inout Int) {
         offset += end - index
         index = end
     }
 
-    private func structural(_ byte: UInt8) throws(JSONParseError) {
+    private mutating func structural(_ byte: UInt8) throws(JSONParseError) {
         switch state {
         case .value:
             try startValue(byte)
@@ -234,7 +264,7 @@ public final class JSONStreamReformatter {
         if case .afterValue = state, stack.isEmpty { state = .done }
     }
 
-    private func startValue(_ byte: UInt8) throws(JSONParseError) {
+    private mutating func startValue(_ byte: UInt8) throws(JSONParseError) {
         switch byte {
         case UInt8(ascii: "\""):
             beginToken()
@@ -258,7 +288,7 @@ public final class JSONStreamReformatter {
         }
     }
 
-    private func startKey(_ byte: UInt8) throws(JSONParseError) {
+    private mutating func startKey(_ byte: UInt8) throws(JSONParseError) {
         guard byte == UInt8(ascii: "\"") else { throw failure("expected an object key") }
         beginToken()
         try appendToken(byte)
@@ -267,31 +297,35 @@ public final class JSONStreamReformatter {
 
     // MARK: - tokens
 
-    private func beginToken() {
+    private mutating func beginToken() {
         token.count = 0
         tokenOffset = offset
     }
 
-    private func appendToken(_ byte: UInt8) throws(JSONParseError) {
+    private mutating func appendToken(_ byte: UInt8) throws(JSONParseError) {
         var byte = byte
         try appendToken(&byte, count: 1)
     }
 
-    private func appendToken(_ source: UnsafePointer<UInt8>, count: Int) throws(JSONParseError) {
-        guard token.count + count <= Self.maximumTokenBytes else {
-            throw failure("a single string or number is longer than \(Self.maximumTokenBytes >> 20) MiB")
+    private mutating func appendToken(_ source: UnsafePointer<UInt8>, count: Int) throws(JSONParseError) {
+        guard token.count + count <= JSONStreamReformatter.maximumTokenBytes else {
+            throw failure("a single string or number is longer than \(JSONStreamReformatter.maximumTokenBytes >> 20) MiB")
         }
         token.append(UnsafeRawPointer(source), count: count)
     }
 
     /// Validates the token just read with the one-shot scanner's own code and writes it.
-    private func completeToken(isKey: Bool) throws(JSONParseError) {
+    private mutating func completeToken(isKey: Bool) throws(JSONParseError) {
         try JSONScanner.scanToken(token.bytes, isKey: isKey, offset: tokenOffset, into: &writer)
     }
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
     }
 
     private static func describe(_ byte: UInt8) -> String {
