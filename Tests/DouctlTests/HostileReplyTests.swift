@@ -150,4 +150,27 @@ struct HostileReplyTests {
         #expect(outcome.sent < 1 << 30, "douctl stopped reading: \(outcome.sent) bytes went out")
         #expect(outcome.peakKiB > 0 && outcome.peakKiB < 256 * 1024, "peak RSS \(outcome.peakKiB) KiB")
     }
+
+    /// A redirect whose body is 5 GiB: followed after its first 64 KiB, the rest unread.
+    @Test func aRedirectWithAFiveGiBBodyIsFollowedWithoutReadingIt() throws {
+        let sent = LockedValue<Int64>(0)
+        let listener = try HostileListener { connection, listener in
+            if listener.requestCount == 1 {
+                guard HostileListener.send(connection, "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Length: \(5 * Self.gib)\r\n\r\n") else { return }
+                let block = [UInt8](repeating: UInt8(ascii: "x"), count: 256 * 1024)
+                while !listener.isStopped {
+                    guard (try? LoopbackSocket.sendAll(connection, block)) != nil else { return }
+                    sent.withLock { $0 += Int64(block.count) }
+                }
+            } else {
+                HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n[1,2,3]")
+            }
+        }
+        defer { listener.stop() }
+        let result = try Douctl().run(["--no-retry", "api", "/moved", "--api-base", listener.baseURL], timeout: 120)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "[1,2,3]\n")
+        let total = sent.withLock { $0 }
+        #expect(total < 256 << 20, "douctl stopped reading the redirect's body: \(total) bytes went out")
+    }
 }
