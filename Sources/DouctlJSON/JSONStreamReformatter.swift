@@ -100,6 +100,9 @@ struct StreamReformatEngine {
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let count = chunk.count
         var index = 0
+        // Where this chunk starts in the document: a token that began in it and ends in it
+        // is validated in place, not copied.
+        let chunkStart = offset
         while index < count {
             let byte = bytes[index]
             switch state {
@@ -129,6 +132,13 @@ struct StreamReformatEngine {
                     }
                     end += 1
                 }
+                if closes && tokenOffset >= chunkStart {
+                    let start = tokenOffset - chunkStart
+                    advance(to: end + 1, from: &index)
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end + 1 - start), isKey: isKey)
+                    state = isKey ? .colon : .afterValue
+                    continue
+                }
                 try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
                 if closes {
                     advance(to: end + 1, from: &index)
@@ -144,6 +154,13 @@ struct StreamReformatEngine {
                 if case .number = state { isNumber = true } else { isNumber = false }
                 var end = index
                 while end < count, isNumber ? Self.isNumberByte(bytes[end]) : Self.isLetter(bytes[end]) { end += 1 }
+                if end < count && tokenOffset >= chunkStart {
+                    let start = tokenOffset - chunkStart
+                    advance(to: end, from: &index)
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end - start), isKey: false)
+                    state = .afterValue
+                    continue
+                }
                 if end > index {
                     try appendToken(bytes + index, count: end - index)
                     advance(to: end, from: &index)
@@ -317,6 +334,11 @@ struct StreamReformatEngine {
     /// Validates the token just read with the one-shot scanner's own code and writes it.
     private mutating func completeToken(isKey: Bool) throws(JSONParseError) {
         try JSONScanner.scanToken(token.bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+    }
+
+    /// The same, for a token that lies whole in the current chunk.
+    private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
+        try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
     }
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
