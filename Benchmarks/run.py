@@ -121,6 +121,25 @@ def make_file(path, size):
     return path
 
 
+def make_big_array(path, source, size):
+    """One JSON array of about `size` bytes: the elements of `source` (a JSON array)
+    repeated, so it is as realistic as make-json.py's output without generating 1 GiB."""
+    if os.path.exists(path) and abs(os.path.getsize(path) - size) < 64 * MiB:
+        return path
+    with open(source, "rb") as f:
+        inner = f.read().strip()[1:-1]
+    with open(path, "wb") as f:
+        f.write(b"[")
+        written = 1
+        while written + len(inner) + 2 <= size or written == 1:
+            if written > 1:
+                f.write(b",")
+            f.write(inner)
+            written += len(inner) + 1
+        f.write(b"]")
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller files")
@@ -199,6 +218,18 @@ def main():
         case("pretty-print 50 MB reply", "<= 1.0x curl | jq .",
              "%s api /big.json --api-base %s --pretty > /dev/null" % (DOUCTL, base),
              "curl -s %s/big.json | jq . > /dev/null" % base, ratio_goal=1.0)
+        # Issue 23: a 1 GiB JSON reply (the 50 MB array repeated), streamed at flat memory.
+        huge_json = make_big_array(os.path.join(www, "huge.json"), big_json, big)
+        reply_base = small_base
+        case("api --raw 1 GiB reply", "<= 1.1x curl -o /dev/null, RSS <= 32 MiB",
+             "%s api /huge.json --api-base %s --raw > /dev/null" % (DOUCTL, reply_base),
+             ["curl", "-s", "-o", "/dev/null", reply_base + "/huge.json"], ratio_goal=1.1, rss_goal=32)
+        case("api --compact 1 GiB reply", "RSS <= 32 MiB (beside curl -o /dev/null)",
+             "%s api /huge.json --api-base %s --compact > /dev/null" % (DOUCTL, reply_base),
+             ["curl", "-s", "-o", "/dev/null", reply_base + "/huge.json"], rss_goal=32)
+        case("api --pretty 1 GiB reply", "RSS <= 32 MiB (beside curl -o /dev/null)",
+             "%s api /huge.json --api-base %s --pretty > /dev/null" % (DOUCTL, reply_base),
+             ["curl", "-s", "-o", "/dev/null", reply_base + "/huge.json"], rss_goal=32)
         case("upload 1 GiB" if big == GiB else "upload big file", "<= 1.1x curl -F, RSS <= 32 MiB",
              [DOUCTL, "upload", payload, "--to", "/upload", "--field", "image", "--api-base", base],
              ["curl", "-s", "-F", "image=@" + payload, base + "/upload"], ratio_goal=1.1, rss_goal=32)

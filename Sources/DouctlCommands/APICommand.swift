@@ -36,7 +36,14 @@ enum APICommand {
         what -H says; else application/json for a .json file or for standard input that
         starts with { or [, else application/octet-stream.
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
-        bytes exactly as received. On an API error nothing goes to stdout unless asked:
+        bytes exactly as received.
+        Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
+        through, and a JSON array is reformatted as it comes (a reply cut short leaves
+        what was printed, then the error line). Any other reply (an object may be an
+        envelope to unwrap) is held whole, up to 64 MiB; a larger one is exit 8 (--raw
+        prints any size). So is a single page of --paginate larger than 64 MiB. Error
+        replies, redirect bodies and replies that will be retried are read only to their
+        first 64 KiB. --paginate skips items (by id) repeated from the page before. On an API error nothing goes to stdout unless asked:
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
         (--error-body stdout|stderr|none chooses), then the error line with its exit
         code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.
@@ -131,7 +138,20 @@ enum APICommand {
         }
         try invocation.refuseSlurpWithoutWalk()
 
+        if canStream(request, client: client, invocation: invocation) {
+            guard let held = try streamReply(request, client: client, invocation: invocation) else { return .success }
+            // A successful reply's head was printed (--include) as it arrived.
+            return try printReply(held, request: request, client: client, invocation: invocation, headPrinted: (200..<300).contains(held.status))
+        }
         let response = try exchangeShowingProgress(request, client: client, invocation: invocation)
+        return try printReply(response, request: request, client: client, invocation: invocation, headPrinted: false)
+    }
+
+    /// Prints a reply held in memory: decoded, unwrapped from its envelope, reformatted.
+    private static func printReply(
+        _ response: HTTPResponse, request: APIRequest, client: APIClient, invocation: Invocation, headPrinted: Bool
+    ) throws(DouctlError) -> ExitStatus {
+        let parsed = invocation.parsed
         let reply: APIReply
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
@@ -141,13 +161,39 @@ enum APICommand {
             if parsed.has("include"), let stream = invocation.errorBodyStream { printHead(response.head, to: stream) }
             throw error
         }
-        if parsed.has("include") { printHead(response.head, to: invocation.stdout) }
+        if parsed.has("include") && !headPrinted { printHead(response.head, to: invocation.stdout) }
         if reply.isUnparsedJSONArray && !parsed.has("raw") {
             try printReformatted(response.body, status: response.status, invocation: invocation)
         } else {
             printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
         }
         return .success
+    }
+
+    /// Whether the reply can stream to stdout as it arrives: not when it must be held for a
+    /// recording, the cache or a rate-limit wait, nor under --dry-run, with files to upload
+    /// (they show progress) or with a body from a pipe (a refreshed token cannot resend it).
+    private static func canStream(_ request: APIRequest, client: APIClient, invocation: Invocation) -> Bool {
+        client.dryRun == nil && client.cachePolicy == nil && client.recorder == nil && client.rateLimitWait == nil
+            && uploadedFiles(request.body).isEmpty && request.body.isReplayable
+    }
+
+    /// Sends and streams a successful reply to stdout as it arrives: --raw copies the bytes
+    /// through; a JSON array is reformatted as a stream. Any other successful reply (an
+    /// object that may be an envelope, text that may not be JSON) is held, up to
+    /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
+    /// reply (its first 64 KiB). Nil when the reply was printed.
+    private static func streamReply(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> HTTPResponse? {
+        let printer = StreamingPrinter(invocation: invocation)
+        let response: HTTPResponse
+        do {
+            response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
+        } catch .transport(.outputFailed(let detail)) {
+            if let problem = printer.problem { throw problem }
+            throw .transport(.outputFailed(detail))
+        }
+        guard (200..<300).contains(response.status) else { return response }
+        return try printer.finish(response.head)
     }
 
     /// Sends, drawing upload progress on stderr when the body comes from files (--attach,
@@ -215,6 +261,110 @@ enum APICommand {
             invocation.stdout.write([0x0A])
         } else {
             invocation.stdout.write(response.body)
+        }
+    }
+
+    /// Where a streamed reply goes: straight to stdout (--raw), through the incremental
+    /// reformatter (a JSON array), or into memory up to the bound (anything else).
+    private final class StreamingPrinter {
+        enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
+        let invocation: Invocation
+        var mode: Mode
+        var held: [UInt8] = []
+        var delivered = 0
+        var problem: DouctlError?
+        var status = 200
+
+        init(invocation: Invocation) {
+            self.invocation = invocation
+            mode = invocation.parsed.has("raw") ? .raw : .undecided
+        }
+
+        func head(_ head: HTTPResponseHead) {
+            status = head.status
+            if invocation.parsed.has("include") { printHead(head, to: invocation.stdout) }
+        }
+
+        /// A retry may start over only while nothing reached stdout.
+        func restart() -> Bool {
+            guard delivered == 0 else { return false }
+            held.removeAll()
+            if case .reformat = mode { mode = .undecided }
+            return true
+        }
+
+        func take(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            if case .undecided = mode {
+                guard let first = chunk.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+                    return hold(chunk)
+                }
+                // An array is never an envelope: it streams. Anything else is held, to be
+                // unwrapped or checked whole.
+                if first == UInt8(ascii: "[") && held.count < 4096 {
+                    let stdout = invocation.stdout
+                    let reformatter = JSONStreamReformatter(format: invocation.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
+                        delivered += bytes.count
+                        stdout.write(bytes)
+                    }
+                    mode = .reformat(reformatter)
+                    let before = held
+                    held = []
+                    if !before.isEmpty, !before.withUnsafeBytes({ feed($0, to: reformatter) }) { return false }
+                } else {
+                    mode = .hold
+                }
+            }
+            switch mode {
+            case .raw:
+                delivered += chunk.count
+                invocation.stdout.write(chunk)
+                return !invocation.stdout.failed
+            case .reformat(let reformatter):
+                return feed(chunk, to: reformatter) && !invocation.stdout.failed
+            case .hold, .undecided:
+                return hold(chunk)
+            }
+        }
+
+        private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
+                problem = .transport(.replyTooLarge("the reply is larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB and is not a JSON array, so it cannot be printed as a stream; --raw prints any size"))
+                return false
+            }
+            held.append(contentsOf: chunk)
+            return true
+        }
+
+        private func feed(_ bytes: UnsafeRawBufferPointer, to reformatter: JSONStreamReformatter) -> Bool {
+            do throws(JSONParseError) {
+                try reformatter.feed(bytes)
+                return true
+            } catch {
+                problem = notJSON(error)
+                return false
+            }
+        }
+
+        private func notJSON(_ error: JSONParseError) -> DouctlError {
+            .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
+        }
+
+        /// After a successful transfer: ends the stream, or hands back the held reply.
+        func finish(_ head: HTTPResponseHead) throws(DouctlError) -> HTTPResponse? {
+            switch mode {
+            case .raw:
+                return nil
+            case .reformat(let reformatter):
+                do throws(JSONParseError) {
+                    try reformatter.finish()
+                } catch {
+                    throw notJSON(error)
+                }
+                invocation.stdout.write([0x0A])
+                return nil
+            case .hold, .undecided:
+                return HTTPResponse(head: head, body: held)
+            }
         }
     }
 

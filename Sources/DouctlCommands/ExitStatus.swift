@@ -36,7 +36,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             case .interrupted: self = .interrupted
             case .bodyFile: self = .localInput
             case .outputFailed: self = .apiError
-            case .malformedReply: self = .badReply
+            case .malformedReply, .replyTooLarge: self = .badReply
             default: self = .network
             }
         case .badReply: self = .badReply

@@ -313,7 +313,7 @@ public final class APIClient {
 
     /// Like `exchange`, but a successful (2xx) reply's body goes to `sink` as it arrives,
     /// after `head` has seen the reply's head, and is never held in memory: downloads. Any
-    /// other reply comes back with its body (its first MiB) for `decode`, after the one
+    /// other reply comes back with its body (its first 64 KiB; the rest is not read) for `decode`, after the one
     /// refresh-and-replay. `restart` takes back what a broken attempt already streamed, so
     /// a retry may begin again (false: no retry).
     public func stream(
@@ -338,27 +338,39 @@ public final class APIClient {
         }
     }
 
-    /// One streamed try: a 2xx body to `sink`, any other's first MiB kept for `decode`.
+    /// One streamed try: a 2xx body to `sink`, any other's first 64 KiB kept for `decode`.
     private func streamOnce(
         _ httpRequest: HTTPRequest, progress: ((TransferProgress) -> Void)?, restart: (() -> Bool)?,
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
-        let errorLimit = 1 << 20
+        let errorLimit = HTTPResponse.maximumErrorBodyBytes
         var errorBody: [UInt8] = []
         var streaming = false
+        var finalHead: HTTPResponseHead?
+        var errorBodyCut = false
         let responseHead: HTTPResponseHead
         do {
             responseHead = try http.send(httpRequest, progress: progress, restartSink: {
                 errorBody.removeAll()
                 return streaming ? restart?() ?? false : true
             }, head: { received in
+                finalHead = received
                 streaming = (200..<300).contains(received.status)
                 if streaming { head(received) }
             }, sink: { chunk in
                 if streaming { return sink(chunk) }
-                if errorBody.count < errorLimit { errorBody.append(contentsOf: chunk.prefix(errorLimit - errorBody.count)) }
+                // An error reply is quoted, not kept: the rest of it is never read.
+                if chunk.count > errorLimit - errorBody.count {
+                    errorBody.append(contentsOf: chunk.prefix(max(0, errorLimit - errorBody.count)))
+                    errorBodyCut = true
+                    return false
+                }
+                errorBody.append(contentsOf: chunk)
                 return true
             })
+        } catch .outputFailed(let detail) {
+            guard errorBodyCut, let finalHead else { throw .transport(.outputFailed(detail)) }
+            responseHead = finalHead
         } catch {
             throw .transport(error)
         }

@@ -155,6 +155,7 @@ extension TransportError {
         case .bodyFile(let detail): return .bodyFile("\(detail) (\(note))")
         case .outputFailed(let detail): return .outputFailed("\(detail) (\(note))")
         case .malformedReply(let detail): return .malformedReply("\(detail) (\(note))")
+        case .replyTooLarge(let detail): return .replyTooLarge("\(detail) (\(note))")
         case .tls(let failure, let host, let detail): return .tls(failure, host: host, detail: "\(detail) (\(note))")
         case .redirect(let detail): return .redirect("\(detail) (\(note))")
         case .proxyRefused: return self

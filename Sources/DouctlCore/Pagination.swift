@@ -31,8 +31,10 @@ public struct Paginator {
         self.client = client
     }
 
-    /// Sends `request` page after page, calling `emit` for each item. Items already seen
-    /// (same `id`) are skipped, so a list that shifts under us yields no duplicates.
+    /// Sends `request` page after page, calling `emit` for each item. Items seen on this page
+    /// or the one before (same `id`) are skipped, so a list that shifts under us by less
+    /// than a page yields no duplicates; memory stays bounded by two pages of ids, however
+    /// long the walk.
     public func walk(_ request: APIRequest, scheme: PageScheme? = nil, emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
         var request = Self.withFirstCursor(request.movingPathQueryIntoFields(), scheme: scheme)
         let given = scheme
@@ -100,12 +102,19 @@ public struct Paginator {
         }
     }
 
-    /// What a walk remembers between pages: ids handed over, and the previous page's first
-    /// item (a server that ignores paging parameters sends the same page again).
+    /// What a walk remembers between pages: the ids of the last two pages (the seam where a
+    /// shifting list repeats items; not every id ever seen, which grew without bound on long
+    /// walks), and the previous page's first item (a server that ignores paging parameters
+    /// sends the same page again).
     struct SeenItems {
+        /// Ids of the page being handed over, and of the page before it.
         var ids = Set<String>()
+        var previousIDs = Set<String>()
         var previousFirst: JSON?
         var emitted = 0
+
+        /// How many ids the window holds now (for tests).
+        var windowCount: Int { ids.count + previousIDs.count }
 
         mutating func repeatsPreviousPage(_ items: [JSON]) -> Bool {
             if let first = items.first, first == previousFirst { return true }
@@ -114,9 +123,14 @@ public struct Paginator {
         }
 
         mutating func emitUnseen(_ items: [JSON], _ emit: (JSON) throws(DouctlError) -> Void) throws(DouctlError) {
+            // The window slides: the page before last drops out.
+            previousIDs = ids
+            ids = []
             for item in items {
                 if let id = item["id"]?.scalarText {
                     if ids.contains(id) { continue }
+                    // Still a duplicate on the next page: keep it in the window.
+                    if previousIDs.contains(id) { ids.insert(id); continue }
                     ids.insert(id)
                 }
                 try emit(item)

@@ -418,7 +418,9 @@ public final class HTTPClient: HTTPTransport {
         of result: Int32, _ handle: UnsafeMutableRawPointer, _ transfer: Transfer, host: String,
         holdBody: (HTTPResponseHead) -> Bool
     ) -> Outcome {
-        guard result == CCURLE_OK else {
+        // A held body cut at its bound ends the transfer on purpose: the reply stands.
+        let cutOnPurpose = result == CCURLE_WRITE_ERROR && transfer.heldBodyCut
+        guard result == CCURLE_OK || cutOnPurpose else {
             // A proxy that refused the credentials answers the CONNECT 407: sending the
             // same credentials again cannot help, so this is not a transient failure.
             var connectCode = 0

@@ -116,6 +116,14 @@ public struct HTTPResponse: Sendable, Equatable {
     public var head: HTTPResponseHead
     public var body: [UInt8]
 
+    /// The largest successful reply body held in memory whole (64 MiB): one page of a walk,
+    /// a reply to unwrap from an envelope. A larger one is `.replyTooLarge` (exit 8), never
+    /// an allocation the server sized. `api` streams what it can instead of holding it.
+    public static let maximumBodyBytes = 64 << 20
+    /// How much of an error reply, a redirect's body or any body thrown away is read (64
+    /// KiB): enough for the error line's quote; the rest is never read.
+    public static let maximumErrorBodyBytes = 64 << 10
+
     public init(head: HTTPResponseHead, body: [UInt8]) {
         self.head = head
         self.body = body

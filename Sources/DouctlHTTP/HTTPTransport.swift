@@ -19,16 +19,45 @@ public protocol HTTPTransport: AnyObject {
 }
 
 extension HTTPTransport {
-    /// Sends `request` and collects the whole reply body in memory.
-    public func fetch(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil) throws(TransportError) -> HTTPResponse {
+    /// Sends `request` and collects the reply body in memory: a successful (2xx) one up to
+    /// `limit` bytes (more is `.replyTooLarge`), any other only its first `errorLimit` bytes
+    /// (the rest is not read: the transfer stops there).
+    public func fetch(
+        _ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil,
+        limit: Int = HTTPResponse.maximumBodyBytes, errorLimit: Int = HTTPResponse.maximumErrorBodyBytes
+    ) throws(TransportError) -> HTTPResponse {
         var body: [UInt8] = []
-        let head = try send(request, progress: progress, restartSink: {
-            body.removeAll()
-            return true
-        }, head: nil) { chunk in
-            body.append(contentsOf: chunk)
-            return true
+        var finalHead: HTTPResponseHead?
+        var stopped = false
+        var head: HTTPResponseHead
+        do {
+            head = try send(request, progress: progress, restartSink: {
+                body.removeAll()
+                return true
+            }, head: { finalHead = $0 }) { chunk in
+                let isSuccess = finalHead.map { (200..<300).contains($0.status) } ?? true
+                let cap = isSuccess ? limit : errorLimit
+                if chunk.count > cap - body.count {
+                    body.append(contentsOf: chunk.prefix(max(0, cap - body.count)))
+                    stopped = true
+                    return false
+                }
+                body.append(contentsOf: chunk)
+                return true
+            }
+        } catch .outputFailed(let detail) {
+            guard stopped, let finalHead else { throw .outputFailed(detail) }
+            head = finalHead
+        }
+        // Stopped at the bound: an error reply's first bytes are enough to report it; a
+        // successful one cut short is of no use.
+        if stopped && (200..<300).contains(head.status) {
+            throw .replyTooLarge("the reply is larger than \(Self.describe(limit)), more than douctl holds in memory (\(Redaction.redactURL(request.url)))")
         }
         return HTTPResponse(head: head, body: body)
+    }
+
+    static func describe(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
 }

@@ -19,6 +19,9 @@ final class Transfer {
     private(set) var head: HTTPResponseHead?
     private var bodyDecision: Bool?          // true → holding
     private(set) var heldBody: [UInt8] = []
+    /// True when a held body (a redirect's, a reply that may be retried) reached
+    /// `HTTPResponse.maximumErrorBodyBytes` and the transfer stopped reading it there.
+    private(set) var heldBodyCut = false
     private(set) var deliveredBytes: Int64 = 0
     private(set) var wasCancelled = false
     private(set) var sinkRefused = false
@@ -86,6 +89,13 @@ final class Transfer {
             if bodyDecision == false, let head { headReady?(head) }
         }
         if bodyDecision == true {
+            let room = HTTPResponse.maximumErrorBodyBytes - heldBody.count
+            if bytes.count > room {
+                // The rest of a body thrown away or quoted is never read (a 5 GiB 503).
+                heldBody.append(contentsOf: bytes.prefix(max(0, room)))
+                heldBodyCut = true
+                return false
+            }
             heldBody.append(contentsOf: bytes)
             return true
         }

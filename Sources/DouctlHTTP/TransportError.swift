@@ -18,6 +18,9 @@ public enum TransportError: Error, Equatable, Sendable {
     /// The server answered, but not in HTTP: a malformed status line, HTTP/0.9, a bad
     /// Content-Length, an undecodable Content-Encoding (design: exit 8, not 7).
     case malformedReply(String)
+    /// A reply body larger than douctl holds in memory (`HTTPResponse.maximumBodyBytes`;
+    /// design: exit 8, a reply douctl cannot use, not a network failure).
+    case replyTooLarge(String)
     /// The TLS connection to `host` could not be set up or was refused (design: exit 7).
     case tls(TLSFailure, host: String, detail: String)
     /// A redirect douctl will not follow: too many, or from https to plain http.
@@ -38,6 +41,7 @@ public enum TransportError: Error, Equatable, Sendable {
         case .bodyFile(let detail): return detail
         case .outputFailed(let detail): return "cannot write output: \(detail)"
         case .malformedReply(let detail): return "the reply is not valid HTTP: \(detail)"
+        case .replyTooLarge(let detail): return detail
         case .tls(let failure, let host, let detail): return failure.message(host: host, detail: detail)
         case .redirect(let detail): return detail
         case .proxyRefused(let host):

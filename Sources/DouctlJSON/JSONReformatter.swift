@@ -38,7 +38,7 @@ public enum JSONReformatter {
 }
 
 /// Writes scanner events straight back out as JSON text.
-private struct ReformatWriter: JSONEventHandler {
+struct ReformatWriter: JSONEventHandler {
     let indent: Int
     let emit: (UnsafeRawBufferPointer) -> Void
     var output: ByteBuffer

@@ -163,3 +163,46 @@ struct PaginatorTests {
         }
     }
 }
+
+/// Issue 23: what a walk keeps in memory is bounded, whatever the length of the walk.
+@Suite("Pagination memory")
+struct PaginationMemoryTests {
+    @Test func deduplicationRemembersTheLastTwoPagesOnly() throws {
+        // Id 1 comes back on the next page (a shifted list): skipped. It comes back again
+        // four pages later: by then it is outside the window and is printed (before issue 23
+        // every id of the walk was kept, so it was skipped and the set grew without bound).
+        let (items, _) = try PaginatorTests().walk([
+            .json(200, #"[{"id":1},{"id":2}]"#),
+            .json(200, #"[{"id":3},{"id":1}]"#),
+            .json(200, #"[{"id":4},{"id":5}]"#),
+            .json(200, #"[{"id":6},{"id":7}]"#),
+            .json(200, #"[{"id":8},{"id":9}]"#),
+            .json(200, #"[{"id":1}]"#),
+        ], APIRequest(path: "/v2/things", query: [("count", "2")]))
+        #expect(PaginatorTests.ids(items) == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "1"])
+    }
+
+    @Test func theWindowHoldsAtMostTwoPagesOfIDs() throws {
+        var seen = Paginator.SeenItems()
+        for page in 0..<1000 {
+            let items = (0..<20).map { JSON.object(JSONObject([("id", .string("\(page * 20 + $0)"))])) }
+            try seen.emitUnseen(items) { (_: JSON) throws(DouctlError) in }
+            #expect(seen.windowCount <= 40)
+        }
+        #expect(seen.emitted == 20_000)
+    }
+
+    @Test func aReplyLargerThanTheBoundIsAnErrorAndAnErrorReplyIsCut() throws {
+        let big = "[" + String(repeating: #"{"id":1},"#, count: 10) + #"{"id":2}]"#
+        let request = HTTPRequest(method: "GET", url: "https://api.douban.com/v2/x")
+        let tooLarge = Result { try ScriptedTransport([.json(200, big)]).fetch(request, limit: 16) }
+        guard case .failure(let error as TransportError) = tooLarge, case .replyTooLarge(let detail) = error else {
+            Issue.record("expected replyTooLarge, got \(tooLarge)")
+            return
+        }
+        #expect(detail.contains("larger than"))
+        let errorReply = try ScriptedTransport([.json(503, String(repeating: "x", count: 100_000))]).fetch(request)
+        #expect(errorReply.status == 503)
+        #expect(errorReply.body.count == HTTPResponse.maximumErrorBodyBytes)
+    }
+}

@@ -1,0 +1,360 @@
+/// The incremental form of `JSONReformatter`: feed a reply in chunks as they arrive and get
+/// pretty or compact JSON out as soon as it is known. What it keeps between chunks is the
+/// nesting stack (at most `JSONScanner.maximumDepth` entries) and the one token being read
+/// (a string, number or literal, at most `maximumTokenBytes`), so memory does not grow with
+/// the size of the document. Chunk boundaries may fall anywhere, even inside a UTF-8
+/// sequence or an escape: the output is what the one-shot reformatter prints, and it
+/// accepts and rejects what the one-shot reformatter does, except a single string or
+/// number longer than `maximumTokenBytes`, which it rejects. Output already emitted before
+/// an error stays emitted.
+///
+/// This is the seam a printer calls to write a JSON stream: `feed` bytes, then `finish`.
+public final class JSONStreamReformatter {
+    /// The longest single string or number accepted (64 MiB).
+    public static let maximumTokenBytes = 64 << 20
+
+    private var engine: StreamReformatEngine
+
+    public init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        engine = StreamReformatEngine(format: format, emit: emit)
+    }
+
+    deinit { engine.free() }
+
+    /// Takes the next bytes of the document.
+    public func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        try engine.feed(chunk)
+    }
+
+    /// Ends the document: flushes the last output, or throws when the document is incomplete.
+    public func finish() throws(JSONParseError) {
+        try engine.finish()
+    }
+
+    /// Reformats a whole document at once through the incremental path (for tests and for
+    /// callers that happen to hold everything).
+    public static func reformat(_ input: [UInt8], format: JSONFormat, chunkSize: Int = 64 * 1024) throws(JSONParseError) -> [UInt8] {
+        var output: [UInt8] = []
+        let reformatter = JSONStreamReformatter(format: format) { output.append(contentsOf: $0) }
+        var start = 0
+        let step = max(1, chunkSize)
+        let result = input.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) in
+                while start < raw.count {
+                    let end = min(raw.count, start + step)
+                    try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                    start = end
+                }
+                try reformatter.finish()
+            }
+        }
+        try result.get()
+        return output
+    }
+
+}
+
+/// The reformatter's state and grammar. A struct, so the per-byte work touches its fields
+/// without the dynamic exclusivity checks a class's stored properties cost.
+struct StreamReformatEngine {
+
+    private enum State {
+        /// Before anything; `matched` bytes of a UTF-8 BOM seen.
+        case start(matched: Int)
+        case value
+        /// Just after '[' or '{': empty or not is decided by the next significant byte.
+        case openArray, openObject
+        case key
+        case colon
+        case afterValue
+        case done
+        case string(isKey: Bool, escaped: Bool)
+        case number
+        case literal
+    }
+
+    private var writer: ReformatWriter
+    private var token = ByteBuffer(capacity: 256)
+    private var tokenOffset = 0
+    /// isObject for each open container; index 0 is depth 1.
+    private var stack: [Bool] = []
+    private var state = State.start(matched: 0)
+    /// Bytes consumed so far, and where the current line began (for error positions).
+    private var offset = 0
+    private var line = 1
+    private var lineStart = 0
+
+    init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
+        stack.reserveCapacity(64)
+    }
+
+    func free() {
+        writer.free()
+        token.free()
+    }
+
+    /// Takes the next bytes of the document.
+    mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        guard let base = chunk.baseAddress else { return }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        let count = chunk.count
+        var index = 0
+        // Where this chunk starts in the document: a token that began in it and ends in it
+        // is validated in place, not copied.
+        let chunkStart = offset
+        while index < count {
+            let byte = bytes[index]
+            switch state {
+            case .string(let isKey, var escaped):
+                // The bulk of a document: find the closing quote, stepping over escapes,
+                // and copy the run at once.
+                var end = index
+                var closes = false
+                if escaped {
+                    end += 1
+                    escaped = false
+                }
+                while end < count {
+                    let next = bytes[end]
+                    if next == UInt8(ascii: "\"") {
+                        closes = true
+                        break
+                    }
+                    if next == UInt8(ascii: "\\") {
+                        if end + 1 < count {
+                            end += 2
+                        } else {
+                            escaped = true
+                            end += 1
+                        }
+                        continue
+                    }
+                    end += 1
+                }
+                if closes && tokenOffset >= chunkStart {
+                    let start = tokenOffset - chunkStart
+                    advance(to: end + 1, from: &index)
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end + 1 - start), isKey: isKey)
+                    state = isKey ? .colon : .afterValue
+                    continue
+                }
+                try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
+                if closes {
+                    advance(to: end + 1, from: &index)
+                    try completeToken(isKey: isKey)
+                    state = isKey ? .colon : .afterValue
+                } else {
+                    state = .string(isKey: isKey, escaped: escaped)
+                    advance(to: end, from: &index)
+                }
+                continue
+            case .number, .literal:
+                let isNumber: Bool
+                if case .number = state { isNumber = true } else { isNumber = false }
+                var end = index
+                while end < count, isNumber ? Self.isNumberByte(bytes[end]) : Self.isLetter(bytes[end]) { end += 1 }
+                if end < count && tokenOffset >= chunkStart {
+                    let start = tokenOffset - chunkStart
+                    advance(to: end, from: &index)
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end - start), isKey: false)
+                    state = .afterValue
+                    continue
+                }
+                if end > index {
+                    try appendToken(bytes + index, count: end - index)
+                    advance(to: end, from: &index)
+                }
+                if end == count { continue }
+                try completeToken(isKey: false)
+                state = .afterValue
+                continue
+            case .start(let matched):
+                let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+                if byte == bom[matched] {
+                    state = matched == 2 ? .value : .start(matched: matched + 1)
+                    advance(to: index + 1, from: &index)
+                    continue
+                }
+                if matched > 0 { throw failure("invalid byte in a UTF-8 byte order mark") }
+                state = .value
+                continue
+            default:
+                break
+            }
+            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                if byte == 0x0A {
+                    line += 1
+                    lineStart = offset + 1
+                }
+                advance(to: index + 1, from: &index)
+                continue
+            }
+            try structural(byte)
+            advance(to: index + 1, from: &index)
+        }
+    }
+
+    /// Ends the document: flushes the last output, or throws when the document is incomplete.
+    mutating func finish() throws(JSONParseError) {
+        switch state {
+        case .number, .literal:
+            try completeToken(isKey: false)
+            state = .afterValue
+        default:
+            break
+        }
+        switch state {
+        case .done:
+            break
+        case .afterValue where stack.isEmpty:
+            state = .done
+        case .start:
+            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+        case .value where stack.isEmpty:
+            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+        default:
+            throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
+        }
+        writer.finish()
+    }
+
+    // MARK: - grammar
+
+    @inline(__always)
+    private mutating func advance(to end: Int, from index: inout Int) {
+        offset += end - index
+        index = end
+    }
+
+    private mutating func structural(_ byte: UInt8) throws(JSONParseError) {
+        switch state {
+        case .value:
+            try startValue(byte)
+        case .openArray:
+            if byte == UInt8(ascii: "]") {
+                writer.emptyArray()
+                state = .afterValue
+            } else {
+                stack.append(false)
+                writer.beginArray(depth: stack.count)
+                state = .value
+                try startValue(byte)
+            }
+        case .openObject:
+            if byte == UInt8(ascii: "}") {
+                writer.emptyObject()
+                state = .afterValue
+            } else {
+                stack.append(true)
+                writer.beginObject(depth: stack.count)
+                state = .key
+                try startKey(byte)
+            }
+        case .key:
+            try startKey(byte)
+        case .colon:
+            guard byte == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
+            state = .value
+        case .afterValue:
+            guard let isObject = stack.last else {
+                state = .done
+                throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+            }
+            if byte == UInt8(ascii: ",") {
+                writer.separator(depth: stack.count)
+                state = isObject ? .key : .value
+            } else if isObject && byte == UInt8(ascii: "}") {
+                writer.endObject(depth: stack.count)
+                stack.removeLast()
+            } else if !isObject && byte == UInt8(ascii: "]") {
+                writer.endArray(depth: stack.count)
+                stack.removeLast()
+            } else {
+                throw failure(isObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
+            }
+        case .done:
+            throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+        default:
+            throw failure("expected a value")
+        }
+        if case .afterValue = state, stack.isEmpty { state = .done }
+    }
+
+    private mutating func startValue(_ byte: UInt8) throws(JSONParseError) {
+        switch byte {
+        case UInt8(ascii: "\""):
+            beginToken()
+            try appendToken(byte)
+            state = .string(isKey: false, escaped: false)
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+            guard stack.count < JSONScanner.maximumDepth else {
+                throw failure("nesting too deep (more than \(JSONScanner.maximumDepth) levels)")
+            }
+            state = byte == UInt8(ascii: "[") ? .openArray : .openObject
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            beginToken()
+            try appendToken(byte)
+            state = .number
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            beginToken()
+            try appendToken(byte)
+            state = .literal
+        default:
+            throw failure("expected a value")
+        }
+    }
+
+    private mutating func startKey(_ byte: UInt8) throws(JSONParseError) {
+        guard byte == UInt8(ascii: "\"") else { throw failure("expected an object key") }
+        beginToken()
+        try appendToken(byte)
+        state = .string(isKey: true, escaped: false)
+    }
+
+    // MARK: - tokens
+
+    private mutating func beginToken() {
+        token.count = 0
+        tokenOffset = offset
+    }
+
+    private mutating func appendToken(_ byte: UInt8) throws(JSONParseError) {
+        var byte = byte
+        try appendToken(&byte, count: 1)
+    }
+
+    private mutating func appendToken(_ source: UnsafePointer<UInt8>, count: Int) throws(JSONParseError) {
+        guard token.count + count <= JSONStreamReformatter.maximumTokenBytes else {
+            throw failure("a single string or number is longer than \(JSONStreamReformatter.maximumTokenBytes >> 20) MiB")
+        }
+        token.append(UnsafeRawPointer(source), count: count)
+    }
+
+    /// Validates the token just read with the one-shot scanner's own code and writes it.
+    private mutating func completeToken(isKey: Bool) throws(JSONParseError) {
+        try JSONScanner.scanToken(token.bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+    }
+
+    /// The same, for a token that lies whole in the current chunk.
+    private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
+        try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+    }
+
+    private static func isNumberByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+    }
+
+    private func failure(_ message: String) -> JSONParseError {
+        JSONParseError(message: message, offset: offset, line: line, column: offset - lineStart + 1)
+    }
+}
