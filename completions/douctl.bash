@@ -28,17 +28,17 @@ __douctl_options() {
         'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --scopes --no-browser --wait) ;;
         'auth status') __douctl_words=(--show-token --check --no-check) ;;
         'auth export') __douctl_words=(--yes-i-know) ;;
-        'user search') __douctl_words=(--start --count --all --slurp) ;;
-        'user following') __douctl_words=(--start --count --all --slurp) ;;
-        'user followers') __douctl_words=(--start --count --all --slurp) ;;
+        'user search') __douctl_words=(--start --count --all --slurp --parallel) ;;
+        'user following') __douctl_words=(--start --count --all --slurp --parallel) ;;
+        'user followers') __douctl_words=(--start --count --all --slurp --parallel) ;;
         'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
         'shuo get') __douctl_words=(--packed --save-images) ;;
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp) ;;
-        'shuo comments') __douctl_words=(--start --count --all --slurp) ;;
+        'shuo comments') __douctl_words=(--start --count --all --slurp --parallel) ;;
         'shuo uncomment') __douctl_words=(--status) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp -i --include --raw) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --parallel -i --include --raw) ;;
         'config get') __douctl_words=(--show-secrets) ;;
         'config list') __douctl_words=(--show-secrets) ;;
         'profile show') __douctl_words=(--show-secrets) ;;
@@ -64,16 +64,19 @@ __douctl_option_value() {
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
             esac ;;
         'user following')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
             esac ;;
         'user followers')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
             esac ;;
         'shuo post')
             case $2 in
@@ -98,6 +101,7 @@ __douctl_option_value() {
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
             esac ;;
         'shuo uncomment')
             case $2 in
@@ -127,6 +131,7 @@ __douctl_option_value() {
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                --parallel) __douctl_action=none; return 0 ;;
             esac ;;
         'profile add')
             case $2 in

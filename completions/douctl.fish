@@ -33,11 +33,11 @@ function __douctl_takes_value
         case 'auth login'
             contains -- $argv[2] --scopes --wait; and return 0
         case 'user search'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --parallel; and return 0
         case 'user following'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --parallel; and return 0
         case 'user followers'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --parallel; and return 0
         case 'shuo post'
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
         case 'shuo get'
@@ -45,7 +45,7 @@ function __douctl_takes_value
         case 'shuo timeline'
             contains -- $argv[2] --user --count --since-id --until-id; and return 0
         case 'shuo comments'
-            contains -- $argv[2] --start --count; and return 0
+            contains -- $argv[2] --start --count --parallel; and return 0
         case 'shuo uncomment'
             contains -- $argv[2] --status; and return 0
         case 'upload'
@@ -53,7 +53,7 @@ function __douctl_takes_value
         case 'download'
             contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
         case 'api'
-            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress; and return 0
+            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress --parallel; and return 0
         case 'profile add'
             contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'sandbox'
@@ -212,18 +212,21 @@ complete -c douctl -n '__douctl_path_is user search' -l start -r -f -d 'skip the
 complete -c douctl -n '__douctl_path_is user search' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user search' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user search' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 
 # douctl user following
 complete -c douctl -n '__douctl_path_is user following' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user following' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user following' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user following' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 
 # douctl user followers
 complete -c douctl -n '__douctl_path_is user followers' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user followers' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user followers' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user followers' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
@@ -262,6 +265,7 @@ complete -c douctl -n '__douctl_path_is shuo comments' -l start -r -f -d 'skip t
 complete -c douctl -n '__douctl_path_is shuo comments' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo comments' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 
 # douctl shuo uncomment
 complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
@@ -294,6 +298,7 @@ complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always n
 complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
 complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page and print each item as a JSON line'
 complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
 complete -c douctl -n '__douctl_path_is api' -l raw -d 'print the body exactly as received (no formatting, no envelope unwrapping)'
 

@@ -74,6 +74,7 @@ enum APICommand {
             .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
             PagingOptions.slurp,
+            PagingOptions.parallel,
             .flag("include", short: "i", help: "print the status line and headers before the body"),
             .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
         ],

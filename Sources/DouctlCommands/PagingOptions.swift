@@ -8,9 +8,15 @@ enum PagingOptions {
             OptionSpec("count", value: ValueSpec("N", kind: .integer(countRange)), help: "items per page (the API's default when absent)"),
             .flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)"),
             slurp,
+            parallel,
         ]
     }
 
     /// `--slurp`, with `--all` or `--paginate`: one JSON array of every item instead of NDJSON.
+    /// `--parallel N`, with `--all` or `--paginate`: numbered pages fetched N at a time.
+    static let parallel = OptionSpec(
+        "parallel", value: ValueSpec("N", kind: .integer(1...16), default: "4"),
+        help: "with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)")
+
     static let slurp = OptionSpec.flag("slurp", help: "with --all/--paginate: print one JSON array of all items, streamed")
 }

@@ -107,7 +107,9 @@ struct WalksAndOutputTests {
         let result = child.wait(timeout: 120)
         #expect(result.status == 141, "\(result)")
         #expect(result.stderr.isEmpty, "a closed pipe is not an error to report")
-        #expect(server.received.count == 2, "no page after the one whose write failed (got \(server.received.count) requests)")
+        // Four pages at a time (the default --parallel) fetch at most a window of 8 pages
+        // ahead of the one being printed: the walk stops there, not after 200 pages.
+        #expect(server.received.count <= 9, "no page past the window after the one whose write failed (got \(server.received.count) requests)")
     }
 
     /// The page cap (100,000; DOUCTL_MAX_PAGES for tests) ended a walk with exit 0 and
