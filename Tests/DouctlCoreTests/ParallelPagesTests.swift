@@ -2,6 +2,7 @@
 import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
+import DouctlTestSupport
 import Foundation
 import Testing
 
@@ -42,6 +43,10 @@ struct ParallelPagesTests {
             inFlight += 1
             mostInFlight = max(mostInFlight, inFlight)
             lock.broadcast()
+            // Until two requests have been in progress at once (or 5 s passed, so walks one
+            // page at a time still finish), later pages wait for company.
+            let soon = Date().addingTimeInterval(5)
+            while page > 1, inFlight < 2, mostInFlight < 2, lock.wait(until: soon) {}
             if let other = holdUntilAnswered[page] {
                 let deadline = Date().addingTimeInterval(20)
                 while !answered.contains(other), lock.wait(until: deadline) {}
@@ -127,6 +132,29 @@ struct ParallelPagesTests {
         #expect(walked.ids == Array(0..<1000))
         #expect(transport.snapshot.asked.sorted() == Array(1...100))
         #expect(transport.snapshot.mostInFlight <= 2)
+    }
+
+    /// Every worker's client goes through the profile's `rate_limit`, the limiter shared with
+    /// other douctl processes through the config directory: each of the 6 pages is counted
+    /// in its state file, so a parallel walk cannot go over the quota.
+    @Test func everyPageGoesThroughTheSharedRateLimiter() throws {
+        let directory = try TemporaryDirectory()
+        let quota = try #require(RateQuota("100/1h"))
+        let profile = try TestProfiles.douban()
+        let transport = ListTransport(total: 60, pageSize: 10)
+        let limiter = ClientRateLimiter(quota: quota, directory: ConfigDirectory(path: directory.path), profile: "p")
+        let limited: @Sendable () -> APIClient = {
+            let client = APIClient(profile: profile, http: transport, tokens: FixedToken("t"))
+            client.rateLimiter = limiter
+            return client
+        }
+        var paginator = Paginator(client: limited())
+        paginator.parallel = ParallelPaging(width: 4) { () throws(DouctlError) -> APIClient in limited() }
+        var count = 0
+        try paginator.walk(APIRequest(path: "/v2/list", query: [("count", "10")]), scheme: .offset()) { (_: JSON) throws(DouctlError) in count += 1 }
+        #expect(count == 60)
+        let state = try #require(try ConfigDirectory(path: directory.path).readJSONFile(directory.path + "/.ratelimit-p.json"))
+        #expect(state["sent"]?.arrayValue?.count == 6)
     }
 
     /// `--parallel 1`, a first page without a total, or a short first page: one at a time.
