@@ -253,7 +253,12 @@ def main():
             sandbox.wait()
     finally:
         if nginx:
-            nginx[2].kill()
+            # SIGTERM: the master stops its workers (SIGKILL left them holding our stdout).
+            nginx[2].terminate()
+            try:
+                nginx[2].wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                nginx[2].kill()
         server.kill()
         tls_server.kill()
         shutil.rmtree(config, ignore_errors=True)
