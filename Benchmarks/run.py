@@ -206,8 +206,14 @@ def main():
         case("version", "<= 0.7x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.7)
         case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
              ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
-        case("floor: a minimal Swift GET", "the Swift runtime's own cost", [build_floor(), small_base + "/small.json"],
+        floor = build_floor()
+        case("floor: a minimal Swift GET", "the Swift runtime's own cost", [floor, small_base + "/small.json"],
              ["curl", "-s", small_base + "/small.json"], pairs=40)
+        # Issue 23: douctl's small GET beside the floor itself (the "other" column), pair by pair.
+        floor_rss = case("floor alone", "-", [floor, small_base + "/small.json"], None, runs=20)
+        case("api GET small vs the floor", "<= 1.05x the floor, RSS <= floor + 1 MiB",
+             [DOUCTL, "api", "/small.json", "--api-base", small_base], [floor, small_base + "/small.json"], pairs=40,
+             ratio_goal=1.05, rss_goal=(floor_rss[1] + 1) if floor_rss else None)
         if h2_base:
             case("api GET over HTTP/2 (TLS)", "<= 1.15x curl --http2", [DOUCTL, "api", "/small.json", "--api-base", h2_base, "--cacert", cert],
                  ["curl", "-s", "--http2", "--cacert", cert, h2_base + "/small.json"], pairs=20, ratio_goal=1.15)
@@ -245,6 +251,27 @@ def main():
              [DOUCTL, "upload", "--parallel", "8", "--to", "/upload", "--field", "image", "--api-base", base] + files,
              "for f in %s; do curl -s -F image=@$f %s/upload > /dev/null; done" % (" ".join(files), base),
              runs=3)
+        if not only or "100-page walk at 20 ms" in only:
+            # Issue 23: pages that give the total are fetched 4 at a time (--parallel's default),
+            # against one curl given all 100 URLs over one kept-alive connection.
+            sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+            from walk import serve as serve_walk
+            walk_server = serve_walk(100, 20, 0.020, total=True)
+            walk_base = "http://127.0.0.1:%d" % walk_server.server_port
+            walk_urls = ["%s/items?start=%d&count=20" % (walk_base, page * 20) for page in range(100)]
+            walk_env = dict(env, DOUCTL_TOKEN="bench")
+            for name, extra, goal in (("100-page walk at 20 ms", [], "<= 0.3x one keep-alive curl"),
+                                      ("100-page walk --parallel 1", ["--parallel", "1"], "about 1x (one at a time)")):
+                if only and name not in only:
+                    continue
+                (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
+                    [DOUCTL, "api", "/items", "-f", "count=20", "--paginate", "--api-base", walk_base] + extra,
+                    ["curl", "-s", "-H", "Authorization: Bearer bench"] + walk_urls, 5, walk_env)
+                ratio = d_wall / c_wall
+                verdict = ("ok" if ratio <= 0.3 else "MISSED") if not extra else ""
+                rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, goal, verdict + " (pairs %.2f-%.2fx)" % (low, high)))
+                print("%-28s douctl %.4fs %.1f MiB | curl %.4fs | ratio %.2f" % (name, d_wall, d_rss, c_wall, ratio), flush=True)
+            walk_server.shutdown()
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()
@@ -257,7 +284,12 @@ def main():
             sandbox.wait()
     finally:
         if nginx:
-            nginx[2].kill()
+            # SIGTERM: the master stops its workers (SIGKILL left them holding our stdout).
+            nginx[2].terminate()
+            try:
+                nginx[2].wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                nginx[2].kill()
         server.kill()
         tls_server.kill()
         shutil.rmtree(config, ignore_errors=True)

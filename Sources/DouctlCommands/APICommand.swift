@@ -82,6 +82,7 @@ enum APICommand {
             .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
             .flag("paginate", help: "fetch every page and print each item as a JSON line"),
             PagingOptions.slurpPaginate,
+            PagingOptions.parallelPaginate,
             .flag("include", short: "i", help: "print the status line and headers before the body"),
             APIOutputOptions.output,
             APIOutputOptions.head,

@@ -262,6 +262,7 @@ final class Invocation {
         paginator.warn = { self.warn($0) }
         // Hidden, for tests: a small page cap instead of 100,000.
         if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        paginator.parallel = try parallelPaging(like: client)
         let out = stdout
         /// A failed write to stdout (the reader quit: `| head`) ends the walk at once: no
         /// more pages are fetched for nobody. `Douctl.main` decides what it means.
@@ -300,6 +301,17 @@ final class Invocation {
             count += 1
         }
         finished = true
+    }
+
+    /// `--parallel N` (default 4): worker clients like `client`, each built on its own
+    /// thread. A dry run and a walk through the response cache go one page at a time.
+    func parallelPaging(like client: APIClient) throws(DouctlError) -> ParallelPaging? {
+        let width = parsed.integer("parallel") ?? ParallelPaging.defaultWidth
+        guard width > 1, dryRun == nil, client.cachePolicy == nil else { return nil }
+        var settings = try clientFactory()
+        settings.allowsAnonymous = client.allowsAnonymous
+        let factory = settings
+        return ParallelPaging(width: width) { () throws(DouctlError) -> APIClient in try factory.make() }
     }
 
     func refuseSlurpWithoutWalk() throws(DouctlError) {

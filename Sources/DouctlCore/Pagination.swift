@@ -26,6 +26,9 @@ public struct Paginator {
     /// Where a walk says what it could not tell (where it ends, why it stopped early):
     /// one line, without the "douctl: warning: " prefix.
     public var warn: ((String) -> Void)?
+    /// Numbered pages several at a time, when the first reply says where the list ends
+    /// (see `ParallelPaging`); nil walks one page at a time.
+    public var parallel: ParallelPaging?
 
     public init(client: APIClient) {
         self.client = client
@@ -63,6 +66,11 @@ public struct Paginator {
                 continue
             }
             if linked == .end { return }
+            if pages == 1, linked == .unknown, let parallel, parallel.width > 1,
+               let plan = NumberedPages.plan(after: page, payload: payload, items: items, of: request, scheme: scheme ?? .offset(), maximumPages: maximumPages) {
+                try walkRest(plan, parallel: parallel, seen: &seen, emit: emit)
+                return
+            }
             guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
                 if given == nil, linked == .unknown, !page.saysAnythingAboutPages, client.profile.isPlainOAuth2 {
                     warn?("the reply says nothing about further pages (no Link header, no next link, no total); took page \(pages) as the last, after \(seen.emitted) items")
@@ -87,19 +95,21 @@ public struct Paginator {
     /// One page's payload; a failure after the first page says how far the walk got.
     private func fetchPage(_ request: APIRequest, number: Int, emittedBefore emitted: Int) throws(DouctlError) -> APIReply {
         do {
-            let reply = try client.send(request)
-            _ = try reply.requireJSON()
-            return reply
+            return try Self.fetch(request, with: client)
         } catch {
-            // What was printed stays printed; the error says where the walk stopped.
-            guard number > 1 else { throw error }
-            let note = "page \(number) failed; the \(emitted) items before it were printed"
-            // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
-            if CommandDeadline.expired, error == .interrupted || error == .transport(.interrupted) {
-                throw DouctlError.transport(.timedOut(CommandDeadline.message)).annotated(note)
-            }
-            throw error.annotated(note)
+            throw Self.failure(error, page: number, emittedBefore: emitted)
         }
+    }
+
+    /// What was printed stays printed; the error says where the walk stopped.
+    static func failure(_ error: DouctlError, page number: Int, emittedBefore emitted: Int) -> DouctlError {
+        guard number > 1 else { return error }
+        let note = "page \(number) failed; the \(emitted) items before it were printed"
+        // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
+        if CommandDeadline.expired, error == .interrupted || error == .transport(.interrupted) {
+            return DouctlError.transport(.timedOut(CommandDeadline.message)).annotated(note)
+        }
+        return error.annotated(note)
     }
 
     /// What a walk remembers between pages: the ids of the last two pages (the seam where a
