@@ -22,31 +22,46 @@ __douctl_commands() {
 }
 
 # Sets __douctl_words to the options offered in the command path $1: its own, then
-# the global ones (accepted before or after any command word).
+# the global ones it takes (accepted before or after any command word).
 __douctl_options() {
     case $1 in
-        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --scopes --no-browser --wait) ;;
-        'auth status') __douctl_words=(--show-token --check --no-check) ;;
-        'auth export') __douctl_words=(--yes-i-know) ;;
-        'user search') __douctl_words=(--start --count --all --slurp --parallel) ;;
-        'user following') __douctl_words=(--start --count --all --slurp --parallel) ;;
-        'user followers') __douctl_words=(--start --count --all --slurp --parallel) ;;
-        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image) ;;
-        'shuo get') __douctl_words=(--packed --save-images) ;;
-        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp) ;;
-        'shuo comments') __douctl_words=(--start --count --all --slurp --parallel) ;;
-        'shuo uncomment') __douctl_words=(--status) ;;
-        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes) ;;
-        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --parallel -i --include --raw) ;;
-        'config get') __douctl_words=(--show-secrets) ;;
-        'config list') __douctl_words=(--show-secrets) ;;
-        'profile show') __douctl_words=(--show-secrets) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota) ;;
-        *) __douctl_words=() ;;
+        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'auth status') __douctl_words=(--show-token --check --no-check --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'auth export') __douctl_words=(--yes-i-know --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'user me') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'user get') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'user search') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'user following') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'user followers') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo get') __douctl_words=(--packed --save-images --images --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo delete') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo comments') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --parallel -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'config') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'config set') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'config unset') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'config list') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile use') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'cache') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'cache info') __douctl_words=(--format --json --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'cache clear') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --profile --config-dir --error-format --color -h --help --version) ;;
+        'demo') __douctl_words=(--pretty --compact --error-format --color -h --help --version) ;;
+        'completion') __douctl_words=(--error-format --color -h --help --version) ;;
+        'version') __douctl_words=(--error-format --color -h --help --version) ;;
+        *) __douctl_words=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
     esac
-    __douctl_words+=(--profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body -h --help --version)
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
@@ -60,23 +75,38 @@ __douctl_option_value() {
                 --scopes) __douctl_action=none; return 0 ;;
                 --wait) __douctl_action=none; return 0 ;;
             esac ;;
+        'auth status')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'user me')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'user get')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
         'user search')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'user following')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'user followers')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'shuo post')
             case $2 in
@@ -89,6 +119,11 @@ __douctl_option_value() {
         'shuo get')
             case $2 in
                 --save-images) __douctl_action=directory; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'shuo delete')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'shuo timeline')
             case $2 in
@@ -96,12 +131,14 @@ __douctl_option_value() {
                 --count) __douctl_action=none; return 0 ;;
                 --since-id) __douctl_action=none; return 0 ;;
                 --until-id) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'shuo comments')
             case $2 in
                 --start) __douctl_action=none; return 0 ;;
                 --count) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'shuo uncomment')
             case $2 in
@@ -114,6 +151,7 @@ __douctl_option_value() {
                 -f|--raw-field) __douctl_action=none; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'download')
             case $2 in
@@ -121,6 +159,7 @@ __douctl_option_value() {
                 -d|--dir) __douctl_action=directory; return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'api')
             case $2 in
@@ -132,6 +171,11 @@ __douctl_option_value() {
                 --input) __douctl_action=file; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
                 --parallel) __douctl_action=none; return 0 ;;
+                -o|--output) __douctl_action=file; return 0 ;;
+            esac ;;
+        'profile list')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'profile add')
             case $2 in
@@ -167,6 +211,10 @@ __douctl_option_value() {
                 --insecure) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
                 --proxy) __douctl_action=none; return 0 ;;
             esac ;;
+        'cache info')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
         'sandbox')
             case $2 in
                 --host) __douctl_action=none; return 0 ;;
@@ -197,6 +245,7 @@ __douctl_option_value() {
         --proxy) __douctl_action=none; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
         --error-body) __douctl_action=choices; __douctl_choices=(stdout stderr none); return 0 ;;
+        --color) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
     esac
     return 1
 }

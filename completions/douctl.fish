@@ -32,34 +32,46 @@ function __douctl_takes_value
     switch $argv[1]
         case 'auth login'
             contains -- $argv[2] --scopes --wait; and return 0
+        case 'auth status'
+            contains -- $argv[2] --format; and return 0
+        case 'user me'
+            contains -- $argv[2] --format; and return 0
+        case 'user get'
+            contains -- $argv[2] --format; and return 0
         case 'user search'
-            contains -- $argv[2] --start --count --parallel; and return 0
+            contains -- $argv[2] --start --count --parallel --format; and return 0
         case 'user following'
-            contains -- $argv[2] --start --count --parallel; and return 0
+            contains -- $argv[2] --start --count --parallel --format; and return 0
         case 'user followers'
-            contains -- $argv[2] --start --count --parallel; and return 0
+            contains -- $argv[2] --start --count --parallel --format; and return 0
         case 'shuo post'
             contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
         case 'shuo get'
-            contains -- $argv[2] --save-images; and return 0
+            contains -- $argv[2] --save-images --format; and return 0
+        case 'shuo delete'
+            contains -- $argv[2] --format; and return 0
         case 'shuo timeline'
-            contains -- $argv[2] --user --count --since-id --until-id; and return 0
+            contains -- $argv[2] --user --count --since-id --until-id --format; and return 0
         case 'shuo comments'
-            contains -- $argv[2] --start --count --parallel; and return 0
+            contains -- $argv[2] --start --count --parallel --format; and return 0
         case 'shuo uncomment'
             contains -- $argv[2] --status; and return 0
         case 'upload'
-            contains -- $argv[2] --to --field -f --raw-field --parallel --progress; and return 0
+            contains -- $argv[2] --to --field -f --raw-field --parallel --progress --format; and return 0
         case 'download'
-            contains -- $argv[2] -o --output -d --dir --parallel --progress; and return 0
+            contains -- $argv[2] -o --output -d --dir --parallel --progress --format; and return 0
         case 'api'
-            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress --parallel; and return 0
+            contains -- $argv[2] -X --method -f --raw-field -F --field --attach -H --header --input --progress --parallel -o --output; and return 0
+        case 'profile list'
+            contains -- $argv[2] --format; and return 0
         case 'profile add'
             contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+        case 'cache info'
+            contains -- $argv[2] --format; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body --color
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -129,30 +141,31 @@ end
 complete -c douctl -f
 
 # Global options: accepted before or after any command word.
-complete -c douctl -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)' -d 'use this profile (env DOUCTL_PROFILE; default: config\'s default_profile, else douban)'
-complete -c douctl -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
-complete -c douctl -n 'not __douctl_path_is profile add' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
-complete -c douctl -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
-complete -c douctl -l timeout -r -f -d 'give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)'
-complete -c douctl -l no-retry -d 'do not retry failed idempotent requests (same as --retry 0)'
-complete -c douctl -l retry -r -f -d 'retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)'
-complete -c douctl -l retry-max-time -r -f -d 'start no retry after this long since the first try'
-complete -c douctl -l max-time -r -f -d 'give up on the whole command after this long (exit 7)'
-complete -c douctl -l wait-on-rate-limit -d 'when rate limited, wait until the limit resets (Retry-After) and go on'
-complete -c douctl -l cache -r -f -d 'answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else fetch and store'
-complete -c douctl -l cache-only -d 'answer GET/HEAD only from the response cache; send nothing'
-complete -c douctl -l record -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)'
-complete -c douctl -l dry-run -d 'print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)'
-complete -c douctl -l cacert -r -F -d 'trust the CA certificates in this PEM file instead of the system\'s (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)'
-complete -c douctl -l capath -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'trust the hashed CA certificates in this directory (else $SSL_CERT_DIR, profile ca_path)'
-complete -c douctl -l cert -r -F -d 'present this PEM client certificate (mutual TLS; else profile client_cert)'
-complete -c douctl -l key -r -F -d 'the client certificate\'s private key, when not in the --cert file (else profile client_key)'
-complete -c douctl -n 'not __douctl_path_is profile add' -s k -l insecure -d 'do not verify the server\'s TLS certificate (warns on every use)'
-complete -c douctl -n 'not __douctl_path_is profile add' -l proxy -r -f -d 'send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)'
-complete -c douctl -l pretty -d 'indent JSON output (default when stdout is a terminal)'
-complete -c douctl -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
+complete -c douctl -n 'not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)' -d 'use this profile (env DOUCTL_PROFILE; default: config\'s default_profile, else douban)'
+complete -c douctl -n 'not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l timeout -r -f -d 'give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l no-retry -d 'do not retry failed idempotent requests (same as --retry 0)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l retry -r -f -d 'retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l retry-max-time -r -f -d 'start no retry after this long since the first try'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l max-time -r -f -d 'give up on the whole command after this long (exit 7)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l wait-on-rate-limit -d 'when rate limited, wait until the limit resets (Retry-After) and go on'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l cache -r -f -d 'answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else fetch and store'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l cache-only -d 'answer GET/HEAD only from the response cache; send nothing'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l record -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l dry-run -d 'print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l cacert -r -F -d 'trust the CA certificates in this PEM file instead of the system\'s (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l capath -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'trust the hashed CA certificates in this directory (else $SSL_CERT_DIR, profile ca_path)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l cert -r -F -d 'present this PEM client certificate (mutual TLS; else profile client_cert)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l key -r -F -d 'the client certificate\'s private key, when not in the --cert file (else profile client_key)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -s k -l insecure -d 'do not verify the server\'s TLS certificate (warns on every use)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l proxy -r -f -d 'send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l pretty -d 'indent JSON output (default when stdout is a terminal)'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
-complete -c douctl -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
+complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
+complete -c douctl -l color -r -f -a 'auto always never' -d 'colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never'
 complete -c douctl -s h -l help -d 'show help for the command'
 complete -c douctl -l version -d 'print douctl\'s version'
 
@@ -194,6 +207,8 @@ complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long t
 complete -c douctl -n '__douctl_path_is auth status' -l show-token -d 'include the whole access token'
 complete -c douctl -n '__douctl_path_is auth status' -l check -d 'ask the server whether the login works (default on a terminal)'
 complete -c douctl -n '__douctl_path_is auth status' -l no-check -d 'only read what is stored; send nothing'
+complete -c douctl -n '__douctl_path_is auth status' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is auth status' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl auth export
 complete -c douctl -n '__douctl_path_is auth export' -l yes-i-know -d 'print the secrets on a terminal too'
@@ -207,26 +222,40 @@ complete -c douctl -n '__douctl_wants_command user' -a 'followers' -d 'who follo
 complete -c douctl -n '__douctl_wants_command user' -a 'follow' -d 'follow a user'
 complete -c douctl -n '__douctl_wants_command user' -a 'unfollow' -d 'stop following a user'
 
+# douctl user me
+complete -c douctl -n '__douctl_path_is user me' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user me' -l json -d 'print JSON even on a terminal (same as --format json)'
+
+# douctl user get
+complete -c douctl -n '__douctl_path_is user get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user get' -l json -d 'print JSON even on a terminal (same as --format json)'
+
 # douctl user search
 complete -c douctl -n '__douctl_path_is user search' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user search' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user search' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
-complete -c douctl -n '__douctl_path_is user search' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user search' -l slurp -d 'with --all: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user search' -l parallel -r -f -d 'with --all: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user search' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user search' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl user following
 complete -c douctl -n '__douctl_path_is user following' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user following' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user following' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
-complete -c douctl -n '__douctl_path_is user following' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user following' -l slurp -d 'with --all: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user following' -l parallel -r -f -d 'with --all: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user following' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user following' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl user followers
 complete -c douctl -n '__douctl_path_is user followers' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is user followers' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is user followers' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
-complete -c douctl -n '__douctl_path_is user followers' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user followers' -l slurp -d 'with --all: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is user followers' -l parallel -r -f -d 'with --all: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is user followers' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is user followers' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
@@ -250,6 +279,13 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the li
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
 complete -c douctl -n '__douctl_path_is shuo get' -l save-images -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'also save the status\'s pictures in DIR (one JSON line each on stderr)'
+complete -c douctl -n '__douctl_path_is shuo get' -l images -d 'draw the status\'s pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named'
+complete -c douctl -n '__douctl_path_is shuo get' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo get' -l json -d 'print JSON even on a terminal (same as --format json)'
+
+# douctl shuo delete
+complete -c douctl -n '__douctl_path_is shuo delete' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo delete' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo timeline
 complete -c douctl -n '__douctl_path_is shuo timeline' -l user -r -f -d 'a user\'s own statuses instead of your home timeline'
@@ -257,15 +293,19 @@ complete -c douctl -n '__douctl_path_is shuo timeline' -l public -d 'everyone\'s
 complete -c douctl -n '__douctl_path_is shuo timeline' -l count -r -f -d 'statuses per page (at most 200)'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l since-id -r -f -d 'only statuses newer than ID'
 complete -c douctl -n '__douctl_path_is shuo timeline' -l until-id -r -f -d 'only statuses up to and including ID'
-complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l all -d 'fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l slurp -d 'with --all: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo timeline' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo comments
 complete -c douctl -n '__douctl_path_is shuo comments' -l start -r -f -d 'skip the first N items'
 complete -c douctl -n '__douctl_path_is shuo comments' -l count -r -f -d 'items per page (the API\'s default when absent)'
 complete -c douctl -n '__douctl_path_is shuo comments' -l all -d 'fetch every page and print each item as one JSON line (NDJSON)'
-complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
-complete -c douctl -n '__douctl_path_is shuo comments' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is shuo comments' -l slurp -d 'with --all: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is shuo comments' -l parallel -r -f -d 'with --all: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is shuo comments' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo comments' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo uncomment
 complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
@@ -277,15 +317,19 @@ complete -c douctl -n '__douctl_path_is upload' -s f -l raw-field -r -f -d 'add 
 complete -c douctl -n '__douctl_path_is upload' -l parallel -r -f -d 'upload N files at once'
 complete -c douctl -n '__douctl_path_is upload' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is upload' -s y -l yes -d 'post several files publicly without asking'
+complete -c douctl -n '__douctl_path_is upload' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is upload' -l json -d 'print JSON even on a terminal (same as --format json)'
 complete -c douctl -n '__douctl_at_argument 0 + upload' -F -d 'files to upload'
 
 # douctl download
 complete -c douctl -n '__douctl_path_is download' -s o -l output -r -F -d 'write the (one) download to FILE; - for stdout'
 complete -c douctl -n '__douctl_path_is download' -s d -l dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'save files in DIR (default: the current directory)'
 complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download N files at once'
-complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them with Range'
+complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'keep partial downloads, and resume them (or a file already there) with Range'
 complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
 complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
+complete -c douctl -n '__douctl_path_is download' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is download' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl api
 complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'
@@ -297,9 +341,11 @@ complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (
 complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is api' -l json -d 'send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)'
 complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page and print each item as a JSON line'
-complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --all/--paginate: print one JSON array of all items, streamed'
-complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --all/--paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --paginate: print one JSON array of all items, streamed'
+complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
+complete -c douctl -n '__douctl_path_is api' -s o -l output -r -F -d 'write the reply\'s body, as received, to FILE (atomically); - for stdout'
+complete -c douctl -n '__douctl_path_is api' -s I -l head -d 'send HEAD and print only the status line and headers'
 complete -c douctl -n '__douctl_path_is api' -l raw -d 'print the body exactly as received (no formatting, no envelope unwrapping)'
 
 # douctl config
@@ -327,6 +373,10 @@ complete -c douctl -n '__douctl_wants_command profile' -a 'show' -d 'print a res
 complete -c douctl -n '__douctl_wants_command profile' -a 'add' -d 'create or update a profile'
 complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a profile and its stored login'
 complete -c douctl -n '__douctl_wants_command profile' -a 'use' -d 'make a profile the default'
+
+# douctl profile list
+complete -c douctl -n '__douctl_path_is profile list' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is profile list' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl profile show
 complete -c douctl -n '__douctl_path_is profile show' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
@@ -375,6 +425,10 @@ complete -c douctl -n '__douctl_at_argument 0 - profile use' -f -a '(douctl __co
 # douctl cache
 complete -c douctl -n '__douctl_wants_command cache' -a 'info' -d 'print the cache\'s directory, entries and size as JSON'
 complete -c douctl -n '__douctl_wants_command cache' -a 'clear' -d 'delete every cached reply'
+
+# douctl cache info
+complete -c douctl -n '__douctl_path_is cache info' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is cache info' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl sandbox
 complete -c douctl -n '__douctl_path_is sandbox' -l host -r -f -d 'address to listen on'
