@@ -140,9 +140,10 @@ enum APICommand {
         try invocation.refuseSlurpWithoutWalk()
 
         if canStream(request, client: client, invocation: invocation) {
-            guard let held = try streamReply(request, client: client, invocation: invocation) else { return .success }
-            // A successful reply's head was printed (--include) as it arrived.
-            return try printReply(held, request: request, client: client, invocation: invocation, headPrinted: (200..<300).contains(held.status))
+            guard let (held, headPrinted) = try streamReply(request, client: client, invocation: invocation) else { return .success }
+            // A successful reply's head was printed (--include) as it arrived, when it arrived
+            // through the stream.
+            return try printReply(held, request: request, client: client, invocation: invocation, headPrinted: headPrinted)
         }
         let response = try exchangeShowingProgress(request, client: client, invocation: invocation)
         return try printReply(response, request: request, client: client, invocation: invocation, headPrinted: false)
@@ -184,7 +185,7 @@ enum APICommand {
     /// object that may be an envelope, text that may not be JSON) is held, up to
     /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
     /// reply (its first 64 KiB). Nil when the reply was printed.
-    private static func streamReply(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> HTTPResponse? {
+    private static func streamReply(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
         let printer = StreamingPrinter(invocation: invocation)
         let response: HTTPResponse
         do {
@@ -193,8 +194,8 @@ enum APICommand {
             if let problem = printer.problem { throw problem }
             throw .transport(.outputFailed(detail))
         }
-        guard (200..<300).contains(response.status) else { return response }
-        return try printer.finish(response.head)
+        guard (200..<300).contains(response.status) else { return (response, false) }
+        return try printer.finish(response.head).map { ($0, printer.headPrinted) }
     }
 
     /// Sends, drawing upload progress on stderr when the body comes from files (--attach,
@@ -275,6 +276,9 @@ enum APICommand {
         var delivered = 0
         var problem: DouctlError?
         var status = 200
+        var headPrinted = false
+        /// jq's colours on a terminal, fed chunk by chunk as the reformatter writes.
+        var colorizer: JSONColorizer?
 
         init(invocation: Invocation) {
             self.invocation = invocation
@@ -283,7 +287,10 @@ enum APICommand {
 
         func head(_ head: HTTPResponseHead) {
             status = head.status
-            if invocation.parsed.has("include") { printHead(head, to: invocation.stdout) }
+            if invocation.parsed.has("include") {
+                printHead(head, to: invocation.stdout)
+                headPrinted = true
+            }
         }
 
         /// A retry may start over only while nothing reached stdout.
@@ -303,9 +310,15 @@ enum APICommand {
                 // unwrapped or checked whole.
                 if first == UInt8(ascii: "[") && held.count < 4096 {
                     let stdout = invocation.stdout
+                    if invocation.colorsStdout { colorizer = JSONColorizer() }
                     let reformatter = JSONStreamReformatter(format: invocation.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
                         delivered += bytes.count
-                        stdout.write(bytes)
+                        if var colorizer {
+                            stdout.write(colorizer.feed(Array(bytes)))
+                            self.colorizer = colorizer
+                        } else {
+                            stdout.write(bytes)
+                        }
                     }
                     mode = .reformat(reformatter)
                     let before = held
@@ -361,6 +374,7 @@ enum APICommand {
                 } catch {
                     throw notJSON(error)
                 }
+                if var colorizer { invocation.stdout.write(colorizer.finish()) }
                 invocation.stdout.write([0x0A])
                 return nil
             case .hold, .undecided:

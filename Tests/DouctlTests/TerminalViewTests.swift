@@ -80,6 +80,10 @@ struct TerminalViewTests {
         #expect(json.contains("\u{1B}[0;32m\"ahbei\""), "\(json)")
         let api = try screen(fixture, "api /v2/user/~me").raw
         #expect(api.contains(key), "\(api)")
+        // An array streams through the incremental reformatter, coloured as it goes.
+        let list = try TestServer(json: #"[{"uid":"ahbei"},{"uid":"x"}]"#)
+        let streamed = try screen(fixture, "api \(list.baseURL)/list").raw
+        #expect(streamed.contains(key) && streamed.contains("\u{1B}[0;32m\"x\""), "\(streamed)")
         for (arguments, environment) in [("user me --json", ["NO_COLOR": "1"]), ("user me --json --color never", [:]), ("api /v2/user/~me", ["NO_COLOR": "x"])] {
             let plain = try screen(fixture, arguments, environment: environment).raw
             #expect(plain.contains("\"uid\": \"ahbei\""), "pretty JSON: \(plain)")
