@@ -344,10 +344,9 @@ public final class APIClient {
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
         let errorLimit = HTTPResponse.maximumErrorBodyBytes
-        var errorBody: [UInt8] = []
+        var errorBody = CappedBody()
         var streaming = false
         var finalHead: HTTPResponseHead?
-        var errorBodyCut = false
         let responseHead: HTTPResponseHead
         do {
             responseHead = try http.send(httpRequest, progress: progress, restartSink: {
@@ -360,21 +359,15 @@ public final class APIClient {
             }, sink: { chunk in
                 if streaming { return sink(chunk) }
                 // An error reply is quoted, not kept: the rest of it is never read.
-                if chunk.count > errorLimit - errorBody.count {
-                    errorBody.append(contentsOf: chunk.prefix(max(0, errorLimit - errorBody.count)))
-                    errorBodyCut = true
-                    return false
-                }
-                errorBody.append(contentsOf: chunk)
-                return true
+                return errorBody.take(chunk, cap: errorLimit)
             })
         } catch .outputFailed(let detail) {
-            guard errorBodyCut, let finalHead else { throw .transport(.outputFailed(detail)) }
+            guard errorBody.wasCut, let finalHead else { throw .transport(.outputFailed(detail)) }
             responseHead = finalHead
         } catch {
             throw .transport(error)
         }
-        let response = HTTPResponse(head: responseHead, body: streaming ? [] : errorBody)
+        let response = HTTPResponse(head: responseHead, body: streaming ? [] : errorBody.bytes)
         // After redirects the reply may come from elsewhere: its cookies are not the API's.
         if profile.isOwnOrigin(response.head.url ?? httpRequest.url) { try session?.received(response, for: httpRequest) }
         return response

@@ -147,3 +147,29 @@ public struct TransferProgress: Sendable, Equatable {
     }
 }
 
+
+/// A reply body kept in memory up to a cap: what a bounded read holds, and whether it
+/// stopped at the cap (the rest is never read, so a server cannot size our memory).
+public struct CappedBody: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    /// True once a chunk went past the cap; what fitted was kept.
+    public private(set) var wasCut = false
+
+    public init() {}
+
+    /// Keeps `chunk` up to `cap` bytes in all; false (stop reading) when it went past.
+    public mutating func take(_ chunk: UnsafeRawBufferPointer, cap: Int) -> Bool {
+        if chunk.count > cap - bytes.count {
+            bytes.append(contentsOf: chunk.prefix(max(0, cap - bytes.count)))
+            wasCut = true
+            return false
+        }
+        bytes.append(contentsOf: chunk)
+        return true
+    }
+
+    public mutating func removeAll() {
+        bytes.removeAll()
+        wasCut = false
+    }
+}

@@ -26,9 +26,8 @@ extension HTTPTransport {
         _ request: HTTPRequest, progress: ((TransferProgress) -> Void)? = nil,
         limit: Int = HTTPResponse.maximumBodyBytes, errorLimit: Int = HTTPResponse.maximumErrorBodyBytes
     ) throws(TransportError) -> HTTPResponse {
-        var body: [UInt8] = []
+        var body = CappedBody()
         var finalHead: HTTPResponseHead?
-        var stopped = false
         var head: HTTPResponseHead
         do {
             head = try send(request, progress: progress, restartSink: {
@@ -36,25 +35,18 @@ extension HTTPTransport {
                 return true
             }, head: { finalHead = $0 }) { chunk in
                 let isSuccess = finalHead.map { (200..<300).contains($0.status) } ?? true
-                let cap = isSuccess ? limit : errorLimit
-                if chunk.count > cap - body.count {
-                    body.append(contentsOf: chunk.prefix(max(0, cap - body.count)))
-                    stopped = true
-                    return false
-                }
-                body.append(contentsOf: chunk)
-                return true
+                return body.take(chunk, cap: isSuccess ? limit : errorLimit)
             }
         } catch .outputFailed(let detail) {
-            guard stopped, let finalHead else { throw .outputFailed(detail) }
+            guard body.wasCut, let finalHead else { throw .outputFailed(detail) }
             head = finalHead
         }
         // Stopped at the bound: an error reply's first bytes are enough to report it; a
         // successful one cut short is of no use.
-        if stopped && (200..<300).contains(head.status) {
+        if body.wasCut && (200..<300).contains(head.status) {
             throw .replyTooLarge("the reply is larger than \(Self.describe(limit)), more than douctl holds in memory (\(Redaction.redactURL(request.url)))")
         }
-        return HTTPResponse(head: head, body: body)
+        return HTTPResponse(head: head, body: body.bytes)
     }
 
     static func describe(_ bytes: Int) -> String {
