@@ -39,9 +39,11 @@ enum APICommand {
         bytes exactly as received.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
-        what was printed, then the error line). Any other reply (an object may be an
-        envelope to unwrap) is held whole, up to 64 MiB; a larger one is exit 8 (--raw
-        prints any size). So is a single page of --paginate larger than 64 MiB. Error
+        what was printed, then the error line). An object is held while it may be an
+        envelope to unwrap or an error: one whose first member is not an envelope's (code,
+        msg, data, ret, Response and their variants) streams once past 1 MiB; any other
+        reply is held whole, up to 64 MiB, and a larger one is exit 8 (--raw prints any
+        size). So is a single page of --paginate larger than 64 MiB. Error
         replies, redirect bodies and replies that will be retried are read only to their
         first 64 KiB. --paginate skips items (by id) repeated from the page before. On an API error nothing goes to stdout unless asked:
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
@@ -309,21 +311,7 @@ enum APICommand {
                 // An array is never an envelope: it streams. Anything else is held, to be
                 // unwrapped or checked whole.
                 if first == UInt8(ascii: "[") && held.count < 4096 {
-                    let stdout = invocation.stdout
-                    if invocation.colorsStdout { colorizer = JSONColorizer() }
-                    let reformatter = JSONStreamReformatter(format: invocation.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
-                        delivered += bytes.count
-                        if var colorizer {
-                            stdout.write(colorizer.feed(Array(bytes)))
-                            self.colorizer = colorizer
-                        } else {
-                            stdout.write(bytes)
-                        }
-                    }
-                    mode = .reformat(reformatter)
-                    let before = held
-                    held = []
-                    if !before.isEmpty, !before.withUnsafeBytes({ feed($0, to: reformatter) }) { return false }
+                    if !startReformatting() { return false }
                 } else {
                     mode = .hold
                 }
@@ -340,7 +328,54 @@ enum APICommand {
             }
         }
 
+        /// From here on the reply goes through the incremental reformatter, what was held first.
+        private func startReformatting() -> Bool {
+            let stdout = invocation.stdout
+            if invocation.colorsStdout { colorizer = JSONColorizer() }
+            let reformatter = JSONStreamReformatter(format: invocation.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
+                delivered += bytes.count
+                if var colorizer {
+                    stdout.write(colorizer.feed(Array(bytes)))
+                    self.colorizer = colorizer
+                } else {
+                    stdout.write(bytes)
+                }
+            }
+            mode = .reformat(reformatter)
+            let before = held
+            held = []
+            return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
+        }
+
+        /// An object is held so that an envelope can be unwrapped and an error found; past
+        /// this size one that does not begin like an envelope is a resource, and streams.
+        static let objectStreamingThreshold = 1 << 20
+
+        /// The first member name of a held object, once it has arrived whole.
+        private func heldFirstKey() -> String? {
+            var index = held.startIndex
+            func skipSpace() { while index < held.endIndex, [0x20, 0x0A, 0x0D, 0x09].contains(held[index]) { index += 1 } }
+            skipSpace()
+            guard index < held.endIndex, held[index] == UInt8(ascii: "{") else { return nil }
+            index += 1
+            skipSpace()
+            guard index < held.endIndex, held[index] == UInt8(ascii: "\"") else { return nil }
+            let start = index + 1
+            var end = start
+            while end < held.endIndex, end - start < 64 {
+                if held[end] == UInt8(ascii: "\\") { return nil }  // an escaped name is no envelope key
+                if held[end] == UInt8(ascii: "\"") { return String(decoding: held[start..<end], as: UTF8.self) }
+                end += 1
+            }
+            return end - start >= 64 ? "" : nil
+        }
+
         private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
+               let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !invocation.parsed.has("raw") {
+                guard startReformatting() else { return false }
+                if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !invocation.stdout.failed }
+            }
             guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
                 problem = .transport(.replyTooLarge("the reply is larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB and is not a JSON array, so it cannot be printed as a stream; --raw prints any size"))
                 return false

@@ -51,6 +51,13 @@ public enum ReplyDecoder {
     static let messageKeys = ["msg", "errmsg", "errMsg", "errormsg"]
     static let dataKeys = ["data", "ret"]
 
+    /// Whether an object whose first member is `key` may be an envelope (or an error) that
+    /// must be read whole before it can be printed. Anything else is a resource: a large one
+    /// can be printed as a stream, since no envelope begins that way.
+    public static func mayBeEnvelope(firstKey key: String) -> Bool {
+        codeKeys.contains(key) || messageKeys.contains(key) || dataKeys.contains(key) || key == "Response"
+    }
+
     /// Turns a reply into its payload, or throws the error it carries.
     /// `request` ("GET /v2/user/~me") names the call in messages when the server does not.
     /// With `parsesArrays` false, a successful array reply is left as bytes (see

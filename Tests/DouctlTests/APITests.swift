@@ -10,6 +10,26 @@ import Testing
 struct APITests {
     let douctl = Douctl()
 
+    /// An object past 1 MiB that begins like a resource streams through the incremental
+    /// reformatter once it passes the threshold; the output is what the whole reply printed
+    /// before. One that begins like an envelope is still held and unwrapped.
+    @Test func aLargeObjectPrintsTheSameWhetherHeldOrStreamed() throws {
+        let items = (0..<40_000).map { #"{"id":\#($0),"text":"第\#($0)条 \"q\"","n":[1.50,-2e3,null]}"# }.joined(separator: ",")
+        let resource = #"{"items":[\#(items)],"total":40000}"#
+        #expect(resource.utf8.count > 2 << 20)
+        let server = try TestServer { request in
+            let body = request.path == "/envelope" ? #"{"code":0,"data":\#(resource)}"# : resource
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+        }
+        let expected = try JSONReformatter.reformat(Array(resource.utf8), format: .compact) + [0x0A]
+        let streamed = try douctl.run("api", "/resource", "--compact", "--api-base", server.baseURL)
+        #expect(streamed.status == 0, "\(streamed)")
+        #expect(streamed.stdout == expected)
+        let unwrapped = try douctl.run("api", "/envelope", "--compact", "--api-base", server.baseURL)
+        #expect(unwrapped.status == 0, "\(unwrapped)")
+        #expect(try unwrapped.json()["total"]?.intValue == 40000, "the envelope was unwrapped")
+    }
+
     // MARK: success and output
 
     @Test func getPrintsCompactJSONWhenPiped() throws {

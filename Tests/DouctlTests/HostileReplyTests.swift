@@ -108,6 +108,23 @@ struct HostileReplyTests {
         #expect(outcome.peakKiB > 0 && outcome.peakKiB < Self.flatKiB, "peak RSS \(outcome.peakKiB) KiB after \(outcome.sent) bytes")
     }
 
+    /// A huge object that does not begin like an envelope (a resource, `{"items": [...]}`)
+    /// is held only until it passes 1 MiB, then streams: flat memory past the 64 MiB bound
+    /// (before: exit 8 at 64 MiB).
+    @Test(arguments: ["--compact", "--pretty"])
+    func aHugeResourceObjectStreamsPastTheBound(mode: String) throws {
+        try ProcessMemory.requireSupport()
+        let limit: Int64 = 96 << 20
+        let flood = try Flood(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(5 * Self.gib)\r\n\r\n",
+            opening: #"{"items":["#, element: Self.item, limit: limit)
+        let outcome = try run(["--no-retry", "api", "/resource", mode, "--api-base", flood.baseURL], flood: flood)
+        #expect(outcome.sent >= limit, "the whole \(limit) bytes went out: \(outcome.sent)")
+        #expect(outcome.status == 7, "\(outcome.stderr)")
+        #expect(outcome.errorLine.hasPrefix("douctl: connection lost: the reply ended early"), "\(outcome.errorLine)")
+        #expect(outcome.peakKiB > 0 && outcome.peakKiB < Self.flatKiB, "peak RSS \(outcome.peakKiB) KiB after \(outcome.sent) bytes")
+    }
+
     /// An endless chunked array: --max-time ends it (exit 7); memory stays flat meanwhile.
     @Test func anEndlessChunkedBodyStaysFlatUntilMaxTime() throws {
         try ProcessMemory.requireSupport()
