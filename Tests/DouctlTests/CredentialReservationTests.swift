@@ -8,13 +8,8 @@ import Testing
 /// stored before it sends the old one, and cleans up the temp files killed writers left.
 @Suite("credentials: room before a refresh, and abandoned temp files")
 struct CredentialReservationTests {
-    static func read(_ path: String) -> String? {
-        try? String(contentsOfFile: path, encoding: .utf8)
-    }
-
-    static func files(in directory: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
-    }
+    static func read(_ path: String) -> String? { FileSafetyTests.read(path) }
+    static func files(in directory: String) -> [String] { FileSafetyTests.files(in: directory) }
 
     static func refreshRequests(_ sandbox: Sandbox) -> [RecordedRequest] {
         sandbox.requests.filter { request in
@@ -35,14 +30,7 @@ struct CredentialReservationTests {
         let douctl = Douctl(configDirectory: directory)
         let credentials = Self.read(directory + "/credentials.json")
         #expect(credentials?.contains(tokens.refreshToken) == true)
-        // Fill the file system to the last block.
-        let filler = mount + "/filler"
-        _ = FileManager.default.createFile(atPath: filler, contents: nil)
-        if let handle = FileHandle(forWritingAtPath: filler) {
-            let block = Data(count: 4096)
-            while (try? handle.write(contentsOf: block)) != nil {}
-            try? handle.close()
-        }
+        let filler = FileSafetyTests.fillToTheLastBlock(mount)
         let before = Set(Self.files(in: directory) + [".config.lock", ".credentials.lock"])
 
         for arguments in [["auth", "refresh"], ["user", "me"]] {

@@ -172,9 +172,7 @@ struct DownloadSafetyTests {
         let directory = TemporaryDirectory.make(prefix: "dl-lie")
         let url = server.baseURL + "/doc.bin"
         // An earlier run left the first 100,000 bytes of version 1, with its ETag.
-        let partial = directory + "/" + Self.partialName("doc.bin", url: url)
-        try Data(old.prefix(100_000)).write(to: URL(fileURLWithPath: partial))
-        try Data("\"v1\"".utf8).write(to: URL(fileURLWithPath: partial + "-validator"))
+        try Self.leavePartial(old.prefix(100_000), etag: "\"v1\"", of: url, in: directory)
 
         let result = try Douctl().run("download", url, "-d", directory, "--continue")
         #expect(result.status == 0, "\(result)")
@@ -195,6 +193,14 @@ struct DownloadSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["doc.bin"], "no temp files left")
     }
 
+    /// What an earlier, broken `download --continue` of `url` leaves in `directory`: the
+    /// partial file and its saved validator.
+    static func leavePartial(_ bytes: ArraySlice<UInt8>, etag: String, of url: String, in directory: String) throws {
+        let partial = directory + "/" + partialName("doc.bin", url: url)
+        try Data(bytes).write(to: URL(fileURLWithPath: partial))
+        try Data(etag.utf8).write(to: URL(fileURLWithPath: partial + "-validator"))
+    }
+
     @Test func anHonestResumeStillContinues() throws {
         let body = DownloadTests.content(200_000)
         let server = try TestServer { received in
@@ -207,9 +213,7 @@ struct DownloadSafetyTests {
         }
         let directory = TemporaryDirectory.make(prefix: "dl-honest")
         let url = server.baseURL + "/doc.bin"
-        let partial = directory + "/" + Self.partialName("doc.bin", url: url)
-        try Data(body.prefix(100_000)).write(to: URL(fileURLWithPath: partial))
-        try Data("\"v1\"".utf8).write(to: URL(fileURLWithPath: partial + "-validator"))
+        try Self.leavePartial(body.prefix(100_000), etag: "\"v1\"", of: url, in: directory)
         let result = try Douctl().run("download", url, "-d", directory, "--continue")
         #expect(result.status == 0, "\(result)")
         #expect(server.received.count == 1)

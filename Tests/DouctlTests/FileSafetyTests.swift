@@ -53,13 +53,29 @@ struct FileSafetyTests {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    func files(in directory: String) -> [String] {
+    /// Fills the file system at `mount` to its last block; the filler's path, to free it.
+    @discardableResult
+    static func fillToTheLastBlock(_ mount: String) -> String {
+        let filler = mount + "/filler"
+        _ = FileManager.default.createFile(atPath: filler, contents: nil)
+        if let handle = FileHandle(forWritingAtPath: filler) {
+            let block = Data(count: 4096)
+            while (try? handle.write(contentsOf: block)) != nil {}
+            try? handle.close()
+        }
+        return filler
+    }
+
+    static func files(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 
-    func read(_ path: String) -> String? {
+    static func read(_ path: String) -> String? {
         try? String(contentsOfFile: path, encoding: .utf8)
     }
+
+    func files(in directory: String) -> [String] { Self.files(in: directory) }
+    func read(_ path: String) -> String? { Self.read(path) }
 
     // MARK: -
 
@@ -115,14 +131,7 @@ struct FileSafetyTests {
         let config = read(directory + "/config.json")
         let credentials = read(directory + "/credentials.json")
         #expect(credentials != nil)
-        // Fill the file system to the last block.
-        let filler = mount + "/filler"
-        _ = FileManager.default.createFile(atPath: filler, contents: nil)
-        if let handle = FileHandle(forWritingAtPath: filler) {
-            let block = Data(count: 4096)
-            while (try? handle.write(contentsOf: block)) != nil {}
-            try? handle.close()
-        }
+        Self.fillToTheLastBlock(mount)
         // Lock files take an inode, not a block, so they may appear; nothing else may.
         let before = files(in: directory) + [".config.lock", ".credentials.lock"]
 

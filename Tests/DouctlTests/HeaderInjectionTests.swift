@@ -21,6 +21,15 @@ struct HeaderInjectionTests {
         #expect(bytes.occurrences(of: "smuggled") == 0, "\(bytes.wireText)", sourceLocation: sourceLocation)
     }
 
+    /// Exactly one connection reached `listener`: one clean request carrying `line` once.
+    static func expectOnlyRequest(at listener: ByteRecorder, carrying line: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let connections = try listener.waitForConnections(1)
+        #expect(connections.count == 1, sourceLocation: sourceLocation)
+        let bytes = try #require(connections.first, sourceLocation: sourceLocation)
+        #expect(bytes.occurrences(of: "\r\n" + line + "\r\n") == 1, "\(bytes.wireText)", sourceLocation: sourceLocation)
+        expectSingleClean(bytes, sourceLocation: sourceLocation)
+    }
+
     static let smuggle = "\r\n\r\nDELETE /v2/smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\nInjected: 2"
 
     @Test func aHeaderOptionWithALineBreakIsRefusedBeforeAnythingIsSent() throws {
@@ -38,11 +47,7 @@ struct HeaderInjectionTests {
         // only thing that ever reached the listener.
         let good = try douctl.run(["api", listener.baseURL + "/v2/x", "-H", "X-A: a\tb"])
         #expect(good.status == 0, "\(good)")
-        let connections = try listener.waitForConnections(1)
-        #expect(connections.count == 1)
-        let bytes = try #require(connections.first)
-        #expect(bytes.occurrences(of: "\r\nX-A: a\tb\r\n") == 1, "\(bytes.wireText)")
-        Self.expectSingleClean(bytes)
+        try Self.expectOnlyRequest(at: listener, carrying: "X-A: a\tb")
     }
 
     @Test func commonHeadersFromTheEnvironmentOrTheConfigCannotInject() throws {
@@ -76,11 +81,7 @@ struct HeaderInjectionTests {
         }
         let good = try douctl.run(["--profile", "shaped", "api", "/v2/x"], environment: ["DEVICE": "d-42"])
         #expect(good.status == 0, "\(good)")
-        let connections = try listener.waitForConnections(1)
-        #expect(connections.count == 1)
-        let bytes = try #require(connections.first)
-        #expect(bytes.occurrences(of: "\r\nX-Device: d-42\r\n") == 1, "\(bytes.wireText)")
-        Self.expectSingleClean(bytes)
+        try Self.expectOnlyRequest(at: listener, carrying: "X-Device: d-42")
     }
 
     @Test func anAccessTokenWithALineBreakIsNeverSent() throws {
@@ -92,11 +93,7 @@ struct HeaderInjectionTests {
         #expect(!result.stderr.contains("Injected"))
         let good = try douctl.run(["api", "/v2/x", "--api-base", listener.baseURL], environment: ["DOUCTL_TOKEN": "t-ok"])
         #expect(good.status == 0, "\(good)")
-        let connections = try listener.waitForConnections(1)
-        #expect(connections.count == 1)
-        let bytes = try #require(connections.first)
-        Self.expectSingleClean(bytes)
-        #expect(bytes.occurrences(of: "\r\nAuthorization: Bearer t-ok\r\n") == 1, "\(bytes.wireText)")
+        try Self.expectOnlyRequest(at: listener, carrying: "Authorization: Bearer t-ok")
     }
 
     @Test func cookiesCannotInject() throws {

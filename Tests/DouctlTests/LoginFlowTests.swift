@@ -31,12 +31,18 @@ struct LoginFlowTests {
         #expect(!result.stderr.contains("trying again"), "\(result)")
     }
 
-    @Test func aHugeIntervalDoesNotOutlastTheWait() throws {
-        let server = try TestServer { received in
+    /// A device endpoint that grants a code with these timings and a token endpoint that
+    /// answers "authorization_pending" for ever.
+    static func pendingDeviceServer(expiresIn: String, interval: String) throws -> TestServer {
+        try TestServer { received in
             received.path == "/device"
-                ? Self.json(200, #"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":1e308,"interval":1e308}"#)
+                ? Self.json(200, #"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":\#(expiresIn),"interval":\#(interval)}"#)
                 : Self.json(400, #"{"error":"authorization_pending"}"#)
         }
+    }
+
+    @Test func aHugeIntervalDoesNotOutlastTheWait() throws {
+        let server = try Self.pendingDeviceServer(expiresIn: "1e308", interval: "1e308")
         let douctl = Douctl()
         try Self.deviceProfile(douctl, base: server.baseURL)
         // Before: the 1e308 s interval was cut to a 300 s sleep, and --wait was checked only after it.
@@ -47,11 +53,7 @@ struct LoginFlowTests {
     }
 
     @Test func aServerThatDiesMidWaitEndsWithTheNetworkError() throws {
-        let server = try TestServer { received in
-            received.path == "/device"
-                ? Self.json(200, #"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":1}"#)
-                : Self.json(400, #"{"error":"authorization_pending"}"#)
-        }
+        let server = try Self.pendingDeviceServer(expiresIn: "600", interval: "1")
         let douctl = Douctl()
         try Self.deviceProfile(douctl, base: server.baseURL)
         let running = try RunningDouctl(douctl, ["auth", "login", "--device", "--no-browser", "--profile", "p", "--wait", "60"])
