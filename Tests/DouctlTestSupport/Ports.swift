@@ -4,26 +4,12 @@ import Glibc
 import Darwin
 #endif
 
-/// A TCP port on 127.0.0.1 with nothing listening (for "connection refused").
+/// A TCP port on 127.0.0.1 with nothing listening (for "connection refused"): one the
+/// kernel just handed out, closed again.
 public func unusedPort() -> UInt16 {
-    #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            _ = bind(fd, pointer, length)
-            _ = getsockname(fd, pointer, &length)
-        }
-    }
-    return UInt16(bigEndian: address.sin_port)
+    guard let (fd, port) = try? listenOnLoopback(backlog: 1) else { return 9 }
+    close(fd)
+    return port
 }
 
 /// A listening TCP socket on 127.0.0.1 at a free port, for the suite's raw listeners that

@@ -237,3 +237,33 @@ struct InlinePictureTests {
         #expect(!piped.stdoutText.contains("\u{1B}"))
     }
 }
+
+/// A picture server that never ends: douctl reads no more than it would draw (8 MiB), names
+/// the picture, and still shows the status.
+@Suite("inline pictures from a hostile server")
+struct HostilePictureTests {
+    @Test func aPictureThatNeverEndsIsNamedNotHeld() throws {
+        let sent = LockedValue<Int64>(0)
+        let flood = try HostileListener { connection, listener in
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: \(Int64(5) << 30)\r\n\r\n") else { return }
+            let block: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 256 * 1024 - 8)
+            while !listener.isStopped {
+                guard (try? LoopbackSocket.sendAll(connection, block)) != nil else { return }
+                sent.withLock { $0 += Int64(block.count) }
+            }
+        }
+        defer { flood.stop() }
+        let status = #"{"id":1,"text":"有图","created_at":"2025-01-01 00:00:00","user":{"uid":"x","screen_name":"x"},"attachments":[{"media":[{"type":"image","src":"\#(flood.baseURL)/big.png"}]}]}"#
+        let server = try TestServer { _ in .bytes(200, Array(status.utf8), contentType: "application/json") }
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "t0ken"])
+        try SandboxProfiles.write(base: server.baseURL, in: douctl.configDirectory)
+        var environment = douctl.environment
+        environment["TERM_PROGRAM"] = "iTerm.app"
+        let raw = try runUnderScript("\(Douctl.binary) shuo get 1 --images --color never; echo \"exit=$?\"", environment: environment)
+        #expect(raw.contains("有图"), "\(raw)")
+        #expect(raw.contains("larger than 8 MiB"), "\(raw)")
+        #expect(!raw.contains("\u{1B}]1337"), "nothing drawn")
+        #expect(raw.contains("exit=0"), "\(raw)")
+        #expect(sent.value < 64 << 20, "douctl stopped reading after 8 MiB: \(sent.value) bytes went out")
+    }
+}

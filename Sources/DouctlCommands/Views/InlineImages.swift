@@ -70,17 +70,25 @@ enum InlineImages {
         }
         for url in urls {
             let name = DownloadNaming.name(url: url) ?? url
+            // Read no more than can be drawn: a server cannot make douctl hold more.
+            var picture = CappedBody()
+            let status: Int
             do {
-                let response = try client.exchange(APIRequest(path: url))
-                guard (200..<300).contains(response.head.status), let drawn = sequence(response.body, name: name, graphics: graphics) else {
-                    invocation.note("douctl: picture \(url) not shown (HTTP \(response.head.status), \(response.body.count) bytes)")
-                    continue
-                }
-                invocation.stdout.write(drawn)
-                invocation.stdout.flush()
+                status = try client.stream(APIRequest(path: url), restart: { picture.removeAll(); return true }, head: { _ in },
+                                           sink: { picture.take($0, cap: maximumBytes) }).head.status
+            } catch .transport(.outputFailed) where picture.wasCut {
+                invocation.note("douctl: picture \(url) not shown (larger than \(maximumBytes >> 20) MiB)")
+                continue
             } catch {
                 invocation.note("douctl: picture \(url) not shown: \(error.message)")
+                continue
             }
+            guard (200..<300).contains(status), let drawn = sequence(picture.bytes, name: name, graphics: graphics) else {
+                invocation.note("douctl: picture \(url) not shown (HTTP \(status), \(picture.bytes.count) bytes)")
+                continue
+            }
+            invocation.stdout.write(drawn)
+            invocation.stdout.flush()
         }
     }
 }
