@@ -210,16 +210,7 @@ struct ScriptingTests {
             #expect(!dry.stdoutText.contains("tok-123"), "the token is a variable in the command")
             #expect(dry.stdoutText.contains("$DOUCTL_TOKEN"))
             // Run the printed command as a shell would; the request must match.
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            // -e: the printed text ends in a newline, so a "> /dev/null" appended after it would be
-            // a command of its own and hide curl's exit status.
-            shell.arguments = ["-ec", dry.stdoutText]
-            shell.standardOutput = FileHandle.nullDevice
-            shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-            try shell.run()
-            shell.waitUntilExit()
-            #expect(shell.terminationStatus == 0, "\(dry.stdoutText)")
+            #expect(try Self.runAsAShellWould(dry.stdoutText) == 0, "\(dry.stdoutText)")
             let replayed = try #require(server.received.last)
             #expect(replayed.method == sent.method, "\(arguments)")
             #expect(replayed.target == sent.target, "\(arguments)")
@@ -238,6 +229,20 @@ struct ScriptingTests {
         }
     }
 
+    /// Runs a printed `--dry-run` command with `sh -e` (the text ends in a newline, so a
+    /// "> /dev/null" appended after it would be a command of its own and hide curl's exit
+    /// status), the token in the environment; its exit status.
+    static func runAsAShellWould(_ command: String) throws -> Int32 {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-ec", command]
+        shell.standardOutput = FileHandle.nullDevice
+        shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+        try shell.run()
+        shell.waitUntilExit()
+        return shell.terminationStatus
+    }
+
     /// curl splits -F values at `;` and `,`: a file named `we;ird,"name".png` must be quoted
     /// inside the -F value (`-F 'image=@"we;ird,\"name\".png";…'`) for the printed line to run.
     /// Before: curl failed (exit 26, "Failed to open/read local data").
@@ -252,16 +257,7 @@ struct ScriptingTests {
             let sent = try #require(server.received.last)
             let dry = try douctl.run(arguments + ["--api-base", server.baseURL, "--dry-run"])
             #expect(dry.status == 0, "\(dry)")
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            // -e: the printed text ends in a newline, so a "> /dev/null" appended after it would be
-            // a command of its own and hide curl's exit status.
-            shell.arguments = ["-ec", dry.stdoutText]
-            shell.standardOutput = FileHandle.nullDevice
-            shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-            try shell.run()
-            shell.waitUntilExit()
-            #expect(shell.terminationStatus == 0, "\(dry.stdoutText)")
+            #expect(try Self.runAsAShellWould(dry.stdoutText) == 0, "\(dry.stdoutText)")
             let replayed = try #require(server.received.last)
             #expect(replayed.target == sent.target)
             let a = try #require(multipartParts(sent.body, contentType: sent.header("Content-Type")))
