@@ -39,8 +39,8 @@ let package = Package(
 
         // What several test targets share: the rule for tests that need an external tool, a raw
         // HTTP client, temporary directories, TestFailure, config fixtures, a run's result, a child's
-        // peak memory.
-        .target(name: "DouctlTestSupport", dependencies: ["DouctlJSON", "DouctlServer", "DouctlSystem"], path: "Tests/DouctlTestSupport"),
+        // peak memory, the scripted HTTP transport.
+        .target(name: "DouctlTestSupport", dependencies: ["DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlServer", "DouctlSystem"], path: "Tests/DouctlTestSupport"),
         .testTarget(name: "DouctlArgumentsTests", dependencies: ["DouctlArguments", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),

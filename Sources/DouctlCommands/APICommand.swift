@@ -100,14 +100,14 @@ enum APICommand {
             Example("douctl api -X DELETE /shuo/v2/statuses/1402640366", "delete a status"),
         ])
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
         do {
-            return try send(invocation)
+            return try send(context)
         } catch {
             // Everything of an api request is the user's: a URL libcurl refuses is a
             // malformed PATH (exit 2), not a network failure.
             if case .transport(.invalidRequest(let detail)) = error, detail.contains("URL") {
-                throw .usage("invalid PATH \(shownPath(invocation.parsed)): \(detail)")
+                throw .usage("invalid PATH \(shownPath(context.parsed)): \(detail)")
             }
             throw error
         }
@@ -126,50 +126,49 @@ enum APICommand {
         }
     }
 
-    private static func send(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
-        var request = try buildRequest(parsed, standardInput: invocation.process.standardInput, bodyFormat: try invocation.profile().bodyFormat)
-        let client = try invocation.api()
+    private static func send(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let parsed = context.parsed
+        var request = try buildRequest(parsed, standardInput: context.process.standardInput, bodyFormat: try context.profile().bodyFormat)
+        let client = try context.api()
         client.allowsAnonymous = true
         request.path = try client.expandingPlaceholders(request.path)
-        invocation.showsErrorBodies = true
-        if let status = try APIOutput.run(request, client: client, invocation: invocation) { return status }
+        if let status = try APIOutput.run(request, client: client, context: context) { return status }
 
         if parsed.has("paginate") {
-            try invocation.walk(request, client: client)
+            try context.walk(request, client: client, paging: try PagingOptions.legacy(context.parsed))
             return .success
         }
-        try invocation.refuseSlurpWithoutWalk()
+        _ = try PagingOptions.legacy(context.parsed)
 
-        if canStream(request, client: client, invocation: invocation) {
-            guard let (held, headPrinted) = try streamReply(request, client: client, invocation: invocation) else { return .success }
+        if canStream(request, client: client, context: context) {
+            guard let (held, headPrinted) = try streamReply(request, client: client, context: context) else { return .success }
             // A successful reply's head was printed (--include) as it arrived, when it arrived
             // through the stream.
-            return try printReply(held, request: request, client: client, invocation: invocation, headPrinted: headPrinted)
+            return try printReply(held, request: request, client: client, context: context, headPrinted: headPrinted)
         }
-        let response = try exchangeShowingProgress(request, client: client, invocation: invocation)
-        return try printReply(response, request: request, client: client, invocation: invocation, headPrinted: false)
+        let response = try exchangeShowingProgress(request, client: client, context: context)
+        return try printReply(response, request: request, client: client, context: context, headPrinted: false)
     }
 
     /// Prints a reply held in memory: decoded, unwrapped from its envelope, reformatted.
     private static func printReply(
-        _ response: HTTPResponse, request: APIRequest, client: APIClient, invocation: Invocation, headPrinted: Bool
+        _ response: HTTPResponse, request: APIRequest, client: APIClient, context: CommandContext, headPrinted: Bool
     ) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
+        let parsed = context.parsed
         let reply: APIReply
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
         } catch {
             // The error body (printed with the error) goes where --error-body says; so does
             // the head --include asked for.
-            if parsed.has("include"), let stream = invocation.errorBodyStream { printHead(response.head, to: stream) }
+            if parsed.has("include"), let stream = context.errorBodyStream { printHead(response.head, to: stream) }
             throw error
         }
-        if parsed.has("include") && !headPrinted { printHead(response.head, to: invocation.stdout) }
+        if parsed.has("include") && !headPrinted { printHead(response.head, to: context.stdout) }
         if reply.isUnparsedJSONArray && !parsed.has("raw") {
-            try printReformatted(response.body, status: response.status, invocation: invocation)
+            try printReformatted(response.body, status: response.status, context: context)
         } else {
-            printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, invocation: invocation)
+            printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, context: context)
         }
         return .success
     }
@@ -178,7 +177,7 @@ enum APICommand {
     /// recording or the cache, nor under --dry-run, with files to upload (they show
     /// progress) or with a body from a pipe (a refreshed token cannot resend it). A
     /// rate-limited reply is waited out on the streamed path too, before anything is printed.
-    private static func canStream(_ request: APIRequest, client: APIClient, invocation: Invocation) -> Bool {
+    private static func canStream(_ request: APIRequest, client: APIClient, context: CommandContext) -> Bool {
         client.dryRun == nil && client.cachePolicy == nil && client.recorder == nil
             && uploadedFiles(request.body).isEmpty && request.body.isReplayable
     }
@@ -188,8 +187,8 @@ enum APICommand {
     /// object that may be an envelope, text that may not be JSON) is held, up to
     /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
     /// reply (its first 64 KiB). Nil when the reply was printed.
-    private static func streamReply(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
-        let printer = StreamingPrinter(invocation: invocation)
+    private static func streamReply(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
+        let printer = StreamingPrinter(context: context)
         let response: HTTPResponse
         do {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
@@ -203,9 +202,9 @@ enum APICommand {
 
     /// Sends, drawing upload progress on stderr when the body comes from files (--attach,
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
-    private static func exchangeShowingProgress(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> HTTPResponse {
+    private static func exchangeShowingProgress(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        guard !files.isEmpty, invocation.dryRun == nil, let display = invocation.progressDisplay() else {
+        guard !files.isEmpty, context.dryRun == nil, let display = context.progressDisplay(ProgressMode.legacy(context.parsed)) else {
             return try client.exchange(request)
         }
         let name = files.joined(separator: ", ")
@@ -240,32 +239,32 @@ enum APICommand {
 
     /// Validates and reformats JSON bytes without building a tree; nothing is printed when
     /// they turn out not to be JSON.
-    private static func printReformatted(_ body: [UInt8], status: Int, invocation: Invocation) throws(DouctlError) {
+    private static func printReformatted(_ body: [UInt8], status: Int, context: CommandContext) throws(DouctlError) {
         do {
-            var formatted = try JSONReformatter.reformat(body, format: invocation.prettyJSON ? .pretty : .compact)
+            var formatted = try JSONReformatter.reformat(body, format: context.prettyJSON ? .pretty : .compact)
             formatted.append(0x0A)
-            invocation.stdout.write(invocation.colored(formatted))
+            context.stdout.write(context.colored(formatted))
         } catch {
             throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
         }
     }
 
     /// Prints the payload as JSON, or the body as received (--raw, non-JSON, or an error body).
-    private static func printBody(of response: HTTPResponse, payload: JSON?, invocation: Invocation) {
-        if invocation.parsed.has("raw") || response.body.isEmpty {
-            invocation.stdout.write(response.body)
+    private static func printBody(of response: HTTPResponse, payload: JSON?, context: CommandContext) {
+        if context.parsed.has("raw") || response.body.isEmpty {
+            context.stdout.write(response.body)
             return
         }
         if let payload {
-            invocation.printJSON(payload)
+            context.printJSON(payload)
             return
         }
-        let format: JSONFormat = invocation.prettyJSON ? .pretty : .compact
+        let format: JSONFormat = context.prettyJSON ? .pretty : .compact
         if let formatted = try? JSONReformatter.reformat(response.body, format: format) {
-            invocation.stdout.write(invocation.colored(formatted))
-            invocation.stdout.write([0x0A])
+            context.stdout.write(context.colored(formatted))
+            context.stdout.write([0x0A])
         } else {
-            invocation.stdout.write(response.body)
+            context.stdout.write(response.body)
         }
     }
 
@@ -273,7 +272,7 @@ enum APICommand {
     /// reformatter (a JSON array), or into memory up to the bound (anything else).
     private final class StreamingPrinter {
         enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
-        let invocation: Invocation
+        let context: CommandContext
         var mode: Mode
         var held: [UInt8] = []
         var delivered = 0
@@ -283,15 +282,15 @@ enum APICommand {
         /// jq's colours on a terminal, fed chunk by chunk as the reformatter writes.
         var colorizer: JSONColorizer?
 
-        init(invocation: Invocation) {
-            self.invocation = invocation
-            mode = invocation.parsed.has("raw") ? .raw : .undecided
+        init(context: CommandContext) {
+            self.context = context
+            mode = context.parsed.has("raw") ? .raw : .undecided
         }
 
         func head(_ head: HTTPResponseHead) {
             status = head.status
-            if invocation.parsed.has("include") {
-                printHead(head, to: invocation.stdout)
+            if context.parsed.has("include") {
+                printHead(head, to: context.stdout)
                 headPrinted = true
             }
         }
@@ -320,10 +319,10 @@ enum APICommand {
             switch mode {
             case .raw:
                 delivered += chunk.count
-                invocation.stdout.write(chunk)
-                return !invocation.stdout.failed
+                context.stdout.write(chunk)
+                return !context.stdout.failed
             case .reformat(let reformatter):
-                return feed(chunk, to: reformatter) && !invocation.stdout.failed
+                return feed(chunk, to: reformatter) && !context.stdout.failed
             case .hold, .undecided:
                 return hold(chunk)
             }
@@ -331,9 +330,9 @@ enum APICommand {
 
         /// From here on the reply goes through the incremental reformatter, what was held first.
         private func startReformatting() -> Bool {
-            let stdout = invocation.stdout
-            if invocation.colorsStdout { colorizer = JSONColorizer() }
-            let reformatter = JSONStreamReformatter(format: invocation.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
+            let stdout = context.stdout
+            if context.colorsStdout { colorizer = JSONColorizer() }
+            let reformatter = JSONStreamReformatter(format: context.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
                 delivered += bytes.count
                 if var colorizer {
                     stdout.write(colorizer.feed(Array(bytes)))
@@ -373,9 +372,9 @@ enum APICommand {
 
         private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
             if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
-               let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !invocation.parsed.has("raw") {
+               let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !context.parsed.has("raw") {
                 guard startReformatting() else { return false }
-                if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !invocation.stdout.failed }
+                if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !context.stdout.failed }
             }
             guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
                 problem = .transport(.replyTooLarge("the reply is larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB and is not a JSON array, so it cannot be printed as a stream; --raw prints any size"))
@@ -410,8 +409,8 @@ enum APICommand {
                 } catch {
                     throw notJSON(error)
                 }
-                if var colorizer { invocation.stdout.write(colorizer.finish()) }
-                invocation.stdout.write([0x0A])
+                if var colorizer { context.stdout.write(colorizer.finish()) }
+                context.stdout.write([0x0A])
                 return nil
             case .hold, .undecided:
                 return HTTPResponse(head: head, body: held)

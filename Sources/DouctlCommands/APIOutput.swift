@@ -13,26 +13,26 @@ import DouctlSystem
 enum APIOutput {
     /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise
     /// (and with --dry-run, which prints the request instead).
-    static func run(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus? {
-        let parsed = invocation.parsed
+    static func run(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
+        let parsed = context.parsed
         let output = parsed.value("output").flatMap { $0 == "-" ? nil : $0 }
         let headOnly = parsed.has("head")
         guard headOnly || output != nil else { return nil }
         if parsed.has("paginate") {
             throw .usage("\(headOnly ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
         }
-        if invocation.dryRun != nil { return nil }
-        if headOnly { return try head(request, client: client, invocation: invocation) }
+        if context.dryRun != nil { return nil }
+        if headOnly { return try head(request, client: client, context: context) }
         guard let output else { return nil }
-        return try toFile(output, request: request, client: client, invocation: invocation)
+        return try toFile(output, request: request, client: client, context: context)
     }
 
     /// `-o FILE` (not `-`): the reply's body, as received, streamed into a temp file beside
     /// FILE and renamed over it once the whole body has arrived. An error reply (or a failed
     /// or interrupted transfer) leaves FILE as it was and no temp file.
-    static func toFile(_ path: String, request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func toFile(_ path: String, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
         let file = try TemporaryOutput(for: path)
-        let includeHead = invocation.parsed.has("include")
+        let includeHead = context.parsed.has("include")
         var failure: DouctlError?
         let response: HTTPResponse
         do throws(DouctlError) {
@@ -54,7 +54,7 @@ enum APIOutput {
         if let failure { throw failure }
         if !(200..<300).contains(response.status) {
             // The error body goes where --error-body says, never into FILE.
-            if includeHead, let stream = invocation.errorBodyStream { stream.write(headText(response.head)) }
+            if includeHead, let stream = context.errorBodyStream { stream.write(headText(response.head)) }
             _ = try client.decode(response, for: request)
             throw .badReply("the server answered HTTP \(response.status)", httpStatus: response.status)
         }
@@ -64,17 +64,17 @@ enum APIOutput {
 
     /// `-I/--head`: sends HEAD and prints the status line and headers as `--include` does;
     /// the exit code follows the status (404 → 5, 401 → 4, 5xx → 1).
-    static func head(_ request: APIRequest, client: APIClient, invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func head(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
         var request = request
         request.method = "HEAD"
         let response = try client.exchange(request)
         let text = headText(response.head)
-        if let path = invocation.parsed.value("output"), path != "-" {
+        if let path = context.parsed.value("output"), path != "-" {
             let file = try TemporaryOutput(for: path)
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
         } else {
-            invocation.stdout.write(Array(text.utf8))
+            context.stdout.write(Array(text.utf8))
         }
         if !(200..<400).contains(response.status) {
             _ = try client.decode(response, for: request)

@@ -150,24 +150,24 @@ enum AuthCommands {
 
     // MARK: - login
 
-    static func login(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        if let token = invocation.environment["DOUCTL_TOKEN"], !token.isEmpty {
+    static func login(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        if let token = context.environment["DOUCTL_TOKEN"], !token.isEmpty {
             throw .usage("DOUCTL_TOKEN is set, so douctl would ignore a stored login; unset it first")
         }
-        var profile = try invocation.profile()
-        if let scopes = invocation.parsed.value("scopes") {
+        var profile = try context.profile()
+        if let scopes = context.parsed.value("scopes") {
             profile.scopes = scopes.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         }
-        let method = try chooseMethod(invocation, profile: profile)
-        let store = try invocation.credentialStore()
+        let method = try chooseMethod(context, profile: profile)
+        let store = try context.credentialStore()
         _ = try store.loadForLogin(profile.name)
         if method == .password {
-            let identity = try CodingLogin.run(invocation, profile: profile)
+            let identity = try CodingLogin.run(context, profile: profile)
             // One identity per profile: the new session replaces a stored token.
             try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
-            CacheCommands.dropReplies(invocation, profile: profile.name)
-            invocation.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
-            invocation.printJSON(.object(JSONObject([
+            CacheCommands.dropReplies(context, profile: profile.name)
+            context.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
+            context.printJSON(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
                 ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
             ])))
@@ -176,33 +176,33 @@ enum AuthCommands {
         let credential: Credential
         switch method {
         case .token:
-            credential = try loginWithToken(invocation, profile: profile)
+            credential = try loginWithToken(context, profile: profile)
         case .credentials:
-            credential = try importCredentials(invocation, profile: profile)
+            credential = try importCredentials(context, profile: profile)
         case .password, .web, .device, .paste:
-            let flow = OAuthLogin(profile: profile, http: try invocation.http(), console: console(invocation))
+            let flow = OAuthLogin(profile: profile, http: try context.http(), console: console(context))
             let grant: TokenGrant
             switch method {
             case .web: grant = try flow.web()
             case .device: grant = try flow.device()
             default: grant = try flow.paste()
             }
-            credential = try identify(grant.credential(now: Timestamp.now(), requestedScopes: profile.scopes), invocation: invocation, profile: profile)
+            credential = try identify(grant.credential(now: Timestamp.now(), requestedScopes: profile.scopes), context: context, profile: profile)
         }
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
-        _ = try CodingSession.forget(invocation, profile: profile)
-        CacheCommands.dropReplies(invocation, profile: profile.name)
+        _ = try CodingSession.forget(context, profile: profile)
+        CacheCommands.dropReplies(context, profile: profile.name)
         Subprocess.reapFinished()
         let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
-        invocation.note("Logged in to \(profile.name) as \(who).")
-        invocation.printJSON(identityJSON(profile: profile.name, credential))
+        context.note("Logged in to \(profile.name) as \(who).")
+        context.printJSON(identityJSON(profile: profile.name, credential))
         return .success
     }
 
-    static func chooseMethod(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> LoginMethod {
+    static func chooseMethod(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> LoginMethod {
         let flags: [(String, LoginMethod)] = [("web", .web), ("device", .device), ("paste", .paste), ("with-token", .token), ("password", .password), ("with-credentials", .credentials)]
-        let chosen = flags.filter { invocation.parsed.has($0.0) }
+        let chosen = flags.filter { context.parsed.has($0.0) }
         if chosen.count > 1 {
             throw .usage("choose one of --\(chosen.map(\.0).joined(separator: ", --"))")
         }
@@ -212,38 +212,38 @@ enum AuthCommands {
             }
             return method
         }
-        let browser = BrowserLauncher(environment: invocation.environment)
-        return LoginMethod.automatic(profile: profile, browserAvailable: browser.isAvailable && !invocation.parsed.has("no-browser"))
+        let browser = BrowserLauncher(environment: context.environment)
+        return LoginMethod.automatic(profile: profile, browserAvailable: browser.isAvailable && !context.parsed.has("no-browser"))
     }
 
-    static func console(_ invocation: Invocation) -> LoginConsole {
-        let browser = BrowserLauncher(environment: invocation.environment)
-        let stdin = invocation.process.standardInput
+    static func console(_ context: CommandContext) -> LoginConsole {
+        let browser = BrowserLauncher(environment: context.environment)
+        let stdin = context.process.standardInput
         return LoginConsole(
-            say: { invocation.note($0) },
+            say: { context.note($0) },
             readLine: { Terminal.readLine(stdin) },
-            openBrowser: invocation.parsed.has("no-browser") ? nil : { browser.open($0) },
+            openBrowser: context.parsed.has("no-browser") ? nil : { browser.open($0) },
             sleep: interruptibleSleep,
             isCancelled: { Interrupt.requested },
-            approvalTimeout: invocation.parsed.number("wait") ?? 300)
+            approvalTimeout: context.parsed.number("wait") ?? 300)
     }
 
     /// `--with-token`: a token from stdin, checked against the API before it is stored.
-    static func loginWithToken(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
-        let stdin = invocation.process.standardInput
-        if Terminal.isTerminal(stdin) { invocation.note("Paste an access token and press Enter:") }
+    static func loginWithToken(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+        let stdin = context.process.standardInput
+        if Terminal.isTerminal(stdin) { context.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
             if Interrupt.requested { throw .interrupted }
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
-        return try identify(Credential(accessToken: line, scopes: profile.scopes), invocation: invocation, profile: profile)
+        return try identify(Credential(accessToken: line, scopes: profile.scopes), context: context, profile: profile)
     }
 
     /// `--with-credentials`: what `auth export` printed, from stdin. Stored as it is, so a
     /// single-use refresh token is not spent here; the first call refreshes when due.
-    static func importCredentials(_ invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
-        let stdin = invocation.process.standardInput
-        if Terminal.isTerminal(stdin) { invocation.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
+    static func importCredentials(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+        let stdin = context.process.standardInput
+        if Terminal.isTerminal(stdin) { context.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
         let bytes = try StandardInput.bytes(stdin)
         if Interrupt.requested { throw .interrupted }
         guard let json = try? JSONParser.parse(bytes), json["douctl"]?.stringValue == "credentials",
@@ -251,22 +251,22 @@ enum AuthCommands {
             throw .usage("--with-credentials reads the JSON that 'douctl auth export' prints, on stdin; that is not it")
         }
         if let origin = json["api_base"]?.stringValue, origin != profile.apiBase {
-            invocation.warn("these credentials were exported for \(origin); profile '\(profile.name)' uses \(profile.apiBase)")
+            context.warn("these credentials were exported for \(origin); profile '\(profile.name)' uses \(profile.apiBase)")
         }
         return credential
     }
 
     /// `auth export`: the whole stored login as JSON, for `auth login --with-credentials`
     /// elsewhere. It carries the refresh token, so a terminal gets it only when asked.
-    static func export(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        if invocation.stdout.isTerminal && !invocation.parsed.has("yes-i-know") {
+    static func export(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        if context.stdout.isTerminal && !context.parsed.has("yes-i-know") {
             throw .usage("auth export prints the refresh token; redirect it (douctl auth export > credentials-ci.json) or pass --yes-i-know to print it here")
         }
-        let profile = try invocation.profile()
-        guard let credential = try invocation.credentialStore().load(profile.name) else {
+        let profile = try context.profile()
+        guard let credential = try context.credentialStore().load(profile.name) else {
             throw .notLoggedIn(profile.name)
         }
-        invocation.printJSON(.object(JSONObject([
+        context.printJSON(.object(JSONObject([
             ("douctl", "credentials"), ("profile", .string(profile.name)), ("api_base", .string(profile.apiBase)),
             ("credential", credential.json),
         ])))
@@ -274,16 +274,16 @@ enum AuthCommands {
     }
 
     /// Adds the token owner's id and name, asking the API (`~me`) with the new token.
-    static func identify(_ credential: Credential, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+    static func identify(_ credential: Credential, context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
         var credential = credential
-        var factory = try invocation.clientFactory()
+        var factory = try context.clientFactory()
         factory.profile = profile
-        let client = factory.client(http: try invocation.http(), tokens: FixedToken(credential.accessToken), session: nil)
+        let client = factory.client(http: try context.http(), tokens: FixedToken(credential.accessToken), session: nil)
         do {
             guard let identity = try Identity.fetch(with: client) else {
                 // A plain OAuth2 profile without user_url: nothing says whose the token is.
                 if credential.userID == nil && credential.userName == nil {
-                    invocation.note("The profile has no user_url, so the user is unknown (set one, e.g. douctl config set user_url /user --profile \(profile.name)).")
+                    context.note("The profile has no user_url, so the user is unknown (set one, e.g. douctl config set user_url /user --profile \(profile.name)).")
                 }
                 return credential
             }
@@ -294,7 +294,7 @@ enum AuthCommands {
                 throw .authentication("the API refused this token (\(apiError.message.isEmpty ? "HTTP \(apiError.httpStatus)" : apiError.message))")
             }
             if credential.userID == nil { throw error }
-            invocation.warn("could not look up the user (\(error.message)); keeping what the token endpoint said")
+            context.warn("could not look up the user (\(error.message)); keeping what the token endpoint said")
         }
         return credential
     }
@@ -311,21 +311,21 @@ enum AuthCommands {
 
     // MARK: - status, token, refresh, logout
 
-    static func status(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let profile = try invocation.profile()
-        let showToken = invocation.parsed.has("show-token")
-        let checks = invocation.parsed.has("check") || (invocation.stdout.isTerminal && !invocation.parsed.has("no-check"))
+    static func status(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let profile = try context.profile()
+        let showToken = context.parsed.has("show-token")
+        let checks = context.parsed.has("check") || (context.stdout.isTerminal && !context.parsed.has("no-check"))
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
-        if case .environmentToken(let token) = try invocation.credentialInForce() {
+        if case .environmentToken(let token) = try context.credentialInForce() {
             object["logged_in"] = true
             object["credential"] = "DOUCTL_TOKEN"
             object["token"] = .string(showToken ? token : Mask.secret(token))
-            return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
+            return try finishStatus(object, checks: checks, context: context, profile: profile)
         }
-        let store = try invocation.credentialStore()
-        let session = try CodingSession.status(invocation, profile: profile)
+        let store = try context.credentialStore()
+        let session = try CodingSession.status(context, profile: profile)
         guard let credential = try store.load(profile.name) else {
             if let session {
                 object["logged_in"] = true
@@ -333,11 +333,11 @@ enum AuthCommands {
                 object["user_id"] = session.owner?.id.map(JSON.string) ?? .null
                 object["user_name"] = session.owner?.name.map(JSON.string) ?? .null
                 object["session"] = session.json
-                return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
+                return try finishStatus(object, checks: checks, context: context, profile: profile)
             }
             object["logged_in"] = false
             object["credentials_path"] = .string(store.path)
-            invocation.printDocument(.object(object), view: .fields)
+            context.printDocument(.object(object), view: .fields)
             throw .notLoggedIn(profile.name)
         }
         let now = Timestamp.now()
@@ -363,29 +363,29 @@ enum AuthCommands {
             }
             object["session"] = unused
         }
-        return try finishStatus(object, checks: checks, invocation: invocation, profile: profile)
+        return try finishStatus(object, checks: checks, context: context, profile: profile)
     }
 
     /// Prints the status, after asking the server (`~me`) when `checks`: "valid" says
     /// whether the login works; a refused one exits 4, an unreachable server 7.
-    private static func finishStatus(_ status: JSONObject, checks: Bool, invocation: Invocation, profile: ResolvedProfile) throws(DouctlError) -> ExitStatus {
+    private static func finishStatus(_ status: JSONObject, checks: Bool, context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> ExitStatus {
         var object = status
         guard checks else {
-            invocation.printDocument(.object(object), view: .fields)
+            context.printDocument(.object(object), view: .fields)
             return .success
         }
         do {
-            guard let identity = try Identity.fetch(with: try invocation.api()) else {
+            guard let identity = try Identity.fetch(with: try context.api()) else {
                 // No endpoint says whose the token is: nothing to check it against.
                 object["valid"] = .null
-                invocation.printDocument(.object(object), view: .fields)
-                invocation.note("Cannot check the login of \(profile.name): the profile has no user_url.")
+                context.printDocument(.object(object), view: .fields)
+                context.note("Cannot check the login of \(profile.name): the profile has no user_url.")
                 return .success
             }
             object["valid"] = true
             if let id = identity.id { object["user_id"] = .string(id) }
             if let name = identity.name { object["user_name"] = .string(name) }
-            invocation.printDocument(.object(object), view: .fields)
+            context.printDocument(.object(object), view: .fields)
             return .success
         } catch {
             let refused: Bool
@@ -396,7 +396,7 @@ enum AuthCommands {
             }
             guard refused else { throw error }
             object["valid"] = false
-            invocation.printDocument(.object(object), view: .fields)
+            context.printDocument(.object(object), view: .fields)
             // The error's own hint may already say how to log in: say it once.
             var reason = error.message
             if case .api(var apiError) = error {
@@ -407,34 +407,34 @@ enum AuthCommands {
         }
     }
 
-    static func token(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        if try invocation.credentialInForce() == .cookieSession {
-            let profile = try invocation.profile()
+    static func token(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        if try context.credentialInForce() == .cookieSession {
+            let profile = try context.profile()
             throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
         }
-        guard let token = try invocation.tokens()?.currentToken() else {
-            let profile = try invocation.profile()
+        guard let token = try context.tokens()?.currentToken() else {
+            let profile = try context.profile()
             throw .notLoggedIn(profile.name)
         }
-        invocation.stdout.line(token)
+        context.stdout.line(token)
         return .success
     }
 
-    static func refresh(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let tokens = try invocation.tokens() as? StoredTokens else {
+    static func refresh(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let tokens = try context.tokens() as? StoredTokens else {
             throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
         }
         let (credential, renewed) = try tokens.forceRefresh()
-        invocation.note(renewed
+        context.note(renewed
             ? "Refreshed the token of \(tokens.profile.name)."
             : "The token of \(tokens.profile.name) has not expired, and the server keeps it (it refreshes only expired tokens).")
-        invocation.printJSON(identityJSON(profile: tokens.profile.name, credential))
+        context.printJSON(identityJSON(profile: tokens.profile.name, credential))
         return .success
     }
 
-    static func logout(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let profile = try invocation.profile()
-        let store = try invocation.credentialStore()
+    static func logout(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let profile = try context.profile()
+        let store = try context.credentialStore()
         let removed: Credential?
         do {
             removed = try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> Credential? in
@@ -443,18 +443,18 @@ enum AuthCommands {
             }
         } catch .badConfig(let path, let detail) {
             let aside = try store.moveAside()
-            invocation.warn("\(path) is corrupt (\(detail)); moved it to \(aside). Every profile stored in it must log in again.")
+            context.warn("\(path) is corrupt (\(detail)); moved it to \(aside). Every profile stored in it must log in again.")
             removed = nil
         }
-        let hadSession = try CodingSession.forget(invocation, profile: profile)
-        CacheCommands.dropReplies(invocation, profile: profile.name)
+        let hadSession = try CodingSession.forget(context, profile: profile)
+        CacheCommands.dropReplies(context, profile: profile.name)
         guard let removed else {
-            invocation.note(hadSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
+            context.note(hadSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
             return .success
         }
         if let revokeURL = profile.revokeURL {
             // RFC 7009: revoke the refresh token (which revokes its access tokens) and the access token.
-            let endpoint = TokenEndpoint(profile: profile, http: try invocation.http())
+            let endpoint = TokenEndpoint(profile: profile, http: try context.http())
             var failures: [String] = []
             for (token, hint) in [(removed.refreshToken, "refresh_token"), (Optional(removed.accessToken), "access_token")] {
                 guard let token else { continue }
@@ -465,9 +465,9 @@ enum AuthCommands {
                     failures.append(error.message)
                 }
             }
-            if !failures.isEmpty { invocation.warn("the server did not confirm revocation (\(failures.joined(separator: ", "))); the local copy is deleted") }
+            if !failures.isEmpty { context.warn("the server did not confirm revocation (\(failures.joined(separator: ", "))); the local copy is deleted") }
         }
-        invocation.note("Logged out of \(profile.name).")
+        context.note("Logged out of \(profile.name).")
         return .success
     }
 }

@@ -30,16 +30,16 @@ final class BatchReport: Sendable {
     private let textVerb: String?
     private let style: TextStyle
 
-    init(_ invocation: Invocation, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
+    init(_ context: CommandContext, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
         self.textVerb = textVerb
-        style = TextStyle(enabled: invocation.colorsStdout)
+        style = TextStyle(enabled: context.colorsStdout)
         self.display = display
         self.linesFD = linesFD
-        stderrFD = invocation.stderr.fileDescriptor
-        stdoutFD = invocation.stdout.fileDescriptor
-        printsErrorLines = display == nil && linesFD != invocation.stderr.fileDescriptor
-        errorFormatJSON = invocation.wantsJSONErrors
-        useColor = invocation.useColor
+        stderrFD = context.stderr.fileDescriptor
+        stdoutFD = context.stdout.fileDescriptor
+        printsErrorLines = display == nil && linesFD != context.stderr.fileDescriptor
+        errorFormatJSON = context.wantsJSONErrors
+        useColor = context.useColor
         linesSharesTerminal = linesFD.map(Terminal.isTerminal) ?? false
     }
 

@@ -19,31 +19,31 @@ enum CacheCommands {
         """), [
         Command(CommandSpec(
             "info", abstract: "print the cache's directory, entries and size as JSON",
-            discussion: "On a terminal the same fields are shown as aligned lines; in a pipe, or with --json or --format json, the JSON object.",
-            options: OutputOptions.view), run: info),
-        Command(CommandSpec("clear", abstract: "delete every cached reply"), run: clear),
+            discussion: "On a terminal the same fields are shown as aligned lines; in a pipe, or with --json or --format json, the JSON object."),
+            options: UserCommands.ViewOnly.self, run: info),
+        Command(CommandSpec("clear", abstract: "delete every cached reply"), options: NoOptions.self, run: clear),
     ])
 
-    static func info(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let cache = try invocation.responseCache()
+    static func info(_ options: UserCommands.ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let cache = try context.responseCache()
         let summary = cache.summary()
-        invocation.printDocument(.object(JSONObject([
+        context.printDocument(.object(JSONObject([
             ("path", .string(cache.directory)), ("entries", .int(Int64(summary.entries))),
             ("bytes", .int(summary.bytes)), ("max_bytes", .int(cache.maximumBytes)),
         ])), view: .fields)
         return .success
     }
 
-    static func clear(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let removed = try invocation.responseCache().clear()
-        invocation.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
+    static func clear(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let removed = try context.responseCache().clear()
+        context.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
         return .success
     }
 
     /// The profile's identity changed (`auth login`, `auth logout`): its cached replies
     /// belong to the old one. Without a cache directory there is nothing to drop.
-    static func dropReplies(_ invocation: Invocation, profile: String) {
-        guard let cache = try? invocation.responseCache() else { return }
+    static func dropReplies(_ context: CommandContext, profile: String) {
+        guard let cache = try? context.responseCache() else { return }
         cache.drop(profile: profile)
     }
 }

@@ -33,20 +33,20 @@ enum CompletionCommands {
         }
     }
 
-    static func printCompletion(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let script = script(for: invocation.parsed.argument("SHELL") ?? "") else {
+    static func printCompletion(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let script = script(for: context.parsed.argument("SHELL") ?? "") else {
             throw .usage("missing argument SHELL")
         }
-        invocation.stdout.write(script)
+        context.stdout.write(script)
         return .success
     }
 
     /// One candidate per line; never fails loudly (a completion must not print errors).
-    static func printCandidates(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func printCandidates(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
         var candidates: [String] = []
-        switch invocation.parsed.argument("KIND") {
+        switch context.parsed.argument("KIND") {
         case "profiles":
-            let configured = (try? invocation.config().profiles.map(\.name)) ?? []
+            let configured = (try? context.config().profiles.map(\.name)) ?? []
             candidates = configured + Preset.all.map(\.name).filter { !configured.contains($0) }
         case "keys":
             candidates = ProfileKey.allCases.map(\.rawValue)
@@ -55,12 +55,12 @@ enum CompletionCommands {
         default:
             break
         }
-        for candidate in candidates { invocation.stdout.line(candidate) }
+        for candidate in candidates { context.stdout.line(candidate) }
         return .success
     }
 
-    static func printManual(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.stdout.write(ManPageContent.page.render())
+    static func printManual(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.stdout.write(ManPageContent.page.render())
         return .success
     }
 }

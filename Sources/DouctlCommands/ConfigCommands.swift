@@ -39,23 +39,23 @@ enum ConfigCommands {
             options: [showSecrets]), run: list),
     ])
 
-    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(invocation)
-        guard let value = try invocation.profile().value(key) else { return .success }
-        invocation.stdout.line(Mask.shown(key, value.display, showSecrets: invocation.parsed.has("show-secrets")))
+    static func get(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(context)
+        guard let value = try context.profile().value(key) else { return .success }
+        context.stdout.line(Mask.shown(key, value.display, showSecrets: context.parsed.has("show-secrets")))
         return .success
     }
 
-    static func set(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(invocation)
-        var text = invocation.parsed.argument("VALUE") ?? ""
+    static func set(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(context)
+        var text = context.parsed.argument("VALUE") ?? ""
         if key == .signingSecret {
-            text = try secretValue(text, invocation: invocation)
+            text = try secretValue(text, context: context)
         }
         let value = try key.parse(text)
-        let name = try invocation.profileName
+        let name = try context.profileName
         try ConfigFile.checkProfileName(name)
-        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             var settings = config.profile(named: name) ?? ProfileSettings()
             settings[key] = value
             config.setProfile(name, settings)
@@ -66,23 +66,23 @@ enum ConfigCommands {
 
     /// A signing secret never comes from argv: "-" reads it from stdin, "$VAR" names the
     /// environment variable that holds it.
-    static func secretValue(_ text: String, invocation: Invocation) throws(DouctlError) -> String {
+    static func secretValue(_ text: String, context: CommandContext) throws(DouctlError) -> String {
         if text.hasPrefix("$") { return text }
         guard text == "-" else {
             throw .usage("a secret is never taken from the command line: douctl config set signing_secret - (reads stdin), or '$VAR' to read the environment")
         }
-        let stdin = invocation.process.standardInput
-        if Terminal.isTerminal(stdin) { invocation.note("Secret:") }
+        let stdin = context.process.standardInput
+        if Terminal.isTerminal(stdin) { context.note("Secret:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), !line.isEmpty else {
             throw .usage("no secret on standard input")
         }
         return line
     }
 
-    static func unset(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(invocation)
-        let name = try invocation.profileName
-        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+    static func unset(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(context)
+        let name = try context.profileName
+        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             guard var settings = config.profile(named: name) else { return }
             settings[key] = nil
             config.setProfile(name, settings)
@@ -90,16 +90,16 @@ enum ConfigCommands {
         return .success
     }
 
-    static func list(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let name = try invocation.profileName
-        for (key, value) in try invocation.config().profile(named: name)?.entries ?? [] {
-            invocation.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: invocation.parsed.has("show-secrets")))")
+    static func list(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let name = try context.profileName
+        for (key, value) in try context.config().profile(named: name)?.entries ?? [] {
+            context.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: context.parsed.has("show-secrets")))")
         }
         return .success
     }
 
-    private static func profileKey(_ invocation: Invocation) throws(DouctlError) -> ProfileKey {
-        guard let text = invocation.parsed.argument("KEY"), let key = ProfileKey(rawValue: text) else {
+    private static func profileKey(_ context: CommandContext) throws(DouctlError) -> ProfileKey {
+        guard let text = context.parsed.argument("KEY"), let key = ProfileKey(rawValue: text) else {
             throw .usage("missing argument KEY")
         }
         return key

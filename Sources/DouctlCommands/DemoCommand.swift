@@ -21,15 +21,15 @@ enum DemoCommand {
         reply's JSON goes to stdout. Nothing touches your own configuration or the network.
         """), run: run)
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let workspace = try makeWorkspace(temporaryDirectory: invocation.environment["TMPDIR"])
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let workspace = try makeWorkspace(temporaryDirectory: context.environment["TMPDIR"])
         defer { ScratchDirectory.remove(workspace) }
         var configuration = SandboxConfiguration()
         configuration.log = nil
         let sandbox = try SandboxCommand.start(configuration)
         defer { sandbox.stop() }
 
-        let demo = Demo(invocation: invocation, workspace: workspace)
+        let demo = Demo(context: context, workspace: workspace)
         demo.say("Started a sandbox Douban at \(sandbox.baseURL) (config in a temporary directory).")
         try demo.writeProfile(base: sandbox.baseURL)
 
@@ -63,15 +63,15 @@ enum DemoCommand {
 
 /// Runs the demo's steps as in-process douctl invocations.
 private struct Demo {
-    let invocation: Invocation
+    let context: CommandContext
     let workspace: String
 
     var configDirectory: String { workspace + "/config" }
 
     func say(_ text: String) {
-        let bold = invocation.useColor ? "\u{1B}[1m" : ""
-        let reset = invocation.useColor ? "\u{1B}[0m" : ""
-        invocation.note(text.hasPrefix("==>") ? "\(bold)\(text)\(reset)" : text)
+        let bold = context.useColor ? "\u{1B}[1m" : ""
+        let reset = context.useColor ? "\u{1B}[0m" : ""
+        context.note(text.hasPrefix("==>") ? "\(bold)\(text)\(reset)" : text)
     }
 
     func writeProfile(base: String) throws(DouctlError) {
@@ -92,19 +92,19 @@ private struct Demo {
         let fd = open(capture, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .localInput("cannot create \(capture)") }
         defer { close(fd) }
-        var environment = invocation.environment
+        var environment = context.environment
         environment["DOUCTL_CONFIG_DIR"] = configDirectory
         for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
-        let style = invocation.prettyJSON ? ["--pretty"] : ["--compact"]
+        let style = context.prettyJSON ? ["--pretty"] : ["--compact"]
         let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(nullInput) }
         let status = Douctl.main(ProcessContext(
             arguments: arguments + style, environment: environment,
-            standardInput: nullInput, standardOutput: fd, standardError: invocation.stderr.fileDescriptor))
+            standardInput: nullInput, standardOutput: fd, standardError: context.stderr.fileDescriptor))
         lseek(fd, 0, SEEK_SET)
         let output = (try? FileIO.readAll(fd)) ?? []
-        invocation.stdout.write(output)
-        invocation.stdout.flush()
+        context.stdout.write(output)
+        context.stdout.flush()
         guard status == 0 else {
             throw .badReply("the demo stopped: 'douctl \(arguments.joined(separator: " "))' exited \(status)")
         }

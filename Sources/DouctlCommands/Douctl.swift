@@ -39,29 +39,37 @@ public enum Douctl {
             stdout.write(HelpRenderer(root: rootSpec, rootEpilogue: rootEpilogue).help(path))
             return ExitStatus.success.rawValue
         case .run(let parsed):
-            guard let run = tree.find(parsed.path)?.run else {
+            guard let prepare = tree.find(parsed.path)?.prepare else {
                 stdout.write(HelpRenderer(root: rootSpec).help(parsed.path))
                 return ExitStatus.success.rawValue
             }
-            if let seconds = parsed.number("max-time") { CommandDeadline.start(seconds: seconds) }
-            if parsed.has("dry-run") {
-                return dryRun(run, parsed: parsed, process: process, stdout: stdout, stderr: stderr)
+            let prepared: PreparedRun
+            do throws(OptionError) {
+                prepared = try prepare(parsed)
+            } catch {
+                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
+                return ExitStatus.usage.rawValue
             }
-            let invocation = Invocation(parsed: parsed, process: process, stdout: stdout, stderr: stderr)
+            let run = prepared.run
+            let context = CommandContext(parsed: parsed, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+            if let seconds = context.globals.maxTime { CommandDeadline.start(seconds: seconds) }
+            if context.globals.dryRun {
+                return dryRun(run, parsed: parsed, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+            }
             let status: ExitStatus
             do {
-                status = try run(invocation)
+                status = try run(context)
             } catch {
                 stdout.flush()
-                if let failed = outputFailure(stdout, invocation: invocation) { return failed }
+                if let failed = outputFailure(stdout, context: context) { return failed }
                 let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError(parsed) : error
-                report(reported, invocation: invocation)
+                report(reported, context: context)
                 return ExitStatus(reported).rawValue
             }
             stdout.flush()
-            if let failed = outputFailure(stdout, invocation: invocation) { return failed }
+            if let failed = outputFailure(stdout, context: context) { return failed }
             if CommandDeadline.expired && (status == .interrupted || Interrupt.requested) {
-                report(maxTimeError(parsed), invocation: invocation)
+                report(maxTimeError(parsed), context: context)
                 return ExitStatus.network.rawValue
             }
             if Interrupt.requested { return ExitStatus.interrupted.rawValue }
@@ -78,35 +86,35 @@ public enum Douctl {
     /// the run quietly with 141, the status of a tool killed by SIGPIPE (gh's, and what
     /// the shell reports for coreutils); any other failure (a full disk, a stdout closed
     /// with `>&-`) is an error, as for coreutils: one line, exit 3.
-    private static func outputFailure(_ stdout: OutputStream, invocation: Invocation) -> Int32? {
+    private static func outputFailure(_ stdout: OutputStream, context: CommandContext) -> Int32? {
         guard stdout.failed else { return nil }
         if stdout.readerClosed { return ExitStatus.outputClosed.rawValue }
         let reason = stdout.failure?.reason ?? "unknown error"
         let error = DouctlError.localInput("write error on standard output (\(reason))")
-        invocation.report(error, about: nil)
+        context.report(error, about: nil)
         return ExitStatus(error).rawValue
     }
 
     /// `--dry-run`: the command runs against no network and no token store; each request
     /// it would send goes to stdout as a curl command line, and the command's own output
     /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
-    private static func dryRun(_ run: (Invocation) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
+    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, presentation: OutputPresentation, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
-        let invocation = Invocation(parsed: parsed, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr)
+        let context = CommandContext(parsed: parsed, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr)
         guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
             let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
-            report(error, invocation: invocation)
+            report(error, context: context)
             return ExitStatus(error).rawValue
         }
         let out = stdout.fileDescriptor
-        invocation.dryRun = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
+        context.dryRun = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
         do {
-            _ = try run(invocation)
+            _ = try run(context)
         } catch .badReply {
             stderr.line("douctl: dry run: the next request depends on the reply to the one above; stopping there")
         } catch {
-            report(error, invocation: invocation)
+            report(error, context: context)
             return ExitStatus(error).rawValue
         }
         return ExitStatus.success.rawValue
@@ -122,9 +130,9 @@ public enum Douctl {
     }
 
     /// One line (or one JSON object) on stderr for an error.
-    static func report(_ error: DouctlError, invocation: Invocation) {
-        invocation.printErrorBody(of: error)
-        invocation.report(error, about: nil)
+    static func report(_ error: DouctlError, context: CommandContext) {
+        context.printErrorBody(of: error)
+        context.report(error, about: nil)
     }
 
     private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream) {

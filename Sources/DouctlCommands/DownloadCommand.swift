@@ -73,16 +73,16 @@ enum DownloadCommand {
             Example("douctl download --parallel 4 $(cat urls) | jq -r 'select(.ok) | \"\\(.sha256)  \\(.path)\"' | sha256sum -c", "fetch a list and verify it"),
         ]), run: run)
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let parsed = context.parsed
         let sources = parsed.argumentValues("URL")
         for source in sources where source.isEmpty || Download.hasOtherScheme(source) {
             throw .usage("cannot download '\(source)': expected an http:// or https:// URL, or a path under the API")
         }
         let options = try options(parsed, count: sources.count)
-        var factory = try invocation.clientFactory()
+        var factory = try context.clientFactory()
         factory.allowsAnonymous = true
-        return runBatch(invocation, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
+        return runBatch(context, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
     }
 
     static func options(_ parsed: ParsedCommand, count: Int) throws(DouctlError) -> DownloadOptions {
@@ -128,28 +128,28 @@ enum DownloadCommand {
         """
 
     /// `shuo get ID --save-images DIR`, after the status was printed.
-    static func savePictures(of status: JSON, _ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let directory = invocation.parsed.value("save-images") else { return .success }
+    static func savePictures(of status: JSON, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let directory = context.parsed.value("save-images") else { return .success }
         guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
-        var factory = try invocation.clientFactory()
+        var factory = try context.clientFactory()
         factory.allowsAnonymous = true
-        let urls = try invocation.service().pictureURLs(in: status)
+        let urls = try context.service().pictureURLs(in: status)
         guard !urls.isEmpty else { return .success }
-        return runBatch(invocation, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
-                   parallel: 4, output: invocation.stderr.fileDescriptor)
+        return runBatch(context, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
+                   parallel: 4, output: context.stderr.fileDescriptor)
     }
 
     /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
     /// (whose lines go to stderr, so they replace the usual error line and progress).
-    static func runBatch(_ invocation: Invocation, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
+    static func runBatch(_ context: CommandContext, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
                     output: Int32? = nil) -> ExitStatus {
         // Lines on stderr take the place of the error lines and the progress display.
-        let display = output == invocation.stderr.fileDescriptor ? nil : invocation.progressDisplay()
-        let linesFD = options.target == .standardOutput ? nil : output ?? invocation.stdout.fileDescriptor
+        let display = output == context.stderr.fileDescriptor ? nil : context.progressDisplay(ProgressMode.legacy(context.parsed))
+        let linesFD = options.target == .standardOutput ? nil : output ?? context.stdout.fileDescriptor
         // A person at a terminal reads "downloaded PATH"; the JSON lines are for programs.
-        let textVerb = linesFD == invocation.stdout.fileDescriptor && invocation.wantsView ? "downloaded" : nil
-        let report = BatchReport(invocation, display: display, linesFD: linesFD, textVerb: textVerb)
-        invocation.stdout.flush()
+        let textVerb = linesFD == context.stdout.fileDescriptor && context.wantsView ? "downloaded" : nil
+        let report = BatchReport(context, display: display, linesFD: linesFD, textVerb: textVerb)
+        context.stdout.flush()
 
         let started = LockedValue<Set<Int>>([])
         let complete = LockedValue<[String]>([])  // notes for files --continue found whole
@@ -174,13 +174,13 @@ enum DownloadCommand {
             }
         })
         display?.stop()
-        for line in complete.value { invocation.note(line) }
+        for line in complete.value { context.note(line) }
 
         if Interrupt.requested {
-            invocation.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
+            context.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
             return .interrupted
         }
-        report.passOutputFailure(to: invocation.stdout)
+        report.passOutputFailure(to: context.stdout)
         return report.worst
     }
 }

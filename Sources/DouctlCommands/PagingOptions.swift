@@ -1,15 +1,49 @@
 import DouctlArguments
+import DouctlCore
 
-/// `--start`, `--count` and `--all` for list commands.
-enum PagingOptions {
+/// `--start`, `--count`, `--all`, `--slurp` and `--parallel` of list commands.
+struct PagingOptions: CommandOptions {
+    var start: Int?
+    var count: Int?
+    /// Walk every page (`--all`; api's `--paginate`).
+    var all = false
+    var slurp = false
+    var parallel = ParallelPaging.defaultWidth
+
+    static let bindings: [OptionBinding<PagingOptions>] = [
+        .integer(\.start, OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items")),
+        .integer(\.count, count(1...200)),
+        .flag(\.all, OptionSpec.flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)")),
+        .flag(\.slurp, slurp),
+        .integer(\.parallel, parallel),
+    ]
+
+    /// The group for a command whose API takes at most `countRange.upperBound` per page.
+    static func group<Options>(_ field: WritableKeyPath<Options, PagingOptions> & Sendable, countRange: ClosedRange<Int> = 1...200) -> OptionBinding<Options> {
+        OptionBinding.group(field, PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
+    }
+
+    /// For commands not yet typed (being retired): bound by name, checked at once.
+    static func legacy(_ parsed: ParsedCommand) throws(DouctlError) -> PagingOptions {
+        var paging = PagingOptions()
+        for binding in bindings { binding.apply(&paging, parsed) }
+        paging.all = paging.all || parsed.has("paginate")
+        do { try paging.validate() } catch { throw .usage(error.message) }
+        return paging
+    }
+
+    /// Binding with `PagingOptions.group`, specs of the whole group.
     static func specs(countRange: ClosedRange<Int> = 1...200) -> [OptionSpec] {
-        [
-            OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items"),
-            OptionSpec("count", value: ValueSpec("N", kind: .integer(countRange)), help: "items per page (the API's default when absent)"),
-            .flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)"),
-            slurp,
-            parallel,
-        ]
+        group(\Holder.paging, countRange: countRange).options
+    }
+    private struct Holder { var paging = PagingOptions() }
+
+    func validate() throws(OptionError) {
+        if slurp && !all { throw OptionError("--slurp goes with --all (or api --paginate)") }
+    }
+
+    private static func count(_ range: ClosedRange<Int>) -> OptionSpec {
+        OptionSpec("count", value: ValueSpec("N", kind: .integer(range)), help: "items per page (the API's default when absent)")
     }
 
     /// `--slurp`, with `--all`: one JSON array of every item instead of NDJSON.

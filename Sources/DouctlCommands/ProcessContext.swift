@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlHTTP
 import DouctlSystem
 
 /// Everything douctl takes from its process, passed in so the whole CLI can run inside
@@ -13,6 +14,8 @@ public struct ProcessContext: Sendable {
     public var standardInput: Int32
     public var standardOutput: Int32
     public var standardError: Int32
+    /// The transport requests go through: libcurl, or in tests a scripted one.
+    public var makeTransport: TransportFactory = { HTTPClient($0) }
 
     public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
         self.arguments = arguments

@@ -56,18 +56,18 @@ enum ProfileCommands {
         Command(CommandSpec("use", abstract: "make a profile the default", arguments: [nameArgument]), run: use),
     ])
 
-    static func list(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let config = try invocation.config()
-        let active = config.activeProfileName(requested: invocation.requestedProfile)
-        let store = try invocation.credentialStore()
+    static func list(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let config = try context.config()
+        let active = config.activeProfileName(requested: context.requestedProfile)
+        let store = try context.credentialStore()
         var rows: [JSON] = []
-        let table = invocation.wantsView
+        let table = context.wantsView
         for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
             // The same decision requests and auth status use; DOUCTL_TOKEN counts for the
             // profile this run would use, as it does for auth status.
             let credential = name == active
-                ? CredentialInForce.decide(profile: profile, store: store, environment: invocation.environment)
+                ? CredentialInForce.decide(profile: profile, store: store, environment: context.environment)
                 : CredentialInForce.decideStored(profile: profile, store: store)
             let row = JSON.object(JSONObject([
                 ("name", .string(name)),
@@ -78,20 +78,20 @@ enum ProfileCommands {
                 ("default", .bool(name == active)),
                 ("logged_in", .bool(credential.isLoggedIn)),
             ]))
-            if table { rows.append(row) } else { invocation.printJSONLine(row) }
+            if table { rows.append(row) } else { context.printJSONLine(row) }
         }
         if table {
             let columns = ["name", "preset", "style", "api_base", "default", "logged_in"]
-            invocation.printLines(FieldsView.table(rows, columns: columns, style: invocation.viewContext.style))
+            context.printLines(FieldsView.table(rows, columns: columns, style: context.viewContext.style))
         }
         return .success
     }
 
-    static func show(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func show(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name: String
-        if let given = invocation.parsed.argument("NAME") { name = given } else { name = try invocation.profileName }
-        let profile = try invocation.config().resolve(name)
-        invocation.printJSON(json(profile, showSecrets: invocation.parsed.has("show-secrets")))
+        if let given = context.parsed.argument("NAME") { name = given } else { name = try context.profileName }
+        let profile = try context.config().resolve(name)
+        context.printJSON(json(profile, showSecrets: context.parsed.has("show-secrets")))
         return .success
     }
 
@@ -120,49 +120,49 @@ enum ProfileCommands {
         return .number(String(value))
     }
 
-    static func add(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+    static func add(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
         try ConfigFile.checkProfileName(name)
         var changes: [(ProfileKey, ProfileValue)] = []
-        if let preset = invocation.parsed.value("preset") { changes.append((.preset, .text(preset))) }
+        if let preset = context.parsed.value("preset") { changes.append((.preset, .text(preset))) }
         for key in ProfileKey.allCases where key != .preset {
-            if var text = invocation.parsed.value(key.flagName) {
-                if key == .signingSecret { text = try ConfigCommands.secretValue(text, invocation: invocation) }
+            if var text = context.parsed.value(key.flagName) {
+                if key == .signingSecret { text = try ConfigCommands.secretValue(text, context: context) }
                 changes.append((key, try key.parse(text)))
             }
         }
-        let resolved = try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
+        let resolved = try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()
             for (key, value) in changes { settings[key] = value }
             config.setProfile(name, settings)
             return try config.resolve(name)
         }
-        invocation.printJSON(json(resolved, showSecrets: false))
+        context.printJSON(json(resolved, showSecrets: false))
         return .success
     }
 
-    static func remove(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
-        let existed = try invocation.updateConfig { (config: inout ConfigFile) -> Bool in
+    static func remove(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+        let existed = try context.updateConfig { (config: inout ConfigFile) -> Bool in
             let existed = config.profile(named: name) != nil
             config.setProfile(name, nil)
             if config.defaultProfile == name { config.defaultProfile = nil }
             return existed
         }
-        try invocation.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
-        try CookieJar(directory: try invocation.configDirectory(), profile: name).remove()
-        if !existed { throw .usage("no profile named '\(name)' in \(try invocation.configDirectory().configPath)") }
-        invocation.note("Removed profile \(name).")
+        try context.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
+        try CookieJar(directory: try context.configDirectory(), profile: name).remove()
+        if !existed { throw .usage("no profile named '\(name)' in \(try context.configDirectory().configPath)") }
+        context.note("Removed profile \(name).")
         return .success
     }
 
-    static func use(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        guard let name = invocation.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
-        try invocation.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+    static func use(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             _ = try config.resolve(name)
             config.defaultProfile = name
         }
-        invocation.note("Default profile is now \(name).")
+        context.note("Default profile is now \(name).")
         return .success
     }
 }

@@ -1,3 +1,4 @@
+import DouctlArguments
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -177,4 +178,16 @@ final class ProgressDisplay: Sendable {
     static func fit(_ name: String, _ width: Int) -> String {
         DisplayWidth.pad(FileIO.baseName(name), to: width)
     }
+}
+
+/// `--progress WHEN` of upload, download and api.
+enum ProgressMode: String, Sendable {
+    case auto, always, never
+
+    static func option(help: String) -> OptionSpec {
+        OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"), help: help)
+    }
+
+    /// For commands not yet typed (being retired).
+    static func legacy(_ parsed: ParsedCommand) -> ProgressMode { parsed.value("progress").flatMap(ProgressMode.init(rawValue:)) ?? .auto }
 }

@@ -64,11 +64,11 @@ enum SandboxCommand {
             Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
         ]), run: run)
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
-        let parsed = invocation.parsed
+        let parsed = context.parsed
         var configuration = SandboxConfiguration()
         configuration.host = parsed.value("host") ?? "127.0.0.1"
         configuration.port = UInt16(parsed.integer("port") ?? 0)
@@ -81,31 +81,31 @@ enum SandboxCommand {
         if let spec = parsed.value("fault") {
             do { configuration.faults = try SandboxFault.parseList(spec) } catch { throw .usage("\(error)") }
         }
-        let stderrFD = invocation.stderr.fileDescriptor
+        let stderrFD = context.stderr.fileDescriptor
         configuration.log = { line in try? FileIO.writeAll(stderrFD, line + "\n") }
 
-        let slot = try SandboxSlot.claim(in: try invocation.configDirectory())
+        let slot = try SandboxSlot.claim(in: try context.configDirectory())
         let sandbox = try start(configuration)
         defer {
             sandbox.stop()
-            slot.release(base: sandbox.baseURL, invocation: invocation)
+            slot.release(base: sandbox.baseURL, context: context)
         }
         if let count = parsed.integer("seed"), count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
         // Profiles first: the URL on stdout tells scripts the sandbox is ready to use.
-        let firstBase = slot.number > 1 ? (try? invocation.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
-        try writeProfiles(base: sandbox.baseURL, slot: slot, invocation: invocation)
-        invocation.stdout.line(sandbox.baseURL)
-        invocation.stdout.flush()
+        let firstBase = slot.number > 1 ? (try? context.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
+        try writeProfiles(base: sandbox.baseURL, slot: slot, context: context)
+        context.stdout.line(sandbox.baseURL)
+        context.stdout.flush()
         if slot.number > 1 {
             var running = ""
             if case .text(let url)? = firstBase { running = " (\(url))" }
-            invocation.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
+            context.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
-        invocation.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
-        invocation.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
+        context.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
+        context.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
 
         while !Interrupt.requested { interruptibleSleep(0.1) }
-        invocation.note("Stopping the sandbox.")
+        context.note("Stopping the sandbox.")
         sandbox.stop()
         Interrupt.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
@@ -129,8 +129,8 @@ enum SandboxCommand {
 
     /// Points the slot's profiles (`sandbox` and `coding-sandbox` for the first sandbox) at
     /// `base`, keeping other settings.
-    static func writeProfiles(base: String, slot: SandboxSlot, invocation: Invocation) throws(DouctlError) {
-        try invocation.updateConfig { (config: inout ConfigFile) in
+    static func writeProfiles(base: String, slot: SandboxSlot, context: CommandContext) throws(DouctlError) {
+        try context.updateConfig { (config: inout ConfigFile) in
             for (name, style) in [(slot.doubanProfile, APIStyle.douban), (slot.codingProfile, APIStyle.coding)] {
                 var settings = config.profile(named: name) ?? ProfileSettings()
                 for (key, value) in Preset.sandboxSettings(style: style, base: base) { settings[key] = value }

@@ -51,16 +51,16 @@ struct SandboxSlot {
 
     /// Called once this sandbox no longer serves: a numbered slot's profiles go (when they
     /// still point at `base`), with their tokens; then the slot is free.
-    func release(base: String, invocation: Invocation) {
+    func release(base: String, context: CommandContext) {
         defer { lock.unlock() }
         guard number > 1 else { return }
-        let removed: [String] = (try? invocation.updateConfig { (config: inout ConfigFile) in
+        let removed: [String] = (try? context.updateConfig { (config: inout ConfigFile) in
             let mine = profiles.filter { config.profile(named: $0)?[.apiBase] == .text(base) }
             for name in mine { config.setProfile(name, nil) }
             if let current = config.defaultProfile, mine.contains(current) { config.defaultProfile = nil }
             return mine
         }) ?? []
-        guard let store = try? invocation.credentialStore() else { return }
+        guard let store = try? context.credentialStore() else { return }
         for name in removed { _ = try? store.update(name) { (entry: inout Credential?) in entry = nil } }
     }
 }

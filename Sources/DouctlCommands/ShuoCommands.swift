@@ -79,119 +79,119 @@ enum ShuoCommands {
 
     // MARK: - runs
 
-    static func post(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
+    static func post(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let parsed = context.parsed
         var text = parsed.argument("TEXT")
-        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
+        if text == "-" { text = try StandardInput.text(context.process.standardInput) }
         let recommendation = StatusDraft.Recommendation(
             url: parsed.value("rec-url"), title: parsed.value("rec-title"),
             description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
         let draft = StatusDraft(text: text, imagePath: parsed.value("image"), recommendation: recommendation.isEmpty ? nil : recommendation)
-        let service = try invocation.service()
-        if let ignored = service.ignoredParts(of: draft) { invocation.warn(ignored) }
-        invocation.printJSON(try service.post(draft))
+        let service = try context.service()
+        if let ignored = service.ignoredParts(of: draft) { context.warn(ignored) }
+        context.printJSON(try service.post(draft))
         return .success
     }
 
-    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let status = try invocation.service().status(try id(invocation), packed: invocation.parsed.has("packed"))
-        invocation.printDocument(status, view: .feed)
-        if invocation.parsed.has("images"), invocation.wantsView {
-            InlineImages.show(pictures: try invocation.service().pictureURLs(in: status), invocation)
+    static func get(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let status = try context.service().status(try id(context), packed: context.parsed.has("packed"))
+        context.printDocument(status, view: .feed)
+        if context.parsed.has("images"), context.wantsView {
+            InlineImages.show(pictures: try context.service().pictureURLs(in: status), context)
         }
-        return try DownloadCommand.savePictures(of: status, invocation)
+        return try DownloadCommand.savePictures(of: status, context)
     }
 
     /// Deletes each id, reporting each; one failure does not stop the rest.
-    static func delete(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let service = try invocation.service()
+    static func delete(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let service = try context.service()
         // Every id is checked before any is deleted.
-        for id in invocation.parsed.argumentValues("ID") { try checkDoubanID(id, invocation) }
+        for id in context.parsed.argumentValues("ID") { try checkDoubanID(id, context) }
         var statuses: [ExitStatus] = []
-        for id in invocation.parsed.argumentValues("ID") {
+        for id in context.parsed.argumentValues("ID") {
             if Interrupt.requested { return .interrupted }
             do {
                 let reply = try service.delete(id)
-                if invocation.wantsView {
-                    invocation.printLines(["deleted " + invocation.viewContext.style.bold(id)])
+                if context.wantsView {
+                    context.printLines(["deleted " + context.viewContext.style.bold(id)])
                 } else {
-                    invocation.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
+                    context.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
                 }
                 statuses.append(.success)
             } catch {
-                invocation.report(error, about: id)
+                context.report(error, about: id)
                 statuses.append(ExitStatus(error))
             }
         }
         return ExitStatus.worst(statuses)
     }
 
-    static func timeline(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
+    static func timeline(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let parsed = context.parsed
         let query = TimelineQuery(
-            user: try parsed.value("user").map { value throws(DouctlError) in try invocation.api().expandingPlaceholders(value) },
+            user: try parsed.value("user").map { value throws(DouctlError) in try context.api().expandingPlaceholders(value) },
             count: parsed.integer("count"),
             sinceID: parsed.value("since-id"), untilID: parsed.value("until-id"), isPublic: parsed.has("public"))
-        let listing = try invocation.service().timeline(query)
+        let listing = try context.service().timeline(query)
         if parsed.has("all") {
-            try invocation.walk(listing.request, scheme: listing.scheme, view: .feed)
+            try context.walk(listing.request, scheme: listing.scheme, paging: try PagingOptions.legacy(context.parsed), view: .feed)
         } else {
-            try invocation.refuseSlurpWithoutWalk()
-            invocation.printDocument(try invocation.api().send(listing.request).requireJSON(), view: .feed)
+            _ = try PagingOptions.legacy(context.parsed)
+            context.printDocument(try context.api().send(listing.request).requireJSON(), view: .feed)
         }
         return .success
     }
 
-    static func comments(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        try invocation.printListing(try invocation.service().comments(try id(invocation)), view: .feed)
+    static func comments(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        try context.printListing(try context.service().comments(try id(context)), paging: try PagingOptions.legacy(context.parsed), view: .feed)
         return .success
     }
 
-    static func comment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        var text = invocation.parsed.argument("TEXT") ?? ""
-        if text == "-" { text = try StandardInput.text(invocation.process.standardInput) }
+    static func comment(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        var text = context.parsed.argument("TEXT") ?? ""
+        if text == "-" { text = try StandardInput.text(context.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
-        invocation.printJSON(try invocation.service().comment(on: try id(invocation), text: text))
+        context.printJSON(try context.service().comment(on: try id(context), text: text))
         return .success
     }
 
-    static func uncomment(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let commentID = invocation.parsed.argument("COMMENT_ID") ?? ""
-        let reply = try invocation.service().deleteComment(commentID, statusID: invocation.parsed.value("status"))
-        invocation.printJSON(reply ?? .object(JSONObject([("id", .string(commentID)), ("deleted", true)])))
+    static func uncomment(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let commentID = context.parsed.argument("COMMENT_ID") ?? ""
+        let reply = try context.service().deleteComment(commentID, statusID: context.parsed.value("status"))
+        context.printJSON(reply ?? .object(JSONObject([("id", .string(commentID)), ("deleted", true)])))
         return .success
     }
 
-    static func like(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let statusID = try id(invocation)
-        invocation.printJSON(try invocation.service().like(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", true)])))
+    static func like(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let statusID = try id(context)
+        context.printJSON(try context.service().like(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", true)])))
         return .success
     }
 
-    static func unlike(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let statusID = try id(invocation)
-        invocation.printJSON(try invocation.service().unlike(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", false)])))
+    static func unlike(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let statusID = try id(context)
+        context.printJSON(try context.service().unlike(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", false)])))
         return .success
     }
 
-    static func reshare(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printJSON(try invocation.service().reshare(try id(invocation)))
+    static func reshare(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printJSON(try context.service().reshare(try id(context)))
         return .success
     }
 
     // MARK: - helpers
 
-    static func id(_ invocation: Invocation) throws(DouctlError) -> String {
-        let id = try invocation.idArgument()
-        try checkDoubanID(id, invocation)
+    static func id(_ context: CommandContext) throws(DouctlError) -> String {
+        let id = try context.idArgument()
+        try checkDoubanID(id, context)
         return id
     }
 
     /// Douban status ids are numbers: anything else (`shuo get abc`) is refused here, exit 2,
     /// rather than sent to come back as a 404. Other styles' ids (Coding's GLOBAL_KEY/ID)
     /// are theirs to judge.
-    static func checkDoubanID(_ id: String, _ invocation: Invocation) throws(DouctlError) {
-        let profile = try invocation.profile()
+    static func checkDoubanID(_ id: String, _ context: CommandContext) throws(DouctlError) {
+        let profile = try context.profile()
         guard profile.style == .douban, !profile.isPlainOAuth2 else { return }
         guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             throw .usage("invalid status id '\(HTTPSyntax.printable(id))': a Douban status id is a number")

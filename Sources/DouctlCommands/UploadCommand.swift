@@ -42,17 +42,17 @@ enum UploadCommand {
             Example("douctl upload big.bin --to /api/files --field file -f dir=backup", "any endpoint, any field"),
         ]), run: run)
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        let parsed = invocation.parsed
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let parsed = context.parsed
         let files = parsed.argumentValues("FILE")
         let extraFields = try parsed.keyValues("raw-field", shown: "-f").map { ($0.key, $0.value) }
-        let service = try invocation.service()
+        let service = try context.service()
         // The default target posts statuses and needs a login; --to any endpoint is
         // curl-like, as `api` is: sent anonymously when there is no login.
         let toStatuses = parsed.value("to") == nil
         if toStatuses {
-            try invocation.api().requireLogin()
-            try confirmPublicPosts(invocation, count: files.count)
+            try context.api().requireLogin()
+            try confirmPublicPosts(context, count: files.count)
         }
         let defaults = service.defaultUpload
         let target = UploadTarget(
@@ -60,13 +60,13 @@ enum UploadCommand {
             field: parsed.value("field") ?? defaults.field,
             fields: extraFields,
             checksPicture: toStatuses)
-        var factory = try invocation.clientFactory()
+        var factory = try context.clientFactory()
         factory.allowsAnonymous = !toStatuses
         let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: factory)
 
-        let report = BatchReport(invocation, display: invocation.progressDisplay(), linesFD: invocation.stdout.fileDescriptor,
-                                 textVerb: invocation.wantsView ? "uploaded" : nil)
-        invocation.stdout.flush()
+        let report = BatchReport(context, display: context.progressDisplay(ProgressMode.legacy(context.parsed)), linesFD: context.stdout.fileDescriptor,
+                                 textVerb: context.wantsView ? "uploaded" : nil)
+        context.stdout.flush()
         let completed = LockedValue<[String]>([])
         batch.run(progress: { index, sent, total in
             if sent == 0 { report.display?.started(index, name: files[index]) }
@@ -85,21 +85,21 @@ enum UploadCommand {
 
         if Interrupt.requested {
             let done = completed.value
-            invocation.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
+            context.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
             return .interrupted
         }
-        report.passOutputFailure(to: invocation.stdout)
+        report.passOutputFailure(to: context.stdout)
         return report.worst
     }
 
     /// The default target makes each file a public status: on a terminal, several of them
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
-    static func confirmPublicPosts(_ invocation: Invocation, count: Int) throws(DouctlError) {
-        let stdin = invocation.process.standardInput
-        guard count > 1, !invocation.parsed.has("yes"), invocation.dryRun == nil, Terminal.isTerminal(stdin), invocation.stderr.isTerminal else { return }
-        let profile = try invocation.profileName
-        invocation.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
-        invocation.stderr.flush()
+    static func confirmPublicPosts(_ context: CommandContext, count: Int) throws(DouctlError) {
+        let stdin = context.process.standardInput
+        guard count > 1, !context.parsed.has("yes"), context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
+        let profile = try context.profileName
+        context.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
+        context.stderr.flush()
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
         if Interrupt.requested { throw .interrupted }
         guard answer == "y" || answer == "yes" else {

@@ -9,55 +9,102 @@ enum UserCommands {
     static let command = Command(group: CommandSpec(
         "user", abstract: "look up users and who they follow"), [
         Command(CommandSpec(
-            "me", abstract: "the logged-in user", discussion: OutputOptions.discussion, options: OutputOptions.view,
-            examples: [Example("douctl user me | jq -r .name", "your display name")]), run: me),
-        Command(CommandSpec("get", abstract: "a user by id or name", discussion: OutputOptions.discussion, options: OutputOptions.view, arguments: [userArgument]), run: get),
+            "me", abstract: "the logged-in user", discussion: OutputOptions.discussion,
+            examples: [Example("douctl user me | jq -r .name", "your display name")]), options: ViewOnly.self, run: me),
+        Command(CommandSpec("get", abstract: "a user by id or name", discussion: OutputOptions.discussion), options: OneUser.self, run: get),
         Command(CommandSpec(
             "search", abstract: "find users (Douban: /v2/user?q=)",
             discussion: OutputOptions.discussion,
-            options: PagingOptions.specs(countRange: 1...100) + OutputOptions.view,
-            arguments: [ArgumentSpec("QUERY", help: "words to look for")],
-            examples: [Example("douctl user search 阿北 --all | jq -r .uid", "every match's uid")]), run: search),
-        Command(CommandSpec("following", abstract: "whom a user follows", discussion: OutputOptions.discussion, options: PagingOptions.specs() + OutputOptions.view, arguments: [userArgument]), run: following),
-        Command(CommandSpec("followers", abstract: "who follows a user", discussion: OutputOptions.discussion, options: PagingOptions.specs() + OutputOptions.view, arguments: [userArgument]), run: followers),
-        Command(CommandSpec("follow", abstract: "follow a user", arguments: [userArgument]), run: follow),
-        Command(CommandSpec("unfollow", abstract: "stop following a user", arguments: [userArgument]), run: unfollow),
+            examples: [Example("douctl user search 阿北 --all | jq -r .uid", "every match's uid")]), options: Search.self, run: search),
+        Command(CommandSpec("following", abstract: "whom a user follows", discussion: OutputOptions.discussion), options: Relations.self, run: following),
+        Command(CommandSpec("followers", abstract: "who follows a user", discussion: OutputOptions.discussion), options: Relations.self, run: followers),
+        Command(CommandSpec("follow", abstract: "follow a user"), options: Target.self, run: follow),
+        Command(CommandSpec("unfollow", abstract: "stop following a user"), options: Target.self, run: unfollow),
     ])
 
-    static func id(_ invocation: Invocation) throws(DouctlError) -> String { try invocation.idArgument() }
+    // MARK: - options
 
-    static func me(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printDocument(try invocation.service().me(), view: .users)
+    /// `user me`: only the output view.
+    struct ViewOnly: CommandOptions, PresentsOutput {
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `user get ID`.
+    struct OneUser: CommandOptions, PresentsOutput {
+        var id = ""
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self), .argument(\.id, userArgument)]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `user search QUERY`: a page, or every page.
+    struct Search: CommandOptions, PresentsOutput {
+        var query = ""
+        var paging = PagingOptions()
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [
+            PagingOptions.group(\.paging, countRange: 1...100),
+            .group(\.view, ViewOptions.self),
+            .argument(\.query, ArgumentSpec("QUERY", help: "words to look for")),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `user following|followers ID`.
+    struct Relations: CommandOptions, PresentsOutput {
+        var id = ""
+        var paging = PagingOptions()
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [
+            PagingOptions.group(\.paging),
+            .group(\.view, ViewOptions.self),
+            .argument(\.id, userArgument),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `user follow|unfollow ID`.
+    struct Target: CommandOptions {
+        var id = ""
+        static let bindings: [OptionBinding<Self>] = [.argument(\.id, userArgument)]
+    }
+
+    // MARK: - runs
+
+    static func me(_ options: ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printDocument(try context.service().me(), view: .users)
         return .success
     }
 
-    static func get(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printDocument(try invocation.service().user(try id(invocation)), view: .users)
+    static func get(_ options: OneUser, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printDocument(try context.service().user(try context.expandingID(options.id)), view: .users)
         return .success
     }
 
-    static func search(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        try invocation.printListing(try invocation.service().searchUsers(invocation.parsed.argument("QUERY") ?? ""), view: .users)
+    static func search(_ options: Search, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        try context.printListing(try context.service().searchUsers(options.query), paging: options.paging, view: .users)
         return .success
     }
 
-    static func following(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        try invocation.printListing(try invocation.service().following(try id(invocation)), view: .users)
+    static func following(_ options: Relations, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        try context.printListing(try context.service().following(try context.expandingID(options.id)), paging: options.paging, view: .users)
         return .success
     }
 
-    static func followers(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        try invocation.printListing(try invocation.service().followers(try id(invocation)), view: .users)
+    static func followers(_ options: Relations, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        try context.printListing(try context.service().followers(try context.expandingID(options.id)), paging: options.paging, view: .users)
         return .success
     }
 
-    static func follow(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printJSON(try invocation.service().follow(try id(invocation)))
+    static func follow(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printJSON(try context.service().follow(try context.expandingID(options.id)))
         return .success
     }
 
-    static func unfollow(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.printJSON(try invocation.service().unfollow(try id(invocation)))
+    static func unfollow(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printJSON(try context.service().unfollow(try context.expandingID(options.id)))
         return .success
     }
 }

@@ -7,13 +7,13 @@ import DouctlHTTP
 enum VersionCommand {
     static let command = Command(CommandSpec("version", abstract: "print douctl's version and the libcurl it uses"), run: run)
 
-    static func run(_ invocation: Invocation) throws(DouctlError) -> ExitStatus {
-        invocation.stdout.line("douctl \(Douctl.version)")
+    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.stdout.line("douctl \(Douctl.version)")
         do {
             try CurlLibrary.load()
-            invocation.stdout.line("libcurl \(CurlLibrary.version ?? "(unknown version)")")
+            context.stdout.line("libcurl \(CurlLibrary.version ?? "(unknown version)")")
         } catch {
-            invocation.stdout.line("libcurl not available: \(error.message)")
+            context.stdout.line("libcurl not available: \(error.message)")
         }
         return .success
     }

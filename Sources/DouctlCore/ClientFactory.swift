@@ -21,6 +21,8 @@ public struct ClientFactory: Sendable {
     public var environment: [String: String]
     /// See `APIClient.recorder`.
     public var recorder: ExchangeRecorder?
+    /// The transport each client's requests go through.
+    public var makeTransport: TransportFactory = { HTTPClient($0) }
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, environment: [String: String], credential: CredentialInForce) {
         self.profile = profile
@@ -42,7 +44,7 @@ public struct ClientFactory: Sendable {
 
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
-        let client = HTTPClient(http)
+        let client = makeTransport(http)
         if dryRun != nil { return self.client(http: client, tokens: nil, session: nil) }
         return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
     }

@@ -1,6 +1,6 @@
 import DouctlHTTP
 
-/// Which credential a profile's requests carry, decided once per invocation and used by
+/// Which credential a profile's requests carry, decided once per run and used by
 /// everything that asks: the API clients (`ClientFactory`), `auth status`, `auth token`,
 /// `profile list` and, through the client, the response cache's key. A profile has one
 /// identity, and the first of these that exists is it:

@@ -18,6 +18,10 @@ public protocol HTTPTransport: AnyObject {
     ) throws(TransportError) -> HTTPResponseHead
 }
 
+/// Makes the transport a run's requests go through: libcurl's `HTTPClient` in douctl, a
+/// scripted one in tests of the command layer. Each worker thread gets its own.
+public typealias TransportFactory = @Sendable (HTTPClientConfiguration) -> any HTTPTransport
+
 extension HTTPTransport {
     /// Sends `request` and collects the reply body in memory: a successful (2xx) one up to
     /// `limit` bytes (more is `.replyTooLarge`), any other only its first `errorLimit` bytes

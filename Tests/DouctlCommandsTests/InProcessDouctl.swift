@@ -15,8 +15,12 @@ struct InProcessDouctl {
     let home: TemporaryDirectory
     var configDirectory: String { home.path + "/config" }
     var environment: [String: String]
+    /// When set, every request goes to this scripted transport instead of libcurl: the
+    /// command layer runs with no sockets and no waits.
+    var transport: ScriptedTransport?
 
-    init(environment extra: [String: String] = [:]) throws {
+    init(environment extra: [String: String] = [:], transport: ScriptedTransport? = nil) throws {
+        self.transport = transport
         home = try TemporaryDirectory(prefix: "douctl-commands")
         environment = [
             "HOME": home.path,
@@ -45,8 +49,10 @@ struct InProcessDouctl {
         let stderr = try open(streams.path + "/stderr", O_WRONLY | O_CREAT | O_TRUNC)
         var variables = environment
         variables.merge(extra) { $1 }
-        let status = Douctl.main(ProcessContext(arguments: arguments, environment: variables,
-                                                standardInput: stdin, standardOutput: stdout, standardError: stderr))
+        var process = ProcessContext(arguments: arguments, environment: variables,
+                                     standardInput: stdin, standardOutput: stdout, standardError: stderr)
+        if let transport { process.makeTransport = { _ in transport } }
+        let status = Douctl.main(process)
         for fd in [stdin, stdout, stderr] { close(fd) }
         return CommandResult(status: status, stdout: try FileIO.readFile(streams.path + "/stdout"),
                              stderrBytes: try FileIO.readFile(streams.path + "/stderr"))

@@ -75,7 +75,7 @@ struct ParseTests {
             for argument in spec.arguments where Self.required(argument) > 0 {
                 #expect(parsed.argumentValues(argument.name).count == Self.required(argument), "\(argv): \(argument.name)")
             }
-            #expect(Douctl.tree.find(path)?.run != nil, "\(path) is in the specs but nothing runs it")
+            #expect(Douctl.tree.find(path)?.prepare != nil, "\(path) is in the specs but nothing runs it")
         }
     }
 
@@ -188,10 +188,10 @@ struct ParseTests {
     }
 
     /// An invocation of `argv`, built but not run.
-    func invocation(_ argv: [String], environment: [String: String] = [:]) throws -> Invocation {
+    func invocation(_ argv: [String], environment: [String: String] = [:]) throws -> CommandContext {
         let parsed = try parsed(argv)
         let context = ProcessContext(arguments: argv, environment: environment, standardInput: -1, standardOutput: -1, standardError: -1)
-        return Invocation(parsed: parsed, process: context, stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1))
+        return CommandContext(parsed: parsed, process: context, stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1))
     }
 
     // MARK: usage errors: exit 2, the error, then the usage line

@@ -169,12 +169,12 @@ struct ViewTests {
     }
 
     @Test func colourSwitches() {
-        #expect(ColorChoice.enabled(nil, isTerminal: true, environment: [:]))
-        #expect(!ColorChoice.enabled(nil, isTerminal: false, environment: [:]))
-        #expect(!ColorChoice.enabled("auto", isTerminal: true, environment: ["NO_COLOR": "1"]))
-        #expect(ColorChoice.enabled("auto", isTerminal: true, environment: ["NO_COLOR": ""]), "an empty NO_COLOR is unset")
-        #expect(ColorChoice.enabled("always", isTerminal: false, environment: ["NO_COLOR": "1"]))
-        #expect(!ColorChoice.enabled("never", isTerminal: true, environment: [:]))
+        #expect(ColorChoice.enabled(.auto, isTerminal: true, environment: [:]))
+        #expect(!ColorChoice.enabled(.auto, isTerminal: false, environment: [:]))
+        #expect(!ColorChoice.enabled(.auto, isTerminal: true, environment: ["NO_COLOR": "1"]))
+        #expect(ColorChoice.enabled(.auto, isTerminal: true, environment: ["NO_COLOR": ""]), "an empty NO_COLOR is unset")
+        #expect(ColorChoice.enabled(.always, isTerminal: false, environment: ["NO_COLOR": "1"]))
+        #expect(!ColorChoice.enabled(.never, isTerminal: true, environment: [:]))
     }
 
     // MARK: - the terminal printer

@@ -1,4 +1,5 @@
 @testable import DouctlCore
+import DouctlTestSupport
 import DouctlHTTP
 import DouctlJSON
 import Testing

@@ -66,19 +66,20 @@ struct ViewContext: Sendable {
     var style: TextStyle
 }
 
-extension Invocation {
+extension CommandContext {
     /// True when stdout gets a view rather than JSON: a terminal, unless --json,
     /// --format json, --pretty or --compact asks for JSON (or --format text asks for a view).
     var wantsView: Bool {
-        if parsed.has("json") { return false }
-        if let format = parsed.value("format") { return format == "text" }
-        if parsed.has("pretty") || parsed.has("compact") { return false }
+        guard let view = presentation.view else { return false }
+        if view.json { return false }
+        if let format = view.format { return format == .text }
+        if globals.pretty || globals.compact { return false }
         return stdout.isTerminal
     }
 
     /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal).
     var colorsStdout: Bool {
-        ColorChoice.enabled(parsed.value("color"), isTerminal: stdout.isTerminal, environment: environment)
+        ColorChoice.enabled(globals.color, isTerminal: stdout.isTerminal, environment: environment)
     }
 
     var viewContext: ViewContext {

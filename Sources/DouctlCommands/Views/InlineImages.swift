@@ -53,19 +53,19 @@ enum InlineImages {
 
     /// Draws each picture of `status` after its view; a picture that cannot be fetched or
     /// shown is named on stderr instead. Never changes the exit status: the status was shown.
-    static func show(pictures urls: [String], _ invocation: Invocation) {
+    static func show(pictures urls: [String], _ context: CommandContext) {
         guard !urls.isEmpty else { return }
-        guard let graphics = graphics(environment: invocation.environment, stdoutIsTerminal: invocation.stdout.isTerminal) else {
-            invocation.note("douctl: this terminal shows no inline pictures (kitty, iTerm2 and WezTerm do); the status names them: \(urls.joined(separator: " "))")
+        guard let graphics = graphics(environment: context.environment, stdoutIsTerminal: context.stdout.isTerminal) else {
+            context.note("douctl: this terminal shows no inline pictures (kitty, iTerm2 and WezTerm do); the status names them: \(urls.joined(separator: " "))")
             return
         }
         let client: APIClient
         do {
-            var factory = try invocation.clientFactory()
+            var factory = try context.clientFactory()
             factory.allowsAnonymous = true
             client = try factory.make()
         } catch {
-            invocation.note("douctl: cannot fetch the pictures: \(error.message)")
+            context.note("douctl: cannot fetch the pictures: \(error.message)")
             return
         }
         for url in urls {
@@ -77,18 +77,18 @@ enum InlineImages {
                 status = try client.stream(APIRequest(path: url), restart: { picture.removeAll(); return true }, head: { _ in },
                                            sink: { picture.take($0, cap: maximumBytes) }).head.status
             } catch .transport(.outputFailed) where picture.wasCut {
-                invocation.note("douctl: picture \(url) not shown (larger than \(maximumBytes >> 20) MiB)")
+                context.note("douctl: picture \(url) not shown (larger than \(maximumBytes >> 20) MiB)")
                 continue
             } catch {
-                invocation.note("douctl: picture \(url) not shown: \(error.message)")
+                context.note("douctl: picture \(url) not shown: \(error.message)")
                 continue
             }
             guard (200..<300).contains(status), let drawn = sequence(picture.bytes, name: name, graphics: graphics) else {
-                invocation.note("douctl: picture \(url) not shown (HTTP \(status), \(picture.bytes.count) bytes)")
+                context.note("douctl: picture \(url) not shown (HTTP \(status), \(picture.bytes.count) bytes)")
                 continue
             }
-            invocation.stdout.write(drawn)
-            invocation.stdout.flush()
+            context.stdout.write(drawn)
+            context.stdout.flush()
         }
     }
 }

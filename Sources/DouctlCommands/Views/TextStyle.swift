@@ -20,8 +20,8 @@ enum ColorChoice: String, Sendable {
 
     /// `always` colours even in a pipe (and wins over NO_COLOR, as a flag does over the
     /// environment); `auto` colours a terminal unless NO_COLOR is set and not empty.
-    static func enabled(_ option: String?, isTerminal: Bool, environment: [String: String]) -> Bool {
-        switch ColorChoice(rawValue: option ?? "auto") ?? .auto {
+    static func enabled(_ choice: ColorChoice, isTerminal: Bool, environment: [String: String]) -> Bool {
+        switch choice {
         case .always: return true
         case .never: return false
         case .auto: return isTerminal && (environment["NO_COLOR"] ?? "").isEmpty

@@ -13,7 +13,7 @@ import DouctlSystem
 /// and answer a two-factor challenge. The session's cookies end up in the profile's jar.
 public struct CodingPasswordLogin {
     public let profile: ResolvedProfile
-    private let http: HTTPClient
+    private let http: any HTTPTransport
     private let console: LoginConsole
     private let jar: CookieJar
     public static let maximumCaptchaAttempts = 3
@@ -22,7 +22,7 @@ public struct CodingPasswordLogin {
     /// Builds the login's API clients, so they carry the profile's "$VAR" values like any.
     private let clients: ClientFactory
 
-    public init(clients: ClientFactory, http: HTTPClient, console: LoginConsole, jar: CookieJar) {
+    public init(clients: ClientFactory, http: any HTTPTransport, console: LoginConsole, jar: CookieJar) {
         self.clients = clients
         self.profile = clients.profile
         self.http = http

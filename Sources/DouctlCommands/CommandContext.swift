@@ -7,8 +7,13 @@ import DouctlSystem
 /// One run of a command: the parsed arguments, the process's streams and variables, and
 /// the core objects built from them on first use (so `--help` and `config` never touch
 /// libcurl or the credentials file).
-final class Invocation {
+final class CommandContext {
+    /// What the parser understood, for commands not yet typed (being retired).
     let parsed: ParsedCommand
+    /// The global options, typed.
+    let globals: GlobalOptionValues
+    /// How the command's own options say its output is shown.
+    let presentation: OutputPresentation
     let process: ProcessContext
     let stdout: OutputStream
     let stderr: OutputStream
@@ -16,15 +21,18 @@ final class Invocation {
     private var cachedDirectory: ConfigDirectory?
     private var cachedConfig: ConfigFile?
     private var cachedProfile: ResolvedProfile?
-    private var cachedHTTP: HTTPClient?
+    private var cachedHTTP: (any HTTPTransport)?
     private var cachedTokens: AccessTokenSource??
     private var cachedAPI: APIClient?
     /// Set for `--dry-run`: requests are printed, not sent (see `Douctl.dryRun`).
     var dryRun: DryRunPrinter?
     private var cachedHTTPConfiguration: HTTPClientConfiguration?
 
-    init(parsed: ParsedCommand, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
+    init(parsed: ParsedCommand, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
         self.parsed = parsed
+        // The parser has checked every global option's form; binding them cannot fail.
+        self.globals = (try? GlobalOptionValues.bind(parsed)) ?? GlobalOptionValues()
+        self.presentation = presentation
         self.process = process
         self.stdout = stdout
         self.stderr = stderr
@@ -34,22 +42,22 @@ final class Invocation {
 
     // MARK: - global options
 
-    var isVerbose: Bool { parsed.has("verbose") }
-    var timeout: Double { parsed.number("timeout") ?? 30 }
-    var prettyJSON: Bool { OutputStyle.pretty(parsed, isTerminal: stdout.isTerminal) }
+    var isVerbose: Bool { globals.verbose }
+    var timeout: Double { globals.timeout }
+    var prettyJSON: Bool { globals.prettyJSON(isTerminal: stdout.isTerminal) }
     /// Colour on stderr (errors, warnings): `--color`, `NO_COLOR`, a terminal.
-    var useColor: Bool { ColorChoice.enabled(parsed.value("color"), isTerminal: stderr.isTerminal, environment: environment) }
+    var useColor: Bool { ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: environment) }
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
     var requestedProfile: String? {
-        parsed.value("profile") ?? environment["DOUCTL_PROFILE"]?.nonEmpty
+        globals.profile ?? environment["DOUCTL_PROFILE"]?.nonEmpty
     }
 
     // MARK: - core objects
 
     func configDirectory() throws(DouctlError) -> ConfigDirectory {
         if let cachedDirectory { return cachedDirectory }
-        let directory = try ConfigDirectory.locate(explicit: parsed.value("config-dir"), environment: environment)
+        let directory = try ConfigDirectory.locate(explicit: globals.configDirectory, environment: environment)
         cachedDirectory = directory
         return directory
     }
@@ -79,7 +87,7 @@ final class Invocation {
     func profile() throws(DouctlError) -> ResolvedProfile {
         if let cachedProfile { return cachedProfile }
         let overrides = ProfileOverrides(
-            apiBase: parsed.value("api-base"),
+            apiBase: globals.apiBase,
             clientID: environment["DOUCTL_CLIENT_ID"]?.nonEmpty,
             clientSecret: environment["DOUCTL_CLIENT_SECRET"]?.nonEmpty)
         if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
@@ -102,9 +110,9 @@ final class Invocation {
         let fd = stderr.fileDescriptor
         let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
         let options = NetworkSettings.Options(
-            caBundle: parsed.value("cacert"), caPath: parsed.value("capath"),
-            clientCert: parsed.value("cert"), clientKey: parsed.value("key"),
-            insecure: parsed.has("insecure"), proxy: parsed.value("proxy"))
+            caBundle: globals.caBundle, caPath: globals.caPath,
+            clientCert: globals.clientCert, clientKey: globals.clientKey,
+            insecure: globals.insecure, proxy: globals.proxy)
         let network = try NetworkSettings.resolve(options: options, environment: environment, profile: try profile())
         if let insecureSource = network.insecureSource {
             warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
@@ -124,8 +132,8 @@ final class Invocation {
     /// `--retry N` (default 2 retries, 3 tries), `--no-retry` (0), `--retry-max-time`.
     var retryPolicy: RetryPolicy {
         var policy = RetryPolicy.standard
-        policy.maxAttempts = parsed.has("no-retry") ? 1 : (parsed.integer("retry") ?? 2) + 1
-        policy.maxElapsed = parsed.number("retry-max-time")
+        policy.maxAttempts = globals.noRetry ? 1 : globals.retry + 1
+        policy.maxElapsed = globals.retryMaxTime
         return policy
     }
 
@@ -141,8 +149,8 @@ final class Invocation {
 
     /// `--cache DURATION` / `--cache-only`, or nil.
     func cachePolicy() throws(DouctlError) -> CachePolicy? {
-        let duration = parsed.value("cache")
-        guard duration != nil || parsed.has("cache-only") else { return nil }
+        let duration = globals.cache
+        guard duration != nil || globals.cacheOnly else { return nil }
         var freshFor: Double?
         if let duration {
             guard let seconds = CachePolicy.parseDuration(duration) else {
@@ -151,17 +159,17 @@ final class Invocation {
             freshFor = seconds
         }
         let fd = stderr.fileDescriptor
-        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: parsed.has("cache-only")) { line in
+        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: globals.cacheOnly) { line in
             _ = try? FileIO.writeAll(fd, line + "\n")
         }
     }
 
     /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
     var rateLimitWait: RateLimitWait? {
-        guard parsed.has("wait-on-rate-limit") else { return nil }
+        guard globals.waitOnRateLimit else { return nil }
         let fd = stderr.fileDescriptor
         let isTerminal = stderr.isTerminal
-        let budget = parsed.number("retry-max-time")
+        let budget = globals.retryMaxTime
         return RateLimitWait(maximum: budget ?? 3 * 3600) { seconds, reason in
             let total = Int(seconds.rounded(.up))
             if isTerminal {
@@ -179,9 +187,9 @@ final class Invocation {
         }
     }
 
-    func http() throws(DouctlError) -> HTTPClient {
+    func http() throws(DouctlError) -> any HTTPTransport {
         if let cachedHTTP { return cachedHTTP }
-        let client = HTTPClient(try httpConfiguration())
+        let client = process.makeTransport(try httpConfiguration())
         cachedHTTP = client
         return client
     }
@@ -205,7 +213,8 @@ final class Invocation {
                                     environment: environment, credential: try credentialInForce())
         factory.dryRun = dryRun
         factory.rateLimitWait = rateLimitWait
-        factory.recorder = parsed.value("record").map(ExchangeRecorder.init(directory:))
+        factory.recorder = globals.record.map(ExchangeRecorder.init(directory:))
+        factory.makeTransport = process.makeTransport
         return factory
     }
 
@@ -235,18 +244,22 @@ final class Invocation {
 
     /// The ID argument, with `{me}` replaced by the logged-in user's id.
     func idArgument(_ name: String = "ID") throws(DouctlError) -> String {
-        guard let id = parsed.argument(name), !id.isEmpty else { throw .usage("missing argument \(name)") }
+        try expandingID(parsed.argument(name) ?? "", name: name)
+    }
+
+    /// An id argument, with `{me}` replaced by the logged-in user's id; an empty one is refused.
+    func expandingID(_ id: String, name: String = "ID") throws(DouctlError) -> String {
+        guard !id.isEmpty else { throw .usage("missing argument \(name)") }
         return try api().expandingPlaceholders(id)
     }
 
     /// Prints one page of a list as the API sent it, or with `--all` every item as NDJSON.
     /// On a terminal, `view` shows the page (or each item) to a person instead.
-    func printListing(_ listing: Listing, view: HumanView? = nil) throws(DouctlError) {
-        let listing = listing.paged(start: parsed.integer("start"), count: parsed.integer("count"))
-        if parsed.has("all") {
-            try walk(listing.request, scheme: listing.scheme, view: view)
+    func printListing(_ listing: Listing, paging: PagingOptions, view: HumanView? = nil) throws(DouctlError) {
+        let listing = listing.paged(start: paging.start, count: paging.count)
+        if paging.all {
+            try walk(listing.request, scheme: listing.scheme, paging: paging, view: view)
         } else {
-            try refuseSlurpWithoutWalk()
             let page = try api().send(listing.request).requireJSON()
             if let view { printDocument(page, view: view) } else { printJSON(page) }
         }
@@ -255,14 +268,14 @@ final class Invocation {
     /// Walks every page, printing each item as an NDJSON line, or with `--slurp` as one
     /// JSON array written as the items arrive (memory stays flat). When the walk fails
     /// part-way, what was printed stays, and a slurped array is closed so it still parses.
-    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil, view: HumanView? = nil) throws(DouctlError) {
+    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil) throws(DouctlError) {
         let client: APIClient
         if let given { client = given } else { client = try api() }
         var paginator = Paginator(client: client)
         paginator.warn = { self.warn($0) }
         // Hidden, for tests: a small page cap instead of 100,000.
         if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
-        paginator.parallel = try parallelPaging(like: client)
+        paginator.parallel = try parallelPaging(like: client, width: paging.parallel)
         let out = stdout
         /// A failed write to stdout (the reader quit: `| head`) ends the walk at once: no
         /// more pages are fetched for nobody. `Douctl.main` decides what it means.
@@ -270,11 +283,11 @@ final class Invocation {
             out.flush()
             if out.failed { throw .transport(.outputFailed("standard output")) }
         }
-        guard parsed.has("slurp") else {
+        guard paging.slurp else {
             let itemView = wantsView ? view : nil
-            let context = viewContext
+            let itemContext = viewContext
             try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-                if let itemView { printLines(itemView.item(TerminalText.clean(item), context)) } else { printJSONLine(item) }
+                if let itemView { printLines(itemView.item(TerminalText.clean(item), itemContext)) } else { printJSONLine(item) }
                 try stopIfOutputFailed()
             }
             return
@@ -305,8 +318,7 @@ final class Invocation {
 
     /// `--parallel N` (default 4): worker clients like `client`, each built on its own
     /// thread. A dry run and a walk through the response cache go one page at a time.
-    func parallelPaging(like client: APIClient) throws(DouctlError) -> ParallelPaging? {
-        let width = parsed.integer("parallel") ?? ParallelPaging.defaultWidth
+    func parallelPaging(like client: APIClient, width: Int) throws(DouctlError) -> ParallelPaging? {
         guard width > 1, dryRun == nil, client.cachePolicy == nil else { return nil }
         var settings = try clientFactory()
         settings.allowsAnonymous = client.allowsAnonymous
@@ -314,30 +326,20 @@ final class Invocation {
         return ParallelPaging(width: width) { () throws(DouctlError) -> APIClient in try factory.make() }
     }
 
-    func refuseSlurpWithoutWalk() throws(DouctlError) {
-        if parsed.has("slurp") { throw .usage("--slurp goes with --all (or api --paginate)") }
-    }
-
     /// An error about one of several items (a file, an id), then the run goes on.
     func report(_ error: DouctlError, about item: String?) {
         stderr.line(ErrorReport.line(error, item: item, json: wantsJSONErrors, color: useColor))
     }
 
-    var wantsJSONErrors: Bool { parsed.value("error-format") == ErrorFormat.json.rawValue }
+    var wantsJSONErrors: Bool { globals.errorFormat == .json }
 
     // MARK: - errors
-
-    /// Whether this command shows an API error reply's body by default (`api` does, like
-    /// gh). Typed commands print only the error line unless `--error-body` asks.
-    var showsErrorBodies = false
-
-    enum ErrorBodyDestination: String { case stdout, stderr, none }
 
     /// `--error-body`, else (for `api`) stdout on a terminal and stderr in a pipe: an error
     /// never puts a document on a script's stdout unless asked.
     var errorBodyDestination: ErrorBodyDestination {
-        if let chosen = parsed.value("error-body").flatMap(ErrorBodyDestination.init(rawValue:)) { return chosen }
-        guard showsErrorBodies else { return .none }
+        if let chosen = globals.errorBody { return chosen }
+        guard presentation.showsErrorBodies else { return .none }
         return stdout.isTerminal ? .stdout : .stderr
     }
 
@@ -354,11 +356,11 @@ final class Invocation {
     /// else as JSON (pretty on a terminal); a body that is not JSON only with --raw.
     func printErrorBody(of error: DouctlError) {
         guard case .api(let apiError) = error, let body = apiError.body, !body.isEmpty, let stream = errorBodyStream else { return }
-        if parsed.has("raw") {
+        if presentation.rawErrorBodies {
             stream.write(body)
             if body.last != 0x0A { stream.write([0x0A]) }
         } else if let json = try? JSONParser.parse(body) {
-            var bytes = json.serialized(OutputStyle.pretty(parsed, isTerminal: stream.isTerminal) ? .pretty : .compact)
+            var bytes = json.serialized(globals.prettyJSON(isTerminal: stream.isTerminal) ? .pretty : .compact)
             bytes.append(0x0A)
             stream.write(bytes)
         }
@@ -369,9 +371,8 @@ final class Invocation {
 
     /// `--progress WHEN` of upload, download and api: a display on stderr for `always`,
     /// or for `auto` when stderr is a terminal; nil for `never`.
-    func progressDisplay() -> ProgressDisplay? {
-        let mode = parsed.value("progress") ?? "auto"
-        guard mode == "always" || (mode == "auto" && stderr.isTerminal) else { return nil }
+    func progressDisplay(_ mode: ProgressMode) -> ProgressDisplay? {
+        guard mode == .always || (mode == .auto && stderr.isTerminal) else { return nil }
         return ProgressDisplay(fd: stderr.fileDescriptor, redrawsInPlace: stderr.isTerminal)
     }
 
@@ -401,3 +402,6 @@ final class Invocation {
         note("\(prefix) \(text)")
     }
 }
+
+/// Where an API error reply's body goes (`--error-body`).
+enum ErrorBodyDestination: String, Sendable { case stdout, stderr, none }
