@@ -4,10 +4,12 @@ import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
-/// One run of a command: the parsed arguments, the process's streams and variables, and
-/// the core objects built from them on first use (so `--help` and `config` never touch
-/// libcurl or the credentials file).
-final class CommandContext {
+/// What a command runs over, fixed before it starts: the process's streams and variables,
+/// the typed global options, how its output is shown, and the session (`RunSession`, in the
+/// core) that decides configuration, credential and clients once, on first use (so `--help`
+/// and `config` never touch libcurl or the credentials file). Tests build it with another
+/// `ProcessContext`: other descriptors, variables and a scripted transport.
+struct CommandContext {
     /// What the parser understood, for commands not yet typed (being retired).
     let parsed: ParsedCommand
     /// The global options, typed.
@@ -18,17 +20,10 @@ final class CommandContext {
     let stdout: OutputStream
     let stderr: OutputStream
 
-    private var cachedDirectory: ConfigDirectory?
-    private var cachedConfig: ConfigFile?
-    private var cachedProfile: ResolvedProfile?
-    private var cachedHTTP: (any HTTPTransport)?
-    private var cachedTokens: AccessTokenSource??
-    private var cachedAPI: APIClient?
-    /// Set for `--dry-run`: requests are printed, not sent (see `Douctl.dryRun`).
-    var dryRun: DryRunPrinter?
-    private var cachedHTTPConfiguration: HTTPClientConfiguration?
+    /// The run's view of the API: configuration, credential, clients, decided once.
+    let session: RunSession
 
-    init(parsed: ParsedCommand, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream) {
+    init(parsed: ParsedCommand, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream, dryRun: DryRunPrinter? = nil) {
         self.parsed = parsed
         // The parser has checked every global option's form; binding them cannot fail.
         self.globals = (try? GlobalOptionValues.bind(parsed)) ?? GlobalOptionValues()
@@ -36,6 +31,34 @@ final class CommandContext {
         self.process = process
         self.stdout = stdout
         self.stderr = stderr
+        session = RunSession(Self.settings(globals, process: process, stderr: stderr, dryRun: dryRun))
+    }
+
+    /// What the session is built from: the typed global options, the environment, and the
+    /// printer's side of `-v`, the cache's notes, warnings and the rate-limit countdown.
+    private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, stderr: OutputStream, dryRun: DryRunPrinter?) -> SessionSettings {
+        var settings = SessionSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
+        let fd = stderr.fileDescriptor
+        let line: @Sendable (String) -> Void = { text in _ = try? FileIO.writeAll(fd, text + "\n") }
+        settings.configDirectory = globals.configDirectory
+        settings.profile = globals.profile
+        settings.apiBase = globals.apiBase
+        settings.network = NetworkSettings.Options(
+            caBundle: globals.caBundle, caPath: globals.caPath,
+            clientCert: globals.clientCert, clientKey: globals.clientKey,
+            insecure: globals.insecure, proxy: globals.proxy)
+        settings.timeout = globals.timeout
+        settings.retry = retryPolicy(globals)
+        settings.verboseLog = globals.verbose ? line : nil
+        settings.cache = globals.cache
+        settings.cacheOnly = globals.cacheOnly
+        settings.cacheLog = line
+        settings.record = globals.record
+        settings.rateLimitWait = rateLimitWait(globals, stderr: stderr)
+        settings.dryRun = dryRun
+        let color = ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: process.environment)
+        settings.warn = { text in line(Self.warning(text, color: color)) }
+        return settings
     }
 
     var environment: [String: String] { process.environment }
@@ -49,123 +72,43 @@ final class CommandContext {
     var useColor: Bool { ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: environment) }
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
-    var requestedProfile: String? {
-        globals.profile ?? environment["DOUCTL_PROFILE"]?.nonEmpty
-    }
+    var requestedProfile: String? { session.settings.requestedProfile }
 
-    // MARK: - core objects
+    // MARK: - the session's objects (see `RunSession`)
 
-    func configDirectory() throws(DouctlError) -> ConfigDirectory {
-        if let cachedDirectory { return cachedDirectory }
-        let directory = try ConfigDirectory.locate(explicit: globals.configDirectory, environment: environment)
-        cachedDirectory = directory
-        return directory
-    }
+    var dryRun: DryRunPrinter? { session.settings.dryRun }
+    func configDirectory() throws(DouctlError) -> ConfigDirectory { try session.configDirectory() }
+    func config() throws(DouctlError) -> ConfigFile { try session.config() }
 
-    func config() throws(DouctlError) -> ConfigFile {
-        if let cachedConfig { return cachedConfig }
-        let config = try configDirectory().loadConfig()
-        cachedConfig = config
-        return config
-    }
-
-    /// Changes config.json under its lock and forgets the cached copy.
+    /// Changes config.json under its lock (see `RunSession.updateConfig`).
     @discardableResult
     func updateConfig<Result>(_ change: (inout ConfigFile) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
-        let result = try configDirectory().updateConfig(change)
-        cachedConfig = nil
-        cachedProfile = nil
-        cachedHTTPConfiguration = nil
-        cachedCredential = nil
-        return result
+        try session.updateConfig(change)
     }
 
-    var profileName: String {
-        get throws(DouctlError) { try config().activeProfileName(requested: requestedProfile) }
-    }
-
-    func profile() throws(DouctlError) -> ResolvedProfile {
-        if let cachedProfile { return cachedProfile }
-        let overrides = ProfileOverrides(
-            apiBase: globals.apiBase,
-            clientID: environment["DOUCTL_CLIENT_ID"]?.nonEmpty,
-            clientSecret: environment["DOUCTL_CLIENT_SECRET"]?.nonEmpty)
-        if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
-            throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
-        }
-        let profile = try config().resolve(try profileName, overrides: overrides)
-        cachedProfile = profile
-        return profile
-    }
-
-    func credentialStore() throws(DouctlError) -> CredentialStore {
-        CredentialStore(directory: try configDirectory())
-    }
-
-    /// This run's HTTP settings: timeout, retries, `-v` logging to stderr, TLS and proxy.
-    /// Files named for TLS are checked here, so a missing one fails (exit 3) before any
-    /// request is sent; `--insecure` warns once.
-    func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration {
-        if let cachedHTTPConfiguration { return cachedHTTPConfiguration }
-        let fd = stderr.fileDescriptor
-        let log: (@Sendable (String) -> Void)? = isVerbose ? { @Sendable line in _ = try? FileIO.writeAll(fd, line + "\n") } : nil
-        let options = NetworkSettings.Options(
-            caBundle: globals.caBundle, caPath: globals.caPath,
-            clientCert: globals.clientCert, clientKey: globals.clientKey,
-            insecure: globals.insecure, proxy: globals.proxy)
-        let network = try NetworkSettings.resolve(options: options, environment: environment, profile: try profile())
-        if let insecureSource = network.insecureSource {
-            warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
-        }
-        let configuration = HTTPClientConfiguration(
-            timeout: timeout,
-            retry: retryPolicy,
-            userAgent: "douctl/\(Douctl.version)",
-            verboseLog: log,
-            tls: network.tls,
-            proxy: network.proxy,
-            fallbackProxies: network.fallbackProxies)
-        cachedHTTPConfiguration = configuration
-        return configuration
-    }
+    var profileName: String { get throws(DouctlError) { try session.profileName } }
+    func profile() throws(DouctlError) -> ResolvedProfile { try session.profile() }
+    func credentialStore() throws(DouctlError) -> CredentialStore { try session.credentialStore() }
+    func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration { try session.httpConfiguration() }
+    var retryPolicy: RetryPolicy { session.settings.retry }
+    func responseCache() throws(DouctlError) -> ResponseCache { try session.responseCache() }
+    func http() throws(DouctlError) -> any HTTPTransport { try session.http() }
+    func credentialInForce() throws(DouctlError) -> CredentialInForce { try session.credentialInForce() }
+    func clientFactory() throws(DouctlError) -> ClientFactory { try session.clientFactory() }
+    func tokens() throws(DouctlError) -> AccessTokenSource? { try session.tokens() }
+    func api() throws(DouctlError) -> APIClient { try session.api() }
+    func service() throws(DouctlError) -> SocialService { try session.service() }
 
     /// `--retry N` (default 2 retries, 3 tries), `--no-retry` (0), `--retry-max-time`.
-    var retryPolicy: RetryPolicy {
+    private static func retryPolicy(_ globals: GlobalOptionValues) -> RetryPolicy {
         var policy = RetryPolicy.standard
         policy.maxAttempts = globals.noRetry ? 1 : globals.retry + 1
         policy.maxElapsed = globals.retryMaxTime
         return policy
     }
 
-    /// The response cache of this user: `$XDG_CACHE_HOME/douctl`, bounded by the profile's
-    /// `cache_max_mb`.
-    func responseCache() throws(DouctlError) -> ResponseCache {
-        guard let directory = ResponseCache.defaultDirectory(environment: environment) else {
-            throw .localInput("no cache directory: set XDG_CACHE_HOME or HOME")
-        }
-        let megabytes = (try? profile().cacheMaxMB) ?? 50
-        return ResponseCache(directory: directory, maximumBytes: Int64(megabytes * 1_000_000))
-    }
-
-    /// `--cache DURATION` / `--cache-only`, or nil.
-    func cachePolicy() throws(DouctlError) -> CachePolicy? {
-        let duration = globals.cache
-        guard duration != nil || globals.cacheOnly else { return nil }
-        var freshFor: Double?
-        if let duration {
-            guard let seconds = CachePolicy.parseDuration(duration) else {
-                throw .usage("invalid value '\(duration)' for --cache: expected a duration such as 30s, 5m, 1h")
-            }
-            freshFor = seconds
-        }
-        let fd = stderr.fileDescriptor
-        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: globals.cacheOnly) { line in
-            _ = try? FileIO.writeAll(fd, line + "\n")
-        }
-    }
-
     /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
-    var rateLimitWait: RateLimitWait? {
+    private static func rateLimitWait(_ globals: GlobalOptionValues, stderr: OutputStream) -> RateLimitWait? {
         guard globals.waitOnRateLimit else { return nil }
         let fd = stderr.fileDescriptor
         let isTerminal = stderr.isTerminal
@@ -186,61 +129,6 @@ final class CommandContext {
             return !Interrupt.requested
         }
     }
-
-    func http() throws(DouctlError) -> any HTTPTransport {
-        if let cachedHTTP { return cachedHTTP }
-        let client = process.makeTransport(try httpConfiguration())
-        cachedHTTP = client
-        return client
-    }
-
-    /// The credential this run's requests carry, decided once (`CredentialInForce`): a dry
-    /// run reads no store and sends none.
-    func credentialInForce() throws(DouctlError) -> CredentialInForce {
-        if dryRun != nil { return .none }
-        if let cachedCredential { return cachedCredential }
-        let credential = CredentialInForce.decide(profile: try profile(), store: try credentialStore(), environment: environment)
-        cachedCredential = credential
-        return credential
-    }
-
-    private var cachedCredential: CredentialInForce?
-
-    /// What every API client of this run is built from (workers build their own), with the
-    /// environment always in it.
-    func clientFactory() throws(DouctlError) -> ClientFactory {
-        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
-                                    environment: environment, credential: try credentialInForce())
-        factory.dryRun = dryRun
-        factory.rateLimitWait = rateLimitWait
-        factory.recorder = globals.record.map(ExchangeRecorder.init(directory:))
-        factory.makeTransport = process.makeTransport
-        return factory
-    }
-
-    /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
-    func tokens() throws(DouctlError) -> AccessTokenSource? {
-        if let cachedTokens { return cachedTokens }
-        let source = try clientFactory().makeTokens(http: try http())
-        cachedTokens = .some(source)
-        return source
-    }
-
-    func api() throws(DouctlError) -> APIClient {
-        if let cachedAPI { return cachedAPI }
-        let factory = try clientFactory()
-        let client: APIClient
-        if dryRun != nil {
-            client = try factory.make()
-        } else {
-            let session = try factory.credential.session(profile: factory.profile, store: factory.store)
-            client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
-        }
-        cachedAPI = client
-        return client
-    }
-
-    func service() throws(DouctlError) -> SocialService { try api().service }
 
     /// The ID argument, with `{me}` replaced by the logged-in user's id.
     func idArgument(_ name: String = "ID") throws(DouctlError) -> String {
@@ -398,8 +286,11 @@ final class CommandContext {
     }
 
     func warn(_ text: String) {
-        let prefix = useColor ? "\u{1B}[33mdouctl: warning:\u{1B}[0m" : "douctl: warning:"
-        note("\(prefix) \(text)")
+        note(Self.warning(text, color: useColor))
+    }
+
+    static func warning(_ text: String, color: Bool) -> String {
+        (color ? "\u{1B}[33mdouctl: warning:\u{1B}[0m" : "douctl: warning:") + " " + text
     }
 }
 

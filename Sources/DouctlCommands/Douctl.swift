@@ -101,14 +101,14 @@ public enum Douctl {
     private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, presentation: OutputPresentation, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
-        let context = CommandContext(parsed: parsed, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr)
+        let out = stdout.fileDescriptor
+        let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
+        let context = CommandContext(parsed: parsed, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr, dryRun: printer)
         guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
             let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
             report(error, context: context)
             return ExitStatus(error).rawValue
         }
-        let out = stdout.fileDescriptor
-        context.dryRun = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
         do {
             _ = try run(context)
         } catch .badReply {

@@ -1,0 +1,234 @@
+import DouctlHTTP
+import DouctlSystem
+
+/// What a run's global options and environment say about talking to an API, decided before
+/// anything is built: the command layer fills it from the typed global options; the
+/// session builds everything else from it, in one place.
+public struct SessionSettings: Sendable {
+    /// `--config-dir` (else `DOUCTL_CONFIG_DIR`, else the XDG default).
+    public var configDirectory: String?
+    /// `--profile` (else `DOUCTL_PROFILE`); nil: the config's default.
+    public var profile: String?
+    /// `--api-base`, for this run only.
+    public var apiBase: String?
+    public var environment: [String: String]
+    public var network: NetworkSettings.Options
+    public var timeout: Double
+    public var retry: RetryPolicy
+    public var userAgent: String
+    /// `-v`: each request and reply, secrets redacted.
+    public var verboseLog: (@Sendable (String) -> Void)?
+    /// `--cache DURATION` as given, and `--cache-only`.
+    public var cache: String?
+    public var cacheOnly: Bool
+    /// Where the cache says what it did (`--cache` hits and stores, under `-v`).
+    public var cacheLog: @Sendable (String) -> Void
+    /// `--record DIR`.
+    public var record: String?
+    /// `--wait-on-rate-limit`: how a rate limit is waited out (the printer draws it).
+    public var rateLimitWait: RateLimitWait?
+    /// `--dry-run`: requests are printed, not sent; no credential is read.
+    public var dryRun: DryRunPrinter?
+    /// The transport requests go through (libcurl; a scripted one in tests).
+    public var makeTransport: TransportFactory
+    /// A warning for a person (`--insecure`).
+    public var warn: @Sendable (String) -> Void
+
+    public init(environment: [String: String], userAgent: String, makeTransport: @escaping TransportFactory = { HTTPClient($0) }) {
+        self.environment = environment
+        self.userAgent = userAgent
+        self.makeTransport = makeTransport
+        network = NetworkSettings.Options()
+        timeout = 30
+        retry = .standard
+        cacheOnly = false
+        cacheLog = { _ in }
+        warn = { _ in }
+    }
+
+    /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
+    public var requestedProfile: String? {
+        if let profile { return profile }
+        guard let variable = environment["DOUCTL_PROFILE"], !variable.isEmpty else { return nil }
+        return variable
+    }
+}
+
+/// One run's view of the API: the config directory, the profile, the HTTP settings, the
+/// credential in force and the API clients, each decided once, on first use (so `--help` and
+/// `config` never touch libcurl or the credentials file), and every client built here, from
+/// the same settings. A write to config.json (`updateConfig`) is the one thing after which
+/// what was decided from the file is decided again.
+public final class RunSession {
+    public let settings: SessionSettings
+
+    private var cachedDirectory: ConfigDirectory?
+    private var cachedConfig: ConfigFile?
+    private var cachedProfile: ResolvedProfile?
+    private var cachedHTTPConfiguration: HTTPClientConfiguration?
+    private var cachedCredential: CredentialInForce?
+    private var cachedHTTP: (any HTTPTransport)?
+    private var cachedTokens: AccessTokenSource??
+    private var cachedAPI: APIClient?
+
+    public init(_ settings: SessionSettings) {
+        self.settings = settings
+    }
+
+    public var environment: [String: String] { settings.environment }
+    public var isDryRun: Bool { settings.dryRun != nil }
+
+    // MARK: - configuration
+
+    public func configDirectory() throws(DouctlError) -> ConfigDirectory {
+        if let cachedDirectory { return cachedDirectory }
+        let directory = try ConfigDirectory.locate(explicit: settings.configDirectory, environment: environment)
+        cachedDirectory = directory
+        return directory
+    }
+
+    public func config() throws(DouctlError) -> ConfigFile {
+        if let cachedConfig { return cachedConfig }
+        let config = try configDirectory().loadConfig()
+        cachedConfig = config
+        return config
+    }
+
+    /// Changes config.json under its lock; what was decided from the old file is decided again.
+    @discardableResult
+    public func updateConfig<Result>(_ change: (inout ConfigFile) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
+        let result = try configDirectory().updateConfig(change)
+        cachedConfig = nil
+        cachedProfile = nil
+        cachedHTTPConfiguration = nil
+        cachedCredential = nil
+        return result
+    }
+
+    public var profileName: String {
+        get throws(DouctlError) { try config().activeProfileName(requested: settings.requestedProfile) }
+    }
+
+    public func profile() throws(DouctlError) -> ResolvedProfile {
+        if let cachedProfile { return cachedProfile }
+        let overrides = ProfileOverrides(
+            apiBase: settings.apiBase,
+            clientID: environment["DOUCTL_CLIENT_ID"].flatMap { $0.isEmpty ? nil : $0 },
+            clientSecret: environment["DOUCTL_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 })
+        if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
+            throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
+        }
+        let profile = try config().resolve(try profileName, overrides: overrides)
+        cachedProfile = profile
+        return profile
+    }
+
+    public func credentialStore() throws(DouctlError) -> CredentialStore {
+        CredentialStore(directory: try configDirectory())
+    }
+
+    /// This run's HTTP settings: timeout, retries, `-v` logging, TLS and proxy. Files named
+    /// for TLS are checked here, so a missing one fails (exit 3) before any request is sent;
+    /// `--insecure` warns once.
+    public func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration {
+        if let cachedHTTPConfiguration { return cachedHTTPConfiguration }
+        let network = try NetworkSettings.resolve(options: settings.network, environment: environment, profile: try profile())
+        if let insecureSource = network.insecureSource {
+            settings.warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
+        }
+        let configuration = HTTPClientConfiguration(
+            timeout: settings.timeout,
+            retry: settings.retry,
+            userAgent: settings.userAgent,
+            verboseLog: settings.verboseLog,
+            tls: network.tls,
+            proxy: network.proxy,
+            fallbackProxies: network.fallbackProxies)
+        cachedHTTPConfiguration = configuration
+        return configuration
+    }
+
+    // MARK: - the response cache
+
+    /// The response cache of this user: `$XDG_CACHE_HOME/douctl`, bounded by the profile's
+    /// `cache_max_mb`.
+    public func responseCache() throws(DouctlError) -> ResponseCache {
+        guard let directory = ResponseCache.defaultDirectory(environment: environment) else {
+            throw .localInput("no cache directory: set XDG_CACHE_HOME or HOME")
+        }
+        let megabytes = (try? profile().cacheMaxMB) ?? 50
+        return ResponseCache(directory: directory, maximumBytes: Int64(megabytes * 1_000_000))
+    }
+
+    /// `--cache DURATION` / `--cache-only`, or nil.
+    public func cachePolicy() throws(DouctlError) -> CachePolicy? {
+        let duration = settings.cache
+        guard duration != nil || settings.cacheOnly else { return nil }
+        var freshFor: Double?
+        if let duration {
+            guard let seconds = CachePolicy.parseDuration(duration) else {
+                throw .usage("invalid value '\(duration)' for --cache: expected a duration such as 30s, 5m, 1h")
+            }
+            freshFor = seconds
+        }
+        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: settings.cacheOnly, note: settings.cacheLog)
+    }
+
+    // MARK: - credentials and clients
+
+    /// The transport of this run's own client (workers build their own).
+    public func http() throws(DouctlError) -> any HTTPTransport {
+        if let cachedHTTP { return cachedHTTP }
+        let client = settings.makeTransport(try httpConfiguration())
+        cachedHTTP = client
+        return client
+    }
+
+    /// The credential this run's requests carry, decided once (`CredentialInForce`) and
+    /// used by requests, `auth status`, `auth token`, `profile list` and the cache key. A
+    /// dry run reads no store and sends none.
+    public func credentialInForce() throws(DouctlError) -> CredentialInForce {
+        if isDryRun { return .none }
+        if let cachedCredential { return cachedCredential }
+        let credential = CredentialInForce.decide(profile: try profile(), store: try credentialStore(), environment: environment)
+        cachedCredential = credential
+        return credential
+    }
+
+    /// What every API client of this run is built from (workers build their own), with the
+    /// environment always in it.
+    public func clientFactory() throws(DouctlError) -> ClientFactory {
+        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
+                                    environment: environment, credential: try credentialInForce())
+        factory.dryRun = settings.dryRun
+        factory.rateLimitWait = settings.rateLimitWait
+        factory.recorder = settings.record.map(ExchangeRecorder.init(directory:))
+        factory.makeTransport = settings.makeTransport
+        return factory
+    }
+
+    /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
+    public func tokens() throws(DouctlError) -> AccessTokenSource? {
+        if let cachedTokens { return cachedTokens }
+        let source = try clientFactory().makeTokens(http: try http())
+        cachedTokens = .some(source)
+        return source
+    }
+
+    /// The run's API client.
+    public func api() throws(DouctlError) -> APIClient {
+        if let cachedAPI { return cachedAPI }
+        let factory = try clientFactory()
+        let client: APIClient
+        if isDryRun {
+            client = try factory.make()
+        } else {
+            let session = try factory.credential.session(profile: factory.profile, store: factory.store)
+            client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
+        }
+        cachedAPI = client
+        return client
+    }
+
+    public func service() throws(DouctlError) -> SocialService { try api().service }
+}
