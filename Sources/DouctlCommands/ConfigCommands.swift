@@ -24,31 +24,68 @@ enum ConfigCommands {
             their first 4 characters, a proxy URL's password shows as ***. --show-secrets
             prints them as stored.
             """,
-            options: [showSecrets],
-            arguments: [keyArgument],
-            examples: [Example("douctl config get api_base", "where requests go")]), run: get),
+            examples: [Example("douctl config get api_base", "where requests go")]), options: Get.self, run: get),
         Command(CommandSpec(
             "set", abstract: "change a setting of the profile",
-            arguments: [keyArgument, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")],
-            examples: [Example("douctl config set scopes douban_basic_common,shuo_basic_r --profile work", "ask for fewer scopes")]), run: set),
+            examples: [Example("douctl config set scopes douban_basic_common,shuo_basic_r --profile work", "ask for fewer scopes")]),
+            options: SetKey.self, run: set),
         Command(CommandSpec(
-            "unset", abstract: "remove a setting (the preset's value applies again)",
-            arguments: [keyArgument]), run: unset),
+            "unset", abstract: "remove a setting (the preset's value applies again)"), options: Unset.self, run: unset),
         Command(CommandSpec(
-            "list", abstract: "print the profile's own settings as KEY=VALUE lines",
-            options: [showSecrets]), run: list),
+            "list", abstract: "print the profile's own settings as KEY=VALUE lines"), options: List.self, run: list),
     ])
 
-    static func get(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(context)
+    // MARK: - options
+
+    /// `config get KEY [--show-secrets]`.
+    struct Get: CommandOptions {
+        var showSecrets = false
+        var keyName = ""
+        static let bindings: [OptionBinding<Self>] = [.flag(\.showSecrets, ConfigCommands.showSecrets), .argument(\.keyName, keyArgument)]
+        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
+    }
+
+    /// `config set KEY VALUE`.
+    struct SetKey: CommandOptions {
+        var keyName = ""
+        var value = ""
+        static let bindings: [OptionBinding<Self>] = [
+            .argument(\.keyName, keyArgument),
+            .argument(\.value, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
+        ]
+        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
+
+        /// A signing secret on the command line is refused before stdin is read.
+        func validate() throws(OptionError) {
+            if key == .signingSecret { try ConfigCommands.checkSecretSource(value) }
+        }
+    }
+
+    /// `config unset KEY`.
+    struct Unset: CommandOptions {
+        var keyName = ""
+        static let bindings: [OptionBinding<Self>] = [.argument(\.keyName, keyArgument)]
+        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
+    }
+
+    /// `config list [--show-secrets]`.
+    struct List: CommandOptions {
+        var showSecrets = false
+        static let bindings: [OptionBinding<Self>] = [.flag(\.showSecrets, ConfigCommands.showSecrets)]
+    }
+
+    // MARK: - runs
+
+    static func get(_ options: Get, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(options.key)
         guard let value = try context.profile().value(key) else { return .success }
-        context.stdout.line(Mask.shown(key, value.display, showSecrets: context.parsed.has("show-secrets")))
+        context.stdout.line(Mask.shown(key, value.display, showSecrets: options.showSecrets))
         return .success
     }
 
-    static func set(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(context)
-        var text = context.parsed.argument("VALUE") ?? ""
+    static func set(_ options: SetKey, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(options.key)
+        var text = options.value
         if key == .signingSecret {
             text = try secretValue(text, context: context)
         }
@@ -64,13 +101,19 @@ enum ConfigCommands {
         return .success
     }
 
+    static let secretOnCommandLine = "a secret is never taken from the command line: douctl config set signing_secret - (reads stdin), or '$VAR' to read the environment"
+
     /// A signing secret never comes from argv: "-" reads it from stdin, "$VAR" names the
-    /// environment variable that holds it.
+    /// environment variable that holds it. Checked at parse time (`validate()`).
+    static func checkSecretSource(_ text: String) throws(OptionError) {
+        guard text.hasPrefix("$") || text == "-" else { throw OptionError(secretOnCommandLine) }
+    }
+
+    /// The secret `text` stands for: "$VAR" as written (read when a request is sent), "-"
+    /// a line of stdin.
     static func secretValue(_ text: String, context: CommandContext) throws(DouctlError) -> String {
         if text.hasPrefix("$") { return text }
-        guard text == "-" else {
-            throw .usage("a secret is never taken from the command line: douctl config set signing_secret - (reads stdin), or '$VAR' to read the environment")
-        }
+        guard text == "-" else { throw .usage(secretOnCommandLine) }
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Secret:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), !line.isEmpty else {
@@ -79,8 +122,8 @@ enum ConfigCommands {
         return line
     }
 
-    static func unset(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let key = try profileKey(context)
+    static func unset(_ options: Unset, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let key = try profileKey(options.key)
         let name = try context.profileName
         try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             guard var settings = config.profile(named: name) else { return }
@@ -90,18 +133,17 @@ enum ConfigCommands {
         return .success
     }
 
-    static func list(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func list(_ options: List, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name = try context.profileName
         for (key, value) in try context.config().profile(named: name)?.entries ?? [] {
-            context.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: context.parsed.has("show-secrets")))")
+            context.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: options.showSecrets))")
         }
         return .success
     }
 
-    private static func profileKey(_ context: CommandContext) throws(DouctlError) -> ProfileKey {
-        guard let text = context.parsed.argument("KEY"), let key = ProfileKey(rawValue: text) else {
-            throw .usage("missing argument KEY")
-        }
+    /// The parser has checked KEY against the keys; this only turns "none" into the error.
+    private static func profileKey(_ key: ProfileKey?) throws(DouctlError) -> ProfileKey {
+        guard let key else { throw .usage("missing argument KEY") }
         return key
     }
 }

@@ -19,9 +19,9 @@ enum DemoCommand {
         Each step runs the real douctl command (shown on stderr) against a sandbox started
         for the demo, with a temporary config directory that is removed afterwards. Each
         reply's JSON goes to stdout. Nothing touches your own configuration or the network.
-        """), run: run)
+        """), options: NoOptions.self, run: run)
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func run(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let workspace = try makeWorkspace(temporaryDirectory: context.environment["TMPDIR"])
         defer { ScratchDirectory.remove(workspace) }
         var configuration = SandboxConfiguration()

@@ -7,8 +7,11 @@ import DouctlJSON
 enum ProfileCommands {
     static let nameArgument = ArgumentSpec("NAME", help: "profile name", completion: .dynamic("profiles"))
 
+    /// The keys `profile add` takes as options (all but preset, which has its own).
+    static let keyed: [ProfileKey] = ProfileKey.allCases.filter { $0 != .preset }
+
     /// `--api-base URL`, `--client-id ID`, …: one option per profile key.
-    static let keyOptions: [OptionSpec] = ProfileKey.allCases.filter { $0 != .preset }.map { key in
+    static let keyOptions: [OptionSpec] = keyed.map { key in
         let placeholder = key.isURL ? "URL" : key.isList ? "LIST" : "VALUE"
         let kind: ValueKind = key.allowedValues.map { .choice($0) } ?? .string
         return OptionSpec(key.flagName, value: ValueSpec(placeholder, kind: kind), help: key.help)
@@ -27,7 +30,8 @@ enum ProfileCommands {
         bodies are application/x-www-form-urlencoded with no parameters, redirect_uri is
         sent as registered, and nothing asks who the token belongs to unless user_url
         names that endpoint (GitHub: --user-url /user --user-name-field login; GitLab:
-        --user-url /api/v4/user --user-name-field username).
+        --user-url /api/v4/user --user-name-field username). profile show and profile list
+        give such a profile's style as oauth2.
         """), [
         Command(CommandSpec(
             "list", abstract: "list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)",
@@ -37,26 +41,66 @@ enum ProfileCommands {
             uses, DOUCTL_TOKEN (the same decision as auth status's "credential"). On a
             terminal the profiles are a table; in a pipe, or with --json or --format json,
             JSON lines.
-            """,
-            options: OutputOptions.view), run: list),
+            """), options: List.self, run: list),
         Command(CommandSpec(
-            "show", abstract: "print a resolved profile as JSON (secrets masked)",
-            options: [ConfigCommands.showSecrets],
-            arguments: [ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))]), run: show),
+            "show", abstract: "print a resolved profile as JSON (secrets masked)"), options: Show.self, run: show),
         Command(CommandSpec(
             "add", abstract: "create or update a profile",
-            options: [OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.all.map(\.name))), help: "start from a preset")] + keyOptions,
-            arguments: [nameArgument],
             examples: [
                 Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
-            ]), run: add),
-        Command(CommandSpec("remove", abstract: "delete a profile and its stored login", arguments: [nameArgument]), run: remove),
-        Command(CommandSpec("use", abstract: "make a profile the default", arguments: [nameArgument]), run: use),
+            ]), options: Add.self, run: add),
+        Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
+        Command(CommandSpec("use", abstract: "make a profile the default"), options: Named.self, run: use),
     ])
 
-    static func list(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    // MARK: - options
+
+    /// `profile list`: only the output view.
+    struct List: CommandOptions, PresentsOutput {
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `profile show [NAME] [--show-secrets]`.
+    struct Show: CommandOptions {
+        var showSecrets = false
+        /// nil: the active profile.
+        var name: String?
+        static let bindings: [OptionBinding<Self>] = [
+            .flag(\.showSecrets, ConfigCommands.showSecrets),
+            .argument(\.name, ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))),
+        ]
+    }
+
+    /// `profile add NAME [--preset P] [--api-base URL] …`: the keys given, as written.
+    struct Add: CommandOptions {
+        var name = ""
+        var preset: String?
+        /// One entry per key option given (`--client-id X` → `.clientID: "X"`).
+        var settings: [ProfileKey: String] = [:]
+        static let bindings: [OptionBinding<Self>] =
+            [.value(\.preset, OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.all.map(\.name))), help: "start from a preset"))]
+            + zip(keyed, keyOptions).map { key, spec in .value(\Self.settings[key], spec) }
+            + [.argument(\.name, nameArgument)]
+
+        /// A signing secret on the command line is refused before stdin is read.
+        func validate() throws(OptionError) {
+            if let secret = settings[.signingSecret] { try ConfigCommands.checkSecretSource(secret) }
+        }
+    }
+
+    /// `profile remove|use NAME`.
+    struct Named: CommandOptions {
+        var name = ""
+        static let bindings: [OptionBinding<Self>] = [.argument(\.name, nameArgument)]
+    }
+
+    // MARK: - runs
+
+    static func list(_ options: List, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let config = try context.config()
         let active = config.activeProfileName(requested: context.requestedProfile)
         let store = try context.credentialStore()
@@ -72,7 +116,7 @@ enum ProfileCommands {
             let row = JSON.object(JSONObject([
                 ("name", .string(name)),
                 ("preset", profile.preset.map(JSON.string) ?? .null),
-                ("style", .string(profile.style.rawValue)),
+                ("style", .string(styleName(profile))),
                 ("api_base", .string(profile.apiBase)),
                 ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
@@ -87,12 +131,19 @@ enum ProfileCommands {
         return .success
     }
 
-    static func show(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func show(_ options: Show, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name: String
-        if let given = context.parsed.argument("NAME") { name = given } else { name = try context.profileName }
+        if let given = options.name { name = given } else { name = try context.profileName }
         let profile = try context.config().resolve(name)
-        context.printJSON(json(profile, showSecrets: context.parsed.has("show-secrets")))
+        context.printJSON(json(profile, showSecrets: options.showSecrets))
         return .success
+    }
+
+    /// What kind of API a profile talks to, as profile show and profile list print it: its
+    /// style (douban, coding), or oauth2 for a profile with neither a preset nor a style
+    /// (a plain OAuth2 REST API, which follows the RFCs rather than Douban's conventions).
+    static func styleName(_ profile: ResolvedProfile) -> String {
+        profile.isPlainOAuth2 ? "oauth2" : profile.style.rawValue
     }
 
     static func json(_ profile: ResolvedProfile, showSecrets: Bool) -> JSON {
@@ -101,6 +152,8 @@ enum ProfileCommands {
         for key in ProfileKey.allCases {
             guard let value = profile.value(key) else { continue }
             switch value {
+            case .text where key == .style:
+                object[key.rawValue] = .string(styleName(profile))
             case .text(let text) where key == .cacheMaxMB:
                 object[key.rawValue] = numberJSON(profile.cacheMaxMB) ?? .string(text)
             case .text(let text):
@@ -120,13 +173,13 @@ enum ProfileCommands {
         return .number(String(value))
     }
 
-    static func add(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+    static func add(_ options: Add, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let name = options.name
         try ConfigFile.checkProfileName(name)
         var changes: [(ProfileKey, ProfileValue)] = []
-        if let preset = context.parsed.value("preset") { changes.append((.preset, .text(preset))) }
-        for key in ProfileKey.allCases where key != .preset {
-            if var text = context.parsed.value(key.flagName) {
+        if let preset = options.preset { changes.append((.preset, .text(preset))) }
+        for key in keyed {
+            if var text = options.settings[key] {
                 if key == .signingSecret { text = try ConfigCommands.secretValue(text, context: context) }
                 changes.append((key, try key.parse(text)))
             }
@@ -141,8 +194,8 @@ enum ProfileCommands {
         return .success
     }
 
-    static func remove(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+    static func remove(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let name = options.name
         let existed = try context.updateConfig { (config: inout ConfigFile) -> Bool in
             let existed = config.profile(named: name) != nil
             config.setProfile(name, nil)
@@ -156,8 +209,8 @@ enum ProfileCommands {
         return .success
     }
 
-    static func use(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        guard let name = context.parsed.argument("NAME") else { throw .usage("missing argument NAME") }
+    static func use(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let name = options.name
         try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             _ = try config.resolve(name)
             config.defaultProfile = name

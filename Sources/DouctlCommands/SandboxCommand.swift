@@ -44,43 +44,74 @@ enum SandboxCommand {
 
         \(Sandbox.faultHelp)
         """,
-        options: [
-            OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on"),
-            OptionSpec("port", value: ValueSpec("N", kind: .integer(0...65535), default: "0"), help: "port to listen on (0: any free port)"),
-            OptionSpec("data", value: ValueSpec("DIR", completion: .directory), help: "keep state in DIR across restarts"),
-            OptionSpec("token-ttl", value: ValueSpec("SECONDS", kind: .number, default: "3600"), help: "access-token lifetime (short values exercise refresh)"),
-            OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
-                       help: "auto: approve logins at once; manual: show consent pages"),
-            OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)"),
-            OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)"),
-            OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true),
-            OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET"),
-            OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)"),
-            OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true),
-        ],
         examples: [
             Example("douctl sandbox --port 8089 &", "run it in the background"),
             Example("douctl --profile sandbox auth login --device", "then log in"),
             Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
-        ]), run: run)
+        ]), options: Options.self, run: run)
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    /// `douctl sandbox [--host A] [--port N] …`.
+    struct Options: CommandOptions {
+        var host = "127.0.0.1"
+        var port = 0
+        var data: String?
+        var tokenTTL = 3600.0
+        var approve = SandboxApproval.auto
+        var fault: String?
+        var replay: String?
+        /// `--mock DIR`, the hidden old name of `--replay`.
+        var mock: String?
+        var signing: String?
+        var quota: String?
+        var seed: Int?
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.host, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
+            .integer(\.port, OptionSpec("port", value: ValueSpec("N", kind: .integer(0...65535), default: "0"), help: "port to listen on (0: any free port)")),
+            .value(\.data, OptionSpec("data", value: ValueSpec("DIR", completion: .directory), help: "keep state in DIR across restarts")),
+            .number(\.tokenTTL, OptionSpec("token-ttl", value: ValueSpec("SECONDS", kind: .number, default: "3600"), help: "access-token lifetime (short values exercise refresh)")),
+            .choice(\.approve, OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
+                                          help: "auto: approve logins at once; manual: show consent pages")),
+            .value(\.fault, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
+            .value(\.replay, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
+            .value(\.mock, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
+            .value(\.signing, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
+            .value(\.quota, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),
+            .integer(\.seed, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
+        ]
+
+        /// A --fault spec that does not parse is refused before anything starts.
+        func validate() throws(OptionError) {
+            do { _ = try faults() } catch { throw OptionError(error.message) }
+        }
+
+        /// The --fault list.
+        func faults() throws(DouctlError) -> [SandboxFault] {
+            guard let fault else { return [] }
+            do { return try SandboxFault.parseList(fault) } catch { throw .usage("\(error)") }
+        }
+
+        /// The server these options describe (its log not yet attached).
+        func configuration() throws(DouctlError) -> SandboxConfiguration {
+            var configuration = SandboxConfiguration()
+            configuration.host = host
+            configuration.port = UInt16(clamping: port)
+            configuration.dataDirectory = data
+            configuration.tokenTTL = tokenTTL
+            configuration.approval = approve
+            configuration.replayDirectory = replay ?? mock
+            configuration.signing = signing
+            configuration.quota = quota
+            configuration.faults = try faults()
+            return configuration
+        }
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
-        let parsed = context.parsed
-        var configuration = SandboxConfiguration()
-        configuration.host = parsed.value("host") ?? "127.0.0.1"
-        configuration.port = UInt16(parsed.integer("port") ?? 0)
-        configuration.dataDirectory = parsed.value("data")
-        configuration.tokenTTL = parsed.number("token-ttl") ?? 3600
-        configuration.approval = SandboxApproval(rawValue: parsed.value("approve") ?? "auto") ?? .auto
-        configuration.replayDirectory = parsed.value("replay") ?? parsed.value("mock")
-        configuration.signing = parsed.value("signing")
-        configuration.quota = parsed.value("quota")
-        if let spec = parsed.value("fault") {
-            do { configuration.faults = try SandboxFault.parseList(spec) } catch { throw .usage("\(error)") }
-        }
+        var configuration = try options.configuration()
         let stderrFD = context.stderr.fileDescriptor
         configuration.log = { line in try? FileIO.writeAll(stderrFD, line + "\n") }
 
@@ -90,7 +121,7 @@ enum SandboxCommand {
             sandbox.stop()
             slot.release(base: sandbox.baseURL, context: context)
         }
-        if let count = parsed.integer("seed"), count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
+        if let count = options.seed, count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
         // Profiles first: the URL on stdout tells scripts the sandbox is ready to use.
         let firstBase = slot.number > 1 ? (try? context.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
         try writeProfiles(base: sandbox.baseURL, slot: slot, context: context)

@@ -5,9 +5,9 @@ import DouctlHTTP
 /// `douctl version`: douctl's version and the libcurl it loads (`--version` skips libcurl,
 /// to stay instant).
 enum VersionCommand {
-    static let command = Command(CommandSpec("version", abstract: "print douctl's version and the libcurl it uses"), run: run)
+    static let command = Command(CommandSpec("version", abstract: "print douctl's version and the libcurl it uses"), options: NoOptions.self, run: run)
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func run(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         context.stdout.line("douctl \(Douctl.version)")
         do {
             try CurlLibrary.load()

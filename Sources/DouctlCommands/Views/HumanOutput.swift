@@ -17,13 +17,6 @@ enum OutputOptions {
     /// The options a command with a human view adds to its own.
     static let view: [OptionSpec] = [format, json]
 
-    /// The man page's account of what stdout carries where.
-    static let manSection = ManPage.Section(title: "OUTPUT ON A TERMINAL", blocks: [
-        .paragraph("As gh does, douctl shows people views and gives programs JSON. When standard output is a terminal, shuo timeline, shuo get and shuo comments show a feed (author, @uid, how long ago, the text wrapped to the terminal's width by display width, so Chinese lines up, pictures and links named, a reshared status indented, likes, comments and reshares counted); user me and user get a card; user search, following and followers a line per user; auth status and cache info aligned fields; profile list a table; upload, download and shuo delete a line per item saying what was done (uploaded FILE, downloaded PATH, deleted ID), failures told once on stderr. In a pipe or a file, or with --json or --format json (or --pretty or --compact), they print exactly the JSON they always have; --format text shows the view anywhere. With --all on a terminal each item is shown as it arrives; --slurp is always JSON. douctl api always prints JSON. shuo get --images draws the status's pictures in the terminal itself where the terminal says, in its environment, that it can: kitty and Ghostty (TERM=xterm-kitty, KITTY_WINDOW_ID; kitty's graphics protocol, PNG), iTerm2 and WezTerm (TERM_PROGRAM, LC_TERMINAL; any format). Nothing is guessed: elsewhere, inside tmux or screen, and always in a pipe, the pictures are named instead, and a picture over 8 MiB is named rather than drawn. Control characters in what a server sent (an escape sequence in a status, a name) are shown in caret notation (^[), never sent to the terminal."),
-        .paragraph("Colour: on a terminal JSON is coloured as jq 1.7.1 colours it (object keys blue and bold, strings green, brackets bold, null grey, numbers and true/false plain) and views use bold names and dim times. Nothing is coloured in a pipe. NO_COLOR (set and not empty) turns colour off; --color never turns it off, --color always turns it on even in a pipe (and wins over NO_COLOR)."),
-        .paragraph("Progress (upload, download) owns the terminal while it runs: a result line for a terminal stdout clears the progress lines, is printed, and the progress is drawn again below it, so neither erases the other. File names are fitted to 24 columns by display width (a Chinese character takes two), and the done line counts the bytes the bar counted."),
-    ])
-
     /// What the man page and help say about views.
     static let discussion = """
     On a terminal this command shows a view for people; in a pipe, or with --json or
