@@ -172,6 +172,39 @@ import Testing
         #expect(transport.requests.first?.formValue("text") == "from stdin\n", "kept byte for byte")
     }
 
+    /// GET and DELETE put fields in the query; so does --input, whose body is the file.
+    @Test func fieldsGoInTheQueryOfABodylessMethodOrBesideInput() throws {
+        let transport = ScriptedTransport([.json(200, "{}"), .json(200, "{}")])
+        let douctl = try Self.douctl(transport)
+        let delete = try douctl.run("api", "-X", "delete", "/s/1", "-f", "reason=spam", "--api-base", Self.base)
+        #expect(delete.status == 0, "\(delete)")
+        let put = try douctl.run("api", "-X", "PUT", "/blob", "--input", "-", "-f", "v=1", "--api-base", Self.base, input: #"{"a":1}"#)
+        #expect(put.status == 0, "\(put)")
+        #expect(transport.requests.map(\.method) == ["DELETE", "PUT"])
+        #expect(transport.requests.map(\.url) == [Self.base + "/s/1?reason=spam", Self.base + "/blob?v=1"])
+        #expect(transport.requests.last?.header("Content-Type") == "application/json", "stdin that starts with {")
+    }
+
+    @Test func jsonSendsTypedNestedFields() throws {
+        let transport = ScriptedTransport([.json(200, "{}")])
+        let result = try Self.douctl(transport).run("api", "/x", "--json", "-F", "n=3", "-F", "a[b]=true", "-f", "s=3", "--api-base", Self.base)
+        #expect(result.status == 0, "\(result)")
+        let request = try #require(transport.requests.first)
+        #expect(request.method == "POST")
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(request.body == .bytes(Array(#"{"s":"3","n":3,"a":{"b":true}}"#.utf8)))
+    }
+
+    @Test func outputWritesTheBodyAsReceivedToTheFile() throws {
+        let transport = ScriptedTransport([.json(200, #"{ "a" : 1 }"#)])
+        let douctl = try Self.douctl(transport)
+        let target = douctl.home.path + "/out.json"
+        let result = try douctl.run("api", "/x", "-o", target, "--api-base", Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(try FileIO.readFile(target) == Array(#"{ "a" : 1 }"#.utf8))
+    }
+
     @Test func paginateWalksLinkPagesInOrder() throws {
         let transport = ScriptedTransport([
             .json(200, #"[{"id":1},{"id":2}]"#, headers: [.init("Link", #"<http://api.test/items?page=2>; rel="next""#)]),
