@@ -11,7 +11,7 @@ import DouctlSystem
 
 /// `douctl api PATH`: any endpoint, any method, like `gh api`.
 enum APICommand {
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, options: APIOptions.self, run: run)
 
     static let spec = CommandSpec(
         "api",
@@ -70,27 +70,6 @@ enum APICommand {
         prints the Response; Response.Error codes AuthFailure* exit 4, ResourceNotFound* 5,
         LimitExceeded and RequestLimitExceeded 6.
         """,
-        options: [
-            OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)"),
-            OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true),
-            OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
-                       help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
-            OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
-                       help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
-            OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true),
-            OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed"),
-            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
-                       help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never"),
-            .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)"),
-            .flag("paginate", help: "fetch every page and print each item as a JSON line"),
-            PagingOptions.slurpPaginate,
-            PagingOptions.parallelPaginate,
-            .flag("include", short: "i", help: "print the status line and headers before the body"),
-            APIOutputOptions.output,
-            APIOutputOptions.head,
-            .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)"),
-        ],
-        arguments: [ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)],
         examples: [
             Example("douctl api /v2/user/~me", "who am I?"),
             Example("douctl api /shuo/v2/statuses/ -f text='你好'", "post a 广播 (POST, form body)"),
@@ -100,75 +79,174 @@ enum APICommand {
             Example("douctl api -X DELETE /shuo/v2/statuses/1402640366", "delete a status"),
         ])
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    /// `douctl api`'s options, typed. Combinations that make no sense are refused by
+    /// `validate()`, at parse time: before standard input is read or anything is sent.
+    struct APIOptions: CommandOptions, PresentsOutput {
+        /// PATH; nil: api_base itself (with fields or --input).
+        var path: String?
+        /// `-X`, as given.
+        var method: String?
+        /// `-f KEY=VALUE`, unsplit.
+        var rawFields: [String] = []
+        /// `-F KEY=VALUE`, unsplit.
+        var typedFields: [String] = []
+        /// `--attach KEY=FILE`, unsplit.
+        var attachments: [String] = []
+        /// `-H 'Name: value'`, unsplit.
+        var headers: [String] = []
+        var input: String?
+        var progress: ProgressMode = .auto
+        var json = false
+        var paginate = false
+        var slurp = false
+        var parallel = ParallelPaging.defaultWidth
+        var include = false
+        /// `-o FILE`; `-` is stdout (see `outputFile`).
+        var output: String?
+        var head = false
+        var raw = false
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.method, OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)")),
+            .values(\.rawFields, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true)),
+            .values(\.typedFields, OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
+                                               help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true)),
+            .values(\.attachments, OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
+                                               help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true)),
+            .values(\.headers, OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true)),
+            .value(\.input, OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed")),
+            .choice(\.progress, ProgressMode.option(help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never")),
+            .flag(\.json, .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)")),
+            .flag(\.paginate, .flag("paginate", help: "fetch every page and print each item as a JSON line")),
+            .flag(\.slurp, PagingOptions.slurpPaginate),
+            .integer(\.parallel, PagingOptions.parallelPaginate),
+            .flag(\.include, .flag("include", short: "i", help: "print the status line and headers before the body")),
+            .value(\.output, APIOutputOptions.output),
+            .flag(\.head, APIOutputOptions.head),
+            .flag(\.raw, .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)")),
+            .argument(\.path, ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)),
+        ]
+
+        /// api shows an error reply's body by default; --raw shows it as received.
+        var presentation: OutputPresentation { OutputPresentation(showsErrorBodies: true, rawErrorBodies: raw) }
+
+        /// The walk of --paginate, as list commands' --all walks.
+        var paging: PagingOptions {
+            var paging = PagingOptions()
+            paging.all = paginate
+            paging.slurp = slurp
+            paging.parallel = parallel
+            return paging
+        }
+
+        /// `-o FILE`; nil without -o or with `-o -` (stdout).
+        var outputFile: String? { output == "-" ? nil : output }
+
+        /// Fields, files or --input make a body (or, for a bodyless method, a query).
+        var hasBodyInput: Bool { input != nil || !rawFields.isEmpty || !typedFields.isEmpty || !attachments.isEmpty }
+
+        /// POST when something is sent, else GET; --paginate keeps GET (pagination only
+        /// makes sense for reads, so it keeps GET even with fields).
+        var impliedMethod: String { hasBodyInput && !paginate ? "POST" : "GET" }
+
+        /// The method sent: -X (upper-cased), else HEAD with -I, else the implied one.
+        func requestMethod() throws(OptionError) -> String {
+            try APIOutputOptions.method(given: method, head: head, implied: impliedMethod)
+        }
+
+        static let bodylessMethods = ["GET", "HEAD", "DELETE", "OPTIONS"]
+
+        /// Every refusal that the options alone decide (the forms of single values are
+        /// checked by `RequestDraft`, first thing in the run, one line each).
+        func validate() throws(OptionError) {
+            // Without PATH the request goes to api_base itself, for Action APIs (CODING's
+            // OpenAPI: douctl api -f Action=DescribeCodingCurrentUser); a bare read needs a PATH.
+            if path == nil && rawFields.isEmpty && typedFields.isEmpty && input == nil {
+                throw OptionError("missing argument PATH")
+            }
+            let method = try requestMethod()
+            if !attachments.isEmpty {
+                if json { throw OptionError("--json cannot be combined with --attach (a file part needs multipart/form-data)") }
+                if input != nil { throw OptionError("--attach cannot be combined with --input") }
+                if Self.bodylessMethods.contains(method) {
+                    throw OptionError("file parts need a method with a body (POST, PUT, PATCH), not \(method)")
+                }
+            }
+            if paginate && (head || outputFile != nil) {
+                throw OptionError("\(head ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
+            }
+            try paging.validate()
+        }
+    }
+
+    static func run(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         do {
-            return try send(context)
+            return try send(options, context)
         } catch {
             // Everything of an api request is the user's: a URL libcurl refuses is a
             // malformed PATH (exit 2), not a network failure.
             if case .transport(.invalidRequest(let detail)) = error, detail.contains("URL") {
-                throw .usage("invalid PATH \(shownPath(context.parsed)): \(detail)")
+                throw .usage("invalid PATH \(shownPath(options.path)): \(detail)")
             }
             throw error
         }
     }
 
     /// PATH as an error line shows it: quoted, control characters escaped.
-    private static func shownPath(_ parsed: ParsedCommand) -> String {
-        "'" + ErrorReport.escapingControls(parsed.argument("PATH") ?? "") + "'"
+    private static func shownPath(_ path: String?) -> String {
+        "'" + ErrorReport.escapingControls(path ?? "") + "'"
     }
 
     /// A PATH no URL can carry as written: spaces and control characters must be
     /// percent-encoded (%20), as curl requires.
-    static func checkPath(_ path: String, parsed: ParsedCommand) throws(DouctlError) {
+    static func checkPath(_ path: String) throws(DouctlError) {
         if path.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw .usage("invalid PATH \(shownPath(parsed)): spaces and control characters must be percent-encoded (%20)")
+            throw .usage("invalid PATH \(shownPath(path)): spaces and control characters must be percent-encoded (%20)")
         }
     }
 
-    private static func send(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
-        var request = try buildRequest(parsed, standardInput: context.process.standardInput, bodyFormat: try context.profile().bodyFormat)
+    private static func send(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        // Every value's form first, before the config, standard input or a file is read.
+        let draft = try RequestDraft(options)
+        var request = try draft.request(standardInput: context.process.standardInput, bodyFormat: try context.profile().bodyFormat)
         let client = try context.api()
         client.allowsAnonymous = true
         request.path = try client.expandingPlaceholders(request.path)
-        if let status = try APIOutput.run(request, client: client, context: context) { return status }
+        if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
 
-        if parsed.has("paginate") {
-            try context.walk(request, client: client, paging: try PagingOptions.legacy(context.parsed))
+        if options.paginate {
+            try context.walk(request, client: client, paging: options.paging)
             return .success
         }
-        _ = try PagingOptions.legacy(context.parsed)
 
         if canStream(request, client: client, context: context) {
-            guard let (held, headPrinted) = try streamReply(request, client: client, context: context) else { return .success }
+            guard let (held, headPrinted) = try streamReply(request, options: options, client: client, context: context) else { return .success }
             // A successful reply's head was printed (--include) as it arrived, when it arrived
             // through the stream.
-            return try printReply(held, request: request, client: client, context: context, headPrinted: headPrinted)
+            return try printReply(held, request: request, options: options, client: client, context: context, headPrinted: headPrinted)
         }
-        let response = try exchangeShowingProgress(request, client: client, context: context)
-        return try printReply(response, request: request, client: client, context: context, headPrinted: false)
+        let response = try exchangeShowingProgress(request, progress: options.progress, client: client, context: context)
+        return try printReply(response, request: request, options: options, client: client, context: context, headPrinted: false)
     }
 
     /// Prints a reply held in memory: decoded, unwrapped from its envelope, reformatted.
     private static func printReply(
-        _ response: HTTPResponse, request: APIRequest, client: APIClient, context: CommandContext, headPrinted: Bool
+        _ response: HTTPResponse, request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext, headPrinted: Bool
     ) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
         let reply: APIReply
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
         } catch {
             // The error body (printed with the error) goes where --error-body says; so does
             // the head --include asked for.
-            if parsed.has("include"), let stream = context.errorBodyStream { printHead(response.head, to: stream) }
+            if options.include, let stream = context.errorBodyStream { printHead(response.head, to: stream) }
             throw error
         }
-        if parsed.has("include") && !headPrinted { printHead(response.head, to: context.stdout) }
-        if reply.isUnparsedJSONArray && !parsed.has("raw") {
+        if options.include && !headPrinted { printHead(response.head, to: context.stdout) }
+        if reply.isUnparsedJSONArray && !options.raw {
             try printReformatted(response.body, status: response.status, context: context)
         } else {
-            printBody(of: response, payload: parsed.has("raw") ? nil : reply.payload, context: context)
+            printBody(of: response, raw: options.raw, payload: options.raw ? nil : reply.payload, context: context)
         }
         return .success
     }
@@ -187,8 +265,8 @@ enum APICommand {
     /// object that may be an envelope, text that may not be JSON) is held, up to
     /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
     /// reply (its first 64 KiB). Nil when the reply was printed.
-    private static func streamReply(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
-        let printer = StreamingPrinter(context: context)
+    private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
+        let printer = StreamingPrinter(context: context, raw: options.raw, include: options.include)
         let response: HTTPResponse
         do {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
@@ -202,9 +280,9 @@ enum APICommand {
 
     /// Sends, drawing upload progress on stderr when the body comes from files (--attach,
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
-    private static func exchangeShowingProgress(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
+    private static func exchangeShowingProgress(_ request: APIRequest, progress mode: ProgressMode, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        guard !files.isEmpty, context.dryRun == nil, let display = context.progressDisplay(ProgressMode.legacy(context.parsed)) else {
+        guard !files.isEmpty, context.dryRun == nil, let display = context.progressDisplay(mode) else {
             return try client.exchange(request)
         }
         let name = files.joined(separator: ", ")
@@ -250,8 +328,8 @@ enum APICommand {
     }
 
     /// Prints the payload as JSON, or the body as received (--raw, non-JSON, or an error body).
-    private static func printBody(of response: HTTPResponse, payload: JSON?, context: CommandContext) {
-        if context.parsed.has("raw") || response.body.isEmpty {
+    private static func printBody(of response: HTTPResponse, raw: Bool, payload: JSON?, context: CommandContext) {
+        if raw || response.body.isEmpty {
             context.stdout.write(response.body)
             return
         }
@@ -273,6 +351,9 @@ enum APICommand {
     private final class StreamingPrinter {
         enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
         let context: CommandContext
+        /// --raw: the bytes as received; --include: the head first.
+        let raw: Bool
+        let include: Bool
         var mode: Mode
         var held: [UInt8] = []
         var delivered = 0
@@ -282,14 +363,16 @@ enum APICommand {
         /// jq's colours on a terminal, fed chunk by chunk as the reformatter writes.
         var colorizer: JSONColorizer?
 
-        init(context: CommandContext) {
+        init(context: CommandContext, raw: Bool, include: Bool) {
             self.context = context
-            mode = context.parsed.has("raw") ? .raw : .undecided
+            self.raw = raw
+            self.include = include
+            mode = raw ? .raw : .undecided
         }
 
         func head(_ head: HTTPResponseHead) {
             status = head.status
-            if context.parsed.has("include") {
+            if include {
                 printHead(head, to: context.stdout)
                 headPrinted = true
             }
@@ -372,7 +455,7 @@ enum APICommand {
 
         private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
             if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
-               let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !context.parsed.has("raw") {
+               let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
                 guard startReformatting() else { return false }
                 if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !context.stdout.failed }
             }
@@ -428,95 +511,125 @@ enum APICommand {
 
     // MARK: - request building
 
-    static func buildRequest(_ parsed: ParsedCommand, standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
-        let fields = try requestFields(parsed, standardInput: standardInput)
-        // Without PATH the request goes to api_base itself, for Action APIs (CODING's
-        // OpenAPI: douctl api -f Action=DescribeCodingCurrentUser); a bare read needs a PATH.
-        guard let path = parsed.argument("PATH") ?? (fields.isEmpty && parsed.value("input") == nil ? nil : "") else {
-            throw .usage("missing argument PATH")
-        }
-        try checkPath(path, parsed: parsed)
-        let files = try fileParts(parsed, standardInput: standardInput)
-        let headers = try requestHeaders(parsed)
-        let input = parsed.value("input")
-        let hasBodyInput = input != nil || !fields.isEmpty || !files.isEmpty
-        // Pagination only makes sense for reads, so --paginate keeps GET even with fields.
-        let impliedMethod = hasBodyInput && !parsed.has("paginate") ? "POST" : "GET"
-        let method = try APIOutputOptions.method(parsed, implied: impliedMethod)
-        guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
-            throw .usage("invalid method '\(method)'")
-        }
-        var request = APIRequest(method: method, path: path, headers: headers)
-        let bodyless = ["GET", "HEAD", "DELETE", "OPTIONS"].contains(method)
-        let sendsJSON = parsed.has("json") || bodyFormat == .json
-        if parsed.has("json") && !files.isEmpty { throw .usage("--json cannot be combined with --attach (a file part needs multipart/form-data)") }
+    /// What the options ask to send, with every value's form checked (KEY=VALUE, -F
+    /// KEY:=JSON, PATH, -H, -X, -o) and nothing read yet: `request(standardInput:bodyFormat:)`
+    /// reads the files and standard input. Each refusal is one line, exit 2.
+    struct RequestDraft {
+        /// A field as given: a value, or `-F KEY=@FILE`, whose value is the file's text.
+        enum Field {
+            case value(RequestField)
+            case contents(key: String, path: String)
 
-        if let input {
-            request.query = fields.map(\.formPair)
-            if !files.isEmpty { throw .usage("--attach cannot be combined with --input") }
-            request.body = try inputBody(input, standardInput: standardInput)
-        } else if bodyless {
-            if !files.isEmpty { throw .usage("file parts need a method with a body (POST, PUT, PATCH), not \(method)") }
-            request.query = fields.map(\.formPair)
-        } else if !files.isEmpty {
-            request.body = .multipart(MultipartForm(parts: fields.map { .field(name: $0.key, value: $0.formText) } + files))
-        } else if sendsJSON && (!fields.isEmpty || parsed.has("json")) {
-            let object = try RequestField.jsonObject(fields)
-            request.body = .raw(.bytes(object.serialized(.compact)), contentType: "application/json")
-        } else if !fields.isEmpty {
-            request.body = .form(fields.map(\.formPair))
-        }
-        return request
-    }
-
-    /// `-f KEY=VALUE` as strings, then `-F KEY=VALUE` typed (`KEY=@FILE`: the file's text).
-    private static func requestFields(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> [RequestField] {
-        var fields: [RequestField] = try parsed.keyValues("raw-field", shown: "-f").map { .string($0.key, $0.value) }
-        for (key, value) in try parsed.keyValues("field", shown: "-F") {
-            if value.hasPrefix("@") {
-                fields.append(.string(key, try textContents(of: String(value.dropFirst()), field: key, standardInput: standardInput)))
-            } else {
-                fields.append(try .typed(key, value))
+            /// The field with a file's text still unread: the same JSON shape (a string).
+            var placeholder: RequestField {
+                switch self {
+                case .value(let field): return field
+                case .contents(let key, _): return .string(key, "")
+                }
             }
         }
-        return fields
-    }
 
-    /// `--attach KEY=FILE`: file parts, checked now; `KEY=-` reads standard input.
-    private static func fileParts(_ parsed: ParsedCommand, standardInput: Int32) throws(DouctlError) -> [MultipartForm.Part] {
-        var files: [MultipartForm.Part] = []
-        for (key, value) in try parsed.keyValues("attach", shown: "--attach") {
-            // "KEY=@FILE" is accepted too, for hands used to curl -F.
-            let filePath = value.hasPrefix("@") ? String(value.dropFirst()) : value
-            if filePath == "-" {
-                let bytes = try StandardInput.bytes(standardInput)
-                files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
-            } else {
-                try MultipartForm.checkReadableFile(filePath)
-                files.append(.file(name: key, path: filePath))
-            }
-        }
-        return files
-    }
+        var path: String
+        var method: String
+        var headers: [HTTPHeader]
+        /// `-f` then `-F`, in order.
+        var fields: [Field]
+        /// `--attach KEY=FILE` ("KEY=@FILE" too, for hands used to curl -F); `-` is stdin.
+        var attachments: [(key: String, path: String)]
+        var input: String?
+        var json: Bool
 
-    /// `-H 'Name: value'`.
-    private static func requestHeaders(_ parsed: ParsedCommand) throws(DouctlError) -> [HTTPHeader] {
-        var headers: [HTTPHeader] = []
-        for raw in parsed.values("header") {
-            guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
-                throw .usage("invalid header '\(HTTPSyntax.printable(raw))': expected 'Name: value'")
+        init(_ options: APIOptions) throws(DouctlError) {
+            fields = try KeyValueOptions.split(options.rawFields, shown: "-f").map { .value(.string($0.key, $0.value)) }
+            for (key, value) in try KeyValueOptions.split(options.typedFields, shown: "-F") {
+                if value.hasPrefix("@") {
+                    fields.append(.contents(key: key, path: String(value.dropFirst())))
+                } else {
+                    fields.append(.value(try .typed(key, value)))
+                }
             }
-            let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-            let value = raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")
-            // Bytes, not Characters: "\r\n" is one Character, so a Character check misses it.
-            if let problem = HTTPSyntax.headerProblem(name: name, value: value) { throw .usage(problem) }
-            headers.append(HTTPHeader(name, value))
+            // No PATH (validate() allows it only with fields or --input): api_base itself.
+            path = options.path ?? ""
+            try checkPath(path)
+            attachments = try KeyValueOptions.split(options.attachments, shown: "--attach").map { pair in
+                (pair.key, pair.value.hasPrefix("@") ? String(pair.value.dropFirst()) : pair.value)
+            }
+            headers = try Self.headers(options.headers)
+            do { method = try options.requestMethod() } catch { throw .usage(error.message) }
+            guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
+                throw .usage("invalid method '\(method)'")
+            }
+            if let output = options.outputFile { try TemporaryOutput.checkName(output) }
+            input = options.input
+            json = options.json
         }
-        return headers
+
+        /// `-H 'Name: value'`.
+        private static func headers(_ given: [String]) throws(DouctlError) -> [HTTPHeader] {
+            var headers: [HTTPHeader] = []
+            for raw in given {
+                guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
+                    throw .usage("invalid header '\(HTTPSyntax.printable(raw))': expected 'Name: value'")
+                }
+                let name = String(raw[..<colon]).trimmingCharacters(in: " ")
+                let value = raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")
+                // Bytes, not Characters: "\r\n" is one Character, so a Character check misses it.
+                if let problem = HTTPSyntax.headerProblem(name: name, value: value) { throw .usage(problem) }
+                headers.append(HTTPHeader(name, value))
+            }
+            return headers
+        }
+
+        /// The request: files and standard input read (`-F KEY=@FILE`, `--attach`), or
+        /// streamed (`--input`). GET and DELETE put fields in the query; a body is
+        /// multipart with files, JSON with --json (or the profile's body_format), else a form.
+        func request(standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
+            var request = APIRequest(method: method, path: path, headers: headers)
+            let bodyless = APIOptions.bodylessMethods.contains(method)
+            let sendsJSON = json || bodyFormat == .json
+            let jsonBody = input == nil && !bodyless && attachments.isEmpty && sendsJSON && (!fields.isEmpty || json)
+            // Field names and nesting, before any file or standard input is read.
+            if jsonBody { _ = try RequestField.jsonObject(fields.map(\.placeholder)) }
+
+            var fields: [RequestField] = []
+            for field in self.fields {
+                switch field {
+                case .value(let value): fields.append(value)
+                case .contents(let key, let path):
+                    fields.append(.string(key, try textContents(of: path, field: key, standardInput: standardInput)))
+                }
+            }
+            var files: [MultipartForm.Part] = []
+            for (key, path) in attachments {
+                if path == "-" {
+                    let bytes = try StandardInput.bytes(standardInput)
+                    files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
+                } else {
+                    try MultipartForm.checkReadableFile(path)
+                    files.append(.file(name: key, path: path))
+                }
+            }
+
+            // validate() has refused files with --json, --input or a bodyless method.
+            if let input {
+                request.query = fields.map(\.formPair)
+                request.body = try inputBody(input, standardInput: standardInput)
+            } else if bodyless {
+                request.query = fields.map(\.formPair)
+            } else if !files.isEmpty {
+                request.body = .multipart(MultipartForm(parts: fields.map { .field(name: $0.key, value: $0.formText) } + files))
+            } else if jsonBody {
+                let object = try RequestField.jsonObject(fields)
+                request.body = .raw(.bytes(object.serialized(.compact)), contentType: "application/json")
+            } else if !fields.isEmpty {
+                request.body = .form(fields.map(\.formPair))
+            }
+            return request
+        }
     }
 
     /// `--input FILE|-`: a file streams with Content-Length; a pipe is sent chunked.
-    private static func inputBody(_ input: String, standardInput: Int32) throws(DouctlError) -> APIRequest.Body {
+    fileprivate static func inputBody(_ input: String, standardInput: Int32) throws(DouctlError) -> APIRequest.Body {
         if input == "-" {
             var info = stat()
             if fstat(standardInput, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
@@ -564,7 +677,7 @@ enum APICommand {
     }
 
     /// `-F KEY=@FILE`: the file's text as the field's value (gh's rule), kept byte for byte.
-    private static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
+    fileprivate static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
         let bytes: [UInt8]
         if path == "-" {
             bytes = try StandardInput.bytes(standardInput)

@@ -12,27 +12,21 @@ import DouctlSystem
 /// xh do. Kept apart from the printing of `api`'s usual JSON output.
 enum APIOutput {
     /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise
-    /// (and with --dry-run, which prints the request instead).
-    static func run(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
-        let parsed = context.parsed
-        let output = parsed.value("output").flatMap { $0 == "-" ? nil : $0 }
-        let headOnly = parsed.has("head")
-        guard headOnly || output != nil else { return nil }
-        if parsed.has("paginate") {
-            throw .usage("\(headOnly ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
-        }
+    /// (and with --dry-run, which prints the request instead). Neither goes with
+    /// --paginate: `APIOptions.validate()` has refused that.
+    static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
+        guard options.head || options.outputFile != nil else { return nil }
         if context.dryRun != nil { return nil }
-        if headOnly { return try head(request, client: client, context: context) }
-        guard let output else { return nil }
-        return try toFile(output, request: request, client: client, context: context)
+        if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
+        guard let output = options.outputFile else { return nil }
+        return try toFile(output, include: options.include, request: request, client: client, context: context)
     }
 
     /// `-o FILE` (not `-`): the reply's body, as received, streamed into a temp file beside
     /// FILE and renamed over it once the whole body has arrived. An error reply (or a failed
     /// or interrupted transfer) leaves FILE as it was and no temp file.
-    static func toFile(_ path: String, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func toFile(_ path: String, include includeHead: Bool, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
         let file = try TemporaryOutput(for: path)
-        let includeHead = context.parsed.has("include")
         var failure: DouctlError?
         let response: HTTPResponse
         do throws(DouctlError) {
@@ -62,14 +56,15 @@ enum APIOutput {
         return .success
     }
 
-    /// `-I/--head`: sends HEAD and prints the status line and headers as `--include` does;
-    /// the exit code follows the status (404 → 5, 401 → 4, 5xx → 1).
-    static func head(_ request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
+    /// `-I/--head`: sends HEAD and prints the status line and headers as `--include` does
+    /// (into `output` with `-o FILE`); the exit code follows the status (404 → 5, 401 → 4,
+    /// 5xx → 1).
+    static func head(_ request: APIRequest, output: String?, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
         var request = request
         request.method = "HEAD"
         let response = try client.exchange(request)
         let text = headText(response.head)
-        if let path = context.parsed.value("output"), path != "-" {
+        if let path = output {
             let file = try TemporaryOutput(for: path)
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
@@ -101,8 +96,13 @@ final class TemporaryOutput {
     let temporary: String
     private var fd: Int32
 
-    init(for path: String) throws(DouctlError) {
+    /// `-o ''` names no file; checked before anything is sent (`APICommand.RequestDraft`).
+    static func checkName(_ path: String) throws(DouctlError) {
         guard !path.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
+    }
+
+    init(for path: String) throws(DouctlError) {
+        try Self.checkName(path)
         self.path = path
         let directory = FileIO.directoryName(path)
         guard (try? FileIO.status(directory))?.isDirectory == true else {
@@ -184,13 +184,13 @@ enum APIOutputOptions {
         head goes to FILE. Neither combines with --paginate; -I with -X is refused.
         """
 
-    /// The request's method: -X, else HEAD with -I, else the implied one.
-    static func method(_ parsed: ParsedCommand, implied: String) throws(DouctlError) -> String {
-        let given = parsed.value("method")?.uppercased()
-        if parsed.has("head") {
-            if let given, given != "HEAD" { throw .usage("-I sends HEAD; it cannot be combined with -X \(given)") }
+    /// The request's method: -X (upper-cased), else HEAD with -I, else the implied one.
+    static func method(given: String?, head: Bool, implied: String) throws(OptionError) -> String {
+        let given = given?.uppercased()
+        if head {
+            if let given, given != "HEAD" { throw OptionError("-I sends HEAD; it cannot be combined with -X \(given)") }
             return "HEAD"
         }
-        return (given ?? implied)
+        return given ?? implied
     }
 }
