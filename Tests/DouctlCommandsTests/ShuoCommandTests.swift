@@ -2,6 +2,7 @@
 import DouctlArguments
 import DouctlCore
 import DouctlJSON
+import DouctlSystem
 import DouctlTestSupport
 import Testing
 
@@ -154,6 +155,20 @@ import Testing
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == packed + "\n")
         #expect(transport.requests.map(\.url) == ["http://api.test/shuo/v2/statuses/1402640366?pack=true"])
+    }
+
+    @Test func getSaveImagesPrintsTheStatusAndOneLinePerPictureOnStderr() throws {
+        let directory = try TemporaryDirectory(prefix: "shuo-save")
+        let status = #"{"id":"42","text":"图","created_at":"2026-11-24 10:00:00","attachments":[{"media":[{"type":"image","src":"http://img.test/s/p1.jpg","original_src":"http://img.test/raw/p1.jpg"}]}]}"#
+        let transport = ScriptedTransport([.json(200, status), .json(200, "picture")])
+        let result = try Self.douctl(transport).run(["shuo", "get", "42", "--save-images", directory.path] + Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == status + "\n", "stdout stays the status alone")
+        let line = try JSONParser.parse(Array(result.stderrBytes.prefix { $0 != 0x0A }))
+        #expect(line["ok"] == .bool(true) && line["url"]?.stringValue == "http://img.test/raw/p1.jpg")
+        #expect(line["path"]?.stringValue == directory.path + "/p1.jpg")
+        #expect(try FileIO.readFile(directory.path + "/p1.jpg") == Array("picture".utf8))
+        #expect(transport.requests.last?.header("Authorization") == nil, "the token goes only to the API's own origin")
     }
 
     @Test func getRefusesANonNumericDoubanIDBeforeSending() throws {

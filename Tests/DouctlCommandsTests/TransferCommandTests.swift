@@ -127,6 +127,21 @@ import Testing
         #expect(errors.count == 1 && errors.first?.hasPrefix("douctl: \(a): ") == true, "\(result)")
     }
 
+    @Test func uploadToTheStatusEndpointChecksEachPictureFirst() throws {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 24)
+        let picture = try TemporaryDirectory.file(named: "a.png", bytes: png)
+        let text = try TemporaryDirectory.file(named: "notes.txt", bytes: Array("not a picture".utf8))
+        let status = #"{"id":"7","text":"","created_at":"2026-11-24 10:00:00"}"#
+        let transport = ScriptedTransport([.json(200, status)])
+        let result = try Self.douctl(transport).run(["upload", picture, text] + Self.base)
+        #expect(result.status == 3, "\(result)")
+        let lines = try result.lines()
+        #expect(lines.map { $0["ok"] } == [.bool(true), .bool(false)])
+        #expect(lines.last?["error"]?.stringValue == "\(text) is not a JPEG, GIF or PNG picture (Douban accepts only those)")
+        #expect(transport.requests.map { "\($0.method) \($0.url)" } == ["POST http://api.test/shuo/v2/statuses/"], "the text file is never sent")
+        #expect(transport.requests.first?.header("Authorization") == "Bearer t0ken")
+    }
+
     @Test func uploadProgressAlwaysPrintsPlainLinesInAPipe() throws {
         let a = try TemporaryDirectory.file(named: "a.txt", bytes: Array("alpha".utf8))
         let transport = ScriptedTransport([.json(200, #"{"id":1}"#)])
