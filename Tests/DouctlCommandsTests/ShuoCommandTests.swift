@@ -198,6 +198,25 @@ import Testing
         #expect(transport.requests.map(\.url) == ["http://api.test/shuo/v2/statuses/1402640366", "http://api.test/shuo/v2/statuses/2"])
     }
 
+    @Test func deleteAsTextSaysDeletedPerStatus() throws {
+        let transport = ScriptedTransport([.json(204, ""), .json(204, "")])
+        let result = try Self.douctl(transport).run(["shuo", "delete", "1", "2", "--format", "text", "--color", "never"] + Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "deleted 1\ndeleted 2\n")
+    }
+
+    @Test func commentsAllWalksByOffset() throws {
+        let transport = ScriptedTransport([
+            .json(200, #"{"start":0,"count":2,"total":3,"comments":[{"id":"1"},{"id":"2"}]}"#),
+            .json(200, #"{"start":2,"count":2,"total":3,"comments":[{"id":"3"}]}"#),
+        ])
+        let result = try Self.douctl(transport).run(["shuo", "comments", "42", "--all", "--count", "2", "--parallel", "1"] + Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(try result.lines().compactMap { $0["id"]?.stringValue } == ["1", "2", "3"])
+        #expect(transport.requests.map(\.path) == Array(repeating: "http://api.test/shuo/v2/statuses/42/comments", count: 2))
+        #expect(transport.requests.map { $0.queryValue("start") } == [nil, "2"], "the first page as the API starts it")
+    }
+
     @Test func deleteChecksEveryIDBeforeDeletingAny() throws {
         let transport = ScriptedTransport()
         let result = try Self.douctl(transport).run(["shuo", "delete", "1", "x"] + Self.base)
