@@ -57,57 +57,77 @@ enum DownloadCommand {
         it is a terminal (or with --progress always). Ctrl-C stops every download,
         leaves no final file for an unfinished one, and exits 130.
         """,
-        options: [
-            OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout"),
-            OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)"),
-            OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once"),
-            .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range"),
-            .flag("force", help: "replace files that already exist"),
-            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
-                       help: "show progress on stderr: auto (on a terminal), always, never"),
-        ] + OutputOptions.view,
-        arguments: [ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))],
         examples: [
             Example("douctl download https://example.com/a.jpg /view/status/raw/public/p1.jpg -d pics", "two files into pics/"),
             Example("douctl download --continue -o big.iso https://example.com/big.iso", "resume a broken download"),
             Example("douctl download --parallel 4 $(cat urls) | jq -r 'select(.ok) | \"\\(.sha256)  \\(.path)\"' | sha256sum -c", "fetch a list and verify it"),
-        ]), run: run)
+        ]), options: Options.self, run: run)
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
-        let sources = parsed.argumentValues("URL")
-        for source in sources where source.isEmpty || Download.hasOtherScheme(source) {
-            throw .usage("cannot download '\(source)': expected an http:// or https:// URL, or a path under the API")
+    /// `download URL... [-o FILE | -d DIR] [--parallel N] [--continue] [--force] [--progress WHEN]`.
+    struct Options: CommandOptions, PresentsOutput {
+        var sources: [String] = []
+        /// `-o FILE`; "-" is stdout.
+        var output: String?
+        /// `-d DIR`.
+        var directory: String?
+        var parallel = 1
+        /// `--continue`.
+        var resume = false
+        var force = false
+        var progress = ProgressMode.auto
+        var view = ViewOptions()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.output, OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout")),
+            .value(\.directory, OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)")),
+            .integer(\.parallel, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once")),
+            .flag(\.resume, .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range")),
+            .flag(\.force, .flag("force", help: "replace files that already exist")),
+            .choice(\.progress, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
+            .group(\.view, ViewOptions.self),
+            .arguments(\.sources, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+
+        func validate() throws(OptionError) { _ = try download() }
+
+        /// Where the files go and how: refuses a source that is no http(s) URL or API path,
+        /// and the -o/-d/--continue combinations that make no sense.
+        func download() throws(OptionError) -> DownloadOptions {
+            for source in sources where source.isEmpty || Download.hasOtherScheme(source) {
+                throw OptionError("cannot download '\(source)': expected an http:// or https:// URL, or a path under the API")
+            }
+            let target: DownloadTarget
+            switch (output, directory) {
+            case (.some, .some):
+                throw OptionError("-o and -d cannot be used together")
+            case (.some(let file), nil):
+                guard sources.count == 1 else { throw OptionError("-o names one file; with several URLs use -d DIR") }
+                guard !file.isEmpty else { throw OptionError("invalid value '' for -o: expected a file name or -") }
+                if file == "-" {
+                    if resume { throw OptionError("--continue cannot resume a download to stdout") }
+                    target = .standardOutput
+                } else {
+                    target = .file(file)
+                }
+            case (nil, .some(let path)):
+                guard !path.isEmpty else { throw OptionError("invalid value '' for -d: expected a directory") }
+                target = .directory(path)
+            case (nil, nil):
+                target = .directory(".")
+            }
+            return DownloadOptions(target: target, resume: resume, overwrite: force)
         }
-        let options = try options(parsed, count: sources.count)
-        var factory = try context.clientFactory()
-        factory.allowsAnonymous = true
-        return runBatch(context, sources: sources, options: options, factory: factory, parallel: parsed.integer("parallel") ?? 1)
     }
 
-    static func options(_ parsed: ParsedCommand, count: Int) throws(DouctlError) -> DownloadOptions {
-        let output = parsed.value("output")
-        let directory = parsed.value("dir")
-        let target: DownloadTarget
-        switch (output, directory) {
-        case (.some, .some):
-            throw .usage("-o and -d cannot be used together")
-        case (.some(let file), nil):
-            guard count == 1 else { throw .usage("-o names one file; with several URLs use -d DIR") }
-            guard !file.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
-            if file == "-" {
-                if parsed.has("continue") { throw .usage("--continue cannot resume a download to stdout") }
-                target = .standardOutput
-            } else {
-                target = .file(file)
-            }
-        case (nil, .some(let path)):
-            guard !path.isEmpty else { throw .usage("invalid value '' for -d: expected a directory") }
-            target = .directory(path)
-        case (nil, nil):
-            target = .directory(".")
-        }
-        return DownloadOptions(target: target, resume: parsed.has("continue"), overwrite: parsed.has("force"))
+    static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        var download: DownloadOptions
+        do { download = try options.download() } catch { throw .usage(error.message) } // validate() has refused these
+        download.standardOutput = context.stdout.fileDescriptor
+        var factory = try context.clientFactory()
+        factory.allowsAnonymous = true
+        return runBatch(context, sources: options.sources, options: download, factory: factory, parallel: options.parallel,
+                        progress: options.progress)
     }
 
     // MARK: - shuo get --save-images
@@ -128,9 +148,8 @@ enum DownloadCommand {
         """
 
     /// `shuo get ID --save-images DIR`, after the status was printed.
-    static func savePictures(of status: JSON, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        guard let directory = context.parsed.value("save-images") else { return .success }
-        guard !directory.isEmpty else { throw .usage("invalid value '' for --save-images: expected a directory") }
+    /// (`shuo get`'s options have refused an empty DIR.)
+    static func savePictures(of status: JSON, into directory: String, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         var factory = try context.clientFactory()
         factory.allowsAnonymous = true
         let urls = try context.service().pictureURLs(in: status)
@@ -142,9 +161,9 @@ enum DownloadCommand {
     /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
     /// (whose lines go to stderr, so they replace the usual error line and progress).
     static func runBatch(_ context: CommandContext, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
-                    output: Int32? = nil) -> ExitStatus {
+                         progress: ProgressMode = .auto, output: Int32? = nil) -> ExitStatus {
         // Lines on stderr take the place of the error lines and the progress display.
-        let display = output == context.stderr.fileDescriptor ? nil : context.progressDisplay(ProgressMode.legacy(context.parsed))
+        let display = output == context.stderr.fileDescriptor ? nil : context.progressDisplay(progress)
         let linesFD = options.target == .standardOutput ? nil : output ?? context.stdout.fileDescriptor
         // A person at a terminal reads "downloaded PATH"; the JSON lines are for programs.
         let textVerb = linesFD == context.stdout.fileDescriptor && context.wantsView ? "downloaded" : nil

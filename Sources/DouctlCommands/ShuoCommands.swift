@@ -9,49 +9,28 @@ enum ShuoCommands {
 
     static let command = Command(group: CommandSpec(
         "shuo", abstract: "post, read and delete 广播 (statuses), comments and likes"), [
-        Command(postSpec, run: post),
+        Command(postSpec, options: Post.self, run: post),
         Command(CommandSpec(
             "get", abstract: "a status",
             discussion: OutputOptions.discussion + "\n" + DownloadCommand.saveImagesDiscussion,
-            options: [
-                .flag("packed", help: "include comments, likers and resharers (Douban pack=true)"),
-                DownloadCommand.saveImagesOption,
-                .flag("images", help: "draw the status's pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named"),
-            ] + OutputOptions.view,
-            arguments: [idArgument],
             examples: [
                 Example("douctl shuo get 1402640366 | jq -r .text", "just the text"),
                 Example("douctl shuo get 1402640366 --save-images pics 2> saved.ndjson", "save its pictures in pics/"),
-            ]), run: get),
+            ]), options: Get.self, run: get),
         Command(CommandSpec(
             "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
-            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines.",
-            options: OutputOptions.view,
-            arguments: [ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))]), run: delete),
+            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines."),
+            options: Delete.self, run: delete),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
             discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.\n" + OutputOptions.discussion,
-            options: [
-                OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline"),
-                .flag("public", help: "everyone's public statuses (Coding)"),
-                OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)"),
-                OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID"),
-                OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID"),
-                .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)"),
-                PagingOptions.slurp,
-            ] + OutputOptions.view,
-            examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), run: timeline),
-        Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion, options: PagingOptions.specs(countRange: 1...100) + OutputOptions.view, arguments: [idArgument]), run: comments),
-        Command(CommandSpec(
-            "comment", abstract: "comment on a status",
-            arguments: [idArgument, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")]), run: comment),
-        Command(CommandSpec(
-            "uncomment", abstract: "delete a comment",
-            options: [OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")],
-            arguments: [ArgumentSpec("COMMENT_ID", help: "the comment's id")]), run: uncomment),
-        Command(CommandSpec("like", abstract: "like a status", arguments: [idArgument]), run: like),
-        Command(CommandSpec("unlike", abstract: "take back a like", arguments: [idArgument]), run: unlike),
-        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", arguments: [idArgument]), run: reshare),
+            examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: timeline),
+        Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: comments),
+        Command(CommandSpec("comment", abstract: "comment on a status"), options: Comment.self, run: comment),
+        Command(CommandSpec("uncomment", abstract: "delete a comment"), options: Uncomment.self, run: uncomment),
+        Command(CommandSpec("like", abstract: "like a status"), options: Target.self, run: like),
+        Command(CommandSpec("unlike", abstract: "take back a like"), options: Target.self, run: unlike),
+        Command(CommandSpec("reshare", abstract: "reshare (转播) a status"), options: Target.self, run: reshare),
     ])
 
     static let postSpec = CommandSpec(
@@ -64,51 +43,171 @@ enum ShuoCommands {
         then leaves them out and says so. Coding-style APIs have no recommended links:
         there --rec-* is refused (exit 2), with or without a picture.
         """,
-        options: [
-            OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture"),
-            OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link"),
-            OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title"),
-            OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description"),
-            OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)"),
-        ],
-        arguments: [ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)],
         examples: [
             Example("douctl shuo post \"你好\" --image pic.jpg", "a status with a picture"),
             Example("fortune | douctl shuo post - | jq -r .id", "text from a pipe, print the new id"),
         ])
 
+    // MARK: - options
+
+    /// `shuo post [TEXT] [--image FILE] [--rec-*]`. Whether --rec-* goes with a picture is the
+    /// API style's to say (Douban drops them with a warning; Coding refuses them), so it is
+    /// decided at run time, not here.
+    struct Post: CommandOptions {
+        /// nil: none given; "-": read from stdin.
+        var text: String?
+        var image: String?
+        var recommendation = StatusDraft.Recommendation()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.image, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
+            .value(\.recommendation.url, OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link")),
+            .value(\.recommendation.title, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
+            .value(\.recommendation.description, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),
+            .value(\.recommendation.image, OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)")),
+            .argument(\.text, ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)),
+        ]
+    }
+
+    /// `shuo get ID [--packed] [--save-images DIR] [--images]`.
+    struct Get: CommandOptions, PresentsOutput {
+        var id = ""
+        var packed = false
+        var saveImages: String?
+        var images = false
+        var view = ViewOptions()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .flag(\.packed, .flag("packed", help: "include comments, likers and resharers (Douban pack=true)")),
+            .value(\.saveImages, DownloadCommand.saveImagesOption),
+            .flag(\.images, .flag("images", help: "draw the status's pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named")),
+            .group(\.view, ViewOptions.self),
+            .argument(\.id, idArgument),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+
+        func validate() throws(OptionError) {
+            if saveImages == "" { throw OptionError("invalid value '' for --save-images: expected a directory") }
+        }
+    }
+
+    /// `shuo delete ID...`.
+    struct Delete: CommandOptions, PresentsOutput {
+        var ids: [String] = []
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [
+            .group(\.view, ViewOptions.self),
+            .arguments(\.ids, ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `shuo timeline`: walked with until_id, so its paging has --count, --all and --slurp
+    /// but neither --start nor --parallel.
+    struct Timeline: CommandOptions, PresentsOutput {
+        var user: String?
+        var isPublic = false
+        var count: Int?
+        var sinceID: String?
+        var untilID: String?
+        var all = false
+        var slurp = false
+        var view = ViewOptions()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.user, OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline")),
+            .flag(\.isPublic, .flag("public", help: "everyone's public statuses (Coding)")),
+            .integer(\.count, OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)")),
+            .value(\.sinceID, OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID")),
+            .value(\.untilID, OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID")),
+            .flag(\.all, .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)")),
+            .flag(\.slurp, PagingOptions.slurp),
+            .group(\.view, ViewOptions.self),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+
+        /// The walk's settings: the page size is in the request already.
+        var paging: PagingOptions {
+            var paging = PagingOptions()
+            paging.count = count
+            paging.all = all
+            paging.slurp = slurp
+            return paging
+        }
+
+        func validate() throws(OptionError) { try paging.validate() }
+    }
+
+    /// `shuo comments ID`: a page, or every page.
+    struct Comments: CommandOptions, PresentsOutput {
+        var id = ""
+        var paging = PagingOptions()
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [
+            PagingOptions.group(\.paging, countRange: 1...100),
+            .group(\.view, ViewOptions.self),
+            .argument(\.id, idArgument),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+    }
+
+    /// `shuo comment ID TEXT`.
+    struct Comment: CommandOptions {
+        var id = ""
+        /// "-": read from stdin.
+        var text = ""
+        static let bindings: [OptionBinding<Self>] = [
+            .argument(\.id, idArgument),
+            .argument(\.text, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")),
+        ]
+    }
+
+    /// `shuo uncomment COMMENT_ID [--status ID]`.
+    struct Uncomment: CommandOptions {
+        var commentID = ""
+        var status: String?
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.status, OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")),
+            .argument(\.commentID, ArgumentSpec("COMMENT_ID", help: "the comment's id")),
+        ]
+    }
+
+    /// `shuo like|unlike|reshare ID`.
+    struct Target: CommandOptions {
+        var id = ""
+        static let bindings: [OptionBinding<Self>] = [.argument(\.id, idArgument)]
+    }
+
     // MARK: - runs
 
-    static func post(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
-        var text = parsed.argument("TEXT")
+    static func post(_ options: Post, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        var text = options.text
         if text == "-" { text = try StandardInput.text(context.process.standardInput) }
-        let recommendation = StatusDraft.Recommendation(
-            url: parsed.value("rec-url"), title: parsed.value("rec-title"),
-            description: parsed.value("rec-desc"), image: parsed.value("rec-image"))
-        let draft = StatusDraft(text: text, imagePath: parsed.value("image"), recommendation: recommendation.isEmpty ? nil : recommendation)
+        let recommendation = options.recommendation
+        let draft = StatusDraft(text: text, imagePath: options.image, recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try context.service()
         if let ignored = service.ignoredParts(of: draft) { context.warn(ignored) }
         context.printJSON(try service.post(draft))
         return .success
     }
 
-    static func get(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let status = try context.service().status(try id(context), packed: context.parsed.has("packed"))
+    static func get(_ options: Get, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let status = try context.service().status(try statusID(options.id, context), packed: options.packed)
         context.printDocument(status, view: .feed)
-        if context.parsed.has("images"), context.wantsView {
+        if options.images, context.wantsView {
             InlineImages.show(pictures: try context.service().pictureURLs(in: status), context)
         }
-        return try DownloadCommand.savePictures(of: status, context)
+        guard let directory = options.saveImages else { return .success }
+        return try DownloadCommand.savePictures(of: status, into: directory, context)
     }
 
     /// Deletes each id, reporting each; one failure does not stop the rest.
-    static func delete(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func delete(_ options: Delete, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let service = try context.service()
         // Every id is checked before any is deleted.
-        for id in context.parsed.argumentValues("ID") { try checkDoubanID(id, context) }
+        for id in options.ids { try checkDoubanID(id, context) }
         var statuses: [ExitStatus] = []
-        for id in context.parsed.argumentValues("ID") {
+        for id in options.ids {
             if Interrupt.requested { return .interrupted }
             do {
                 let reply = try service.delete(id)
@@ -126,63 +225,61 @@ enum ShuoCommands {
         return ExitStatus.worst(statuses)
     }
 
-    static func timeline(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
+    static func timeline(_ options: Timeline, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let query = TimelineQuery(
-            user: try parsed.value("user").map { value throws(DouctlError) in try context.api().expandingPlaceholders(value) },
-            count: parsed.integer("count"),
-            sinceID: parsed.value("since-id"), untilID: parsed.value("until-id"), isPublic: parsed.has("public"))
+            user: try options.user.map { value throws(DouctlError) in try context.api().expandingPlaceholders(value) },
+            count: options.count,
+            sinceID: options.sinceID, untilID: options.untilID, isPublic: options.isPublic)
         let listing = try context.service().timeline(query)
-        if parsed.has("all") {
-            try context.walk(listing.request, scheme: listing.scheme, paging: try PagingOptions.legacy(context.parsed), view: .feed)
+        if options.all {
+            try context.walk(listing.request, scheme: listing.scheme, paging: options.paging, view: .feed)
         } else {
-            _ = try PagingOptions.legacy(context.parsed)
             context.printDocument(try context.api().send(listing.request).requireJSON(), view: .feed)
         }
         return .success
     }
 
-    static func comments(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        try context.printListing(try context.service().comments(try id(context)), paging: try PagingOptions.legacy(context.parsed), view: .feed)
+    static func comments(_ options: Comments, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        try context.printListing(try context.service().comments(try statusID(options.id, context)), paging: options.paging, view: .feed)
         return .success
     }
 
-    static func comment(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        var text = context.parsed.argument("TEXT") ?? ""
+    static func comment(_ options: Comment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        var text = options.text
         if text == "-" { text = try StandardInput.text(context.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
-        context.printJSON(try context.service().comment(on: try id(context), text: text))
+        context.printJSON(try context.service().comment(on: try statusID(options.id, context), text: text))
         return .success
     }
 
-    static func uncomment(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let commentID = context.parsed.argument("COMMENT_ID") ?? ""
-        let reply = try context.service().deleteComment(commentID, statusID: context.parsed.value("status"))
-        context.printJSON(reply ?? .object(JSONObject([("id", .string(commentID)), ("deleted", true)])))
+    static func uncomment(_ options: Uncomment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let reply = try context.service().deleteComment(options.commentID, statusID: options.status)
+        context.printJSON(reply ?? .object(JSONObject([("id", .string(options.commentID)), ("deleted", true)])))
         return .success
     }
 
-    static func like(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let statusID = try id(context)
-        context.printJSON(try context.service().like(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", true)])))
+    static func like(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let id = try statusID(options.id, context)
+        context.printJSON(try context.service().like(id) ?? .object(JSONObject([("id", .string(id)), ("liked", true)])))
         return .success
     }
 
-    static func unlike(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let statusID = try id(context)
-        context.printJSON(try context.service().unlike(statusID) ?? .object(JSONObject([("id", .string(statusID)), ("liked", false)])))
+    static func unlike(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let id = try statusID(options.id, context)
+        context.printJSON(try context.service().unlike(id) ?? .object(JSONObject([("id", .string(id)), ("liked", false)])))
         return .success
     }
 
-    static func reshare(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printJSON(try context.service().reshare(try id(context)))
+    static func reshare(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        context.printJSON(try context.service().reshare(try statusID(options.id, context)))
         return .success
     }
 
     // MARK: - helpers
 
-    static func id(_ context: CommandContext) throws(DouctlError) -> String {
-        let id = try context.idArgument()
+    /// The ID argument with `{me}` expanded, checked as the API style wants it.
+    static func statusID(_ id: String, _ context: CommandContext) throws(DouctlError) -> String {
+        let id = try context.expandingID(id)
         try checkDoubanID(id, context)
         return id
     }

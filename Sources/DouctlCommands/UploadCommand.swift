@@ -27,44 +27,74 @@ enum UploadCommand {
         a failure only as its error line on stderr); --json or --format json keeps the
         JSON lines there too.
         """,
-        options: [
-            OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)"),
-            OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)"),
-            OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true),
-            OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once"),
-            OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
-                       help: "show progress on stderr: auto (on a terminal), always, never"),
-            .flag("yes", short: "y", help: "post several files publicly without asking"),
-        ] + OutputOptions.view,
-        arguments: [ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)],
         examples: [
             Example("douctl upload --parallel 4 *.jpg | jq -r 'select(.ok) | .reply.id'", "post four pictures at a time; print the new ids"),
             Example("douctl upload big.bin --to /api/files --field file -f dir=backup", "any endpoint, any field"),
-        ]), run: run)
+        ]), options: Options.self, run: run)
 
-    static func run(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let parsed = context.parsed
-        let files = parsed.argumentValues("FILE")
-        let extraFields = try parsed.keyValues("raw-field", shown: "-f").map { ($0.key, $0.value) }
+    /// `upload FILE... [--to PATH] [--field NAME] [-f KEY=VALUE]... [--parallel N] [--progress WHEN] [--yes]`.
+    struct Options: CommandOptions, PresentsOutput {
+        var files: [String] = []
+        /// nil: the status picture endpoint.
+        var to: String?
+        var field: String?
+        /// `-f KEY=VALUE`, as given (see `formFields`).
+        var rawFields: [String] = []
+        var parallel = 1
+        var progress = ProgressMode.auto
+        var yes = false
+        var view = ViewOptions()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .value(\.to, OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)")),
+            .value(\.field, OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)")),
+            .values(\.rawFields, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true)),
+            .integer(\.parallel, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once")),
+            .choice(\.progress, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
+            .flag(\.yes, .flag("yes", short: "y", help: "post several files publicly without asking")),
+            .group(\.view, ViewOptions.self),
+            .arguments(\.files, ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)),
+        ]
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+
+        func validate() throws(OptionError) { _ = try formFields() }
+
+        /// Each `-f KEY=VALUE`, split at the first '='; one without a key is refused.
+        func formFields() throws(OptionError) -> [(String, String)] {
+            var pairs: [(String, String)] = []
+            for raw in rawFields {
+                guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
+                    throw OptionError("invalid field '\(raw)' for -f: expected KEY=VALUE")
+                }
+                pairs.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
+            }
+            return pairs
+        }
+    }
+
+    static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let files = options.files
+        let extraFields: [(String, String)]
+        do { extraFields = try options.formFields() } catch { throw .usage(error.message) } // validate() has refused a bad one
         let service = try context.service()
         // The default target posts statuses and needs a login; --to any endpoint is
         // curl-like, as `api` is: sent anonymously when there is no login.
-        let toStatuses = parsed.value("to") == nil
+        let toStatuses = options.to == nil
         if toStatuses {
             try context.api().requireLogin()
-            try confirmPublicPosts(context, count: files.count)
+            try confirmPublicPosts(context, count: files.count, yes: options.yes)
         }
         let defaults = service.defaultUpload
         let target = UploadTarget(
-            path: parsed.value("to") ?? defaults.path,
-            field: parsed.value("field") ?? defaults.field,
+            path: options.to ?? defaults.path,
+            field: options.field ?? defaults.field,
             fields: extraFields,
             checksPicture: toStatuses)
         var factory = try context.clientFactory()
         factory.allowsAnonymous = !toStatuses
-        let batch = UploadBatch(files: files, target: target, parallel: parsed.integer("parallel") ?? 1, factory: factory)
+        let batch = UploadBatch(files: files, target: target, parallel: options.parallel, factory: factory)
 
-        let report = BatchReport(context, display: context.progressDisplay(ProgressMode.legacy(context.parsed)), linesFD: context.stdout.fileDescriptor,
+        let report = BatchReport(context, display: context.progressDisplay(options.progress), linesFD: context.stdout.fileDescriptor,
                                  textVerb: context.wantsView ? "uploaded" : nil)
         context.stdout.flush()
         let completed = LockedValue<[String]>([])
@@ -94,9 +124,9 @@ enum UploadCommand {
 
     /// The default target makes each file a public status: on a terminal, several of them
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
-    static func confirmPublicPosts(_ context: CommandContext, count: Int) throws(DouctlError) {
+    static func confirmPublicPosts(_ context: CommandContext, count: Int, yes: Bool) throws(DouctlError) {
         let stdin = context.process.standardInput
-        guard count > 1, !context.parsed.has("yes"), context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
+        guard count > 1, !yes, context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
         let profile = try context.profileName
         context.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
         context.stderr.flush()

@@ -22,6 +22,9 @@ public struct DownloadOptions: Sendable, Equatable {
     public var resume: Bool
     /// `--force`: replace an existing file.
     public var overwrite: Bool
+    /// Where `.standardOutput` writes: the command's stdout, which is not always this
+    /// process's descriptor 1 (a command run in-process writes where its context says).
+    public var standardOutput: Int32 = STDOUT_FILENO
 
     public init(target: DownloadTarget, resume: Bool = false, overwrite: Bool = false) {
         self.target = target
@@ -295,7 +298,7 @@ public struct Download {
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
                 do {
-                    try FileIO.writeAll(STDOUT_FILENO, chunk)
+                    try FileIO.writeAll(options.standardOutput, chunk)
                 } catch {
                     failure = .transport(.outputFailed("standard output (\(error))"))
                     return false
