@@ -130,11 +130,6 @@ struct CommandContext {
         }
     }
 
-    /// The ID argument, with `{me}` replaced by the logged-in user's id.
-    func idArgument(_ name: String = "ID") throws(DouctlError) -> String {
-        try expandingID(parsed.argument(name) ?? "", name: name)
-    }
-
     /// An id argument, with `{me}` replaced by the logged-in user's id; an empty one is refused.
     func expandingID(_ id: String, name: String = "ID") throws(DouctlError) -> String {
         guard !id.isEmpty else { throw .usage("missing argument \(name)") }

@@ -15,11 +15,3 @@ enum KeyValueOptions {
         return pairs
     }
 }
-
-extension ParsedCommand {
-    /// For commands not yet typed (upload's `-f`; being retired): `KeyValueOptions.split`
-    /// of the option's values, read by name.
-    func keyValues(_ option: String, shown: String) throws(DouctlError) -> [(key: String, value: String)] {
-        try KeyValueOptions.split(values(option), shown: shown)
-    }
-}

@@ -23,21 +23,6 @@ struct PagingOptions: CommandOptions {
         OptionBinding.group(field, PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
     }
 
-    /// For commands not yet typed (being retired): bound by name, checked at once.
-    static func legacy(_ parsed: ParsedCommand) throws(DouctlError) -> PagingOptions {
-        var paging = PagingOptions()
-        for binding in bindings { binding.apply(&paging, parsed) }
-        paging.all = paging.all || parsed.has("paginate")
-        do { try paging.validate() } catch { throw .usage(error.message) }
-        return paging
-    }
-
-    /// Binding with `PagingOptions.group`, specs of the whole group.
-    static func specs(countRange: ClosedRange<Int> = 1...200) -> [OptionSpec] {
-        group(\Holder.paging, countRange: countRange).options
-    }
-    private struct Holder { var paging = PagingOptions() }
-
     func validate() throws(OptionError) {
         if slurp && !all { throw OptionError("--slurp goes with --all (or api --paginate)") }
     }

@@ -187,7 +187,4 @@ enum ProgressMode: String, Sendable {
     static func option(help: String) -> OptionSpec {
         OptionSpec("progress", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"), help: help)
     }
-
-    /// For commands not yet typed (being retired).
-    static func legacy(_ parsed: ParsedCommand) -> ProgressMode { parsed.value("progress").flatMap(ProgressMode.init(rawValue:)) ?? .auto }
 }
