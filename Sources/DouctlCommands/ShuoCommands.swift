@@ -106,7 +106,7 @@ enum ShuoCommands {
     static func delete(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let service = try context.service()
         // Every id is checked before any is deleted.
-        for id in context.parsed.argumentValues("ID") { try checkDoubanID(id, context) }
+        for id in context.parsed.argumentValues("ID") { try checkStatusID(id, context) }
         var statuses: [ExitStatus] = []
         for id in context.parsed.argumentValues("ID") {
             if Interrupt.requested { return .interrupted }
@@ -183,18 +183,13 @@ enum ShuoCommands {
 
     static func id(_ context: CommandContext) throws(DouctlError) -> String {
         let id = try context.idArgument()
-        try checkDoubanID(id, context)
+        try checkStatusID(id, context)
         return id
     }
 
-    /// Douban status ids are numbers: anything else (`shuo get abc`) is refused here, exit 2,
-    /// rather than sent to come back as a 404. Other styles' ids (Coding's GLOBAL_KEY/ID)
-    /// are theirs to judge.
-    static func checkDoubanID(_ id: String, _ context: CommandContext) throws(DouctlError) {
-        let profile = try context.profile()
-        guard profile.style == .douban, !profile.isPlainOAuth2 else { return }
-        guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            throw .usage("invalid status id '\(HTTPSyntax.printable(id))': a Douban status id is a number")
-        }
+    /// A status id the profile's style cannot have (`shuo get abc` on Douban, whose ids are
+    /// numbers) is refused here, exit 2, rather than sent to come back as a 404.
+    static func checkStatusID(_ id: String, _ context: CommandContext) throws(DouctlError) {
+        try context.profile().rules.checkStatusID(id)
     }
 }
