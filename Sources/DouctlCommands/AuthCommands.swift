@@ -207,7 +207,7 @@ enum AuthCommands {
             throw .usage("choose one of --\(chosen.map(\.0).joined(separator: ", --"))")
         }
         if let method = chosen.first?.1 {
-            if method == .password && !profile.style.hasCookieSessions {
+            if method == .password && !profile.rules.hasCookieSessions {
                 throw .unsupported("--password is Coding's login; profile '\(profile.name)' is \(profile.style.rawValue)-style (use --web, --device or --paste)")
             }
             return method

@@ -23,7 +23,7 @@ enum CodingSession {
     /// The cookie session's summary for `auth status` and who logged in to it, or nil
     /// when there is none.
     static func status(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> (json: JSON, owner: Identity?)? {
-        guard profile.style.hasCookieSessions else { return nil }
+        guard profile.rules.hasCookieSessions else { return nil }
         let jar = CookieJar(directory: try context.configDirectory(), profile: profile.name)
         guard jar.exists else { return nil }
         let names = try jar.load().map(\.name)
@@ -34,7 +34,7 @@ enum CodingSession {
     /// Ends the server session where possible, then deletes the jar; true when there was one.
     /// A corrupt jar is deleted with a warning: there is no session left in it to end.
     static func forget(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Bool {
-        guard profile.style.hasCookieSessions else { return false }
+        guard profile.rules.hasCookieSessions else { return false }
         let jar = CookieJar(directory: try context.configDirectory(), profile: profile.name)
         guard jar.exists else { return false }
         let hooks: SessionHooks?

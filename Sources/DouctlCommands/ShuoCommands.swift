@@ -205,7 +205,7 @@ enum ShuoCommands {
     static func delete(_ options: Delete, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let service = try context.service()
         // Every id is checked before any is deleted.
-        for id in options.ids { try checkDoubanID(id, context) }
+        for id in options.ids { try checkStatusID(id, context) }
         var statuses: [ExitStatus] = []
         for id in options.ids {
             if Interrupt.requested { return .interrupted }
@@ -280,18 +280,13 @@ enum ShuoCommands {
     /// The ID argument with `{me}` expanded, checked as the API style wants it.
     static func statusID(_ id: String, _ context: CommandContext) throws(DouctlError) -> String {
         let id = try context.expandingID(id)
-        try checkDoubanID(id, context)
+        try checkStatusID(id, context)
         return id
     }
 
-    /// Douban status ids are numbers: anything else (`shuo get abc`) is refused here, exit 2,
-    /// rather than sent to come back as a 404. Other styles' ids (Coding's GLOBAL_KEY/ID)
-    /// are theirs to judge.
-    static func checkDoubanID(_ id: String, _ context: CommandContext) throws(DouctlError) {
-        let profile = try context.profile()
-        guard profile.style == .douban, !profile.isPlainOAuth2 else { return }
-        guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            throw .usage("invalid status id '\(HTTPSyntax.printable(id))': a Douban status id is a number")
-        }
+    /// A status id the profile's style cannot have (`shuo get abc` on Douban, whose ids are
+    /// numbers) is refused here, exit 2, rather than sent to come back as a 404.
+    static func checkStatusID(_ id: String, _ context: CommandContext) throws(DouctlError) {
+        try context.profile().rules.checkStatusID(id)
     }
 }

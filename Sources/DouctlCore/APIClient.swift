@@ -52,7 +52,7 @@ public final class APIClient {
     /// Decodes a reply `exchange` returned, adding the login hint to authentication errors.
     public func decode(_ response: HTTPResponse, for request: APIRequest, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
         do {
-            return try ReplyDecoder.decode(response, style: profile.style, request: request.summary, parsesArrays: parsesArrays)
+            return try ReplyDecoder.decode(response, rules: profile.rules, request: request.summary, parsesArrays: parsesArrays)
         } catch {
             guard case .api(var apiError) = error else { throw error }
             if let token = lastSentToken {
@@ -73,7 +73,7 @@ public final class APIClient {
         if !profile.isOwnOrigin(url) {
             return "no credentials are sent outside \(profile.name)'s api_base (\(profile.apiBase))"
         }
-        let isPermission = error.httpStatus == 403 || (profile.style == .douban && error.code == "1000")
+        let isPermission = profile.rules.refusesPermission(error)
         if lastSentToken != nil, let tokens {
             return isPermission ? nil : tokens.rejectionHint
         }
@@ -202,7 +202,7 @@ public final class APIClient {
         if request.sendsToken, token == nil { try requireLogin() }
         lastSentToken = token
         let response = try send(token)
-        guard let token, let tokens, ReplyDecoder.meansExpiredToken(response, style: profile.style) else {
+        guard let token, let tokens, profile.rules.meansExpiredToken(response) else {
             return response
         }
         guard let fresh = try tokens.refresh(rejected: token) else { return response }
@@ -223,7 +223,7 @@ public final class APIClient {
         while true {
             try waitForRateLimit()
             let response = try attempt()
-            guard let rateLimitWait, ReplyDecoder.meansRateLimited(response, style: profile.style),
+            guard let rateLimitWait, profile.rules.meansRateLimited(response),
                   request.body.isReplayable else { return response }
             let (seconds, reason) = RateLimitWait.delay(for: response)
             guard waited + seconds <= rateLimitWait.maximum else { return response }

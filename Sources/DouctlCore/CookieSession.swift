@@ -164,7 +164,7 @@ public final class CookieSession: SessionHooks {
     /// stored one, wins). A jar that cannot be read is an error (exit 3, as a corrupt
     /// credentials file is), not a logged-out profile.
     public static func stored(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> CookieSession? {
-        guard profile.style.hasCookieSessions else { return nil }
+        guard profile.rules.hasCookieSessions else { return nil }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
         guard jar.exists else { return nil }
         let cookies = try jar.load()

@@ -29,7 +29,7 @@ public enum CredentialInForce: Sendable, Equatable {
         } catch {
             return .storedToken
         }
-        guard profile.style.hasCookieSessions else { return .none }
+        guard profile.rules.hasCookieSessions else { return .none }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
         guard jar.exists else { return .none }
         // A jar that cannot be read is reported by the request that sends it (exit 3).

@@ -28,8 +28,7 @@ public struct Identity: Sendable, Equatable {
             }
             return try fromUserReply(json, profile: profile, request: request.summary)
         }
-        if profile.isPlainOAuth2 { return nil }
-        return try client.service.identity()
+        return try profile.rules.identity(with: client)
     }
 
     /// The id and name in a `user_url` reply, at `user_id_field` (default `id`) and

@@ -52,7 +52,7 @@ public struct Paginator {
             let pageURL = FormEncoding.appendQuery(request.query, to: client.profile.url(for: request.path))
             let linked = LinkPaging.next(after: reply.head, payload: payload, pageURL: pageURL)
             let page = Self.page(of: payload)
-            if scheme == nil { scheme = Self.guessScheme(payload, style: client.profile.style) }
+            if scheme == nil { scheme = client.profile.rules.pageScheme(guessedFrom: payload) }
             guard let items = page.items ?? LinkPaging.items(of: payload) else {
                 throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
             }
@@ -72,7 +72,7 @@ public struct Paginator {
                 return
             }
             guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
-                if given == nil, linked == .unknown, !page.saysAnythingAboutPages, client.profile.isPlainOAuth2 {
+                if given == nil, linked == .unknown, !page.saysAnythingAboutPages, client.profile.rules.warnsWhenTheEndIsAGuess {
                     warn?("the reply says nothing about further pages (no Link header, no next link, no total); took page \(pages) as the last, after \(seen.emitted) items")
                 }
                 return
@@ -226,11 +226,14 @@ public struct Paginator {
         }
     }
 
-    /// For `api --paginate`: Pageable objects walk by page; Coding's bare arrays (tweet
-    /// timelines) by the last item's id; everything else by start/count.
-    static func guessScheme(_ payload: JSON, style: APIStyle) -> PageScheme {
+}
+
+extension PageScheme {
+    /// For `api --paginate` (a style's `pageScheme(guessedFrom:)`): Pageable objects walk
+    /// by page, bare arrays as the style says, everything else by start/count.
+    public static func guessed(from payload: JSON, bareArrays: PageScheme) -> PageScheme {
         if case .object(let object) = payload, object["list"] != nil { return .pageNumber() }
-        if case .array = payload, style == .coding { return .cursor() }
+        if case .array = payload { return bareArrays }
         return .offset()
     }
 }

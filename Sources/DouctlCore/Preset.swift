@@ -61,47 +61,32 @@ public struct Preset: Sendable, Equatable {
     public static let sandboxClientID = "douctl-sandbox"
     public static let sandboxClientSecret = "sandbox-secret"
 
-    /// The settings `douctl sandbox` writes for a server at `base`.
+    /// The settings `douctl sandbox` writes for a server at `base` (none for a style that
+    /// has no sandbox).
     public static func sandboxSettings(style: APIStyle, base: String) -> [(ProfileKey, ProfileValue)] {
-        switch style {
-        case .douban:
-            return [
-                (.preset, .text("sandbox")),
-                (.apiBase, .text(base)),
-                (.authorizeURL, .text("\(base)/service/auth2/auth")),
-                (.tokenURL, .text("\(base)/service/auth2/token")),
-                (.deviceAuthorizationURL, .text("\(base)/service/auth2/device")),
-                (.revokeURL, .text("\(base)/service/auth2/revoke")),
-                (.clientID, .text(sandboxClientID)),
-                (.clientSecret, .text(sandboxClientSecret)),
-            ]
-        case .coding:
-            return [
-                (.preset, .text("coding-sandbox")),
-                (.apiBase, .text(base)),
-                (.authorizeURL, .text("\(base)/oauth_authorize.html")),
-                (.tokenURL, .text("\(base)/api/oauth/access_token")),
-                (.deviceAuthorizationURL, .text("\(base)/api/oauth/device")),
-                (.clientID, .text(sandboxClientID)),
-                (.clientSecret, .text(sandboxClientSecret)),
-            ]
-        }
+        guard let sandbox = style.rules.sandbox else { return [] }
+        var settings: [(ProfileKey, ProfileValue)] = [(.preset, .text(sandbox.presetName)), (.apiBase, .text(base))]
+        for endpoint in sandbox.endpoints { settings.append((endpoint.key, .text(base + endpoint.path))) }
+        settings.append((.clientID, .text(sandboxClientID)))
+        settings.append((.clientSecret, .text(sandboxClientSecret)))
+        return settings
     }
 
     private static func sandboxPreset(name: String, style: APIStyle, base: String) -> Preset {
+        let sandbox = style.rules.sandbox
         var settings: [ProfileKey: ProfileValue] = [
             .style: .text(style.rawValue),
             .redirectURI: .text("http://127.0.0.1/callback"),
             .tokenAuth: .text("post"),
-            .tokenPlacement: .text(style == .coding ? "query" : "header"),
-            .scopes: .list(style == .coding ? ["user", "social", "social:tweet"] : ["douban_basic_common", "shuo_basic_r", "shuo_basic_w"]),
+            .tokenPlacement: .text((sandbox?.tokenPlacement ?? .header).rawValue),
+            .scopes: .list(sandbox?.scopes ?? []),
         ]
         for (key, value) in sandboxSettings(style: style, base: base) where key != .preset {
             settings[key] = value
         }
         return Preset(
             name: name,
-            summary: "the local fake \(style == .coding ? "Coding" : "Douban") server of `douctl sandbox`",
+            summary: "the local fake \(sandbox?.label ?? style.rawValue) server of `douctl sandbox`",
             settings: settings)
     }
 }

@@ -73,6 +73,13 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
     /// follows the RFCs (space-separated scopes, no Douban `~me` identity call).
     public var isPlainOAuth2: Bool = false
+    /// What the profile's API style knows (`APIStyleRules`), decided once when the profile
+    /// is resolved; a test may give a profile a style of its own.
+    public var rules: any APIStyleRules {
+        get { styleRules.rules }
+        set { styleRules = StyleRulesBox(newValue) }
+    }
+    var styleRules = StyleRulesBox(DoubanStyle())
     /// True when `redirect_uri` is the profile's own setting (what the user registered):
     /// it is then sent as written. A preset's `redirect_uri` is a template that gets the
     /// per-profile callback path.
@@ -119,7 +126,7 @@ public struct ResolvedProfile: Sendable, Equatable {
 
     /// Scopes as the authorization server reads them: space-separated (RFC 6749 §3.3) for a
     /// plain OAuth2 profile, comma-separated for the Douban and Coding conventions.
-    public var scopeParameter: String { scopes.joined(separator: isPlainOAuth2 ? " " : ",") }
+    public var scopeParameter: String { scopes.joined(separator: rules.scopeSeparator) }
 
     /// True when `url` is on the API's own origin (scheme, host, port): only there do tokens
     /// and session cookies go, so `douctl api https://elsewhere/…` never leaks them.
@@ -182,6 +189,7 @@ extension ConfigFile {
         merged.apply(overrides)
         var resolved = try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
         resolved.isPlainOAuth2 = presetName == nil && merged.text(.style) == nil
+        resolved.rules = APIStyle.rules(style: resolved.style, isPlainOAuth2: resolved.isPlainOAuth2)
         resolved.redirectURIIsRegistered = settings?[.redirectURI] != nil
         return resolved
     }

@@ -46,6 +46,8 @@ public struct APIReply: Sendable, Equatable {
 /// - Coding-style envelopes: code `code|errcode|errCode|errorno`; message `msg|errmsg|errMsg|errormsg`
 ///   (a string, or an object of key → text); data `data|ret`. Codes other than 0 and 200 are errors.
 /// - The CODING OpenAPI dialect: `{"Response": {…, "Error": {"Code","Message"}, "RequestId"}}`.
+/// What an error code means, and any other reading of its own, is the style's
+/// (`APIStyleRules`); this type does the HTTP-level part and the dialects all styles share.
 public enum ReplyDecoder {
     static let codeKeys = ["code", "errcode", "errCode", "errorno"]
     static let messageKeys = ["msg", "errmsg", "errMsg", "errormsg"]
@@ -62,7 +64,7 @@ public enum ReplyDecoder {
     /// `request` ("GET /v2/user/~me") names the call in messages when the server does not.
     /// With `parsesArrays` false, a successful array reply is left as bytes (see
     /// `APIReply.isUnparsedJSONArray`).
-    public static func decode(_ response: HTTPResponse, style: APIStyle, request: String, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
+    public static func decode(_ response: HTTPResponse, rules: any APIStyleRules, request: String, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
         let head = response.head
         let status = head.status
         if !parsesArrays, (200..<300).contains(status), firstSignificantByte(response.body) == UInt8(ascii: "[") {
@@ -97,31 +99,20 @@ public enum ReplyDecoder {
             throw statusOnlyError(status: status, request: request, body: response.body, mediaType: head.mediaType)
         }
 
-        if var error = apiError(in: json, status: status, style: style, request: request) {
+        switch rules.read(json, status: status, request: request) {
+        case .payload(let payload):
+            return APIReply(head: head, body: response.body, json: json, payload: payload)
+        case .error(var error):
             error.body = response.body
             throw .api(error)
         }
-        return APIReply(head: head, body: response.body, json: json, payload: payload(of: json))
     }
 
-    /// True when the reply says the access token expired or is invalid, so a refresh and a
-    /// replay may help: Douban HTTP 400 with code 106/103; Coding code 1000/3207; any 401.
-    public static func meansExpiredToken(_ response: HTTPResponse, style: APIStyle) -> Bool {
-        if response.head.status == 401 { return true }
-        guard let json = try? JSONParser.parse(response.body), case .object(let object) = json,
-              let code = firstScalar(in: object, keys: codeKeys) else { return false }
-        switch style {
-        case .douban: return (400...403).contains(response.head.status) && (code == "106" || code == "103")
-        case .coding: return code == "1000" || code == "3207"
-        }
-    }
-
-    /// True when the reply says "too many requests": HTTP 429, or Douban's 111/112 codes.
-    public static func meansRateLimited(_ response: HTTPResponse, style: APIStyle) -> Bool {
-        if response.head.status == 429 { return true }
-        guard response.head.status >= 400, let json = try? JSONParser.parse(response.body), case .object(let object) = json,
-              let code = firstScalar(in: object, keys: codeKeys) else { return false }
-        return kind(status: response.head.status, code: code, style: style) == .rateLimited
+    /// The common dialects' reading of a JSON reply (the default `APIStyleRules.read`):
+    /// its payload, or its error, with `rules` deciding what codes mean.
+    public static func readCommonDialects(_ json: JSON, status: Int, request: String, rules: some APIStyleRules) -> ReplyReading {
+        if let error = apiError(in: json, status: status, rules: rules, request: request) { return .error(error) }
+        return .payload(payload(of: json))
     }
 
     // MARK: - helpers
@@ -152,17 +143,17 @@ public enum ReplyDecoder {
         (messageKeys + dataKeys).contains { object[$0] != nil }
     }
 
-    private static func apiError(in json: JSON, status: Int, style: APIStyle, request: String) -> APIError? {
+    private static func apiError(in json: JSON, status: Int, rules: some APIStyleRules, request: String) -> APIError? {
         guard case .object(let object) = json else {
-            return status >= 400 ? APIError(kind: kind(status: status, code: nil, style: style), httpStatus: status, message: "", request: request) : nil
+            return status >= 400 ? APIError(kind: statusKind(status), httpStatus: status, message: "", request: request) : nil
         }
         if let response = openAPIResponse(object) {
             guard case .object(let error)? = response["Error"] else {
-                return status >= 400 ? APIError(kind: kind(status: status, code: nil, style: style), httpStatus: status, message: "", request: request) : nil
+                return status >= 400 ? APIError(kind: statusKind(status), httpStatus: status, message: "", request: request) : nil
             }
             let code = error["Code"]?.scalarText
             return APIError(
-                kind: openAPIKind(code: code, status: status, style: style), httpStatus: status, code: code,
+                kind: openAPIKind(code: code, status: status), httpStatus: status, code: code,
                 message: error["Message"]?.scalarText ?? "", request: response["RequestId"]?.scalarText.map { "request \($0)" } ?? request)
         }
         let code = firstScalar(in: object, keys: codeKeys)
@@ -184,11 +175,9 @@ public enum ReplyDecoder {
         }
         let requestText = object["request"]?.stringValue ?? request
         var error = APIError(
-            kind: kind(status: status, code: isEnvelope ? code : nil, style: style), httpStatus: status,
+            kind: kind(status: status, code: isEnvelope ? code : nil, rules: rules), httpStatus: status,
             code: isEnvelope ? code : nil, message: message, messageKeys: keys, request: requestText)
-        if style == .coding, code == "907" || code == "1018" {
-            error.hint = "a captcha is required: solve it with douctl api /api/request_valid -X POST -f type=\(code == "907" ? 3 : 1) -f j_captcha=TEXT (the image is at /api/getCaptcha?type=\(code == "907" ? 3 : 1))"
-        }
+        if let code, let hint = rules.hint(forCode: code) { error.hint = hint }
         return error
     }
 
@@ -212,21 +201,14 @@ public enum ReplyDecoder {
         return nil
     }
 
-    static func kind(status: Int, code: String?, style: APIStyle) -> APIError.Kind {
-        if let code {
-            switch (style, code) {
-            case (.douban, "102"), (.douban, "103"), (.douban, "106"), (.douban, "108"), (.douban, "109"),
-                 (.douban, "119"), (.douban, "123"), (.douban, "1000"),
-                 (.coding, "1000"), (.coding, "3207"):
-                return .authentication
-            case (.douban, "1001"):
-                return .notFound
-            case (.douban, "111"), (.douban, "112"):
-                return .rateLimited
-            default:
-                break
-            }
-        }
+    /// What an error means: the style's reading of its code, else the HTTP status's.
+    static func kind(status: Int, code: String?, rules: some APIStyleRules) -> APIError.Kind {
+        if let code, let kind = rules.kind(ofCode: code) { return kind }
+        return statusKind(status)
+    }
+
+    /// What an HTTP status alone says about an error.
+    static func statusKind(_ status: Int) -> APIError.Kind {
         switch status {
         case 401, 403: return .authentication
         case 404: return .notFound
@@ -235,12 +217,12 @@ public enum ReplyDecoder {
         }
     }
 
-    private static func openAPIKind(code: String?, status: Int, style: APIStyle) -> APIError.Kind {
-        guard let code else { return kind(status: status, code: nil, style: style) }
+    private static func openAPIKind(code: String?, status: Int) -> APIError.Kind {
+        guard let code else { return statusKind(status) }
         if code.hasPrefix("AuthFailure") || code.hasPrefix("UnauthorizedOperation") { return .authentication }
         if code.hasPrefix("ResourceNotFound") { return .notFound }
         if code.hasPrefix("RequestLimitExceeded") || code.hasPrefix("LimitExceeded") { return .rateLimited }
-        return kind(status: status, code: nil, style: style)
+        return statusKind(status)
     }
 
     /// An error status whose body is not JSON (an HTML 502 from a gateway, an empty reply
@@ -248,7 +230,7 @@ public enum ReplyDecoder {
     private static func statusOnlyError(status: Int, request: String, body: [UInt8], mediaType: String?) -> DouctlError {
         let quote = BodyQuote.brief(body, mediaType: mediaType)
         var error = APIError(
-            kind: kind(status: status, code: nil, style: .douban), httpStatus: status,
+            kind: statusKind(status), httpStatus: status,
             message: quote.map { "HTTP \(status): \($0)" } ?? "HTTP \(status)", request: request)
         if error.kind == .general { error.message = quote ?? "" }
         error.body = body

@@ -149,19 +149,19 @@ struct StatusPicturesTests {
               {"type": "url", "media": [{"type": "video", "src": "https://v/1.mp4"}]}
             ]}
             """#)
-        #expect(StatusPictures.urls(in: status, style: .douban) == ["https://img/r/p1.jpg", "https://img/m/p2.jpg"])
-        #expect(StatusPictures.urls(in: try JSONParser.parse(#"{"text":"x"}"#), style: .douban).isEmpty)
+        #expect(DoubanStyle().pictureURLs(in: status) == ["https://img/r/p1.jpg", "https://img/m/p2.jpg"])
+        #expect(DoubanStyle().pictureURLs(in: try JSONParser.parse(#"{"text":"x"}"#)).isEmpty)
         let reshare = try JSONParser.parse(#"""
             {"attachments": [], "reshared_status": {"attachments": [{"media": [{"type": "image", "src": "https://img/m/p9.jpg"}]}]}}
             """#)
-        #expect(StatusPictures.urls(in: reshare, style: .douban) == ["https://img/m/p9.jpg"])
+        #expect(DoubanStyle().pictureURLs(in: reshare) == ["https://img/m/p9.jpg"])
     }
 
     @Test func codingContentImages() throws {
         let status = try JSONParser.parse(#"""
             {"content": "<p>hi <img src=\"https://c/a.png?x=1&amp;y=2\" alt=\"图片\"></p> ![图片](https://c/b.png) ![x](javascript:alert) <img src=\"https://c/a.png?x=1&amp;y=2\">"}
             """#)
-        #expect(StatusPictures.urls(in: status, style: .coding) == ["https://c/a.png?x=1&y=2", "https://c/b.png"])
+        #expect(CodingStyle().pictureURLs(in: status) == ["https://c/a.png?x=1&y=2", "https://c/b.png"])
     }
 }
 

@@ -10,7 +10,7 @@ struct ReplyDecoderTests {
     }
 
     func decode(_ status: Int, _ body: String, style: APIStyle = .douban, type: String = "application/json") throws(DouctlError) -> APIReply {
-        try ReplyDecoder.decode(response(status, body, type: type), style: style, request: "GET /x")
+        try ReplyDecoder.decode(response(status, body, type: type), rules: style.rules, request: "GET /x")
     }
 
     @Test(arguments: [
@@ -113,6 +113,6 @@ struct ReplyDecoderTests {
         (404, #"{"code":106}"#, .douban, false),
     ])
     func expiredTokenDetection(status: Int, body: String, style: APIStyle, expected: Bool) {
-        #expect(ReplyDecoder.meansExpiredToken(response(status, body), style: style) == expected)
+        #expect(style.rules.meansExpiredToken(response(status, body)) == expected)
     }
 }

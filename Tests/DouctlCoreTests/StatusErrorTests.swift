@@ -12,7 +12,7 @@ struct StatusErrorTests {
                 request: String = "GET /x") throws(DouctlError) -> APIReply {
         var all = headers
         if let type { all.append(HTTPHeader("Content-Type", type)) }
-        return try ReplyDecoder.decode(HTTPResponse(head: HTTPResponseHead(status: status, headers: all), body: Array(body.utf8)), style: style, request: request)
+        return try ReplyDecoder.decode(HTTPResponse(head: HTTPResponseHead(status: status, headers: all), body: Array(body.utf8)), rules: style.rules, request: request)
     }
 
     func error(_ status: Int, _ body: String, type: String? = "application/json", headers: [HTTPHeader] = [], style: APIStyle = .douban,

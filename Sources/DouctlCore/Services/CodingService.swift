@@ -142,7 +142,7 @@ public struct CodingService: SocialService {
 
     public func reshare(_ statusID: String) throws(DouctlError) -> JSON { throw unsupported("reshare") }
 
-    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .coding) }
+    public func pictureURLs(in status: JSON) -> [String] { client.profile.rules.pictureURLs(in: status) }
 
     // MARK: sessions
 

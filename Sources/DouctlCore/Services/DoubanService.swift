@@ -129,7 +129,7 @@ public struct DoubanService: SocialService {
         try client.json(APIRequest(method: "POST", path: "/shuo/v2/statuses/\(Self.segment(statusID))/reshare"))
     }
 
-    public func pictureURLs(in status: JSON) -> [String] { StatusPictures.urls(in: status, style: .douban) }
+    public func pictureURLs(in status: JSON) -> [String] { client.profile.rules.pictureURLs(in: status) }
 
     // MARK: uploads
 

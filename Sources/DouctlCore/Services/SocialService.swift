@@ -127,12 +127,7 @@ public struct Listing: Sendable, Equatable {
 
 extension APIClient {
     /// The service for this profile's API style.
-    public var service: SocialService {
-        switch profile.style {
-        case .douban: return DoubanService(client: self)
-        case .coding: return CodingService(client: self)
-        }
-    }
+    public var service: SocialService { profile.rules.service(for: self) }
 
     /// Sends and requires a JSON payload.
     func json(_ request: APIRequest) throws(DouctlError) -> JSON {

@@ -1,30 +1,11 @@
 import DouctlJSON
 import DouctlSystem
 
-/// The pictures of a status as URLs, for `shuo get --save-images`.
-/// - Douban: each `attachments[].media[]` of type image (the status's own, then a reshared
-///   original's), its `original_src` (the full-size picture) else its `src`.
-/// - Coding: the pictures embedded in the tweet's `content`, as HTML `<img src="…">` (how the
-///   API renders them) or Markdown `![alt](url)` (how they are posted).
+/// Reading pictures out of a status: what the styles share. Where a style keeps them is
+/// its own (`APIStyleRules.pictureURLs(in:)`).
 public enum StatusPictures {
-    public static func urls(in status: JSON, style: APIStyle) -> [String] {
-        var urls: [String] = []
-        switch style {
-        case .douban:
-            // A reshare (转播) shows the original's pictures: those count too, after its own.
-            let attachments = (status["attachments"]?.arrayValue ?? []) + (status["reshared_status"]?["attachments"]?.arrayValue ?? [])
-            for attachment in attachments {
-                for media in attachment["media"]?.arrayValue ?? [] {
-                    guard (media["type"]?.stringValue ?? "image") == "image" else { continue }
-                    let original = media["original_src"]?.stringValue ?? ""
-                    let url = original.isEmpty ? media["src"]?.stringValue ?? "" : original
-                    if !url.isEmpty { urls.append(url) }
-                }
-            }
-        case .coding:
-            let content = status["content"]?.stringValue ?? ""
-            urls = htmlImageSources(content) + markdownImageTargets(content)
-        }
+    /// The http(s) URLs of `urls`, each once, in order.
+    static func webURLsOnce(_ urls: [String]) -> [String] {
         var seen = Set<String>()
         return urls.filter { ($0.hasPrefix("http://") || $0.hasPrefix("https://")) && seen.insert($0).inserted }
     }
