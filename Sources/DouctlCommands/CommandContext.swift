@@ -200,9 +200,10 @@ struct CommandContext {
     }
 
     /// `--parallel N` (default 4): worker clients like `client`, each built on its own
-    /// thread. A dry run and a walk through the response cache go one page at a time.
+    /// thread. A walk through the response cache goes one page at a time (a dry run's
+    /// stand-in first page ends its walk).
     func parallelPaging(like client: APIClient, width: Int) throws(DouctlError) -> ParallelPaging? {
-        guard width > 1, dryRun == nil, client.cachePolicy == nil else { return nil }
+        guard width > 1, client.cachePolicy == nil else { return nil }
         var settings = try clientFactory()
         settings.allowsAnonymous = client.allowsAnonymous
         let factory = settings

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import DouctlArguments
 import DouctlCore
+import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 

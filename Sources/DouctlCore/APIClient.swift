@@ -12,10 +12,11 @@ public final class APIClient {
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public var session: SessionHooks?
-    /// `--dry-run`: each request is handed here as it would go out (the token replaced by
-    /// `$DOUCTL_TOKEN`, multipart bodies as their parts) instead of being sent, and answered
-    /// with an empty success; neither the network nor the token store is touched.
-    public var dryRun: DryRunPrinter?
+    /// `--dry-run`: the printer of the `DryRunTransport` this client sends through, which
+    /// prints each request as a curl command line and answers with a stand-in success
+    /// (`ClientFactory.printingRequests`). Only what a stand-in reply cannot tell asks it:
+    /// `{me}` stays as written, and stand-in replies are not checked for fields.
+    public var dryRun: DryRunPrinter? { (http as? DryRunTransport)?.printer }
     /// `--record DIR`: every exchange written there, secrets scrubbed.
     public var recorder: ExchangeRecorder?
     /// `--cache`, `--cache-only`: GET and HEAD replies from and into the response cache.
@@ -126,24 +127,13 @@ public final class APIClient {
     /// client may send anonymously; commands that send many requests call it first, so
     /// the user reads the error once.
     public func requireLogin() throws(DouctlError) {
-        guard !allowsAnonymous, session == nil, dryRun == nil else { return }
+        guard !allowsAnonymous, session == nil else { return }
         if try tokens?.currentToken() == nil { throw .notLoggedIn(profile.name) }
     }
 
     /// Sends with authentication and the one refresh-and-replay, returning the raw reply
     /// whatever its status (`api --include` prints heads of error replies too).
     public func exchange(_ request: APIRequest, progress: ((TransferProgress) -> Void)? = nil) throws(DouctlError) -> HTTPResponse {
-        if let dryRun {
-            var http = try httpRequest(request, token: request.sendsToken ? DryRunPrinter.tokenPlaceholder : nil)
-            // In a query the placeholder was percent-encoded; the shell must see the variable.
-            http.url = http.url.replacingAll("%24DOUCTL_TOKEN", with: DryRunPrinter.tokenPlaceholder)
-            var multipart: [CurlCommand.MultipartArgument]?
-            if case .multipart(let form) = request.body { multipart = form.curlArguments }
-            dryRun.print(http, multipart)
-            // An empty list for reads (a walk stops after its first page), an empty object otherwise.
-            let body = request.method.uppercased() == "GET" ? "[]" : "{}"
-            return HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "application/json")]), body: Array(body.utf8))
-        }
         if let cachePolicy, ["GET", "HEAD"].contains(request.method.uppercased()) {
             return try cachedExchange(request, policy: cachePolicy, progress: progress)
         }
@@ -394,23 +384,6 @@ public protocol SessionHooks: AnyObject {
 extension SessionHooks {
     public func liveSecrets() -> [String] { [] }
     public var credentialDigest: String? { nil }
-}
-
-/// Where `--dry-run` writes each request, as a curl command line.
-public struct DryRunPrinter: Sendable {
-    /// What the token becomes in printed commands: the shell fills it in from the variable.
-    public static let tokenPlaceholder = "$DOUCTL_TOKEN"
-    public let userAgent: String
-    public let write: @Sendable (String) -> Void
-
-    public init(userAgent: String, write: @escaping @Sendable (String) -> Void) {
-        self.userAgent = userAgent
-        self.write = write
-    }
-
-    func print(_ request: HTTPRequest, _ multipart: [CurlCommand.MultipartArgument]?) {
-        write(CurlCommand.render(request, userAgent: userAgent, multipart: multipart, placeholders: [Self.tokenPlaceholder]))
-    }
 }
 
 /// How `--wait-on-rate-limit` waits: `wait(seconds, reason)` sleeps (showing a countdown

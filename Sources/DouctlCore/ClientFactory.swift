@@ -13,8 +13,6 @@ public struct ClientFactory: Sendable {
     public var credential: CredentialInForce
     /// See `APIClient.allowsAnonymous`.
     public var allowsAnonymous = false
-    /// See `APIClient.dryRun`: no tokens, no session, nothing sent.
-    public var dryRun: DryRunPrinter?
     /// See `APIClient.rateLimitWait`.
     public var rateLimitWait: RateLimitWait?
     /// See `APIClient.environment`.
@@ -34,7 +32,7 @@ public struct ClientFactory: Sendable {
 
     /// The profile's `rate_limit`, shared through the config directory.
     public var rateLimiter: ClientRateLimiter? {
-        guard dryRun == nil, let quota = profile.rateLimit else { return nil }
+        guard let quota = profile.rateLimit else { return nil }
         return ClientRateLimiter(quota: quota, directory: store.directory, profile: profile.name)
     }
 
@@ -42,10 +40,22 @@ public struct ClientFactory: Sendable {
         credential.tokens(profile: profile, store: store, http: client)
     }
 
+    /// `--dry-run`: clients like these whose transport prints each request as a curl
+    /// command line instead of sending it (`DryRunTransport`), with `$DOUCTL_TOKEN` for
+    /// the token (a shell fills it in). Nothing is read from or written to the config
+    /// directory: no token store, cookie jar, `rate_limit` state or `--record` exchanges.
+    public func printingRequests(to printer: DryRunPrinter) -> ClientFactory {
+        var factory = self
+        factory.credential = .environmentToken(DryRunPrinter.tokenPlaceholder)
+        factory.makeTransport = { _ in DryRunTransport(printer) }
+        factory.profile.rateLimit = nil
+        factory.recorder = nil
+        return factory
+    }
+
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
         let client = makeTransport(http)
-        if dryRun != nil { return self.client(http: client, tokens: nil, session: nil) }
         return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
     }
 
@@ -53,7 +63,6 @@ public struct ClientFactory: Sendable {
     /// ended), configured like every other.
     public func client(http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks?, cachePolicy: CachePolicy? = nil) -> APIClient {
         let api = APIClient(profile: profile, http: http, tokens: tokens, session: session)
-        api.dryRun = dryRun
         api.allowsAnonymous = allowsAnonymous
         api.rateLimitWait = rateLimitWait
         api.environment = environment

@@ -27,20 +27,6 @@ public struct MultipartForm: Sendable, Equatable {
         self.boundary = boundary
     }
 
-    /// The parts as curl's `-F`/`--form-string` arguments (`--dry-run`).
-    public var curlArguments: [CurlCommand.MultipartArgument] {
-        parts.map { part in
-            switch part {
-            case .field(let name, let value):
-                return .text(name: name, value: value)
-            case .file(let name, let path, let filename, let contentType):
-                return .file(name: name, path: path, contentType: contentType ?? MediaType.detect(path: path), filename: filename ?? FileIO.baseName(path))
-            case .data(let name, let bytes, let filename, let contentType):
-                return .data(name: name, byteCount: bytes.count, contentType: contentType, filename: filename)
-            }
-        }
-    }
-
     public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
     public static func randomBoundary() -> String {

@@ -200,10 +200,10 @@ public final class RunSession {
     public func clientFactory() throws(DouctlError) -> ClientFactory {
         var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
                                     environment: environment, credential: try credentialInForce())
-        factory.dryRun = settings.dryRun
         factory.rateLimitWait = settings.rateLimitWait
         factory.recorder = settings.record.map(ExchangeRecorder.init(directory:))
         factory.makeTransport = settings.makeTransport
+        if let dryRun = settings.dryRun { factory = factory.printingRequests(to: dryRun) }
         return factory
     }
 

@@ -232,12 +232,12 @@ struct ScriptingTests {
     /// Runs a printed `--dry-run` command with `sh -e` (the text ends in a newline, so a
     /// "> /dev/null" appended after it would be a command of its own and hide curl's exit
     /// status), the token in the environment; its exit status.
-    static func runAsAShellWould(_ command: String) throws -> Int32 {
+    static func runAsAShellWould(_ command: String, token: String = "tok-123") throws -> Int32 {
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
         shell.arguments = ["-ec", command]
         shell.standardOutput = FileHandle.nullDevice
-        shell.environment = ["DOUCTL_TOKEN": "tok-123", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+        shell.environment = ["DOUCTL_TOKEN": token, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
         try shell.run()
         shell.waitUntilExit()
         return shell.terminationStatus
@@ -266,6 +266,31 @@ struct ScriptingTests {
             #expect(a.map(\.contentType) == b.map(\.contentType))
             #expect(a.map(\.body) == b.map(\.body))
         }
+    }
+
+    /// The same against the sandbox, which keeps the pictures it is sent: the printed line,
+    /// run with the sandbox's token in DOUCTL_TOKEN, posts the file's own bytes.
+    @Test func dryRunCurlLinePostsThePictureOfAFileNamedWithSemicolonCommaAndQuotes() throws {
+        try Tools.require("curl")
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        let token = try fixture.login().access
+        let picture = try TemporaryDirectory.file(named: #"we;ird,"name".png"#, bytes: PNGFixture.bytes)
+        let storedBefore = Set(try FileManager.default.contentsOfDirectory(atPath: fixture.sandbox.pictureDirectory))
+        let requestsBefore = fixture.sandbox.requests.count
+        let dry = try fixture.douctl.run("shuo", "post", "x", "--image", picture, "--dry-run")
+        #expect(dry.status == 0, "\(dry)")
+        #expect(dry.stderr.isEmpty, "\(dry)")
+        #expect(fixture.sandbox.requests.count == requestsBefore, "a dry run sends nothing")
+        #expect(dry.stdoutText.contains(#"-F 'image=@"\#(picture.replacingOccurrences(of: "\"", with: "\\\""))";type=image/png;"#), "\(dry.stdoutText)")
+        #expect(try Self.runAsAShellWould(dry.stdoutText, token: token) == 0, "\(dry.stdoutText)")
+        let posted = try #require(fixture.sandbox.requests.last)
+        #expect(posted.method == "POST" && posted.path.hasPrefix("/shuo/v2/statuses"), "\(posted)")
+        let stored = Set(try FileManager.default.contentsOfDirectory(atPath: fixture.sandbox.pictureDirectory)).subtracting(storedBefore)
+        #expect(stored.count == 1, "\(stored)")
+        let name = try #require(stored.first)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixture.sandbox.pictureDirectory + "/" + name))) == PNGFixture.bytes,
+                "the sandbox received the picture's bytes")
     }
 
     @Test func dryRunTouchesNeitherTheNetworkNorTheTokenStore() throws {
