@@ -108,6 +108,17 @@ import Testing
         #expect(transport.requests.count == 1, "token and status --no-check send nothing")
     }
 
+    /// The login's identity request is made like every other: "$VAR" values in
+    /// common_params come from the environment (they went out empty once).
+    @Test func theIdentityRequestCarriesTheEnvironmentsValues() throws {
+        let transport = ScriptedTransport([Self.me])
+        let douctl = try Self.douctl(transport, environment: ["VAR": "bar"])
+        #expect(try douctl.run("config", "set", "common_params", #"{"x":"$VAR"}"#, "--profile", "sandbox").status == 0)
+        let result = try douctl.run("auth", "login", "--with-token", input: "t0ken\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(transport.requests.first?.queryValue("x") == "bar")
+    }
+
     @Test func aRefusedTokenIsExit4AndNothingIsStored() throws {
         let transport = ScriptedTransport([Self.refused])
         let douctl = try Self.douctl(transport)
