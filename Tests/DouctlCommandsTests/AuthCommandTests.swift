@@ -138,6 +138,17 @@ import Testing
         #expect(transport.requests.isEmpty)
     }
 
+    /// Which style the profile is needs the profile: refused at run time, before anything is
+    /// asked or sent.
+    @Test func passwordIsCodingsLogin() throws {
+        let transport = ScriptedTransport()
+        let douctl = try Self.douctl(transport)
+        let result = try douctl.run("auth", "login", "--password", input: "me\nsecret\n")
+        #expect(result.status == 2, "\(result)")
+        #expect(result.errorLine == "douctl: --password is Coding's login; profile 'sandbox' is douban-style (use --web, --device or --paste)")
+        #expect(transport.requests.isEmpty)
+    }
+
     @Test func loginIsRefusedWhileDOUCTL_TOKENIsSet() throws {
         let transport = ScriptedTransport()
         let douctl = try Self.douctl(transport, environment: ["DOUCTL_TOKEN": "env"])
