@@ -42,6 +42,10 @@ public struct OptionError: Error, Sendable, Equatable {
 }
 
 /// One option or argument (or a nested group of them) bound to a field of `Options`.
+///
+/// The field's key path is taken as an autoclosure: a key path costs tens of thousands of
+/// instructions to instantiate, and every start builds the specs of the whole tree (the
+/// parser needs them), while only the chosen command's options are ever bound.
 public struct OptionBinding<Options>: Sendable {
     public let options: [OptionSpec]
     public let arguments: [ArgumentSpec]
@@ -61,96 +65,96 @@ public struct OptionBinding<Options>: Sendable {
     // MARK: - options
 
     /// A flag: true when given.
-    public static func flag(_ field: WritableKeyPath<Options, Bool> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.has(spec.key) }
+    public static func flag(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Bool>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.has(spec.key) }
     }
 
     /// A flag counted (`-vv` → 2).
-    public static func count(_ field: WritableKeyPath<Options, Int> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.count(spec.key) }
+    public static func count(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.count(spec.key) }
     }
 
     /// The last value given, else the spec's default, else nil.
-    public static func value(_ field: WritableKeyPath<Options, String?> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.value(spec.key) }
+    public static func value(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.value(spec.key) }
     }
 
     /// The last value given, else the spec's default; the field's initial value when neither.
-    public static func value(_ field: WritableKeyPath<Options, String> & Sendable, _ spec: OptionSpec) -> Self {
+    public static func value(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.value(spec.key) { options[keyPath: field] = value }
+            if let value = parsed.value(spec.key) { options[keyPath: field()] = value }
         }
     }
 
     /// Every value of a repeatable option, in order.
-    public static func values(_ field: WritableKeyPath<Options, [String]> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.values(spec.key) }
+    public static func values(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, [String]>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.values(spec.key) }
     }
 
     /// An integer (the parser has checked its form and range).
-    public static func integer(_ field: WritableKeyPath<Options, Int?> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.integer(spec.key) }
+    public static func integer(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.integer(spec.key) }
     }
 
     /// An integer with a default (the spec's, else the field's initial value).
-    public static func integer(_ field: WritableKeyPath<Options, Int> & Sendable, _ spec: OptionSpec) -> Self {
+    public static func integer(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.integer(spec.key) { options[keyPath: field] = value }
+            if let value = parsed.integer(spec.key) { options[keyPath: field()] = value }
         }
     }
 
     /// A non-negative number (seconds, ratios).
-    public static func number(_ field: WritableKeyPath<Options, Double?> & Sendable, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.number(spec.key) }
+    public static func number(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Double?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.number(spec.key) }
     }
 
     /// A number with a default (the spec's, else the field's initial value).
-    public static func number(_ field: WritableKeyPath<Options, Double> & Sendable, _ spec: OptionSpec) -> Self {
+    public static func number(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Double>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.number(spec.key) { options[keyPath: field] = value }
+            if let value = parsed.number(spec.key) { options[keyPath: field()] = value }
         }
     }
 
     /// One of the spec's choices, as an enum.
-    public static func choice<Choice: RawRepresentable & Sendable>(_ field: WritableKeyPath<Options, Choice?> & Sendable, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
-        Self(options: [spec]) { options, parsed in options[keyPath: field] = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) }
+    public static func choice<Choice: RawRepresentable & Sendable>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Choice?>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
+        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) }
     }
 
     /// One of the spec's choices, as an enum, with a default.
-    public static func choice<Choice: RawRepresentable & Sendable>(_ field: WritableKeyPath<Options, Choice> & Sendable, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
+    public static func choice<Choice: RawRepresentable & Sendable>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Choice>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) { options[keyPath: field] = value }
+            if let value = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) { options[keyPath: field()] = value }
         }
     }
 
     // MARK: - arguments
 
     /// A positional argument (required or optional).
-    public static func argument(_ field: WritableKeyPath<Options, String?> & Sendable, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field] = parsed.argument(spec.name) }
+    public static func argument(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String?>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argument(spec.name) }
     }
 
     /// A required positional argument (the parser refuses a command line without it).
-    public static func argument(_ field: WritableKeyPath<Options, String> & Sendable, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field] = parsed.argument(spec.name) ?? "" }
+    public static func argument(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argument(spec.name) ?? "" }
     }
 
     /// A variadic positional argument.
-    public static func arguments(_ field: WritableKeyPath<Options, [String]> & Sendable, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field] = parsed.argumentValues(spec.name) }
+    public static func arguments(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, [String]>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argumentValues(spec.name) }
     }
 
     // MARK: - groups
 
     /// A group of options shared by several commands (paging, output views), kept in a field
     /// of its own type; its `validate()` runs with the command's.
-    public static func group<Group: CommandOptions>(_ field: WritableKeyPath<Options, Group> & Sendable, _: Group.Type = Group.self) -> Self {
+    public static func group<Group: CommandOptions>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Group>, _: Group.Type = Group.self) -> Self {
         let children = Group.bindings
         return Self(options: children.flatMap(\.options), arguments: children.flatMap(\.arguments),
-                    check: { options throws(OptionError) in try options[keyPath: field].validate() }) { options, parsed in
+                    check: { options throws(OptionError) in try options[keyPath: field()].validate() }) { options, parsed in
             var group = Group()
             for child in children { child.apply(&group, parsed) }
-            options[keyPath: field] = group
+            options[keyPath: field()] = group
         }
     }
 

@@ -4,8 +4,9 @@ import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
-/// `douctl auth login|status|token|refresh|logout`. The flows themselves live in the core
-/// (`OAuthLogin`); this file picks one, talks to the terminal, and stores the result.
+/// `douctl auth login|status|token|refresh|export|logout`. Logging in and out lives in the
+/// core (`LoginService`, with the flows in `OAuthLogin`); this file reads the options and
+/// stdin, calls it, and prints what it stored.
 enum AuthCommands {
     static let command = Command(group: CommandSpec(
         "auth",
@@ -21,7 +22,7 @@ enum AuthCommands {
         (.credentials.json.tmp-*) that a killed douctl left are removed by the next
         one that writes credentials.
         """), [
-        Command(loginSpec, run: login),
+        Command(loginSpec, options: LoginOptions.self, run: login),
         Command(CommandSpec(
             "status", abstract: "show the profile's login: user, scopes, expiry, where it is stored",
             discussion: """
@@ -34,12 +35,7 @@ enum AuthCommands {
             Exits 4 when not logged in or when the server refuses the login, 7 when the
             server cannot be reached. On a terminal the same fields are shown as aligned
             lines; in a pipe, or with --json or --format json, the JSON object.
-            """,
-            options: [
-                .flag("show-token", help: "include the whole access token"),
-                .flag("check", help: "ask the server whether the login works (default on a terminal)"),
-                .flag("no-check", help: "only read what is stored; send nothing"),
-            ] + OutputOptions.view), run: status),
+            """), options: StatusOptions.self, run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             discussion: """
@@ -49,7 +45,7 @@ enum AuthCommands {
             logged in with a cookie session …"), as it does, with "not logged in", for a
             profile with no login at all.
             """,
-            examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), run: token),
+            examples: [Example("curl -H \"Authorization: Bearer $(douctl auth token)\" https://api.douban.com/v2/user/~me", "use the token with another tool")]), options: NoOptions.self, run: token),
         Command(CommandSpec(
             "refresh", abstract: "ask the server for a new access token now, with the stored refresh token",
             discussion: """
@@ -62,7 +58,7 @@ enum AuthCommands {
             login has no refresh token or the server refuses it (run douctl auth login),
             7 when the server cannot be reached. Any call refreshes an expired token by
             itself, so this is rarely needed.
-            """), run: refresh),
+            """), options: NoOptions.self, run: refresh),
         Command(CommandSpec(
             "export", abstract: "print the profile's stored login as JSON, refresh token included (for CI)",
             discussion: """
@@ -73,15 +69,14 @@ enum AuthCommands {
             the other machine refreshes, this copy's refresh token is spent: give each
             machine its own login where you can.
             """,
-            options: [.flag("yes-i-know", help: "print the secrets on a terminal too")],
             examples: [Example("douctl auth export > ci-credentials.json", "save it for a CI secret"),
-                       Example("douctl auth login --with-credentials < ci-credentials.json", "on the CI machine")]), run: export),
+                       Example("douctl auth login --with-credentials < ci-credentials.json", "on the CI machine")]), options: ExportOptions.self, run: export),
         Command(CommandSpec(
             "logout", abstract: "forget the profile's credentials (revoking them where the server supports it)",
             discussion: """
             A corrupt credentials.json is moved aside (to credentials.json.corrupt-TIME, with
             a warning naming it), so every profile can log in again and nothing is lost.
-            """), run: logout),
+            """), options: NoOptions.self, run: logout),
     ])
 
     static let loginSpec = CommandSpec(
@@ -130,136 +125,171 @@ enum AuthCommands {
         global --timeout stays the per-request network timeout. Refused while
         DOUCTL_TOKEN is set, and when credentials.json is corrupt (move it aside first).
         """,
-        options: [
-            .flag("web", help: "browser + loopback redirect (PKCE)"),
-            .flag("device", help: "device authorization grant (RFC 8628)"),
-            .flag("paste", help: "paste the redirected URL or the code"),
-            .flag("with-token", help: "read an access token from stdin").hidingNextArgument(),
-            .flag("password", help: "Coding: account and password (cookie session)"),
-            .flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument(),
-            OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's"),
-            .flag("no-browser", help: "print URLs instead of opening a browser"),
-            OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
-                       help: "how long to wait for approval (browser, pasted code or device)"),
-        ],
         examples: [
             Example("douctl --profile sandbox auth login", "log in to the local sandbox"),
             Example("douctl auth login --device --no-browser", "log in from a headless machine"),
             Example("printenv MY_TOKEN | douctl auth login --with-token", "store an existing token"),
         ])
 
+    // MARK: - options
+
+    /// `auth login`: one flow flag at most (refused at parse time otherwise), and how the
+    /// flow runs.
+    struct LoginOptions: CommandOptions {
+        var web = false
+        var device = false
+        var paste = false
+        var withToken = false
+        var password = false
+        var withCredentials = false
+        var scopes: String?
+        var noBrowser = false
+        var wait: Double = 300
+
+        static let bindings: [OptionBinding<Self>] = [
+            .flag(\.web, .flag("web", help: "browser + loopback redirect (PKCE)")),
+            .flag(\.device, .flag("device", help: "device authorization grant (RFC 8628)")),
+            .flag(\.paste, .flag("paste", help: "paste the redirected URL or the code")),
+            .flag(\.withToken, OptionSpec.flag("with-token", help: "read an access token from stdin").hidingNextArgument()),
+            .flag(\.password, .flag("password", help: "Coding: account and password (cookie session)")),
+            .flag(\.withCredentials, OptionSpec.flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument()),
+            .value(\.scopes, OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's")),
+            .flag(\.noBrowser, .flag("no-browser", help: "print URLs instead of opening a browser")),
+            .number(\.wait, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
+                                       help: "how long to wait for approval (browser, pasted code or device)")),
+        ]
+
+        /// The flow flags given, in the order help lists them.
+        var chosen: [(flag: String, method: LoginMethod)] {
+            let flags: [(String, Bool, LoginMethod)] = [
+                ("web", web, .web), ("device", device, .device), ("paste", paste, .paste),
+                ("with-token", withToken, .token), ("password", password, .password), ("with-credentials", withCredentials, .credentials),
+            ]
+            return flags.filter(\.1).map { ($0.0, $0.2) }
+        }
+
+        /// The flow asked for; nil: choose one for the profile (`LoginMethod.automatic`).
+        var method: LoginMethod? { chosen.first?.method }
+
+        /// `--scopes a, b`: the scopes to request instead of the profile's.
+        var requestedScopes: [String]? {
+            scopes.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty } }
+        }
+
+        func validate() throws(OptionError) {
+            let chosen = chosen
+            if chosen.count > 1 {
+                throw OptionError("choose one of --\(chosen.map(\.flag).joined(separator: ", --"))")
+            }
+        }
+    }
+
+    /// `auth status`: whether to ask the server, whether to show the whole token, the view.
+    struct StatusOptions: CommandOptions, PresentsOutput {
+        var showToken = false
+        var check = false
+        var noCheck = false
+        var view = ViewOptions()
+
+        static let bindings: [OptionBinding<Self>] = [
+            .flag(\.showToken, .flag("show-token", help: "include the whole access token")),
+            .flag(\.check, .flag("check", help: "ask the server whether the login works (default on a terminal)")),
+            .flag(\.noCheck, .flag("no-check", help: "only read what is stored; send nothing")),
+            .group(\.view, ViewOptions.self),
+        ]
+
+        var presentation: OutputPresentation { OutputPresentation(view: view) }
+
+        /// --check, else on a terminal unless --no-check.
+        func checks(stdoutIsTerminal: Bool) -> Bool { check || (stdoutIsTerminal && !noCheck) }
+    }
+
+    /// `auth export`: the refresh token reaches a terminal only when asked.
+    struct ExportOptions: CommandOptions {
+        var yesIKnow = false
+        static let bindings: [OptionBinding<Self>] = [
+            .flag(\.yesIKnow, .flag("yes-i-know", help: "print the secrets on a terminal too")),
+        ]
+    }
+
     // MARK: - login
 
-    static func login(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    /// Options → the login service (`LoginService`, in the core) → what it stored, printed.
+    static func login(_ options: LoginOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         if let token = context.environment["DOUCTL_TOKEN"], !token.isEmpty {
             throw .usage("DOUCTL_TOKEN is set, so douctl would ignore a stored login; unset it first")
         }
         var profile = try context.profile()
-        if let scopes = context.parsed.value("scopes") {
-            profile.scopes = scopes.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
-        }
-        let method = try chooseMethod(context, profile: profile)
-        let store = try context.credentialStore()
-        _ = try store.loadForLogin(profile.name)
-        if method == .password {
-            let identity = try CodingLogin.run(context, profile: profile)
-            // One identity per profile: the new session replaces a stored token.
-            try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
-            CacheCommands.dropReplies(context, profile: profile.name)
+        if let scopes = options.requestedScopes { profile.scopes = scopes }
+        let method = options.method ?? LoginMethod.automatic(
+            profile: profile, browserAvailable: BrowserLauncher(environment: context.environment).isAvailable && !options.noBrowser)
+        let service = try context.loginService(profile: profile, console: console(context, options))
+        switch try service.login(source(method, context)) {
+        case .cookieSession(let identity):
             context.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
             context.printJSON(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
                 ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
             ])))
-            return .success
+        case .token(let credential):
+            Subprocess.reapFinished()
+            let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
+            context.note("Logged in to \(profile.name) as \(who).")
+            context.printJSON(identityJSON(profile: profile.name, credential))
         }
-        let credential: Credential
-        switch method {
-        case .token:
-            credential = try loginWithToken(context, profile: profile)
-        case .credentials:
-            credential = try importCredentials(context, profile: profile)
-        case .password, .web, .device, .paste:
-            let flow = OAuthLogin(profile: profile, http: try context.http(), console: console(context))
-            let grant: TokenGrant
-            switch method {
-            case .web: grant = try flow.web()
-            case .device: grant = try flow.device()
-            default: grant = try flow.paste()
-            }
-            credential = try identify(grant.credential(now: Timestamp.now(), requestedScopes: profile.scopes), context: context, profile: profile)
-        }
-        try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
-        // One identity per profile: the new token replaces a cookie session.
-        _ = try CodingSession.forget(context, profile: profile)
-        CacheCommands.dropReplies(context, profile: profile.name)
-        Subprocess.reapFinished()
-        let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
-        context.note("Logged in to \(profile.name) as \(who).")
-        context.printJSON(identityJSON(profile: profile.name, credential))
         return .success
     }
 
-    static func chooseMethod(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> LoginMethod {
-        let flags: [(String, LoginMethod)] = [("web", .web), ("device", .device), ("paste", .paste), ("with-token", .token), ("password", .password), ("with-credentials", .credentials)]
-        let chosen = flags.filter { context.parsed.has($0.0) }
-        if chosen.count > 1 {
-            throw .usage("choose one of --\(chosen.map(\.0).joined(separator: ", --"))")
+    /// What the service logs in with; a token or an export is read from stdin when the
+    /// service asks (after it has checked the store).
+    static func source(_ method: LoginMethod, _ context: CommandContext) -> LoginService.Source {
+        switch method {
+        case .web: return .web
+        case .device: return .device
+        case .paste: return .paste
+        case .password: return .password
+        case .token: return .token { () throws(DouctlError) in try readToken(context) }
+        case .credentials: return .exported { () throws(DouctlError) in try readExport(context) }
         }
-        if let method = chosen.first?.1 {
-            if method == .password && !profile.rules.hasCookieSessions {
-                throw .unsupported("--password is Coding's login; profile '\(profile.name)' is \(profile.style.rawValue)-style (use --web, --device or --paste)")
-            }
-            return method
-        }
-        let browser = BrowserLauncher(environment: context.environment)
-        return LoginMethod.automatic(profile: profile, browserAvailable: browser.isAvailable && !context.parsed.has("no-browser"))
     }
 
-    static func console(_ context: CommandContext) -> LoginConsole {
+    static func console(_ context: CommandContext, _ options: LoginOptions) -> LoginConsole {
         let browser = BrowserLauncher(environment: context.environment)
         let stdin = context.process.standardInput
         return LoginConsole(
             say: { context.note($0) },
             readLine: { Terminal.readLine(stdin) },
-            openBrowser: context.parsed.has("no-browser") ? nil : { browser.open($0) },
+            readSecret: { Terminal.readSecretLine(stdin) },
+            openBrowser: options.noBrowser ? nil : { browser.open($0) },
             sleep: interruptibleSleep,
             isCancelled: { Interrupt.requested },
-            approvalTimeout: context.parsed.number("wait") ?? 300)
+            approvalTimeout: options.wait)
     }
 
-    /// `--with-token`: a token from stdin, checked against the API before it is stored.
-    static func loginWithToken(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+    /// `--with-token`: one line of stdin, never echoed.
+    static func readToken(_ context: CommandContext) throws(DouctlError) -> String {
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
             if Interrupt.requested { throw .interrupted }
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
-        return try identify(Credential(accessToken: line, scopes: profile.scopes), context: context, profile: profile)
+        return line
     }
 
-    /// `--with-credentials`: what `auth export` printed, from stdin. Stored as it is, so a
-    /// single-use refresh token is not spent here; the first call refreshes when due.
-    static func importCredentials(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
+    /// `--with-credentials`: what `auth export` printed, all of stdin.
+    static func readExport(_ context: CommandContext) throws(DouctlError) -> [UInt8] {
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
         let bytes = try StandardInput.bytes(stdin)
         if Interrupt.requested { throw .interrupted }
-        guard let json = try? JSONParser.parse(bytes), json["douctl"]?.stringValue == "credentials",
-              let entry = json["credential"], let credential = Credential(json: entry) else {
-            throw .usage("--with-credentials reads the JSON that 'douctl auth export' prints, on stdin; that is not it")
-        }
-        if let origin = json["api_base"]?.stringValue, origin != profile.apiBase {
-            context.warn("these credentials were exported for \(origin); profile '\(profile.name)' uses \(profile.apiBase)")
-        }
-        return credential
+        return bytes
     }
 
     /// `auth export`: the whole stored login as JSON, for `auth login --with-credentials`
     /// elsewhere. It carries the refresh token, so a terminal gets it only when asked.
-    static func export(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        if context.stdout.isTerminal && !context.parsed.has("yes-i-know") {
+    static func export(_ options: ExportOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        if context.stdout.isTerminal && !options.yesIKnow {
             throw .usage("auth export prints the refresh token; redirect it (douctl auth export > credentials-ci.json) or pass --yes-i-know to print it here")
         }
         let profile = try context.profile()
@@ -271,32 +301,6 @@ enum AuthCommands {
             ("credential", credential.json),
         ])))
         return .success
-    }
-
-    /// Adds the token owner's id and name, asking the API (`~me`) with the new token.
-    static func identify(_ credential: Credential, context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> Credential {
-        var credential = credential
-        var factory = try context.clientFactory()
-        factory.profile = profile
-        let client = factory.client(http: try context.http(), tokens: FixedToken(credential.accessToken), session: nil)
-        do {
-            guard let identity = try Identity.fetch(with: client) else {
-                // A plain OAuth2 profile without user_url: nothing says whose the token is.
-                if credential.userID == nil && credential.userName == nil {
-                    context.note("The profile has no user_url, so the user is unknown (set one, e.g. douctl config set user_url /user --profile \(profile.name)).")
-                }
-                return credential
-            }
-            credential.userID = identity.id ?? credential.userID
-            credential.userName = identity.name ?? credential.userName
-        } catch {
-            if case .api(let apiError) = error, apiError.kind == .authentication, credential.refreshToken == nil {
-                throw .authentication("the API refused this token (\(apiError.message.isEmpty ? "HTTP \(apiError.httpStatus)" : apiError.message))")
-            }
-            if credential.userID == nil { throw error }
-            context.warn("could not look up the user (\(error.message)); keeping what the token endpoint said")
-        }
-        return credential
     }
 
     static func identityJSON(profile: String, _ credential: Credential) -> JSON {
@@ -311,10 +315,10 @@ enum AuthCommands {
 
     // MARK: - status, token, refresh, logout
 
-    static func status(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func status(_ options: StatusOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let profile = try context.profile()
-        let showToken = context.parsed.has("show-token")
-        let checks = context.parsed.has("check") || (context.stdout.isTerminal && !context.parsed.has("no-check"))
+        let showToken = options.showToken
+        let checks = options.checks(stdoutIsTerminal: context.stdout.isTerminal)
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
@@ -407,7 +411,7 @@ enum AuthCommands {
         }
     }
 
-    static func token(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func token(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         if try context.credentialInForce() == .cookieSession {
             let profile = try context.profile()
             throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
@@ -420,7 +424,7 @@ enum AuthCommands {
         return .success
     }
 
-    static func refresh(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func refresh(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         guard let tokens = try context.tokens() as? StoredTokens else {
             throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
         }
@@ -432,42 +436,30 @@ enum AuthCommands {
         return .success
     }
 
-    static func logout(_ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func logout(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let profile = try context.profile()
-        let store = try context.credentialStore()
-        let removed: Credential?
-        do {
-            removed = try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) -> Credential? in
-                defer { entry = nil }
-                return entry
-            }
-        } catch .badConfig(let path, let detail) {
-            let aside = try store.moveAside()
-            context.warn("\(path) is corrupt (\(detail)); moved it to \(aside). Every profile stored in it must log in again.")
-            removed = nil
-        }
-        let hadSession = try CodingSession.forget(context, profile: profile)
-        CacheCommands.dropReplies(context, profile: profile.name)
-        guard let removed else {
-            context.note(hadSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
+        let logout = try context.loginService(profile: profile, console: console(context, LoginOptions())).logout()
+        guard logout.removed != nil else {
+            context.note(logout.endedSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
             return .success
         }
-        if let revokeURL = profile.revokeURL {
-            // RFC 7009: revoke the refresh token (which revokes its access tokens) and the access token.
-            let endpoint = TokenEndpoint(profile: profile, http: try context.http())
-            var failures: [String] = []
-            for (token, hint) in [(removed.refreshToken, "refresh_token"), (Optional(removed.accessToken), "access_token")] {
-                guard let token else { continue }
-                do {
-                    let (status, _) = try endpoint.postForm(revokeURL, [("token", token), ("token_type_hint", hint)])
-                    if !(200..<300).contains(status) { failures.append("HTTP \(status)") }
-                } catch {
-                    failures.append(error.message)
-                }
-            }
-            if !failures.isEmpty { context.warn("the server did not confirm revocation (\(failures.joined(separator: ", "))); the local copy is deleted") }
+        if !logout.revocationFailures.isEmpty {
+            context.warn("the server did not confirm revocation (\(logout.revocationFailures.joined(separator: ", "))); the local copy is deleted")
         }
         context.note("Logged out of \(profile.name).")
         return .success
+    }
+}
+
+extension CommandContext {
+    /// The login service for `profile` (whose scopes may be the command's): this run's
+    /// credential store, and its clients and transport, built when the service first sends.
+    func loginService(profile: ResolvedProfile, console: LoginConsole) throws(DouctlError) -> LoginService {
+        LoginService(profile: profile, store: try credentialStore(), console: console,
+                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) }) { () throws(DouctlError) in
+            var clients = try self.clientFactory()
+            clients.profile = profile
+            return LoginService.Connection(clients: clients, http: try self.http())
+        }
     }
 }

@@ -28,15 +28,6 @@ struct Command: Sendable {
         }
     }
 
-    /// A leaf that still reads its options by name from `context.parsed` (being retired).
-    init(_ spec: CommandSpec, run: @escaping @Sendable (CommandContext) throws(DouctlError) -> ExitStatus) {
-        self.spec = spec
-        children = []
-        prepare = { parsed in
-            PreparedRun(presentation: OutputPresentation(legacy: parsed)) { context throws(DouctlError) in try run(context) }
-        }
-    }
-
     /// A group: `spec.subcommands` is filled from the children.
     init(group spec: CommandSpec, _ children: [Command]) {
         self.spec = spec
@@ -84,13 +75,6 @@ struct OutputPresentation: Sendable {
         self.view = view
         self.showsErrorBodies = showsErrorBodies
         self.rawErrorBodies = rawErrorBodies
-    }
-
-    /// For commands not yet typed: read by name.
-    init(legacy parsed: ParsedCommand) {
-        view = ViewOptions(format: parsed.value("format").flatMap(OutputFormat.init(rawValue:)), json: parsed.has("json"))
-        showsErrorBodies = parsed.path.first == "api"
-        rawErrorBodies = parsed.has("raw")
     }
 }
 

@@ -10,8 +10,6 @@ import DouctlSystem
 /// and `config` never touch libcurl or the credentials file). Tests build it with another
 /// `ProcessContext`: other descriptors, variables and a scripted transport.
 struct CommandContext {
-    /// What the parser understood, for commands not yet typed (being retired).
-    let parsed: ParsedCommand
     /// The global options, typed.
     let globals: GlobalOptionValues
     /// How the command's own options say its output is shown.
@@ -23,10 +21,8 @@ struct CommandContext {
     /// The run's view of the API: configuration, credential, clients, decided once.
     let session: RunSession
 
-    init(parsed: ParsedCommand, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream, dryRun: DryRunPrinter? = nil) {
-        self.parsed = parsed
-        // The parser has checked every global option's form; binding them cannot fail.
-        self.globals = (try? GlobalOptionValues.bind(parsed)) ?? GlobalOptionValues()
+    init(globals: GlobalOptionValues, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream, dryRun: DryRunPrinter? = nil) {
+        self.globals = globals
         self.presentation = presentation
         self.process = process
         self.stdout = stdout

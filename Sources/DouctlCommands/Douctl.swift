@@ -45,32 +45,34 @@ public enum Douctl {
                 return ExitStatus.success.rawValue
             }
             let prepared: PreparedRun
+            let globals: GlobalOptionValues
             do throws(OptionError) {
                 prepared = try prepare(parsed)
+                globals = try GlobalOptionValues.bind(parsed)
             } catch {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
             let run = prepared.run
-            let context = CommandContext(parsed: parsed, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
-            if let seconds = context.globals.maxTime { CommandDeadline.start(seconds: seconds) }
-            if context.globals.dryRun {
-                return dryRun(run, parsed: parsed, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+            if let seconds = globals.maxTime { CommandDeadline.start(seconds: seconds) }
+            if globals.dryRun {
+                return dryRun(run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
             }
+            let context = CommandContext(globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
             let status: ExitStatus
             do {
                 status = try run(context)
             } catch {
                 stdout.flush()
                 if let failed = outputFailure(stdout, context: context) { return failed }
-                let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError(parsed) : error
+                let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError : error
                 report(reported, context: context)
                 return ExitStatus(reported).rawValue
             }
             stdout.flush()
             if let failed = outputFailure(stdout, context: context) { return failed }
             if CommandDeadline.expired && (status == .interrupted || Interrupt.requested) {
-                report(maxTimeError(parsed), context: context)
+                report(maxTimeError, context: context)
                 return ExitStatus.network.rawValue
             }
             if Interrupt.requested { return ExitStatus.interrupted.rawValue }
@@ -79,7 +81,7 @@ public enum Douctl {
     }
 
     /// What `--max-time` running out is: a timeout (exit 7), however the command unwound.
-    private static func maxTimeError(_ parsed: ParsedCommand) -> DouctlError {
+    private static var maxTimeError: DouctlError {
         .transport(.timedOut(CommandDeadline.message))
     }
 
@@ -99,13 +101,13 @@ public enum Douctl {
     /// `--dry-run`: the command runs against no network and no token store; each request
     /// it would send goes to stdout as a curl command line, and the command's own output
     /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
-    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, parsed: ParsedCommand, presentation: OutputPresentation, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
+    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, path: [String], globals: GlobalOptionValues, presentation: OutputPresentation, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
         let out = stdout.fileDescriptor
         let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
-        let context = CommandContext(parsed: parsed, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr, dryRun: printer)
-        guard let command = parsed.path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
+        let context = CommandContext(globals: globals, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr, dryRun: printer)
+        guard let command = path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
             let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
             report(error, context: context)
             return ExitStatus(error).rawValue

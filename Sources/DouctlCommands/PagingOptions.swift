@@ -19,8 +19,8 @@ struct PagingOptions: CommandOptions {
     ]
 
     /// The group for a command whose API takes at most `countRange.upperBound` per page.
-    static func group<Options>(_ field: WritableKeyPath<Options, PagingOptions> & Sendable, countRange: ClosedRange<Int> = 1...200) -> OptionBinding<Options> {
-        OptionBinding.group(field, PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
+    static func group<Options>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, PagingOptions>, countRange: ClosedRange<Int> = 1...200) -> OptionBinding<Options> {
+        OptionBinding.group(field(), PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
     }
 
     func validate() throws(OptionError) {

@@ -191,7 +191,7 @@ struct ParseTests {
     func invocation(_ argv: [String], environment: [String: String] = [:]) throws -> CommandContext {
         let parsed = try parsed(argv)
         let context = ProcessContext(arguments: argv, environment: environment, standardInput: -1, standardOutput: -1, standardError: -1)
-        return CommandContext(parsed: parsed, process: context, stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1))
+        return CommandContext(globals: try GlobalOptionValues.bind(parsed), process: context, stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1))
     }
 
     // MARK: usage errors: exit 2, the error, then the usage line
