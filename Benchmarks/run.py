@@ -5,7 +5,8 @@ Reports medians of repeated runs (wall time) and the largest peak RSS seen (ru_m
 the waited process, which includes the children a shell pipeline waited for), as a
 Markdown table. Not a test: nothing here asserts; the goals are printed beside the ratios.
 
-Usage: Benchmarks/run.py [--quick] [--only NAME,...]
+Usage: Benchmarks/run.py [--quick] [--only NAME,...] [--douctl PATH]
+--douctl runs another build of douctl (an earlier one, to compare) instead of building this one.
 Needs: swift, curl, jq, python3, openssl. Builds douctl in release mode first.
 """
 import argparse, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -144,12 +145,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller files")
     parser.add_argument("--only", default="", help="comma-separated case names")
+    parser.add_argument("--douctl", default="", help="a douctl binary to measure instead of building one")
     options = parser.parse_args()
+    global DOUCTL
     only = set(filter(None, options.only.split(",")))
     runs = 3 if options.quick else 5
     big = 256 * MiB if options.quick else GiB
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "douctl"], cwd=ROOT, check=True)
+    if options.douctl:
+        DOUCTL = os.path.abspath(options.douctl)
+    else:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "douctl"], cwd=ROOT, check=True)
     os.makedirs(WORK, exist_ok=True)
     build_launcher()
     www = os.path.join(WORK, "www")
@@ -300,6 +306,9 @@ def main():
         print("| %s | %.3f s | %s | %s | %.1f MiB | %s | %s | %s |" % (
             name, d_wall, "%.3f s" % c_wall if c_wall else "-", "%.2fx" % ratio if ratio else "-",
             d_rss, "%.1f MiB" % c_rss if c_rss else "-", goal, verdict))
+    floor_binary = os.path.join(WORK, "floor")
+    print("\ndouctl binary: %.1f MB%s" % (os.path.getsize(DOUCTL) / 1e6, ", the floor program's: %.1f MB" % (
+        os.path.getsize(floor_binary) / 1e6) if os.path.exists(floor_binary) else ""))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""A small request beside the floor program, in figures the machine's load does not move:
+instructions executed (callgrind, the whole process with the loader and libcurl), peak RSS and
+minor page faults (medians of repeated runs, from /usr/bin/time), and what is resident at exit
+in the executable's own mappings and the heap (smaps, read by a preloaded library as the
+process exits). Wall time is Benchmarks/run.py's business; these are what explain it.
+
+Usage: Benchmarks/floor.py [--binary PATH] [--runs N] [--no-callgrind]
+Needs: valgrind (unless --no-callgrind), /usr/bin/time, cc or clang, swiftc. Uses the release
+build (`swift build -c release --product douctl`) unless --binary names another.
+"""
+import argparse, collections, os, re, shutil, statistics, subprocess, sys, tempfile, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, "Benchmarks", "work")
+SMALL = b'{"id":"1000001","uid":"ahbei","name":"\xe9\x98\xbf\xe5\x8c\x97","alt":"http:\\/\\/www.douban.com\\/people\\/ahbei\\/"}'
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(SMALL)))
+        self.end_headers()
+        self.wfile.write(SMALL)
+
+    def log_message(self, *args):
+        pass
+
+
+def build(source, output, command):
+    if not (os.path.exists(output) and os.path.getmtime(output) >= os.path.getmtime(source)):
+        subprocess.run(command, check=True)
+    return output
+
+
+def time_runs(argv, runs, env):
+    """Median peak RSS (KiB) and minor faults over `runs` runs."""
+    rss, faults = [], []
+    for _ in range(runs):
+        done = subprocess.run(["/usr/bin/time", "-f", "%M %R"] + argv, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=env)
+        kib, minor = done.stderr.strip().splitlines()[-1].split()
+        rss.append(int(kib))
+        faults.append(int(minor))
+    return statistics.median(rss), statistics.median(faults)
+
+
+def instructions(argv, env):
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    return int(found.group(1)) if found else None
+
+
+def resident(argv, env, preload):
+    """KiB resident at exit: the executable's own mappings by permission, and the heap."""
+    out = os.path.join(WORK, "smaps-at-exit.txt")
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=dict(env, LD_PRELOAD=preload, SMAPS_OUT=out))
+    image = os.path.realpath(argv[0])
+    totals, mapping = collections.Counter(), None
+    with open(out) as f:
+        for line in f:
+            head = re.match(r"^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$", line)
+            if head:
+                path = head.group(2).strip()
+                mapping = ("exe " + head.group(1)) if path == image else ("heap" if path == "[heap]" else "other")
+            elif line.startswith("Rss:"):
+                totals[mapping] += int(line.split()[1])
+    return totals
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "douctl"))
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--no-callgrind", action="store_true")
+    options = parser.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    compiler = shutil.which("clang") or shutil.which("cc")
+    preload = build(os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c"), os.path.join(WORK, "smaps-at-exit.so"),
+                    [compiler, "-O2", "-shared", "-fPIC", "-o", os.path.join(WORK, "smaps-at-exit.so"),
+                     os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c")])
+    floor = build(os.path.join(ROOT, "Benchmarks", "floor.swift"), os.path.join(WORK, "floor"),
+                  ["swiftc", "-O", "-static-stdlib", "-o", os.path.join(WORK, "floor"), os.path.join(ROOT, "Benchmarks", "floor.swift")])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d" % server.server_port
+    env = dict(os.environ, DOUCTL_CONFIG_DIR=tempfile.mkdtemp(prefix="douctl-floor-"))
+    cases = [
+        ("floor program, small GET", [floor, base + "/small.json"]),
+        ("douctl api, small GET", [options.binary, "api", "/small.json", "--api-base", base]),
+        ("douctl --version", [options.binary, "--version"]),
+        ("curl -s, small GET", ["curl", "-s", base + "/small.json"]),
+        ("curl --version", ["curl", "--version"]),
+    ]
+    print("binary: %s, %.1f MB" % (options.binary, os.path.getsize(options.binary) / 1e6))
+    print("| case | instructions | peak RSS | minor faults | executable resident r-x / r-- / rw- | heap |")
+    print("|---|---|---|---|---|---|")
+    for name, argv in cases:
+        rss, faults = time_runs(argv, options.runs, env)
+        count = None if options.no_callgrind else instructions(argv, env)
+        where = resident(argv, env, preload) if not argv[0] == "curl" else collections.Counter()
+        exe = " / ".join("%.2f" % (where["exe " + p] / 1024) for p in ("r-xp", "r--p", "rw-p")) + " MiB" if where else "-"
+        print("| %s | %s | %.2f MiB | %d | %s | %s |" % (
+            name, "{:,}".format(count) if count else "-", rss / 1024, faults, exe,
+            "%.2f MiB" % (where["heap"] / 1024) if where else "-"), flush=True)
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
