@@ -15,7 +15,7 @@ final class BatchReport: Sendable {
     let display: ProgressDisplay?
     /// Where the JSON lines go; nil prints none (a download to stdout).
     private let linesFD: Int32?
-    private let stderrFD: Int32
+    private let printer: Printer
     private let printsErrorLines: Bool
     private let errorFormatJSON: Bool
     private let useColor: Bool
@@ -35,7 +35,7 @@ final class BatchReport: Sendable {
         style = TextStyle(enabled: context.colorsStdout)
         self.display = display
         self.linesFD = linesFD
-        stderrFD = context.stderr.fileDescriptor
+        printer = context.printer
         stdoutFD = context.stdout.fileDescriptor
         printsErrorLines = display == nil && linesFD != context.stderr.fileDescriptor
         errorFormatJSON = context.wantsJSONErrors
@@ -64,7 +64,7 @@ final class BatchReport: Sendable {
         statuses.withLock { $0.append(status) }
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
         if printsErrorLines && status != .interrupted {
-            try? FileIO.writeAll(stderrFD, ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor) + "\n")
+            printer.line(ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor))
         }
         // As text, a failure is told once: by its error line or the progress display.
         if textVerb == nil {

@@ -20,6 +20,8 @@ struct CommandContext {
 
     /// The run's view of the API: configuration, credential, clients, decided once.
     let session: RunSession
+    /// The one writer of lines for a person on stderr (see `Printer`).
+    let printer: Printer
 
     init(globals: GlobalOptionValues, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream, dryRun: DryRunPrinter? = nil) {
         self.globals = globals
@@ -27,15 +29,16 @@ struct CommandContext {
         self.process = process
         self.stdout = stdout
         self.stderr = stderr
-        session = RunSession(Self.settings(globals, process: process, stderr: stderr, dryRun: dryRun))
+        let printer = Printer(stdout: stdout, stderr: stderr)
+        self.printer = printer
+        session = RunSession(Self.settings(globals, process: process, printer: printer, dryRun: dryRun))
     }
 
     /// What the session is built from: the typed global options, the environment, and the
     /// printer's side of `-v`, the cache's notes, warnings and the rate-limit countdown.
-    private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, stderr: OutputStream, dryRun: DryRunPrinter?) -> SessionSettings {
+    private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, printer: Printer, dryRun: DryRunPrinter?) -> SessionSettings {
         var settings = SessionSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
-        let fd = stderr.fileDescriptor
-        let line: @Sendable (String) -> Void = { text in _ = try? FileIO.writeAll(fd, text + "\n") }
+        let line: @Sendable (String) -> Void = { text in printer.line(text) }
         settings.configDirectory = globals.configDirectory
         settings.profile = globals.profile
         settings.apiBase = globals.apiBase
@@ -50,9 +53,9 @@ struct CommandContext {
         settings.cacheOnly = globals.cacheOnly
         settings.cacheLog = line
         settings.record = globals.record
-        settings.rateLimitWait = rateLimitWait(globals, stderr: stderr)
+        settings.rateLimitWait = rateLimitWait(globals, printer: printer)
         settings.dryRun = dryRun
-        let color = ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: process.environment)
+        let color = ColorChoice.enabled(globals.color, isTerminal: printer.stderr.isTerminal, environment: process.environment)
         settings.warn = { text in line(Self.warning(text, color: color)) }
         return settings
     }
@@ -104,22 +107,21 @@ struct CommandContext {
     }
 
     /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
-    private static func rateLimitWait(_ globals: GlobalOptionValues, stderr: OutputStream) -> RateLimitWait? {
+    private static func rateLimitWait(_ globals: GlobalOptionValues, printer: Printer) -> RateLimitWait? {
         guard globals.waitOnRateLimit else { return nil }
-        let fd = stderr.fileDescriptor
-        let isTerminal = stderr.isTerminal
+        let isTerminal = printer.stderr.isTerminal
         let budget = globals.retryMaxTime
         return RateLimitWait(maximum: budget ?? 3 * 3600) { seconds, reason in
             let total = Int(seconds.rounded(.up))
             if isTerminal {
                 for left in stride(from: total, to: 0, by: -1) {
-                    _ = try? FileIO.writeAll(fd, "\r\u{1B}[2Kdouctl: rate limited (\(reason)); going on in \(left)s")
+                    printer.write(Array("\r\u{1B}[2Kdouctl: rate limited (\(reason)); going on in \(left)s".utf8))
                     interruptibleSleep(min(1, seconds - Double(total - left)))
                     if Interrupt.requested { break }
                 }
-                _ = try? FileIO.writeAll(fd, "\r\u{1B}[2K")
+                printer.write(Array("\r\u{1B}[2K".utf8))
             } else {
-                _ = try? FileIO.writeAll(fd, "douctl: rate limited (\(reason)); waiting \(total)s\n")
+                printer.line("douctl: rate limited (\(reason)); waiting \(total)s")
                 interruptibleSleep(seconds)
             }
             return !Interrupt.requested
@@ -208,7 +210,7 @@ struct CommandContext {
 
     /// An error about one of several items (a file, an id), then the run goes on.
     func report(_ error: DouctlError, about item: String?) {
-        stderr.line(ErrorReport.line(error, item: item, json: wantsJSONErrors, color: useColor))
+        printer.line(ErrorReport.line(error, item: item, json: wantsJSONErrors, color: useColor))
     }
 
     var wantsJSONErrors: Bool { globals.errorFormat == .json }
@@ -236,15 +238,21 @@ struct CommandContext {
     /// else as JSON (pretty on a terminal); a body that is not JSON only with --raw.
     func printErrorBody(of error: DouctlError) {
         guard case .api(let apiError) = error, let body = apiError.body, !body.isEmpty, let stream = errorBodyStream else { return }
+        var bytes: [UInt8]
         if presentation.rawErrorBodies {
-            stream.write(body)
-            if body.last != 0x0A { stream.write([0x0A]) }
+            bytes = body
         } else if let json = try? JSONParser.parse(body) {
-            var bytes = json.serialized(globals.prettyJSON(isTerminal: stream.isTerminal) ? .pretty : .compact)
-            bytes.append(0x0A)
-            stream.write(bytes)
+            bytes = json.serialized(globals.prettyJSON(isTerminal: stream.isTerminal) ? .pretty : .compact)
+        } else {
+            return
         }
-        stream.flush()
+        if bytes.last != 0x0A { bytes.append(0x0A) }
+        if stream === stderr {
+            printer.write(bytes)
+        } else {
+            stream.write(bytes)
+            stream.flush()
+        }
     }
 
     // MARK: - output
@@ -252,8 +260,7 @@ struct CommandContext {
     /// `--progress WHEN` of upload, download and api: a display on stderr for `always`,
     /// or for `auto` when stderr is a terminal; nil for `never`.
     func progressDisplay(_ mode: ProgressMode) -> ProgressDisplay? {
-        guard mode == .always || (mode == .auto && stderr.isTerminal) else { return nil }
-        return ProgressDisplay(fd: stderr.fileDescriptor, redrawsInPlace: stderr.isTerminal)
+        printer.startProgress(mode)
     }
 
     /// One JSON document on stdout, pretty on a terminal unless told otherwise.
@@ -273,8 +280,7 @@ struct CommandContext {
 
     /// A line for a person, on stderr.
     func note(_ text: String) {
-        stderr.line(text)
-        stderr.flush()
+        printer.line(text)
     }
 
     func warn(_ text: String) {

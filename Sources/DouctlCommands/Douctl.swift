@@ -115,7 +115,7 @@ public enum Douctl {
         do {
             _ = try run(context)
         } catch .badReply {
-            stderr.line("douctl: dry run: the next request depends on the reply to the one above; stopping there")
+            context.printer.line("douctl: dry run: the next request depends on the reply to the one above; stopping there")
         } catch {
             report(error, context: context)
             return ExitStatus(error).rawValue

@@ -112,8 +112,8 @@ enum SandboxCommand {
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
         var configuration = try options.configuration()
-        let stderrFD = context.stderr.fileDescriptor
-        configuration.log = { line in try? FileIO.writeAll(stderrFD, line + "\n") }
+        let printer = context.printer
+        configuration.log = { line in printer.line(line) }
 
         let slot = try SandboxSlot.claim(in: try context.configDirectory())
         let sandbox = try start(configuration)

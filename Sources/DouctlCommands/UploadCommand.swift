@@ -128,7 +128,7 @@ enum UploadCommand {
         let stdin = context.process.standardInput
         guard count > 1, !yes, context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
         let profile = try context.profileName
-        context.stderr.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
+        context.printer.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
         context.stderr.flush()
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
         if Interrupt.requested { throw .interrupted }

@@ -136,6 +136,36 @@ struct TerminalViewTests {
         #expect(columns == [24, 24, 24, 24], "\(done)")
     }
 
+    /// Issue 21's one printer: `-v` log lines, written from the upload workers, share stderr
+    /// with a live progress display. Before, they were
+    /// written around it, so the next redraw (cursor up, erase) landed in the wrong rows: log
+    /// lines were overwritten and bars were left behind among them ("one.bin  0 B  0 B/s");
+    /// now every line goes through the printer, which draws the progress again below it.
+    @Test func verboseLinesSurviveTheProgressDisplay() throws {
+        let server = try TestServer { _ in
+            Thread.sleep(forTimeInterval: 0.6)
+            return .bytes(200, Array("{}".utf8), contentType: "application/json")
+        }
+        let directory = TemporaryDirectory.make(prefix: "printer-v")
+        var files: [String] = []
+        for name in ["one.bin", "two.bin", "three.bin"] {
+            let path = directory + "/" + name
+            try Data(repeating: 7, count: 2 << 20).write(to: URL(fileURLWithPath: path))
+            files.append(path)
+        }
+        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 -v --no-retry --api-base \(server.baseURL) --color never --json"
+        let raw = try runUnderScript(command, environment: Douctl().environment)
+        let lines = Screen(raw).lines
+        let posts = lines.filter { $0.hasPrefix("> POST ") }
+        #expect(posts.count == 3, "each request's -v line stays on screen: \(lines)")
+        let replies = lines.filter { $0.hasPrefix("< HTTP/") || $0.hasPrefix("< 200") }
+        #expect(replies.count >= 3, "each reply's -v line stays on screen: \(lines)")
+        // A bar is only ever the live bottom of the screen: none is left between log lines.
+        let bars = lines.filter { $0.hasSuffix("B/s") || $0.contains("ETA") }
+        #expect(bars.isEmpty, "stale progress rows among the log lines: \(bars)")
+        #expect(lines.filter { $0.contains("done, ") }.count == 3, "\(lines)")
+    }
+
     /// Issue 21: the done line counts the bytes the bar counted (the multipart body), not
     /// the file's size, so the two never disagree.
     @Test func theDoneLineCountsWhatTheBarCounted() throws {
