@@ -50,7 +50,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         switch self {
         case .success: return "success"
         case .apiError: return "the API answered with an error not listed below"
-        case .usage: return "usage error (unknown command or flag, missing or malformed argument)"
+        case .usage: return "usage error (unknown command or flag, missing or malformed argument, options that do not go together: refused before anything is read or sent)"
         case .localInput: return "local input or output error (file missing or unreadable, bad config file, a write to standard output failed)"
         case .authentication: return "authentication needed, refused, or expired beyond refresh"
         case .notFound: return "not found (with --cache-only: not in the cache, nothing was sent)"
