@@ -39,15 +39,16 @@ enum APICommand {
         bytes exactly as received.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
-        what was printed, then the error line). A Coding-style envelope whose success
-        code comes before its data ({"code":0,...,"data":...}) is unwrapped as it arrives:
-        the data streams, and a code after it still makes the reply an error. Any other
-        object is held while it may be an envelope to unwrap or an error: one whose first
-        member is not an envelope's (code, msg, data, ret, Response and their variants)
-        streams once past 1 MiB; any other reply (an envelope whose data comes before its
-        code) is held whole, up to 64 MiB, and a larger one is exit 8 (--raw prints any
-        size). So is a single page of --paginate larger than 64 MiB. An envelope whose
-        code says error is read only to its first 64 KiB, like an error status. Error
+        what was printed, then the error line). A Coding-style envelope whose
+        success code comes before its data ({"code":0,...,"data":...}) is unwrapped
+        as it arrives: the data streams, and a code after it still makes the reply
+        an error. Any other object is held while it may be an envelope to unwrap or
+        an error: one whose first member is not an envelope's (code, msg, data, ret,
+        Response and their variants) streams once past 1 MiB; any other reply (an
+        envelope whose data comes before its code) is held whole, up to 64 MiB, and
+        a larger one is exit 8 (--raw prints any size). So is a single page of
+        --paginate larger than 64 MiB. An envelope whose code says error is read
+        only to its first 64 KiB, like an error status. Error
         replies, redirect bodies and replies that will be retried are read only to their
         first 64 KiB. --paginate skips items (by id) repeated from the page before. On an API error nothing goes to stdout unless asked:
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
