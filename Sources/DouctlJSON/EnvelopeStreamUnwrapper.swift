@@ -418,6 +418,16 @@ struct ValueSpan {
                 if depth == 0 { return index }
                 continue
             }
+            if depth > 0 {
+                // Inside a container only quotes and brackets matter: '[' | 0x20 is '{',
+                // ']' | 0x20 is '}'.
+                while index < count {
+                    let folded = bytes[index] | 0x20
+                    if folded == UInt8(ascii: "{") || folded == UInt8(ascii: "}") || bytes[index] == UInt8(ascii: "\"") { break }
+                    index += 1
+                }
+                guard index < count else { return nil }
+            }
             let byte = bytes[index]
             if inScalar {
                 if Self.isScalarByte(byte) {
