@@ -39,11 +39,16 @@ enum APICommand {
         bytes exactly as received.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
-        what was printed, then the error line). An object is held while it may be an
-        envelope to unwrap or an error: one whose first member is not an envelope's (code,
-        msg, data, ret, Response and their variants) streams once past 1 MiB; any other
-        reply is held whole, up to 64 MiB, and a larger one is exit 8 (--raw prints any
-        size). So is a single page of --paginate larger than 64 MiB. Error
+        what was printed, then the error line). A Coding-style envelope whose
+        success code comes before its data ({"code":0,...,"data":...}) is unwrapped
+        as it arrives: the data streams, and a code after it still makes the reply
+        an error. Any other object is held while it may be an envelope to unwrap or
+        an error: one whose first member is not an envelope's (code, msg, data, ret,
+        Response and their variants) streams once past 1 MiB; any other reply (an
+        envelope whose data comes before its code) is held whole, up to 64 MiB, and
+        a larger one is exit 8 (--raw prints any size). So is a single page of
+        --paginate larger than 64 MiB. An envelope whose code says error is read
+        only to its first 64 KiB, like an error status. Error
         replies, redirect bodies and replies that will be retried are read only to their
         first 64 KiB. --paginate skips items (by id) repeated from the page before. On an API error nothing goes to stdout unless asked:
         the error reply's body goes to stdout on a terminal and to stderr in a pipe
@@ -267,6 +272,7 @@ enum APICommand {
     /// reply (its first 64 KiB). Nil when the reply was printed.
     private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
         let printer = StreamingPrinter(context: context, raw: options.raw, include: options.include)
+        printer.decode = { (reply: HTTPResponse) throws(DouctlError) in _ = try client.decode(reply, for: request, parsesArrays: false) }
         let response: HTTPResponse
         do {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
@@ -362,6 +368,11 @@ enum APICommand {
         var headPrinted = false
         /// jq's colours on a terminal, fed chunk by chunk as the reformatter writes.
         var colorizer: JSONColorizer?
+        /// A Coding-style envelope being unwrapped as it arrives (see `unwrapEnvelope`), and
+        /// how a reply is decoded to find the error it carries.
+        var unwrapper: EnvelopeStreamUnwrapper?
+        var responseHead: HTTPResponseHead?
+        var decode: (HTTPResponse) throws(DouctlError) -> Void = { _ throws(DouctlError) in }
 
         init(context: CommandContext, raw: Bool, include: Bool) {
             self.context = context
@@ -372,6 +383,7 @@ enum APICommand {
 
         func head(_ head: HTTPResponseHead) {
             status = head.status
+            responseHead = head
             if include {
                 printHead(head, to: context.stdout)
                 headPrinted = true
@@ -383,6 +395,7 @@ enum APICommand {
             guard delivered == 0 else { return false }
             held.removeAll()
             if case .reformat = mode { mode = .undecided }
+            if unwrapper != nil { (unwrapper, mode) = (nil, .undecided) }
             return true
         }
 
@@ -397,6 +410,7 @@ enum APICommand {
                     if !startReformatting() { return false }
                 } else {
                     mode = .hold
+                    if first == UInt8(ascii: "{") { unwrapper = EnvelopeStreamUnwrapper(rule: ReplyDecoder.envelopeStreamRule, output: .reformat(context.prettyJSON ? .pretty : .compact), emit: emitter()) }
                 }
             }
             switch mode {
@@ -413,9 +427,18 @@ enum APICommand {
 
         /// From here on the reply goes through the incremental reformatter, what was held first.
         private func startReformatting() -> Bool {
+            let reformatter = JSONStreamReformatter(format: context.prettyJSON ? .pretty : .compact, emit: emitter())
+            mode = .reformat(reformatter)
+            let before = held
+            held = []
+            return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
+        }
+
+        /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
+        private func emitter() -> (UnsafeRawBufferPointer) -> Void {
             let stdout = context.stdout
             if context.colorsStdout { colorizer = JSONColorizer() }
-            let reformatter = JSONStreamReformatter(format: context.prettyJSON ? .pretty : .compact) { [unowned self] bytes in
+            return { [unowned self] bytes in
                 delivered += bytes.count
                 if var colorizer {
                     stdout.write(colorizer.feed(Array(bytes)))
@@ -424,10 +447,6 @@ enum APICommand {
                     stdout.write(bytes)
                 }
             }
-            mode = .reformat(reformatter)
-            let before = held
-            held = []
-            return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
         }
 
         /// An object is held so that an envelope can be unwrapped and an error found; past
@@ -454,12 +473,17 @@ enum APICommand {
         }
 
         private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            if let unwrapper, let taken = unwrapEnvelope(chunk, unwrapper) { return taken }
             if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
                let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
                 guard startReformatting() else { return false }
                 if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !context.stdout.failed }
             }
             guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
+                if unwrapper?.dataBeforeCode == true {
+                    problem = .transport(.replyTooLarge("the reply is an envelope larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB whose data comes before its code, so it is held to be unwrapped and cannot be; --raw prints any size"))
+                    return false
+                }
                 problem = .transport(.replyTooLarge("the reply is larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB and is not a JSON array, so it cannot be printed as a stream; --raw prints any size"))
                 return false
             }
@@ -477,12 +501,48 @@ enum APICommand {
             }
         }
 
+        /// Feeds a reply that began with "{" to the unwrapper: once a success status has come
+        /// before the data, the data streams (nothing more is held); after an error status the
+        /// reply is held only to 64 KiB, then reported from what came whole. Nil: hold the
+        /// chunk as before (undecided, or data before the status: up to 64 MiB).
+        private func unwrapEnvelope(_ chunk: UnsafeRawBufferPointer, _ unwrapper: EnvelopeStreamUnwrapper) -> Bool? {
+            do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.feed(chunk) } catch {
+                problem = envelopeProblem(error)
+                return false
+            }
+            switch unwrapper.decision {
+            case .streaming:
+                held = []
+                return !context.stdout.failed
+            case .failing where held.count + chunk.count > HTTPResponse.maximumErrorBodyBytes:
+                held.append(contentsOf: chunk.prefix(HTTPResponse.maximumErrorBodyBytes - held.count))
+                do throws(DouctlError) {
+                    try decode(HTTPResponse(head: responseHead ?? HTTPResponseHead(status: status), body: unwrapper.remainder))
+                    problem = .transport(.replyTooLarge("the reply is an error envelope larger than \(HTTPResponse.maximumErrorBodyBytes >> 10) KiB"))
+                } catch {
+                    if case .api(var apiError) = error { apiError.body = held; problem = .api(apiError) } else { problem = error }
+                }
+                return false
+            case .failing, .holding, .undecided:
+                if unwrapper.decision == .holding && !unwrapper.dataBeforeCode { self.unwrapper = nil }
+                return nil
+            }
+        }
+
+        private func envelopeProblem(_ failure: EnvelopeStreamUnwrapper.Failure) -> DouctlError {
+            switch failure {
+            case .malformed(let error): return notJSON(error)
+            case .ambiguous(let text): return .badReply("the reply is not a valid envelope (HTTP \(status): \(text))", httpStatus: status)
+            }
+        }
+
         private func notJSON(_ error: JSONParseError) -> DouctlError {
             .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
         }
 
         /// After a successful transfer: ends the stream, or hands back the held reply.
         func finish(_ head: HTTPResponseHead) throws(DouctlError) -> HTTPResponse? {
+            if let problem { throw problem }  // a sink's refusal the transport did not act on
             switch mode {
             case .raw:
                 return nil
@@ -496,6 +556,14 @@ enum APICommand {
                 context.stdout.write([0x0A])
                 return nil
             case .hold, .undecided:
+                if let unwrapper, case .streaming = unwrapper.decision {
+                    do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.finish() } catch { throw envelopeProblem(error) }
+                    if var colorizer { context.stdout.write(colorizer.finish()) }
+                    context.stdout.write([0x0A])
+                    // A status member after the data may still make the reply an error.
+                    try decode(HTTPResponse(head: head, body: unwrapper.remainder))
+                    return nil
+                }
                 return HTTPResponse(head: head, body: held)
             }
         }

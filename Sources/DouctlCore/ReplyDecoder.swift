@@ -60,6 +60,17 @@ public enum ReplyDecoder {
         codeKeys.contains(key) || messageKeys.contains(key) || dataKeys.contains(key) || key == "Response"
     }
 
+    /// What `EnvelopeStreamUnwrapper` needs to unwrap a reply as it arrives the way `decode`
+    /// unwraps a whole one: the status and data names (data by preference) and the success
+    /// codes. The members other than the data are kept only up to the error bound (64 KiB).
+    public static var envelopeStreamRule: EnvelopeStreamUnwrapper.Rule {
+        EnvelopeStreamUnwrapper.Rule(codeKeys: codeKeys, dataKeys: dataKeys, memberLimit: HTTPResponse.maximumErrorBodyBytes,
+            mayBeginEnvelope: { mayBeEnvelope(firstKey: $0) }, isSuccess: codeMeansSuccess)
+    }
+
+    /// A Coding-style status that is not an error.
+    static func codeMeansSuccess(_ code: String) -> Bool { code == "0" || code == "200" }
+
     /// Turns a reply into its payload, or throws the error it carries.
     /// `request` ("GET /v2/user/~me") names the call in messages when the server does not.
     /// With `parsesArrays` false, a successful array reply is left as bytes (see
@@ -158,7 +169,7 @@ public enum ReplyDecoder {
         }
         let code = firstScalar(in: object, keys: codeKeys)
         let isEnvelope = code != nil && isEnvelopeShaped(object)
-        let codeSaysError = isEnvelope && code != "0" && code != "200"
+        let codeSaysError = isEnvelope && !(code.map(codeMeansSuccess) ?? true)
         guard status >= 400 || codeSaysError else { return nil }
 
         var message = ""

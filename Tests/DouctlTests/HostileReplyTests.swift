@@ -27,12 +27,12 @@ struct HostileReplyTests {
     }
 
     /// A listener that answers `head` and then writes `element` over and over until
-    /// `limit` bytes went (then closes the connection), or until douctl hangs up.
+    /// `limit` bytes went (then `closing`, and closes the connection), or until douctl hangs up.
     final class Flood: @unchecked Sendable {
         let sent = LockedValue<Int64>(0)
         let listener: HostileListener
 
-        init(head: String, opening: String = "", element: String, limit: Int64 = .max, chunked: Bool = false) throws {
+        init(head: String, opening: String = "", element: String, limit: Int64 = .max, closing: String = "", chunked: Bool = false) throws {
             let counter = sent
             listener = try HostileListener { connection, listener in
                 guard HostileListener.send(connection, head) else { return }
@@ -54,6 +54,7 @@ struct HostileReplyTests {
                 while total < limit && !listener.isStopped {
                     guard write(Array(block.prefix(Int(min(Int64(block.count), limit - total))))) else { return }
                 }
+                if !closing.isEmpty { _ = write(Array(closing.utf8)) }
             }
         }
 
@@ -152,14 +153,15 @@ struct HostileReplyTests {
         #expect(outcome.peakKiB > 0 && outcome.peakKiB < Self.flatKiB, "peak RSS \(outcome.peakKiB) KiB")
     }
 
-    /// A reply that cannot stream (an object: it may be an envelope to unwrap) is held up
-    /// to 64 MiB, then refused with exit 8; so is one page of a walk.
-    @Test(arguments: [["--compact"], ["--paginate"]])
-    func aHugeObjectIsExit8AtTheBound(extra: [String]) throws {
+    /// A reply that cannot stream (an envelope whose data comes before its code: it is
+    /// unwrapped only once the code is known) is held up to 64 MiB, then refused with exit
+    /// 8; so is one page of a walk, envelope or not.
+    @Test(arguments: [(["--compact"], #"{"data":["#), (["--paginate"], #"{"code":0,"data":["#)])
+    func aHugeObjectIsExit8AtTheBound(extra: [String], opening: String) throws {
         try ProcessMemory.requireSupport()
         let flood = try Flood(
             head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(5 * Self.gib)\r\n\r\n",
-            opening: #"{"code":0,"data":["#, element: Self.item, limit: 5 * Self.gib)
+            opening: opening, element: Self.item, limit: 5 * Self.gib)
         let outcome = try run(["--no-retry", "api", "/object", "--api-base", flood.baseURL] + extra, flood: flood)
         #expect(outcome.status == 8, "\(outcome.stderr)")
         #expect(outcome.errorLine.contains("larger than 64 MiB"), "\(outcome.errorLine)")
