@@ -15,9 +15,11 @@ extension CommandOptions {
     public func validate() throws(OptionError) {}
 
     /// The option specs, in declaration order, for the command's `CommandSpec`.
-    public static var optionSpecs: [OptionSpec] { bindings.flatMap(\.options) }
+    /// (Closures, not key paths, here and below: a key path on a generic type is built at run
+    /// time, at every start, for every command.)
+    public static var optionSpecs: [OptionSpec] { bindings.flatMap { $0.options } }
     /// The positional argument specs, in order.
-    public static var argumentSpecs: [ArgumentSpec] { bindings.flatMap(\.arguments) }
+    public static var argumentSpecs: [ArgumentSpec] { bindings.flatMap { $0.arguments } }
 
     /// The typed value of what the parser understood, validated.
     public static func bind(_ parsed: ParsedCommand) throws(OptionError) -> Self {
@@ -150,7 +152,7 @@ public struct OptionBinding<Options>: Sendable {
     /// of its own type; its `validate()` runs with the command's.
     public static func group<Group: CommandOptions>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Group>, _: Group.Type = Group.self) -> Self {
         let children = Group.bindings
-        return Self(options: children.flatMap(\.options), arguments: children.flatMap(\.arguments),
+        return Self(options: children.flatMap { $0.options }, arguments: children.flatMap { $0.arguments },
                     check: { options throws(OptionError) in try options[keyPath: field()].validate() }) { options, parsed in
             var group = Group()
             for child in children { child.apply(&group, parsed) }

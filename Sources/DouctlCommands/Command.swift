@@ -4,8 +4,14 @@ import DouctlCore
 /// A node of the command tree: its spec (data) and, for leaves, what runs it.
 /// Specs feed the parser, help, completions and the man page; `prepare` stays out of them.
 struct Command: Sendable {
+    /// Name, abstract, discussion, examples and subcommands; a typed leaf's options and
+    /// arguments only once `declared` has been applied (see `fullSpec`, `spec(along:)`).
     var spec: CommandSpec
     var children: [Command]
+    /// A typed leaf's option and argument specs, built on demand: building every command's
+    /// bindings at every start cost more than the rest of a small request's own work (key
+    /// paths and generic metadata), and parsing one command line needs only its path's.
+    var declared: (@Sendable () -> (options: [OptionSpec], arguments: [ArgumentSpec]))?
     /// For a leaf: binds what the parser understood to the command's typed options, refusing
     /// combinations that make no sense (exit 2) before anything is read or sent, and returns
     /// the run.
@@ -18,8 +24,7 @@ struct Command: Sendable {
         run: @escaping @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus
     ) {
         self.spec = spec
-        self.spec.options = Options.optionSpecs + spec.options
-        self.spec.arguments = Options.argumentSpecs + spec.arguments
+        declared = { (Options.optionSpecs + spec.options, Options.argumentSpecs + spec.arguments) }
         children = []
         prepare = { parsed throws(OptionError) in
             let options = try Options.bind(parsed)
@@ -33,14 +38,67 @@ struct Command: Sendable {
         self.spec = spec
         self.children = children
         self.prepare = nil
-        self.spec.subcommands = children.map(\.spec)
+        self.spec.subcommands = children.map { $0.spec }
     }
 
     /// This command, taking only these groups of global options (see `GlobalOptions.Group`).
     func inheriting(_ groups: [GlobalOptions.Group]) -> Command {
         var copy = self
-        copy.spec.inheritedGroups = groups.map(\.rawValue)
+        copy.spec.inheritedGroups = groups.map { $0.rawValue }
         return copy
+    }
+
+    /// The whole spec tree, every command's options built: for help of the whole tree, the
+    /// man page, the completions and tests.
+    var fullSpec: CommandSpec { spec(expanding: { _ in true }, path: []) }
+
+    /// The spec tree with options built only for the commands on `path` (and the root's,
+    /// which are global): everything the parser and the help of that path look at.
+    func spec(along path: [String]) -> CommandSpec {
+        spec(expanding: { node in node.count <= path.count && Array(path.prefix(node.count)) == node }, path: [])
+    }
+
+    private func spec(expanding expands: ([String]) -> Bool, path: [String]) -> CommandSpec {
+        var result = spec
+        if expands(path), let declared {
+            let (options, arguments) = declared()
+            result.options = options
+            result.arguments = arguments
+        }
+        if !children.isEmpty {
+            result.subcommands = children.map { child in child.spec(expanding: expands, path: path + [child.spec.name]) }
+        }
+        return result
+    }
+
+    /// The command words of `argv` (`douctl shuo get 1` → ["shuo", "get"]), found without
+    /// parsing: options are skipped (with the value of a root option that takes one), and
+    /// the first word that names no subcommand ends the path. `help WORDS` is the path of
+    /// the WORDS. The parser decides for real; this only says which specs it needs.
+    func commandPath(_ argv: [String], rootOptions: [OptionSpec]) -> [String] {
+        var words = argv[...]
+        if words.first == "help" { words = words.dropFirst() }
+        var node = self
+        var path: [String] = []
+        var index = words.startIndex
+        while index < words.endIndex {
+            let word = words[index]
+            index += 1
+            if word == "--" { break }
+            if word.hasPrefix("--") {
+                let name = word.dropFirst(2)
+                if !name.contains("="), rootOptions.contains(where: { $0.long == name && !$0.isFlag }) { index += 1 }
+                continue
+            }
+            if word.hasPrefix("-") && word.count > 1 {
+                if let last = word.last, word.count == 2, rootOptions.contains(where: { $0.short == last && !$0.isFlag }) { index += 1 }
+                continue
+            }
+            guard let next = node.children.first(where: { $0.spec.name == word }) else { break }
+            node = next
+            path.append(word)
+        }
+        return path
     }
 
     func find(_ path: [String]) -> Command? {

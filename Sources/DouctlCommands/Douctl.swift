@@ -16,7 +16,19 @@ public enum Douctl {
     static let tree = CommandTree.root
 
     /// The whole command tree as data (for completions, the man page and tests).
-    public static var rootSpec: CommandSpec { tree.spec }
+    public static var rootSpec: CommandSpec { tree.fullSpec }
+
+    /// The specs one command line needs: options built along its path only (see
+    /// `Command.spec(along:)`), or, if the parser reads the line otherwise, the whole tree.
+    static func parse(_ argv: [String]) throws(UsageError) -> (ParseOutcome, CommandSpec) {
+        let path = tree.commandPath(argv, rootOptions: tree.spec.options)
+        let partial = tree.spec(along: path)
+        if let outcome = try? ArgumentParser(root: partial).parse(argv), outcome.commandPath.map({ $0 == path }) ?? true {
+            return (outcome, partial)
+        }
+        let full = rootSpec
+        return (try ArgumentParser(root: full).parse(argv), full)
+    }
 
     public static func main(_ process: ProcessContext) -> Int32 {
         let stdout = OutputStream(fileDescriptor: process.standardOutput)
@@ -26,8 +38,9 @@ public enum Douctl {
             stderr.flush()
         }
         let outcome: ParseOutcome
+        let specs: CommandSpec
         do {
-            outcome = try ArgumentParser(root: rootSpec).parse(process.arguments)
+            (outcome, specs) = try parse(process.arguments)
         } catch {
             reportUsage(error, process: process, stderr: stderr)
             return ExitStatus.usage.rawValue
@@ -37,11 +50,11 @@ public enum Douctl {
             stdout.line("douctl \(version)")
             return ExitStatus.success.rawValue
         case .help(let path):
-            stdout.write(HelpRenderer(root: rootSpec, rootEpilogue: rootEpilogue).help(path))
+            stdout.write(HelpRenderer(root: specs, rootEpilogue: rootEpilogue).help(path))
             return ExitStatus.success.rawValue
         case .run(let parsed):
             guard let prepare = tree.find(parsed.path)?.prepare else {
-                stdout.write(HelpRenderer(root: rootSpec).help(parsed.path))
+                stdout.write(HelpRenderer(root: specs).help(parsed.path))
                 return ExitStatus.success.rawValue
             }
             let prepared: PreparedRun
@@ -145,5 +158,17 @@ public enum Douctl {
             || zip(arguments, arguments.dropFirst()).contains { $0 == "--error-format" && $1 == "json" }
         // Plain, like the usage line under it.
         stderr.line(ErrorReport.line(.usage(error.message), usage: usage, json: wantsJSON, color: false))
+    }
+}
+
+extension ParseOutcome {
+    /// The command the outcome is about (nil: `--version`, which any path may ask for: an
+    /// option of a command off the path would have failed the parse instead).
+    var commandPath: [String]? {
+        switch self {
+        case .run(let parsed): return parsed.path
+        case .help(let path): return path
+        case .version: return nil
+        }
     }
 }
