@@ -457,7 +457,8 @@ extension CommandContext {
     /// credential store, and its clients and transport, built when the service first sends.
     func loginService(profile: ResolvedProfile, console: LoginConsole) throws(DouctlError) -> LoginService {
         LoginService(profile: profile, store: try credentialStore(), console: console,
-                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) }) { () throws(DouctlError) in
+                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) },
+                     now: clock.now) { () throws(DouctlError) in
             var clients = try self.clientFactory()
             clients.profile = profile
             return LoginService.Connection(clients: clients, http: try self.http())
