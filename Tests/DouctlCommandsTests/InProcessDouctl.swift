@@ -55,6 +55,9 @@ struct InProcessDouctl {
         var process = ProcessContext(arguments: arguments, environment: variables,
                                      standardInput: stdin, standardOutput: stdout, standardError: stderr)
         if let transport { process.makeTransport = { _ in transport } }
+        // A cancellation of its own: a --max-time timer or a cancelled run never reaches
+        // the other tests running in this process.
+        process.cancellation = Cancellation()
         configure?(&process)
         let status = Douctl.main(process)
         for fd in [stdin, stdout, stderr] { close(fd) }
