@@ -261,8 +261,9 @@ enum AuthCommands {
             readLine: { Terminal.readLine(stdin) },
             readSecret: { Terminal.readSecretLine(stdin) },
             openBrowser: options.noBrowser ? nil : { browser.open($0) },
-            sleep: interruptibleSleep,
-            isCancelled: { Interrupt.requested },
+            now: context.clock.now,
+            sleep: { context.sleep($0) },
+            isCancelled: { context.cancellation.isRequested },
             approvalTimeout: options.wait)
     }
 
@@ -271,7 +272,7 @@ enum AuthCommands {
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
-            if Interrupt.requested { throw .interrupted }
+            if context.cancellation.isRequested { throw .interrupted }
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
         return line
@@ -282,7 +283,7 @@ enum AuthCommands {
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
         let bytes = try StandardInput.bytes(stdin)
-        if Interrupt.requested { throw .interrupted }
+        if context.cancellation.isRequested { throw .interrupted }
         return bytes
     }
 
@@ -456,7 +457,8 @@ extension CommandContext {
     /// credential store, and its clients and transport, built when the service first sends.
     func loginService(profile: ResolvedProfile, console: LoginConsole) throws(DouctlError) -> LoginService {
         LoginService(profile: profile, store: try credentialStore(), console: console,
-                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) }) { () throws(DouctlError) in
+                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) },
+                     now: clock.now) { () throws(DouctlError) in
             var clients = try self.clientFactory()
             clients.profile = profile
             return LoginService.Connection(clients: clients, http: try self.http())

@@ -22,6 +22,14 @@ struct CommandContext {
     let session: RunSession
     /// The one writer of lines for a person on stderr (see `Printer`).
     let printer: Printer
+    /// What stops the run (Ctrl-C, `--max-time`, a test's request); the session's clients
+    /// poll the same one.
+    var cancellation: Cancellation { process.cancellation }
+    /// Wall time and waits; `sleep` ends early once the run is cancelled.
+    var clock: RunClock { process.clock }
+
+    /// Waits `seconds` on the context's clock, less once the run is cancelled.
+    func sleep(_ seconds: Double) { process.clock.sleep(seconds, process.cancellation) }
 
     init(globals: GlobalOptionValues, presentation: OutputPresentation = OutputPresentation(), process: ProcessContext, stdout: OutputStream, stderr: OutputStream, dryRun: DryRunPrinter? = nil) {
         self.globals = globals
@@ -53,7 +61,8 @@ struct CommandContext {
         settings.cacheOnly = globals.cacheOnly
         settings.cacheLog = line
         settings.record = globals.record
-        settings.rateLimitWait = rateLimitWait(globals, printer: printer)
+        settings.rateLimitWait = rateLimitWait(globals, printer: printer, clock: process.clock, cancellation: process.cancellation)
+        settings.cancellation = process.cancellation
         settings.dryRun = dryRun
         let color = ColorChoice.enabled(globals.color, isTerminal: printer.stderr.isTerminal, environment: process.environment)
         settings.warn = { text in line(Self.warning(text, color: color)) }
@@ -107,7 +116,7 @@ struct CommandContext {
     }
 
     /// `--wait-on-rate-limit`: sleeps out a rate limit with a countdown on a terminal.
-    private static func rateLimitWait(_ globals: GlobalOptionValues, printer: Printer) -> RateLimitWait? {
+    private static func rateLimitWait(_ globals: GlobalOptionValues, printer: Printer, clock: RunClock, cancellation: Cancellation) -> RateLimitWait? {
         guard globals.waitOnRateLimit else { return nil }
         let isTerminal = printer.stderr.isTerminal
         let budget = globals.retryMaxTime
@@ -116,15 +125,15 @@ struct CommandContext {
             if isTerminal {
                 for left in stride(from: total, to: 0, by: -1) {
                     printer.write(Array("\r\u{1B}[2Kdouctl: rate limited (\(reason)); going on in \(left)s".utf8))
-                    interruptibleSleep(min(1, seconds - Double(total - left)))
-                    if Interrupt.requested { break }
+                    clock.sleep(min(1, seconds - Double(total - left)), cancellation)
+                    if cancellation.isRequested { break }
                 }
                 printer.write(Array("\r\u{1B}[2K".utf8))
             } else {
                 printer.line("douctl: rate limited (\(reason)); waiting \(total)s")
-                interruptibleSleep(seconds)
+                clock.sleep(seconds, cancellation)
             }
-            return !Interrupt.requested
+            return !cancellation.isRequested
         }
     }
 

@@ -67,7 +67,8 @@ public enum Douctl {
                 return ExitStatus.usage.rawValue
             }
             let run = prepared.run
-            if let seconds = globals.maxTime { CommandDeadline.start(seconds: seconds) }
+            let cancellation = process.cancellation
+            if let seconds = globals.maxTime { cancellation.expire(after: seconds) }
             if globals.dryRun {
                 return dryRun(run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
             }
@@ -78,24 +79,25 @@ public enum Douctl {
             } catch {
                 stdout.flush()
                 if let failed = outputFailure(stdout, context: context) { return failed }
-                let reported = CommandDeadline.expired && ExitStatus(error) == .interrupted ? maxTimeError : error
+                let reported = ExitStatus(error) == .interrupted ? maxTimeError(cancellation) ?? error : error
                 report(reported, context: context)
                 return ExitStatus(reported).rawValue
             }
             stdout.flush()
             if let failed = outputFailure(stdout, context: context) { return failed }
-            if CommandDeadline.expired && (status == .interrupted || Interrupt.requested) {
-                report(maxTimeError, context: context)
+            if status == .interrupted || cancellation.isRequested, let timedOut = maxTimeError(cancellation) {
+                report(timedOut, context: context)
                 return ExitStatus.network.rawValue
             }
-            if Interrupt.requested { return ExitStatus.interrupted.rawValue }
+            if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
             return status.rawValue
         }
     }
 
-    /// What `--max-time` running out is: a timeout (exit 7), however the command unwound.
-    private static var maxTimeError: DouctlError {
-        .transport(.timedOut(CommandDeadline.message))
+    /// What `--max-time` running out is: a timeout (exit 7), however the command unwound;
+    /// nil while the budget lasts.
+    private static func maxTimeError(_ cancellation: Cancellation) -> DouctlError? {
+        cancellation.deadlineMessage.map { .transport(.timedOut($0)) }
     }
 
     /// A write to stdout that failed. The reader going away (EPIPE: `| head -n 3`) ends

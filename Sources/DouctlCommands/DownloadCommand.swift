@@ -195,7 +195,7 @@ enum DownloadCommand {
         display?.stop()
         for line in complete.value { context.note(line) }
 
-        if Interrupt.requested {
+        if context.cancellation.isRequested {
             context.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
             return .interrupted
         }

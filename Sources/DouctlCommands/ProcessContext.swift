@@ -16,6 +16,12 @@ public struct ProcessContext: Sendable {
     public var standardError: Int32
     /// The transport requests go through: libcurl, or in tests a scripted one.
     public var makeTransport: TransportFactory = { HTTPClient($0) }
+    /// What stops the run: the process's (Ctrl-C, SIGTERM, `--max-time`), or in tests one
+    /// of their own, requested from another thread without signals.
+    public var cancellation: Cancellation = .process
+    /// Wall time and waits (the rate-limit countdown, the device flow's polling): the
+    /// system's, or in tests a virtual clock whose waits take no time.
+    public var clock: RunClock = .system
 
     public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
         self.arguments = arguments

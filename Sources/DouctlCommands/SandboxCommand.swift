@@ -135,10 +135,10 @@ enum SandboxCommand {
         context.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
         context.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
 
-        while !Interrupt.requested { interruptibleSleep(0.1) }
+        while !context.cancellation.isRequested { context.sleep(0.1) }
         context.note("Stopping the sandbox.")
         sandbox.stop()
-        Interrupt.reset() // stopping on a signal is how a server ends: a clean exit
+        context.cancellation.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
     }
 

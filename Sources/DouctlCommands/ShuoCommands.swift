@@ -208,7 +208,7 @@ enum ShuoCommands {
         for id in options.ids { try checkStatusID(id, context) }
         var statuses: [ExitStatus] = []
         for id in options.ids {
-            if Interrupt.requested { return .interrupted }
+            if context.cancellation.isRequested { return .interrupted }
             do {
                 let reply = try service.delete(id)
                 if context.wantsView {

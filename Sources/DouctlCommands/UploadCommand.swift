@@ -113,7 +113,7 @@ enum UploadCommand {
         })
         report.display?.stop()
 
-        if Interrupt.requested {
+        if context.cancellation.isRequested {
             let done = completed.value
             context.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
             return .interrupted
@@ -131,7 +131,7 @@ enum UploadCommand {
         context.printer.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
         context.stderr.flush()
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
-        if Interrupt.requested { throw .interrupted }
+        if context.cancellation.isRequested { throw .interrupted }
         guard answer == "y" || answer == "yes" else {
             throw .usage("cancelled; nothing was posted (answer y, or pass --yes)")
         }

@@ -33,6 +33,9 @@ public final class APIClient {
     /// refuse before sending (exit 4, "not logged in"); `douctl api` sends anonymously, like
     /// curl, so public endpoints work without a login.
     public var allowsAnonymous = false
+    /// The run's stop request: ends the `rate_limit` wait, and tells a walk stopped by
+    /// `--max-time` from one stopped by Ctrl-C.
+    public var cancellation: Cancellation = .process
     /// The token the last exchange carried: it decides an auth error's hint, and is
     /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
     private var lastSentToken: String?
@@ -118,8 +121,8 @@ public final class APIClient {
     /// `rate_limit`: waits (interruptibly) until the profile's quota allows one more request.
     private func waitForRateLimit() throws(DouctlError) {
         try rateLimiter?.acquire { seconds in
-            interruptibleSleep(seconds)
-            return !Interrupt.requested
+            cancellation.sleep(seconds)
+            return !cancellation.isRequested
         }
     }
 

@@ -69,6 +69,7 @@ public struct ClientFactory: Sendable {
         api.rateLimiter = rateLimiter
         api.recorder = recorder
         api.cachePolicy = cachePolicy
+        api.cancellation = self.http.cancellation
         return api
     }
 }

@@ -97,17 +97,17 @@ public struct Paginator {
         do {
             return try Self.fetch(request, with: client)
         } catch {
-            throw Self.failure(error, page: number, emittedBefore: emitted)
+            throw failure(error, page: number, emittedBefore: emitted)
         }
     }
 
     /// What was printed stays printed; the error says where the walk stopped.
-    static func failure(_ error: DouctlError, page number: Int, emittedBefore emitted: Int) -> DouctlError {
+    func failure(_ error: DouctlError, page number: Int, emittedBefore emitted: Int) -> DouctlError {
         guard number > 1 else { return error }
         let note = "page \(number) failed; the \(emitted) items before it were printed"
         // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
-        if CommandDeadline.expired, error == .interrupted || error == .transport(.interrupted) {
-            return DouctlError.transport(.timedOut(CommandDeadline.message)).annotated(note)
+        if let deadline = client.cancellation.deadlineMessage, error == .interrupted || error == .transport(.interrupted) {
+            return DouctlError.transport(.timedOut(deadline)).annotated(note)
         }
         return error.annotated(note)
     }

@@ -96,7 +96,7 @@ extension Paginator {
             let reply: APIReply
             switch result {
             case .success(let value): reply = value
-            case .failure(let error): throw Self.failure(error, page: number, emittedBefore: seen.emitted)
+            case .failure(let error): throw failure(error, page: number, emittedBefore: seen.emitted)
             }
             let page = Self.page(of: try reply.requireJSON())
             guard let items = page.items else {

@@ -33,6 +33,9 @@ public struct SessionSettings: Sendable {
     public var makeTransport: TransportFactory
     /// A warning for a person (`--insecure`).
     public var warn: @Sendable (String) -> Void
+    /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
+    /// walk and batch of the session's clients polls it.
+    public var cancellation: Cancellation = .process
 
     public init(environment: [String: String], userAgent: String, makeTransport: @escaping TransportFactory = { HTTPClient($0) }) {
         self.environment = environment
@@ -141,6 +144,7 @@ public final class RunSession {
             retry: settings.retry,
             userAgent: settings.userAgent,
             verboseLog: settings.verboseLog,
+            cancellation: settings.cancellation,
             tls: network.tls,
             proxy: network.proxy,
             fallbackProxies: network.fallbackProxies)

@@ -15,6 +15,9 @@ public struct HTTPClientConfiguration: Sendable {
     public var userAgent: String
     /// Receives `-v` lines ("> GET …", "< HTTP/1.1 200", "* …"), secrets already redacted.
     public var verboseLog: (@Sendable (String) -> Void)?
+    /// The run's stop request (Ctrl-C, `--max-time`, or a test's), which the defaults of
+    /// `isCancelled` and `sleep` poll; the API client and batches read it from here too.
+    public var cancellation: Cancellation
     /// Polled during transfers and waits; true aborts with `.interrupted`.
     public var isCancelled: @Sendable () -> Bool
     /// Waits between retries; tests replace it to run instantly.
@@ -40,8 +43,9 @@ public struct HTTPClientConfiguration: Sendable {
         retry: RetryPolicy = .standard,
         userAgent: String = "douctl",
         verboseLog: (@Sendable (String) -> Void)? = nil,
-        isCancelled: @escaping @Sendable () -> Bool = { Interrupt.requested },
-        sleep: @escaping @Sendable (Double) -> Void = interruptibleSleep,
+        cancellation: Cancellation = .process,
+        isCancelled: (@Sendable () -> Bool)? = nil,
+        sleep: (@Sendable (Double) -> Void)? = nil,
         tls: TLSOptions = .init(),
         proxy: String? = nil,
         fallbackProxies: [String: String] = [:],
@@ -53,8 +57,9 @@ public struct HTTPClientConfiguration: Sendable {
         self.retry = retry
         self.userAgent = userAgent
         self.verboseLog = verboseLog
-        self.isCancelled = isCancelled
-        self.sleep = sleep
+        self.cancellation = cancellation
+        self.isCancelled = isCancelled ?? { cancellation.isRequested }
+        self.sleep = sleep ?? { cancellation.sleep($0) }
         self.tls = tls
         self.proxy = proxy
         self.fallbackProxies = fallbackProxies
@@ -83,16 +88,6 @@ public struct TLSOptions: Sendable, Equatable {
         self.clientCertificate = clientCertificate
         self.clientKey = clientKey
         self.insecure = insecure
-    }
-}
-
-/// Sleeps in short steps so Ctrl-C is noticed promptly.
-public let interruptibleSleep: @Sendable (Double) -> Void = { seconds in
-    var remaining = seconds
-    while remaining > 0 && !Interrupt.requested {
-        let step = min(remaining, 0.05)
-        usleep(useconds_t(step * 1_000_000))
-        remaining -= step
     }
 }
 

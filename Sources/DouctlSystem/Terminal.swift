@@ -41,7 +41,7 @@ public enum Terminal {
         while true {
             let got = read(fd, &byte, 1)
             if got < 0 && currentErrno() == EINTR {
-                if Interrupt.requested { return nil } // Ctrl-C at a prompt
+                if Cancellation.process.isRequested { return nil } // Ctrl-C at a prompt (EINTR: a signal came)
                 continue
             }
             if got <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }

@@ -18,6 +18,9 @@ struct InProcessDouctl {
     /// When set, every request goes to this scripted transport instead of libcurl: the
     /// command layer runs with no sockets and no waits.
     var transport: ScriptedTransport?
+    /// Last changes to the process a run gets: its own cancellation, a virtual clock, a
+    /// transport that sees the HTTP configuration.
+    var configure: (@Sendable (inout ProcessContext) -> Void)?
 
     init(environment extra: [String: String] = [:], transport: ScriptedTransport? = nil) throws {
         self.transport = transport
@@ -52,6 +55,10 @@ struct InProcessDouctl {
         var process = ProcessContext(arguments: arguments, environment: variables,
                                      standardInput: stdin, standardOutput: stdout, standardError: stderr)
         if let transport { process.makeTransport = { _ in transport } }
+        // A cancellation of its own: a --max-time timer or a cancelled run never reaches
+        // the other tests running in this process.
+        process.cancellation = Cancellation()
+        configure?(&process)
         let status = Douctl.main(process)
         for fd in [stdin, stdout, stderr] { close(fd) }
         return CommandResult(status: status, stdout: try FileIO.readFile(streams.path + "/stdout"),
@@ -75,8 +82,8 @@ struct SandboxRun {
     let sandbox: Sandbox
     let douctl: InProcessDouctl
 
-    init(environment: [String: String] = [:]) throws {
-        sandbox = try Sandbox(SandboxConfiguration())
+    init(environment: [String: String] = [:], configuration: SandboxConfiguration = SandboxConfiguration()) throws {
+        sandbox = try Sandbox(configuration)
         try sandbox.start()
         douctl = try InProcessDouctl(environment: environment)
         try SandboxProfiles.write(base: sandbox.baseURL, in: douctl.configDirectory)

@@ -27,10 +27,11 @@ import Testing
     }
 
     @Test func expiredTokenIs106() throws {
-        let harness = try Harness()
+        let clock = VirtualClock()
+        let harness = try Harness { $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let token = harness.sandbox.issueToken(ttl: 0.05).accessToken
-        TestClock.sleep(0.15)
+        clock.advance(0.15)
         let reply = try harness.get("/shuo/v2/statuses/home_timeline", token: token)
         #expect(reply.status == 400)
         #expect(reply.code == 106)

@@ -35,10 +35,11 @@ import Testing
     }
 
     @Test func expiredTokenIs3207() throws {
-        let harness = try Harness()
+        let clock = VirtualClock()
+        let harness = try Harness { $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let short = harness.sandbox.issueCodingToken(user: "coder", ttl: 0.05).accessToken
-        TestClock.sleep(0.1)
+        clock.advance(0.1)
         let reply = try harness.codingGet("/api/tweet/public_tweets", token: short)
         #expect(reply.status == 200)
         #expect(try reply.json() == ["code": 3207, "msg": ["user_login_status_expired": "登录状态已过期"]])
@@ -50,11 +51,12 @@ import Testing
     }
 
     @Test func tokenTTLComesFromTheConfiguration() throws {
-        let harness = try Harness { $0.tokenTTL = 0.2 }
+        let clock = VirtualClock()
+        let harness = try Harness { $0.tokenTTL = 0.2; $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let token = harness.codingToken()
         #expect(try harness.codingGet("/api/user/unread-count", token: token).code == 0)
-        TestClock.sleep(0.3)
+        clock.advance(0.3)
         #expect(try harness.codingGet("/api/user/unread-count", token: token).code == 3207)
     }
 

@@ -173,12 +173,13 @@ import Testing
     }
 
     @Test func twoFactorStepExpires() throws {
-        let harness = try Harness { $0.codingTwoFactorTimeout = 0.1 }
+        let clock = VirtualClock()
+        let harness = try Harness { $0.codingTwoFactorTimeout = 0.1; $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let browser = CodingBrowser(harness)
         #expect(try browser.logIn("twofa").code == 3205)
         let code = try #require(harness.sandbox.codingTwoFactorCode(for: "twofa"))
-        TestClock.sleep(0.2)
+        clock.advance(0.2)
         let late = try browser.post("/api/check_two_factor_auth_code", form: [("code", code)])
         #expect(late.status == 200)
         #expect(try late.json() == ["code": 3207, "msg": ["user_login_status_expired": "登录状态已过期"]])

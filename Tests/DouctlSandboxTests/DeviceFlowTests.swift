@@ -74,10 +74,11 @@ import Testing
     }
 
     @Test func expiredDeviceCode() throws {
-        let harness = try Harness { $0.approval = .manual; $0.deviceCodeLifetime = 0.3; $0.deviceInterval = 0 }
+        let clock = VirtualClock()
+        let harness = try Harness { $0.approval = .manual; $0.deviceCodeLifetime = 0.3; $0.deviceInterval = 0; $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let device = try harness.startDevice()
-        TestClock.sleep(0.5)
+        clock.advance(0.5)
         let expired = try harness.pollDevice(try #require(device["device_code"]?.stringValue))
         #expect(expired.status == 400)
         #expect(expired.oauthError == "expired_token")

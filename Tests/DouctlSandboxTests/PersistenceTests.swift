@@ -11,8 +11,9 @@ import Testing
         var pictureTarget = ""
         var pair = (accessToken: "", refreshToken: "")
         var expiredPair = (accessToken: "", refreshToken: "")
+        let clock = VirtualClock()
         do {
-            let first = try Harness { $0.dataDirectory = directory.path }
+            let first = try Harness { $0.dataDirectory = directory.path; $0.clock = SandboxClock(now: clock.read) }
             pair = first.sandbox.issueToken(user: "ahbei")
             var body = MultipartBody()
             body.add("text", "重启之后还在吗？")
@@ -29,8 +30,8 @@ import Testing
         let stateFile = try FileIO.status(directory.path + "/state.json")
         #expect(stateFile.mode == 0o600)
 
-        TestClock.sleep(0.1)
-        let second = try Harness { $0.dataDirectory = directory.path }
+        clock.advance(0.1)
+        let second = try Harness { $0.dataDirectory = directory.path; $0.clock = SandboxClock(now: clock.read) }
         defer { second.stop() }
         let reply = try second.get("/shuo/v2/statuses/\(statusID)", token: pair.accessToken)
         #expect(reply.status == 200)

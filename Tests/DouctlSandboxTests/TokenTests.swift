@@ -86,10 +86,11 @@ import Testing
     }
 
     @Test func expiredCodeGives118() throws {
-        let harness = try Harness { $0.authorizationCodeLifetime = 0.2 }
+        let clock = VirtualClock()
+        let harness = try Harness { $0.authorizationCodeLifetime = 0.2; $0.clock = SandboxClock(now: clock.read) }
         defer { harness.stop() }
         let code = try harness.authorizationCode()
-        TestClock.sleep(0.4)
+        clock.advance(0.4)
         let reply = try harness.tokenRequest(Harness.client + [("grant_type", "authorization_code"), ("code", code),
                                                                 ("redirect_uri", Harness.loopbackRedirect)])
         #expect(reply.code == 118)

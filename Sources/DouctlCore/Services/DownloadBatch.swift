@@ -41,8 +41,9 @@ public struct DownloadBatch: Sendable {
         let ordering = LockedValue<(next: Int, waiting: [Int: DownloadResult])>((0, [:]))
         let batch = self
         let clients = ClientPool(factory: factory)
+        let cancellation = factory.http.cancellation
         runConcurrently(count: sources.count, width: parallel) { index in
-            guard !Interrupt.requested else { return }
+            guard !cancellation.isRequested else { return }
             let result = batch.download(index, clients: clients, progress: progress)
             ordering.withLock { state in
                 state.waiting[index] = result

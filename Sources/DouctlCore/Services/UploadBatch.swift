@@ -62,8 +62,9 @@ public struct UploadBatch: Sendable {
         let ordering = LockedValue<(next: Int, waiting: [Int: UploadResult])>((0, [:]))
         let batch = self
         let clients = ClientPool(factory: factory)
+        let cancellation = factory.http.cancellation
         runConcurrently(count: files.count, width: parallel) { index in
-            guard !Interrupt.requested else { return }
+            guard !cancellation.isRequested else { return }
             let result = batch.upload(index, clients: clients, progress: progress)
             // Deliver under the lock so lines come out whole and in order.
             ordering.withLock { state in

@@ -37,7 +37,7 @@ struct CodingAccountHandlers: Sendable {
             configuration.log?("coding captcha for user \(key): \(text)")
         } else {
             let session = authentication.ensureSession(exchange)
-            let now = SandboxClock.now()
+            let now = configuration.clock.now()
             state.withLock { state in
                 state.coding.sessions[session.sid]?.captcha = text
                 state.coding.lastCaptcha = text
@@ -77,7 +77,7 @@ struct CodingAccountHandlers: Sendable {
         let rememberMe = ["true", "1", "on", "yes"].contains((try exchange.field("remember_me") ?? "").lowercased())
         let captcha = try exchange.field("j_captcha")
         let captchaRequired = configuration.codingCaptchaRequired
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let base = baseURL.value
         enum Outcome {
             case loggedIn(CodingCookieSession, JSON)
@@ -125,7 +125,7 @@ struct CodingAccountHandlers: Sendable {
         guard let session = authentication.currentSession(exchange) else { throw CodingError.notLoggedIn }
         try authentication.checkXSRF(exchange, session)
         let given = (try exchange.field("code") ?? "").trimmingSpaces()
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let timeout = configuration.codingTwoFactorTimeout
         let base = baseURL.value
         let outcome: Result<(CodingCookieSession, JSON), CodingError> = state.withLock { state in

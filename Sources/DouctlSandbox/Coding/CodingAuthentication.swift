@@ -16,13 +16,15 @@ struct CodingCaller {
 /// or a logged-in cookie session, whose unsafe requests must echo the XSRF cookie.
 struct CodingAuthentication: Sendable {
     let state: LockedValue<SandboxState>
+    /// The sandbox's wall clock (`SandboxConfiguration.clock`).
+    let clock: SandboxClock
 
     /// The caller, or nil when the request carries neither an `access_token` nor a logged-in
     /// session cookie. An unknown token is 1000, an expired one 3207. A cookie session's
     /// POST/PUT/DELETE must echo the `XSRF-TOKEN` cookie in `X-XSRF-TOKEN` (HTTP 403 otherwise);
     /// token requests are exempt.
     func callerIfAny(_ exchange: Exchange) throws(CodingError) -> CodingCaller? {
-        let now = SandboxClock.now()
+        let now = clock.now()
         if let token = exchange.query("access_token"), !token.isEmpty {
             switch state.withLock({ $0.coding.checkAccessToken(token, now: now) }) {
             case .invalid: throw .notLoggedIn
@@ -56,7 +58,7 @@ struct CodingAuthentication: Sendable {
 
     /// The request's live session, or a new anonymous one whose cookies go out with the reply.
     func ensureSession(_ exchange: Exchange) -> CodingCookieSession {
-        let now = SandboxClock.now()
+        let now = clock.now()
         let sid = exchange.cookie(CodingCookies.session)
         let (session, created): (CodingCookieSession, Bool) = state.withLock { state in
             if let sid, let session = state.coding.liveSession(sid, now: now) { return (session, false) }
@@ -69,7 +71,7 @@ struct CodingAuthentication: Sendable {
     /// The request's live session (any stage), or nil.
     func currentSession(_ exchange: Exchange) -> CodingCookieSession? {
         guard let sid = exchange.cookie(CodingCookies.session) else { return nil }
-        let now = SandboxClock.now()
+        let now = clock.now()
         return state.withLock { $0.coding.liveSession(sid, now: now) }
     }
 }

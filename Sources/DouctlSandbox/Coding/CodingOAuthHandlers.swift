@@ -52,7 +52,7 @@ struct CodingOAuthHandlers: Sendable {
         return consent.begin(PendingConsent(
             ticket: Secrets.hex(byteCount: 16), clientID: clientID, redirectURI: redirectURI, responseType: "code",
             scopes: scopes, state: state, codeChallenge: challenge, codeChallengeMethod: method,
-            expiresAt: SandboxClock.now() + 600, realm: .coding))
+            expiresAt: configuration.clock.now() + 600, realm: .coding))
     }
 
     // MARK: - POST /api/oauth/access_token
@@ -72,7 +72,7 @@ struct CodingOAuthHandlers: Sendable {
         case OAuthRequest.deviceGrantType:
             let clientID = try client(exchange, parameters, secretRequired: false)
             let ttl = configuration.tokenTTL
-            let now = SandboxClock.now()
+            let now = configuration.clock.now()
             let (access, refresh) = try deviceGrant.redeem(parameters, clientID: clientID, realm: .coding) { state, userID, scopes in
                 state.coding.issueTokens(userID: userID, clientID: clientID, scopes: scopes, ttl: ttl, now: now)
             }.get()
@@ -122,7 +122,7 @@ struct CodingOAuthHandlers: Sendable {
         }
         let redirectURI = parameters["redirect_uri"]?.nonEmpty
         let verifier = parameters["code_verifier"]
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let ttl = configuration.tokenTTL
         func invalid(_ description: String) -> StandardOAuthError {
             StandardOAuthError(error: "invalid_grant", description: description)
@@ -160,7 +160,7 @@ struct CodingOAuthHandlers: Sendable {
         guard let token = parameters["refresh_token"], !token.isEmpty else {
             throw StandardOAuthError(error: "invalid_request", description: "refresh_token is missing")
         }
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let ttl = configuration.tokenTTL
         let outcome: Result<(AccessTokenRecord, RefreshTokenRecord), StandardOAuthError> = state.withLock { state in
             guard let record = state.coding.refreshTokens[token], record.clientID == clientID else {

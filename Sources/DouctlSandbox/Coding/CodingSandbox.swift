@@ -24,7 +24,7 @@ extension Sandbox {
     public func issueCodingToken(user: String = "coder", scopes: [String] = Sandbox.codingScopes,
                                  ttl: Double? = nil) -> (accessToken: String, refreshToken: String) {
         let lifetime = ttl ?? configuration.tokenTTL
-        let now = SandboxClock.now()
+        let now = core.configuration.clock.now()
         let pair = core.state.withLock { state in
             let userID = state.coding.user(named: user)?.id
                 ?? state.coding.addUser(globalKey: user, name: user, created: now).id
@@ -72,7 +72,7 @@ extension Sandbox {
     @discardableResult
     public func seedTweets(count: Int, user: String = "coder") -> [Int64] {
         guard count > 0 else { return [] }
-        let now = SandboxClock.now()
+        let now = core.configuration.clock.now()
         let ids: [Int64] = core.state.withLock { state in
             let userID = state.coding.user(named: user)?.id ?? state.coding.addUser(globalKey: user, name: user, created: now).id
             var ids: [Int64] = []

@@ -17,6 +17,8 @@ struct CodingTweetHandlers: Sendable {
     let baseURL: BaseURL
     let pictureDirectory: String
     let authentication: CodingAuthentication
+    /// The sandbox's wall clock (`SandboxConfiguration.clock`).
+    let clock: SandboxClock
 
     /// One page of tweets by `authors` (everyone when nil), newest first, at the request's cursor.
     private func tweetList(_ exchange: Exchange, caller: CodingCaller, authors: (SandboxState) -> Set<Int64>?) throws -> HTTPServerResponse {
@@ -90,7 +92,7 @@ struct CodingTweetHandlers: Sendable {
         let device = try exchange.field("device") ?? ""
         guard !state.withLock({ $0.coding.actionCaptchaRequired }) else { throw CodingError.needCaptcha }
         guard !content.allSatisfy({ $0.isWhitespace }) else { throw CodingError.contentEmpty }
-        let now = SandboxClock.now()
+        let now = clock.now()
         let base = baseURL.value
         let json: JSON = state.withLock { state in
             let tweet = state.coding.addTweet(ownerID: caller.userID, content: content, created: now, device: device,
@@ -119,7 +121,7 @@ struct CodingTweetHandlers: Sendable {
     func like(_ exchange: Exchange, id: Int64, like: Bool) throws -> HTTPServerResponse {
         let caller = try authentication.caller(exchange, scope: "social:tweet")
         _ = try exchange.fields()
-        let now = SandboxClock.now()
+        let now = clock.now()
         let found: Bool = state.withLock { state in
             guard state.coding.tweets[id] != nil else { return false }
             let liked = state.coding.isLiked(id, by: caller.userID)
@@ -172,7 +174,7 @@ struct CodingTweetHandlers: Sendable {
     func addComment(_ exchange: Exchange, id: Int64) throws -> HTTPServerResponse {
         let caller = try authentication.caller(exchange, scope: "social:tweet")
         let content = try exchange.field("content") ?? ""
-        let now = SandboxClock.now()
+        let now = clock.now()
         let base = baseURL.value
         let outcome: Result<JSON, CodingError> = state.withLock { state in
             guard state.coding.tweets[id] != nil else { return .failure(.tweetNotFound) }

@@ -34,7 +34,7 @@ struct DoubanAuthentication: Sendable {
             if optional { return nil }
             throw DoubanError.tokenMissing
         }
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let limit = configuration.rateLimitPerHour
         let outcome: Result<DoubanViewer, DoubanError> = state.withLock { state in
             switch state.checkAccessToken(token, now: now) {

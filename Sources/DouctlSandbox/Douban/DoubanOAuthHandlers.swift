@@ -46,7 +46,7 @@ struct DoubanOAuthHandlers: Sendable {
         }
         let request = PendingConsent(ticket: Secrets.hex(byteCount: 16), clientID: clientID, redirectURI: redirectURI,
                                      responseType: responseType, scopes: scopes, state: state, codeChallenge: challenge,
-                                     codeChallengeMethod: method, expiresAt: SandboxClock.now() + 600)
+                                     codeChallengeMethod: method, expiresAt: configuration.clock.now() + 600)
         return consent.begin(request)
     }
 
@@ -101,7 +101,7 @@ struct DoubanOAuthHandlers: Sendable {
         guard let code = parameters["code"], !code.isEmpty else { throw DoubanError.missing("code") }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else { throw DoubanError.missing("redirect_uri") }
         let verifier = parameters["code_verifier"]
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let ttl = configuration.tokenTTL
         let outcome: Result<(AccessTokenRecord, RefreshTokenRecord?, UserRecord?), DoubanError> = state.withLock { state in
             guard var record = state.codes[code], record.clientID == clientID, record.realm == .douban else {
@@ -131,7 +131,7 @@ struct DoubanOAuthHandlers: Sendable {
 
     private func refresh(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
         guard let token = parameters["refresh_token"], !token.isEmpty else { throw DoubanError.missing("refresh_token") }
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let ttl = configuration.tokenTTL
         let outcome: Result<(AccessTokenRecord, RefreshTokenRecord?, UserRecord?), DoubanError> = state.withLock { state in
             guard let record = state.refreshTokens[token], record.clientID == clientID else {
@@ -160,7 +160,7 @@ struct DoubanOAuthHandlers: Sendable {
 
     private func pollDevice(_ parameters: [String: String], clientID: String) throws -> HTTPServerResponse {
         let ttl = configuration.tokenTTL
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let (access, refresh, user) = try deviceGrant.redeem(parameters, clientID: clientID, realm: .douban) { state, userID, scopes in
             let (access, refresh) = state.issueTokens(userID: userID, clientID: clientID, scopes: scopes, ttl: ttl, now: now)
             return (access, refresh, state.users[userID])

@@ -17,6 +17,8 @@ struct DoubanStatusHandlers: Sendable {
     let baseURL: BaseURL
     let pictureDirectory: String
     let authentication: DoubanAuthentication
+    /// The sandbox's wall clock (`SandboxConfiguration.clock`).
+    let clock: SandboxClock
 
     // MARK: - POST /shuo/v2/statuses/
 
@@ -30,7 +32,7 @@ struct DoubanStatusHandlers: Sendable {
         if staged == nil && !hasRecommendation && submission.text.allSatisfy({ $0.isWhitespace }) {
             throw DoubanError.inputTooShort
         }
-        let now = SandboxClock.now()
+        let now = clock.now()
         let base = baseURL.value
         let directory = pictureDirectory
         let outcome: Result<JSON, DoubanError> = state.withLock { state in
@@ -147,7 +149,7 @@ struct DoubanStatusHandlers: Sendable {
                 guard state.withLock({ $0.statuses[id] != nil }) else { throw DoubanError.notFound }
                 throw DoubanError.inputTooShort
             }
-            let now = SandboxClock.now()
+            let now = clock.now()
             let json: JSON? = state.withLock { state in
                 guard state.statuses[id] != nil else { return nil }
                 let comment = CommentRecord(id: state.nextCommentID, statusID: id, userID: viewer.userID, text: text,
@@ -199,7 +201,7 @@ struct DoubanStatusHandlers: Sendable {
         let base = baseURL.value
         if exchange.request.method == "POST" {
             _ = try exchange.fields()
-            let now = SandboxClock.now()
+            let now = clock.now()
             let json: JSON? = state.withLock { state in
                 guard let target = state.statuses[id] else { return nil }
                 let originalID = target.resharedID ?? target.id
@@ -237,7 +239,7 @@ struct DoubanStatusHandlers: Sendable {
         let method = exchange.request.method
         if method == "POST" { _ = try exchange.fields() }
         let paging = DoubanPaging(exchange)
-        let now = SandboxClock.now()
+        let now = clock.now()
         let json: JSON? = state.withLock { state in
             guard let status = state.statuses[id] else { return nil }
             switch method {

@@ -8,6 +8,8 @@ struct DoubanUserHandlers: Sendable {
     let state: LockedValue<SandboxState>
     let baseURL: BaseURL
     let authentication: DoubanAuthentication
+    /// The sandbox's wall clock (`SandboxConfiguration.clock`).
+    let clock: SandboxClock
 
     // MARK: - /v2/user
 
@@ -79,7 +81,7 @@ struct DoubanUserHandlers: Sendable {
         guard let target = try exchange.field("user_id")?.trimmingSpaces(), !target.isEmpty else {
             throw DoubanError.missing("user_id")
         }
-        let now = SandboxClock.now()
+        let now = clock.now()
         let base = baseURL.value
         let outcome: Result<JSON, DoubanError> = state.withLock { state in
             guard let user = state.user(named: target) else { return .failure(.notFound) }

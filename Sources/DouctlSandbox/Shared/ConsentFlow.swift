@@ -15,7 +15,7 @@ struct ConsentFlow: Sendable {
             return grant(request, userID: userID)
         }
         let users: [(uid: String, name: String)] = state.withLock { state in
-            state.pruneTransientRecords(now: SandboxClock.now())
+            state.pruneTransientRecords(now: configuration.clock.now())
             state.consents[request.ticket] = request
             return request.realm.accounts(in: state)
         }
@@ -27,7 +27,7 @@ struct ConsentFlow: Sendable {
         let ticket = try exchange.field("request_id") ?? ""
         let decision = try exchange.field("decision") ?? ""
         let chosen = try exchange.field("user")
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let found: (PendingConsent, Int64?)? = state.withLock { state in
             guard let request = state.consents.removeValue(forKey: ticket), request.expiresAt > now else { return nil }
             return (request, request.realm.userID(named: chosen ?? request.realm.defaultUID, in: state))
@@ -51,7 +51,7 @@ struct ConsentFlow: Sendable {
 
     /// Redirects back with a code (`response_type=code`) or a token in the fragment (`token`).
     private func grant(_ request: PendingConsent, userID: Int64) -> HTTPServerResponse {
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let ttl = configuration.tokenTTL
         let codeLifetime = configuration.authorizationCodeLifetime
         if request.responseType == "token" {

@@ -12,7 +12,7 @@ struct DeviceGrant: Sendable {
 
     /// Issues a device code and user code (RFC 8628 §3.2) for `realm`.
     func start(clientID: String, scopes: [String], realm: APIRealm, verificationPath: String) -> HTTPServerResponse {
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let lifetime = configuration.deviceCodeLifetime
         let interval = max(0, configuration.deviceInterval)
         let record: DeviceRecord = state.withLock { state in
@@ -42,7 +42,7 @@ struct DeviceGrant: Sendable {
         guard let deviceCode = parameters["device_code"], !deviceCode.isEmpty else {
             return .failure(StandardOAuthError(error: "invalid_request", description: "device_code is missing"))
         }
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         let slowDownPolls = faults.slowDownPolls
         let autoApprove = configuration.approval == .auto
         let defaultUser = state.withLock { realm.defaultUserID(in: $0) }
@@ -92,7 +92,7 @@ struct DeviceGrant: Sendable {
     /// Approves or denies a pending device code (of `realm`, or of either when nil) as `uid`
     /// (the realm's default user when nil); false when there is no such pending code or user.
     func decide(userCode: String, approve: Bool, uid: String? = nil, realm: APIRealm? = nil) -> Bool {
-        let now = SandboxClock.now()
+        let now = configuration.clock.now()
         return state.withLock { state in
             guard let deviceCode = state.deviceCodesByUserCode[Secrets.normalizeUserCode(userCode)],
                   var record = state.devices[deviceCode], record.expiresAt > now, record.decision == .pending,

@@ -15,18 +15,18 @@ struct Router: Sendable {
         let doubanAuthentication = DoubanAuthentication(state: state, configuration: configuration)
         douban = DoubanRouter(
             oauth: DoubanOAuthHandlers(state: state, configuration: configuration, consent: consent, deviceGrant: deviceGrant),
-            users: DoubanUserHandlers(state: state, baseURL: baseURL, authentication: doubanAuthentication),
+            users: DoubanUserHandlers(state: state, baseURL: baseURL, authentication: doubanAuthentication, clock: configuration.clock),
             statuses: DoubanStatusHandlers(state: state, baseURL: baseURL, pictureDirectory: pictureDirectory,
-                                           authentication: doubanAuthentication),
+                                           authentication: doubanAuthentication, clock: configuration.clock),
             statics: StaticHandlers(state: state, baseURL: baseURL, pictureDirectory: pictureDirectory))
-        let codingAuthentication = CodingAuthentication(state: state)
+        let codingAuthentication = CodingAuthentication(state: state, clock: configuration.clock)
         coding = CodingRouter(
             oauth: CodingOAuthHandlers(state: state, configuration: configuration, consent: consent, deviceGrant: deviceGrant),
             accounts: CodingAccountHandlers(state: state, configuration: configuration, baseURL: baseURL,
                                             authentication: codingAuthentication),
             users: CodingUserHandlers(state: state, baseURL: baseURL, authentication: codingAuthentication),
             tweets: CodingTweetHandlers(state: state, baseURL: baseURL, pictureDirectory: pictureDirectory,
-                                        authentication: codingAuthentication))
+                                        authentication: codingAuthentication, clock: configuration.clock))
     }
 
     func dispatch(_ exchange: Exchange) -> HTTPServerResponse {

@@ -106,7 +106,7 @@ public final class Sandbox: @unchecked Sendable {
     public func issueToken(user: String = "ahbei", scopes: [String] = Sandbox.allScopes,
                            ttl: Double? = nil) -> (accessToken: String, refreshToken: String) {
         let lifetime = ttl ?? configuration.tokenTTL
-        let now = SandboxClock.now()
+        let now = core.configuration.clock.now()
         let pair: (String, String) = core.state.withLock { state in
             let userID = state.user(named: user)?.id
                 ?? state.addUser(uid: user, name: user, created: now).id
@@ -121,7 +121,7 @@ public final class Sandbox: @unchecked Sendable {
     /// Makes every live access token expire now, Douban's and Coding's, so the next call gets
     /// 106 (Douban) or 3207 (Coding) and must refresh.
     public func expireAccessTokens() {
-        let now = SandboxClock.now()
+        let now = core.configuration.clock.now()
         core.state.withLock { state in
             for (token, record) in state.accessTokens where record.expiresAt > now - 1 {
                 state.accessTokens[token]?.expiresAt = now - 1
@@ -157,7 +157,7 @@ public final class Sandbox: @unchecked Sendable {
     @discardableResult
     public func seedStatuses(count: Int, user: String) -> [Int64] {
         guard count > 0 else { return [] }
-        let now = SandboxClock.now()
+        let now = core.configuration.clock.now()
         let ids: [Int64] = core.state.withLock { state in
             let userID = state.user(named: user)?.id ?? state.addUser(uid: user, name: user, created: now).id
             var ids: [Int64] = []

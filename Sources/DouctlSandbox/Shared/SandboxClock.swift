@@ -5,9 +5,21 @@ import Darwin
 #endif
 
 /// Clocks: wall time for anything stored or shown (token expiry, `created_at`), monotonic time
-/// for durations (log lines, poll intervals measured within one run).
-enum SandboxClock {
-    static func now() -> Double {
+/// for durations (log lines, fault pauses measured within one run).
+///
+/// The wall clock is the sandbox's own (`SandboxConfiguration.clock`): the system's, or in
+/// tests one they advance, so a token, a device code or a two-factor step expires without
+/// the test sleeping.
+public struct SandboxClock: Sendable {
+    /// Seconds since 1970.
+    public var now: @Sendable () -> Double
+
+    public init(now: @escaping @Sendable () -> Double) {
+        self.now = now
+    }
+
+    /// The system's wall clock (CLOCK_REALTIME).
+    public static let system = SandboxClock {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000

@@ -100,7 +100,7 @@ final class SandboxCore: Sendable {
         var response: HTTPServerResponse
         if faultsApply, let code = faults.statusFault() {
             response = FaultInjector.statusReply(code, exchange)
-        } else if gate.isActive, let refused = gate.check(exchange, now: SandboxClock.now()) {
+        } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
         } else if let replay {
             response = replay.answer(request)

@@ -1,0 +1,184 @@
+import DouctlCommands
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSandbox
+import DouctlSystem
+import DouctlTestSupport
+import Testing
+
+/// Cancellation and time as values of the context (issue 21): a run gets its own
+/// `Cancellation` and `RunClock` through its `ProcessContext`, so Ctrl-C, `--max-time`, a
+/// rate-limit wait and a token's lifetime are tested in process, without signals or sleeping.
+/// (The signal path itself stays proven by the binary-level tests: `SIGINT`, `--max-time`.)
+@Suite("Cancellation and clocks, in process")
+struct CancellationCommandTests {
+    /// A transport that, like libcurl's (`HTTPClient`), refuses to go on once the run's
+    /// cancellation is requested — read from the configuration the session built, so a
+    /// pass proves the context's cancellation reached the transport.
+    final class CancellableTransport: HTTPTransport, @unchecked Sendable {
+        let configuration: HTTPClientConfiguration
+        let scripted: ScriptedTransport
+
+        init(_ configuration: HTTPClientConfiguration, _ scripted: ScriptedTransport) {
+            self.configuration = configuration
+            self.scripted = scripted
+        }
+
+        func send(
+            _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> Bool)?,
+            head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
+        ) throws(TransportError) -> HTTPResponseHead {
+            if configuration.isCancelled() { throw .interrupted }
+            return try scripted.send(request, progress: progress, restartSink: restartSink, head: head, sink: sink)
+        }
+    }
+
+    static func page(_ start: Int, _ ids: [Int]) -> ScriptedTransport.Answer {
+        .json(200, #"{"start":\#(start),"count":2,"total":6,"users":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}"#)
+    }
+
+    /// douctl over a scripted API whose run is cancelled for `reason` when page 2 is sent.
+    static func walkCancelled(_ reason: Cancellation.Reason) throws -> (CommandResult, ScriptedTransport, Cancellation) {
+        let scripted = ScriptedTransport([page(0, [1, 2]), page(2, [3, 4]), page(4, [5, 6])])
+        let cancellation = Cancellation()
+        scripted.observe = { request in
+            if request.url.contains("start=2") { cancellation.request(reason) }
+        }
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"])
+        douctl.configure = { process in
+            process.cancellation = cancellation
+            process.makeTransport = { CancellableTransport($0, scripted) }
+        }
+        let result = try douctl.run("user", "followers", "ahbei", "--all", "--count", "2", "--parallel", "1", "--api-base", "http://api.test")
+        return (result, scripted, cancellation)
+    }
+
+    @Test func aWalkCancelledThroughItsContextExits130AndKeepsWhatItPrinted() throws {
+        let (result, scripted, cancellation) = try Self.walkCancelled(.interrupt)
+        #expect(result.status == 130, "\(result)")
+        // Pages 1 and 2 were answered and printed; page 3 was never sent.
+        #expect(try result.lines().compactMap { $0["id"]?.stringValue } == ["1", "2", "3", "4"])
+        #expect(scripted.requests.count == 2)
+        #expect(scripted.unused == 1)
+        #expect(cancellation.reason == .interrupt)
+        #expect(!result.stderr.contains("max-time"), "\(result.stderr)")
+        // The process's cancellation was never touched.
+        #expect(!Cancellation.process.isRequested)
+    }
+
+    @Test func aWalkStoppedByTheMaxTimeBudgetIsATimeoutExit7() throws {
+        let (result, scripted, _) = try Self.walkCancelled(.deadline(2))
+        #expect(result.status == 7, "\(result)")
+        #expect(try result.lines().compactMap { $0["id"]?.stringValue } == ["1", "2", "3", "4"])
+        #expect(scripted.requests.count == 2)
+        #expect(result.errorLine.hasPrefix("douctl: timed out: the command ran longer than --max-time 2s (page 3"), "\(result.errorLine)")
+    }
+
+    /// One request, cancelled before it is sent: the exit status says why.
+    @Test(arguments: [
+        (Cancellation.Reason.interrupt, Int32(130), ""),
+        (.deadline(1.5), 7, "douctl: timed out: the command ran longer than --max-time 1.5s"),
+        (.deadline(30), 7, "douctl: timed out: the command ran longer than --max-time 30s"),
+    ])
+    func aCancelledRequestExitsWithTheReasonsStatus(reason: Cancellation.Reason, status: Int32, line: String) throws {
+        let scripted = ScriptedTransport([.json(200, #"{"id":"1"}"#)])
+        let cancellation = Cancellation()
+        cancellation.request(reason)
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"])
+        douctl.configure = { process in
+            process.cancellation = cancellation
+            process.makeTransport = { CancellableTransport($0, scripted) }
+        }
+        let result = try douctl.run("user", "me", "--api-base", "http://api.test")
+        #expect(result.status == status, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(scripted.requests.isEmpty)
+        if !line.isEmpty { #expect(result.errorLine == line) }
+    }
+
+    @Test func cancellationReasonsAndTheDeadlineMessage() {
+        let cancellation = Cancellation()
+        #expect(!cancellation.isRequested && cancellation.reason == nil && cancellation.deadlineMessage == nil)
+        cancellation.request()
+        #expect(cancellation.isRequested && cancellation.reason == .interrupt && !cancellation.deadlineExpired)
+        // The deadline wins: however the command unwound, a spent budget is a timeout.
+        cancellation.request(.deadline(8))
+        #expect(cancellation.reason == .deadline(8))
+        #expect(cancellation.deadlineMessage == "the command ran longer than --max-time 8s")
+        cancellation.reset()
+        #expect(!cancellation.isRequested && cancellation.reason == nil)
+    }
+
+    // MARK: - the clock
+
+    /// `--wait-on-rate-limit` waits on the context's clock: with a virtual one the 30 s of
+    /// Retry-After pass at once, and the wait is asserted on instead of timed.
+    @Test func theRateLimitWaitUsesTheContextsClock() throws {
+        let scripted = ScriptedTransport([
+            .json(429, #"{"msg":"rate_limit_exceeded2","code":112,"request":"GET /v2/user/~me"}"#, headers: [HTTPHeader("Retry-After", "30")]),
+            .json(200, #"{"id":"1000001","uid":"ahbei","name":"阿北"}"#),
+        ])
+        let clock = VirtualClock()
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"], transport: scripted)
+        douctl.configure = { $0.clock = clock.run }
+        let result = try douctl.run("user", "me", "--wait-on-rate-limit", "--no-retry", "--api-base", "http://api.test")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == #"{"id":"1000001","uid":"ahbei","name":"阿北"}"# + "\n")
+        #expect(clock.waits == [30])
+        #expect(clock.now == 1_800_000_030)
+        #expect(result.stderr == "douctl: rate limited (Retry-After: 30); waiting 30s\n")
+        #expect(scripted.requests.count == 2)
+    }
+
+    /// A run cancelled during the wait does not send the request again.
+    @Test func aCancelledRateLimitWaitSendsNothingMore() throws {
+        let scripted = ScriptedTransport([
+            .json(429, #"{"msg":"rate_limit_exceeded2","code":112,"request":"GET /v2/user/~me"}"#, headers: [HTTPHeader("Retry-After", "30")]),
+        ])
+        let cancellation = Cancellation()
+        // The clock's wait is where Ctrl-C arrives.
+        let clock = RunClock(now: { 1_800_000_000 }, sleep: { _, _ in cancellation.request() })
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"], transport: scripted)
+        douctl.configure = { process in
+            process.clock = clock
+            process.cancellation = cancellation
+        }
+        let result = try douctl.run("user", "me", "--wait-on-rate-limit", "--no-retry", "--api-base", "http://api.test")
+        #expect(result.status == 130, "\(result)")
+        #expect(scripted.requests.count == 1)
+        #expect(result.stdout.isEmpty)
+    }
+
+    // MARK: - the sandbox's clock
+
+    /// The sandbox's tokens expire on its clock: advanced past the lifetime, the stored
+    /// token is refused as expired, and douctl refreshes and replays — no sleeping.
+    @Test func aSandboxTokenExpiresWhenItsClockIsAdvanced() throws {
+        let clock = VirtualClock()
+        var configuration = SandboxConfiguration()
+        configuration.tokenTTL = 60
+        configuration.clock = SandboxClock(now: clock.read)
+        let run = try SandboxRun(configuration: configuration)
+        defer { run.stop() }
+        let token = try run.login()
+        func refreshes() -> Int {
+            run.sandbox.requests.filter { request in
+                request.form.contains { $0.name == "grant_type" && $0.value == "refresh_token" }
+            }.count
+        }
+
+        clock.advance(59)
+        let fresh = try run.douctl.run("user", "me")
+        #expect(fresh.status == 0, "\(fresh)")
+        #expect(refreshes() == 0)
+
+        clock.advance(2)
+        let expired = try run.douctl.run("user", "me")
+        #expect(expired.status == 0, "\(expired)")
+        #expect(try expired.json()["uid"]?.stringValue == "ahbei")
+        #expect(refreshes() == 1)
+        let stored = try JSONParser.parse(FileIO.readFile(run.douctl.configDirectory + "/credentials.json"))
+        #expect(stored["profiles"]?["sandbox"]?["access_token"]?.stringValue != token)
+    }
+}
