@@ -66,32 +66,38 @@ public enum Douctl {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
-            let run = prepared.run
-            let cancellation = process.cancellation
-            if let seconds = globals.maxTime { cancellation.expire(after: seconds) }
+            if let seconds = globals.maxTime { process.cancellation.expire(after: seconds) }
             if globals.dryRun {
-                return dryRun(run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+                return dryRun(prepared.run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
             }
             let context = CommandContext(globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
-            let status: ExitStatus
-            do {
-                status = try run(context)
-            } catch {
-                stdout.flush()
-                if let failed = outputFailure(stdout, context: context) { return failed }
-                let reported = ExitStatus(error) == .interrupted ? maxTimeError(cancellation) ?? error : error
-                report(reported, context: context)
-                return ExitStatus(reported).rawValue
-            }
+            return execute(prepared.run, in: context)
+        }
+    }
+
+    /// Runs the command and turns how it ended into the exit status: its own, an error's
+    /// (reported), a failed stdout's, Ctrl-C's (130) or `--max-time`'s (7).
+    private static func execute(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, in context: CommandContext) -> Int32 {
+        let stdout = context.stdout
+        let cancellation = context.process.cancellation
+        let status: ExitStatus
+        do {
+            status = try run(context)
+        } catch {
             stdout.flush()
             if let failed = outputFailure(stdout, context: context) { return failed }
-            if status == .interrupted || cancellation.isRequested, let timedOut = maxTimeError(cancellation) {
-                report(timedOut, context: context)
-                return ExitStatus.network.rawValue
-            }
-            if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
-            return status.rawValue
+            let reported = ExitStatus(error) == .interrupted ? maxTimeError(cancellation) ?? error : error
+            report(reported, context: context)
+            return ExitStatus(reported).rawValue
         }
+        stdout.flush()
+        if let failed = outputFailure(stdout, context: context) { return failed }
+        if status == .interrupted || cancellation.isRequested, let timedOut = maxTimeError(cancellation) {
+            report(timedOut, context: context)
+            return ExitStatus.network.rawValue
+        }
+        if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
+        return status.rawValue
     }
 
     /// What `--max-time` running out is: a timeout (exit 7), however the command unwound;
