@@ -214,8 +214,7 @@ enum APICommand {
         // Every value's form first, before the config, standard input or a file is read.
         let draft = try RequestDraft(options)
         var request = try draft.request(standardInput: context.process.standardInput, bodyFormat: try context.profile().bodyFormat)
-        let client = try context.api()
-        client.allowsAnonymous = true
+        let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
 

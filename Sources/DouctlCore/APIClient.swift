@@ -5,18 +5,8 @@ import DouctlJSON
 /// Sends `APIRequest`s for one profile: builds URLs, attaches the token where the profile
 /// says (header or query), refreshes and replays once when the server says the token
 /// expired, and decodes the reply's envelope.
-public final class APIClient {
-    public let profile: ResolvedProfile
-    /// libcurl in douctl; a scripted transport in tests.
-    public let http: any HTTPTransport
-    public let tokens: AccessTokenSource?
-    /// Extra per-request behaviour, such as a cookie session (Coding's password login).
-    public var session: SessionHooks?
-    /// `--dry-run`: the printer of the `DryRunTransport` this client sends through, which
-    /// prints each request as a curl command line and answers with a stand-in success
-    /// (`ClientFactory.printingRequests`). Only what a stand-in reply cannot tell asks it:
-    /// `{me}` stays as written, and stand-in replies are not checked for fields.
-    public var dryRun: DryRunPrinter? { (http as? DryRunTransport)?.printer }
+/// How an `APIClient` behaves beyond its profile, transport and credentials.
+public struct APIClientOptions {
     /// `--record DIR`: every exchange written there, secrets scrubbed.
     public var recorder: ExchangeRecorder?
     /// `--cache`, `--cache-only`: GET and HEAD replies from and into the response cache.
@@ -36,15 +26,42 @@ public final class APIClient {
     /// The run's stop request: ends the `rate_limit` wait, and tells a walk stopped by
     /// `--max-time` from one stopped by Ctrl-C.
     public var cancellation: Cancellation = .process
+
+    public init() {}
+}
+
+public final class APIClient {
+    public let profile: ResolvedProfile
+    /// libcurl in douctl; a scripted transport in tests.
+    public let http: any HTTPTransport
+    public let tokens: AccessTokenSource?
+    /// Extra per-request behaviour, such as a cookie session (Coding's password login).
+    public let session: SessionHooks?
+    /// `--dry-run`: the printer of the `DryRunTransport` this client sends through, which
+    /// prints each request as a curl command line and answers with a stand-in success
+    /// (`ClientFactory.printingRequests`). Only what a stand-in reply cannot tell asks it:
+    /// `{me}` stays as written, and stand-in replies are not checked for fields.
+    public var dryRun: DryRunPrinter? { (http as? DryRunTransport)?.printer }
+    /// How this client behaves beyond its profile, transport and credentials, fixed when it
+    /// is made (`ClientFactory.client`, the one place douctl makes clients).
+    public let options: APIClientOptions
+    public var recorder: ExchangeRecorder? { options.recorder }
+    public var cachePolicy: CachePolicy? { options.cachePolicy }
+    public var rateLimiter: ClientRateLimiter? { options.rateLimiter }
+    public var environment: [String: String] { options.environment }
+    public var rateLimitWait: RateLimitWait? { options.rateLimitWait }
+    public var allowsAnonymous: Bool { options.allowsAnonymous }
+    public var cancellation: Cancellation { options.cancellation }
     /// The token the last exchange carried: it decides an auth error's hint, and is
     /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
     private var lastSentToken: String?
 
-    public init(profile: ResolvedProfile, http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks? = nil) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks? = nil, options: APIClientOptions = APIClientOptions()) {
         self.profile = profile
         self.http = http
         self.tokens = tokens
         self.session = session
+        self.options = options
     }
 
     /// Sends and decodes: the payload, or the API's error as a `DouctlError`.

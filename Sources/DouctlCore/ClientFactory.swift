@@ -62,14 +62,14 @@ public struct ClientFactory: Sendable {
     /// A client over `http` with these credentials (a login's new token, a session being
     /// ended), configured like every other.
     public func client(http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks?, cachePolicy: CachePolicy? = nil) -> APIClient {
-        let api = APIClient(profile: profile, http: http, tokens: tokens, session: session)
-        api.allowsAnonymous = allowsAnonymous
-        api.rateLimitWait = rateLimitWait
-        api.environment = environment
-        api.rateLimiter = rateLimiter
-        api.recorder = recorder
-        api.cachePolicy = cachePolicy
-        api.cancellation = self.http.cancellation
-        return api
+        var options = APIClientOptions()
+        options.allowsAnonymous = allowsAnonymous
+        options.rateLimitWait = rateLimitWait
+        options.environment = environment
+        options.rateLimiter = rateLimiter
+        options.recorder = recorder
+        options.cachePolicy = cachePolicy
+        options.cancellation = self.http.cancellation
+        return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
     }
 }

@@ -219,10 +219,12 @@ public final class RunSession {
         return source
     }
 
-    /// The run's API client.
-    public func api() throws(DouctlError) -> APIClient {
-        if let cachedAPI { return cachedAPI }
-        let factory = try clientFactory()
+    /// The run's API client; `allowsAnonymous` for `douctl api`, which sends a request
+    /// without a token when there is no login, as curl would (see `APIClientOptions`).
+    public func api(allowsAnonymous: Bool = false) throws(DouctlError) -> APIClient {
+        if let cachedAPI, cachedAPI.allowsAnonymous == allowsAnonymous { return cachedAPI }
+        var factory = try clientFactory()
+        factory.allowsAnonymous = allowsAnonymous
         let client: APIClient
         if isDryRun {
             client = try factory.make()

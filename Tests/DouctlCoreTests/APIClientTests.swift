@@ -77,8 +77,7 @@ struct APIClientTests {
         #expect(transport.requests.isEmpty)
         // `douctl api` may send anonymously.
         transport.then(.json(200, "{}"))
-        api.allowsAnonymous = true
-        _ = try api.send(Self.me)
+        _ = try api.with { $0.allowsAnonymous = true }.send(Self.me)
         #expect(transport.requests.count == 1)
         #expect(transport.requests.first?.header("Authorization") == nil)
     }
@@ -87,8 +86,7 @@ struct APIClientTests {
 
     @Test func doubansAuthErrorsAre400WithACode() throws {
         let transport = ScriptedTransport([.json(400, #"{"msg":"access_token_is_missing","code":102,"request":"GET /v2/user/~me"}"#)])
-        let api = try client(transport, token: nil)
-        api.allowsAnonymous = true
+        let api = try client(transport, token: nil).with { $0.allowsAnonymous = true }
         let error = try #require(apiError { () throws(DouctlError) in _ = try api.send(Self.me) })
         #expect(error.kind == .authentication)
         #expect(error.httpStatus == 400)
@@ -160,12 +158,11 @@ struct APIClientTests {
             .json(429, #"{"msg":"rate_limit_exceeded2","code":112}"#, headers: [HTTPHeader("Retry-After", "7")]),
             .json(200, #"{"id":1}"#),
         ])
-        let api = try client(transport)
         let recorded = RecordedWaits()
-        api.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
-        }
+        } }
         let reply = try api.send(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form([("text", "x")])))
         let waits = recorded.all
         #expect(try reply.requireJSON()["id"]?.intValue == 1)
@@ -180,12 +177,11 @@ struct APIClientTests {
             .json(429, #"{"msg":"rate_limit_exceeded2","code":112}"#, headers: [HTTPHeader("Retry-After", "3")]),
             .reply(HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "image/png")]), body: [1, 2, 3])),
         ])
-        let api = try client(transport)
         let recorded = RecordedWaits()
-        api.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
-        }
+        } }
         var streamed: [UInt8] = []
         let response = try api.stream(APIRequest(path: "/pics/1.png"), head: { _ in }, sink: { chunk in
             streamed += chunk
@@ -201,12 +197,11 @@ struct APIClientTests {
     @Test func waitsStopAddingUpAtTheMaximum() throws {
         let limited = ScriptedTransport.Answer.json(429, "{}", headers: [HTTPHeader("Retry-After", "40")])
         let transport = ScriptedTransport([limited, limited, limited])
-        let api = try client(transport)
         let recorded = RecordedWaits()
-        api.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
-        }
+        } }
         let error = try #require(apiError { () throws(DouctlError) in _ = try api.send(Self.me) })
         #expect(error.kind == .rateLimited)
         #expect(transport.requests.count == 2, "40 s waited once; another 40 would pass the 60 s budget")

@@ -144,9 +144,9 @@ struct ParallelPagesTests {
         let transport = ListTransport(total: 60, pageSize: 10)
         let limiter = ClientRateLimiter(quota: quota, directory: ConfigDirectory(path: directory.path), profile: "p")
         let limited: @Sendable () -> APIClient = {
-            let client = APIClient(profile: profile, http: transport, tokens: FixedToken("t"))
-            client.rateLimiter = limiter
-            return client
+            var options = APIClientOptions()
+            options.rateLimiter = limiter
+            return APIClient(profile: profile, http: transport, tokens: FixedToken("t"), options: options)
         }
         var paginator = Paginator(client: limited())
         paginator.parallel = ParallelPaging(width: 4) { () throws(DouctlError) -> APIClient in limited() }

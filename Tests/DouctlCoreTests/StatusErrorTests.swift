@@ -105,8 +105,9 @@ struct StatusErrorTests {
     func hint(_ status: Int, _ body: String, path: String = "/x", token: String? = "t") throws -> String? {
         let transport = ScriptedTransport([.json(status, body)])
         let profile = try TestProfiles.douban()
-        let client = APIClient(profile: profile, http: transport, tokens: token.map { StubTokens($0) })
-        client.allowsAnonymous = true
+        var options = APIClientOptions()
+        options.allowsAnonymous = true
+        let client = APIClient(profile: profile, http: transport, tokens: token.map { StubTokens($0) }, options: options)
         do {
             _ = try client.send(APIRequest(path: path, sendsToken: profile.isOwnOrigin(profile.url(for: path))))
         } catch {

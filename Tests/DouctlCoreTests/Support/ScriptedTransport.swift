@@ -53,3 +53,12 @@ final class Recorder<Value>: @unchecked Sendable {
     private(set) var all: [Value] = []
     func add(_ value: Value) { all.append(value) }
 }
+
+extension APIClient {
+    /// This client with its options changed (clients are configured once, when made).
+    func with(_ change: (inout APIClientOptions) -> Void) -> APIClient {
+        var options = self.options
+        change(&options)
+        return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
+    }
+}
