@@ -17,7 +17,7 @@ import Testing
     typealias Options = APICommand.APIOptions
 
     static func options(_ argv: [String]) throws -> Options {
-        try UserCommandTests.options(["api"] + argv, as: Options.self)
+        try boundOptions(["api"] + argv, as: Options.self)
     }
 
     // MARK: argv → options
@@ -134,15 +134,11 @@ import Testing
 
     // MARK: options + scripted transport → output
 
-    static let base = "http://api.test"
-
-    static func douctl(_ transport: ScriptedTransport) throws -> InProcessDouctl {
-        try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t0ken"], transport: transport)
-    }
+    static let base = InProcessDouctl.scriptedBase
 
     @Test func getPrintsTheReply() throws {
         let transport = ScriptedTransport([.json(200, #"{"id": "1", "name": "阿北"}"#)])
-        let result = try Self.douctl(transport).run("api", "/v2/user/~me", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/v2/user/~me", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == #"{"id":"1","name":"阿北"}"# + "\n")
         #expect(result.stderr.isEmpty)
@@ -153,7 +149,7 @@ import Testing
 
     @Test func postWithFieldsSendsAForm() throws {
         let transport = ScriptedTransport([.json(200, #"{"ok":true}"#)])
-        let result = try Self.douctl(transport).run("api", "-X", "POST", "/shuo/v2/statuses/", "-f", "text=你好 world", "-F", "n=3",
+        let result = try InProcessDouctl.scripted(transport).run("api", "-X", "POST", "/shuo/v2/statuses/", "-f", "text=你好 world", "-F", "n=3",
                                                     "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         let request = try #require(transport.requests.first)
@@ -167,7 +163,7 @@ import Testing
 
     @Test func aFieldFromStandardInput() throws {
         let transport = ScriptedTransport([.json(200, "{}")])
-        let result = try Self.douctl(transport).run("api", "/s", "-F", "text=@-", "--api-base", Self.base, input: "from stdin\n")
+        let result = try InProcessDouctl.scripted(transport).run("api", "/s", "-F", "text=@-", "--api-base", Self.base, input: "from stdin\n")
         #expect(result.status == 0, "\(result)")
         #expect(transport.requests.first?.formValue("text") == "from stdin\n", "kept byte for byte")
     }
@@ -175,7 +171,7 @@ import Testing
     /// GET and DELETE put fields in the query; so does --input, whose body is the file.
     @Test func fieldsGoInTheQueryOfABodylessMethodOrBesideInput() throws {
         let transport = ScriptedTransport([.json(200, "{}"), .json(200, "{}")])
-        let douctl = try Self.douctl(transport)
+        let douctl = try InProcessDouctl.scripted(transport)
         let delete = try douctl.run("api", "-X", "delete", "/s/1", "-f", "reason=spam", "--api-base", Self.base)
         #expect(delete.status == 0, "\(delete)")
         let put = try douctl.run("api", "-X", "PUT", "/blob", "--input", "-", "-f", "v=1", "--api-base", Self.base, input: #"{"a":1}"#)
@@ -187,7 +183,7 @@ import Testing
 
     @Test func jsonSendsTypedNestedFields() throws {
         let transport = ScriptedTransport([.json(200, "{}")])
-        let result = try Self.douctl(transport).run("api", "/x", "--json", "-F", "n=3", "-F", "a[b]=true", "-f", "s=3", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/x", "--json", "-F", "n=3", "-F", "a[b]=true", "-f", "s=3", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         let request = try #require(transport.requests.first)
         #expect(request.method == "POST")
@@ -197,7 +193,7 @@ import Testing
 
     @Test func outputWritesTheBodyAsReceivedToTheFile() throws {
         let transport = ScriptedTransport([.json(200, #"{ "a" : 1 }"#)])
-        let douctl = try Self.douctl(transport)
+        let douctl = try InProcessDouctl.scripted(transport)
         let target = douctl.home.path + "/out.json"
         let result = try douctl.run("api", "/x", "-o", target, "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
@@ -211,7 +207,7 @@ import Testing
             .json(200, #"[{"id":3}]"#, headers: [.init("Link", #"<http://api.test/items?page=3>; rel="next""#)]),
             .json(200, #"[{"id":4}]"#),
         ])
-        let result = try Self.douctl(transport).run("api", "/items", "--paginate", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/items", "--paginate", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(try result.lines().compactMap { $0["id"]?.intValue } == [1, 2, 3, 4])
         #expect(transport.requests.map(\.url) == [Self.base + "/items", Self.base + "/items?page=2", Self.base + "/items?page=3"])
@@ -223,21 +219,21 @@ import Testing
             .json(200, #"[{"id":1}]"#, headers: [.init("Link", #"<http://api.test/items?page=2>; rel="next""#)]),
             .json(200, #"[{"id":2}]"#),
         ])
-        let result = try Self.douctl(transport).run("api", "/items", "--paginate", "--slurp", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/items", "--paginate", "--slurp", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(try result.json() == JSON.array([.object(JSONObject([("id", .int(1))])), .object(JSONObject([("id", .int(2))]))]))
     }
 
     @Test func includePrintsTheHeadFirst() throws {
         let transport = ScriptedTransport([.json(200, #"{"a":1}"#, headers: [.init("X-Ratelimit-Remaining", "99")])])
-        let result = try Self.douctl(transport).run("api", "/x", "-i", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/x", "-i", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "HTTP/1.1 200\r\nContent-Type: application/json\r\nX-Ratelimit-Remaining: 99\r\n\r\n" + #"{"a":1}"# + "\n")
     }
 
     @Test func headSendsHEADAndPrintsOnlyTheHead() throws {
         let transport = ScriptedTransport([.json(200, "")])
-        let result = try Self.douctl(transport).run("api", "-I", "/x", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "-I", "/x", "--api-base", Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(transport.requests.map(\.method) == ["HEAD"])
         #expect(result.stdoutText == "HTTP/1.1 200\r\nContent-Type: application/json\r\n\r\n")
@@ -254,7 +250,7 @@ import Testing
     func anErrorBodyGoesWhereErrorBodySays(extra: [String], destination: ErrorBodyDestination) throws {
         let body = #"{"code":1001,"msg":"uri_not_found","request":"GET /shuo/v2/statuses/1"}"#
         let transport = ScriptedTransport([.json(404, body)])
-        let result = try Self.douctl(transport).run(["api", "/shuo/v2/statuses/1", "--api-base", Self.base] + extra)
+        let result = try InProcessDouctl.scripted(transport).run(["api", "/shuo/v2/statuses/1", "--api-base", Self.base] + extra)
         #expect(result.status == 5, "\(result)")
         let line = "douctl: not found (uri_not_found, code 1001, GET /shuo/v2/statuses/1)\n"
         #expect(result.stdoutText == (destination == .stdout ? body + "\n" : ""))
@@ -264,7 +260,7 @@ import Testing
     @Test func rawErrorBodiesAreShownAsReceived() throws {
         let body = "{ \"code\": 1001, \"msg\": \"uri_not_found\" }"
         let transport = ScriptedTransport([.json(404, body)])
-        let result = try Self.douctl(transport).run("api", "/x", "--raw", "--error-body", "stdout", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/x", "--raw", "--error-body", "stdout", "--api-base", Self.base)
         #expect(result.status == 5, "\(result)")
         #expect(result.stdoutText == body + "\n")
     }
@@ -294,7 +290,7 @@ import Testing
 
     @Test func slurpWithoutPaginateIsRefusedBeforeAnythingIsSent() throws {
         let transport = ScriptedTransport()
-        let result = try Self.douctl(transport).run("api", "/x", "-o", "-", "--slurp", "--api-base", Self.base)
+        let result = try InProcessDouctl.scripted(transport).run("api", "/x", "-o", "-", "--slurp", "--api-base", Self.base)
         #expect(result.status == 2, "\(result)")
         #expect(result.stderr.hasPrefix("douctl: --slurp goes with --all (or api --paginate)\nusage: douctl api "))
         #expect(transport.requests.isEmpty)

@@ -11,10 +11,6 @@ import Testing
 /// typed options (with the refusals of `validate()`), and in-process runs → stdout, stderr,
 /// exit (no sockets, no sandbox started).
 @Suite struct AdminCommandTests {
-    static func options<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
-        try UserCommandTests.options(argv, as: Options.self)
-    }
-
     /// The repository root, for the checked-in generated files.
     static let repository: String = {
         var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
@@ -30,23 +26,23 @@ import Testing
         (["config", "get", "--show-secrets", "proxy", "--profile", "work"], "proxy", true),
     ])
     func configGetBindsKeyAndShowSecrets(argv: [String], key: String, showSecrets: Bool) throws {
-        let options = try Self.options(argv, as: ConfigCommands.Get.self)
+        let options = try boundOptions(argv, as: ConfigCommands.Get.self)
         #expect(options.key == ProfileKey(rawValue: key))
         #expect(options.showSecrets == showSecrets)
     }
 
     @Test func configKeysOutsideTheListAreRefusedByTheParser() throws {
-        #expect(throws: UsageError.self) { try Self.options(["config", "get", "colour"], as: ConfigCommands.Get.self) }
-        #expect(throws: UsageError.self) { try Self.options(["config", "unset", "colour"], as: ConfigCommands.Unset.self) }
-        #expect(throws: UsageError.self) { try Self.options(["config", "set", "api_base"], as: ConfigCommands.SetKey.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["config", "get", "colour"], as: ConfigCommands.Get.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["config", "unset", "colour"], as: ConfigCommands.Unset.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["config", "set", "api_base"], as: ConfigCommands.SetKey.self) }
     }
 
     @Test func configSetBindsKeyAndValue() throws {
-        let options = try Self.options(["config", "set", "scopes", "a,b"], as: ConfigCommands.SetKey.self)
+        let options = try boundOptions(["config", "set", "scopes", "a,b"], as: ConfigCommands.SetKey.self)
         #expect(options.key == .scopes && options.value == "a,b")
-        #expect(try Self.options(["config", "unset", "scopes"], as: ConfigCommands.Unset.self).key == .scopes)
-        #expect(try Self.options(["config", "list", "--show-secrets"], as: ConfigCommands.List.self).showSecrets)
-        #expect(try !Self.options(["config", "list"], as: ConfigCommands.List.self).showSecrets)
+        #expect(try boundOptions(["config", "unset", "scopes"], as: ConfigCommands.Unset.self).key == .scopes)
+        #expect(try boundOptions(["config", "list", "--show-secrets"], as: ConfigCommands.List.self).showSecrets)
+        #expect(try !boundOptions(["config", "list"], as: ConfigCommands.List.self).showSecrets)
     }
 
     /// A signing secret never comes from argv: refused at parse time, before stdin is read.
@@ -58,18 +54,18 @@ import Testing
     ])
     func configSetRefusesASecretOnTheCommandLine(argv: [String], accepted: Bool) throws {
         if accepted {
-            _ = try Self.options(argv, as: ConfigCommands.SetKey.self)
+            _ = try boundOptions(argv, as: ConfigCommands.SetKey.self)
         } else {
-            #expect(throws: OptionError(ConfigCommands.secretOnCommandLine)) { try Self.options(argv, as: ConfigCommands.SetKey.self) }
+            #expect(throws: OptionError(ConfigCommands.secretOnCommandLine)) { try boundOptions(argv, as: ConfigCommands.SetKey.self) }
         }
     }
 
     // MARK: - argv → options: profile
 
     @Test func profileListTakesTheView() throws {
-        #expect(try Self.options(["profile", "list", "--json"], as: ProfileCommands.List.self).view.json)
-        #expect(try Self.options(["profile", "list", "--format", "text"], as: ProfileCommands.List.self).view.format == .text)
-        let plain = try Self.options(["profile", "list"], as: ProfileCommands.List.self)
+        #expect(try boundOptions(["profile", "list", "--json"], as: ProfileCommands.List.self).view.json)
+        #expect(try boundOptions(["profile", "list", "--format", "text"], as: ProfileCommands.List.self).view.format == .text)
+        let plain = try boundOptions(["profile", "list"], as: ProfileCommands.List.self)
         #expect(plain.view.format == nil && !plain.view.json)
         #expect(plain.presentation.view != nil)
     }
@@ -80,20 +76,20 @@ import Testing
         (["profile", "show", "work", "--show-secrets"], "work", true),
     ])
     func profileShowBindsNameAndShowSecrets(argv: [String], name: String?, showSecrets: Bool) throws {
-        let options = try Self.options(argv, as: ProfileCommands.Show.self)
+        let options = try boundOptions(argv, as: ProfileCommands.Show.self)
         #expect(options.name == name)
         #expect(options.showSecrets == showSecrets)
     }
 
     @Test func profileAddBindsEveryKeyOption() throws {
-        let options = try Self.options([
+        let options = try boundOptions([
             "profile", "add", "gh", "--preset", "douban", "--api-base", "https://api.github.com",
             "--client-id", "ID", "--scopes", "read:user,repo", "--token-auth", "none", "--signing-secret", "$S",
         ], as: ProfileCommands.Add.self)
         #expect(options.name == "gh")
         #expect(options.preset == "douban")
         #expect(options.settings == [.apiBase: "https://api.github.com", .clientID: "ID", .scopes: "read:user,repo", .tokenAuth: "none", .signingSecret: "$S"])
-        let bare = try Self.options(["profile", "add", "x"], as: ProfileCommands.Add.self)
+        let bare = try boundOptions(["profile", "add", "x"], as: ProfileCommands.Add.self)
         #expect(bare.preset == nil && bare.settings.isEmpty)
         // One option per key but preset, which has its own: none lost, none twice.
         #expect(ProfileCommands.Add.optionSpecs.map(\.long) == ["preset"] + ProfileKey.allCases.filter { $0 != .preset }.map(\.flagName))
@@ -101,23 +97,23 @@ import Testing
 
     @Test func profileAddRefusesBadValuesAtParseTime() throws {
         #expect(throws: OptionError(ConfigCommands.secretOnCommandLine)) {
-            try Self.options(["profile", "add", "x", "--signing-secret", "s3cret"], as: ProfileCommands.Add.self)
+            try boundOptions(["profile", "add", "x", "--signing-secret", "s3cret"], as: ProfileCommands.Add.self)
         }
-        #expect(throws: UsageError.self) { try Self.options(["profile", "add", "x", "--preset", "weibo"], as: ProfileCommands.Add.self) }
-        #expect(throws: UsageError.self) { try Self.options(["profile", "add", "x", "--style", "weibo"], as: ProfileCommands.Add.self) }
-        #expect(throws: UsageError.self) { try Self.options(["profile", "add"], as: ProfileCommands.Add.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["profile", "add", "x", "--preset", "weibo"], as: ProfileCommands.Add.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["profile", "add", "x", "--style", "weibo"], as: ProfileCommands.Add.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["profile", "add"], as: ProfileCommands.Add.self) }
     }
 
     @Test(arguments: [["profile", "remove", "work"], ["profile", "use", "work"]])
     func profileRemoveAndUseTakeAName(argv: [String]) throws {
-        #expect(try Self.options(argv, as: ProfileCommands.Named.self).name == "work")
-        #expect(throws: UsageError.self) { try Self.options(Array(argv.dropLast()), as: ProfileCommands.Named.self) }
+        #expect(try boundOptions(argv, as: ProfileCommands.Named.self).name == "work")
+        #expect(throws: UsageError.self) { try boundOptions(Array(argv.dropLast()), as: ProfileCommands.Named.self) }
     }
 
     // MARK: - argv → options: sandbox
 
     @Test func sandboxDefaultsAreTodays() throws {
-        let configuration = try Self.options(["sandbox"], as: SandboxCommand.Options.self).configuration()
+        let configuration = try boundOptions(["sandbox"], as: SandboxCommand.Options.self).configuration()
         #expect(configuration.host == "127.0.0.1")
         #expect(configuration.port == 0)
         #expect(configuration.dataDirectory == nil)
@@ -128,7 +124,7 @@ import Testing
     }
 
     @Test func sandboxBindsEveryOption() throws {
-        let options = try Self.options([
+        let options = try boundOptions([
             "sandbox", "--host", "::1", "--port", "8089", "--data", "/tmp/state", "--token-ttl", "2.5",
             "--approve", "manual", "--fault", "503:0.2,latency:200ms", "--replay", "/tmp/rec",
             "--signing", "hmac-sha1:k", "--quota", "40/min", "--seed", "10",
@@ -144,14 +140,14 @@ import Testing
         #expect(configuration.replayDirectory == "/tmp/rec")
         #expect(configuration.signing == "hmac-sha1:k" && configuration.quota == "40/min")
         // --mock is the hidden old name of --replay; --replay wins when both are given.
-        #expect(try Self.options(["sandbox", "--mock", "/m"], as: SandboxCommand.Options.self).configuration().replayDirectory == "/m")
-        #expect(try Self.options(["sandbox", "--mock", "/m", "--replay", "/r"], as: SandboxCommand.Options.self).configuration().replayDirectory == "/r")
+        #expect(try boundOptions(["sandbox", "--mock", "/m"], as: SandboxCommand.Options.self).configuration().replayDirectory == "/m")
+        #expect(try boundOptions(["sandbox", "--mock", "/m", "--replay", "/r"], as: SandboxCommand.Options.self).configuration().replayDirectory == "/r")
     }
 
     @Test(arguments: ["503:2", "503:0.2,,latency:1ms", "weather:1"])
     func sandboxRefusesABadFaultAtParseTime(spec: String) throws {
         do {
-            _ = try Self.options(["sandbox", "--fault", spec], as: SandboxCommand.Options.self)
+            _ = try boundOptions(["sandbox", "--fault", spec], as: SandboxCommand.Options.self)
             Issue.record("--fault \(spec) was accepted")
         } catch let error as OptionError {
             #expect(error.message.hasPrefix("invalid --fault"), "\(error.message)")
@@ -159,30 +155,30 @@ import Testing
     }
 
     @Test func sandboxRefusesBadValuesInTheParser() throws {
-        #expect(throws: UsageError.self) { try Self.options(["sandbox", "--port", "70000"], as: SandboxCommand.Options.self) }
-        #expect(throws: UsageError.self) { try Self.options(["sandbox", "--approve", "sometimes"], as: SandboxCommand.Options.self) }
-        #expect(throws: UsageError.self) { try Self.options(["sandbox", "--token-ttl", "soon"], as: SandboxCommand.Options.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["sandbox", "--port", "70000"], as: SandboxCommand.Options.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["sandbox", "--approve", "sometimes"], as: SandboxCommand.Options.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["sandbox", "--token-ttl", "soon"], as: SandboxCommand.Options.self) }
     }
 
     // MARK: - argv → options: completion, __complete, __man, version, demo
 
     @Test(arguments: CompletionCommands.shells)
     func completionTakesAShell(shell: String) throws {
-        #expect(try Self.options(["completion", shell], as: CompletionCommands.Shell.self).shell == shell)
+        #expect(try boundOptions(["completion", shell], as: CompletionCommands.Shell.self).shell == shell)
     }
 
     @Test func completionRefusesOtherShellsAndGlobals() throws {
-        #expect(throws: UsageError.self) { try Self.options(["completion", "powershell"], as: CompletionCommands.Shell.self) }
-        #expect(throws: UsageError.self) { try Self.options(["completion"], as: CompletionCommands.Shell.self) }
-        #expect(throws: UsageError.self) { try Self.options(["completion", "bash", "--profile", "x"], as: CompletionCommands.Shell.self) }
-        #expect(try Self.options(["__complete", "profiles"], as: CompletionCommands.Candidates.self).kind == "profiles")
-        #expect(try Self.options(["__complete", "anything"], as: CompletionCommands.Candidates.self).kind == "anything")
+        #expect(throws: UsageError.self) { try boundOptions(["completion", "powershell"], as: CompletionCommands.Shell.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["completion"], as: CompletionCommands.Shell.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["completion", "bash", "--profile", "x"], as: CompletionCommands.Shell.self) }
+        #expect(try boundOptions(["__complete", "profiles"], as: CompletionCommands.Candidates.self).kind == "profiles")
+        #expect(try boundOptions(["__complete", "anything"], as: CompletionCommands.Candidates.self).kind == "anything")
     }
 
     @Test(arguments: [["version"], ["__man"], ["demo"]])
     func commandsWithoutOptionsParse(argv: [String]) throws {
-        _ = try Self.options(argv, as: NoOptions.self)
-        #expect(throws: UsageError.self) { try Self.options(argv + ["--cacert", "x"], as: NoOptions.self) }
+        _ = try boundOptions(argv, as: NoOptions.self)
+        #expect(throws: UsageError.self) { try boundOptions(argv + ["--cacert", "x"], as: NoOptions.self) }
     }
 
     // MARK: - runs: config

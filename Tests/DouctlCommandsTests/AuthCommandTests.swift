@@ -10,10 +10,6 @@ import Testing
 @Suite struct AuthCommandTests {
     // MARK: argv → options
 
-    static func options<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
-        try UserCommandTests.options(argv, as: Options.self)
-    }
-
     /// One flow flag at most; without one the profile decides (`LoginMethod.automatic`).
     @Test(arguments: [
         ([], nil),
@@ -25,13 +21,13 @@ import Testing
         (["--with-credentials"], .credentials),
     ] as [([String], LoginMethod?)])
     func loginBindsTheFlow(flags: [String], method: LoginMethod?) throws {
-        let options = try Self.options(["auth", "login"] + flags, as: AuthCommands.LoginOptions.self)
+        let options = try boundOptions(["auth", "login"] + flags, as: AuthCommands.LoginOptions.self)
         #expect(options.method == method)
         #expect(options.wait == 300 && !options.noBrowser && options.requestedScopes == nil)
     }
 
     @Test func loginBindsScopesWaitAndNoBrowser() throws {
-        let options = try Self.options(["auth", "login", "--device", "--no-browser", "--wait", "60", "--scopes", "douban_basic_common, shuo_basic_r,,"],
+        let options = try boundOptions(["auth", "login", "--device", "--no-browser", "--wait", "60", "--scopes", "douban_basic_common, shuo_basic_r,,"],
                                        as: AuthCommands.LoginOptions.self)
         #expect(options.method == .device)
         #expect(options.noBrowser)
@@ -45,26 +41,26 @@ import Testing
         (["--password", "--with-credentials", "--web"], "choose one of --web, --password, --with-credentials"),
     ])
     func twoFlowsAreRefusedAtParseTime(flags: [String], message: String) throws {
-        #expect(throws: OptionError(message)) { try Self.options(["auth", "login"] + flags, as: AuthCommands.LoginOptions.self) }
+        #expect(throws: OptionError(message)) { try boundOptions(["auth", "login"] + flags, as: AuthCommands.LoginOptions.self) }
     }
 
     @Test func statusBindsItsFlagsAndView() throws {
-        let options = try Self.options(["auth", "status", "--show-token", "--no-check", "--json"], as: AuthCommands.StatusOptions.self)
+        let options = try boundOptions(["auth", "status", "--show-token", "--no-check", "--json"], as: AuthCommands.StatusOptions.self)
         #expect(options.showToken && options.noCheck && !options.check)
         #expect(options.view.json)
         #expect(!options.checks(stdoutIsTerminal: true))
-        let plain = try Self.options(["auth", "status"], as: AuthCommands.StatusOptions.self)
+        let plain = try boundOptions(["auth", "status"], as: AuthCommands.StatusOptions.self)
         #expect(plain.checks(stdoutIsTerminal: true) && !plain.checks(stdoutIsTerminal: false))
         #expect(!plain.showToken && plain.view.format == nil)
-        #expect(try Self.options(["auth", "status", "--check"], as: AuthCommands.StatusOptions.self).checks(stdoutIsTerminal: false))
+        #expect(try boundOptions(["auth", "status", "--check"], as: AuthCommands.StatusOptions.self).checks(stdoutIsTerminal: false))
     }
 
     @Test func exportAndTheVerbsWithoutOptions() throws {
-        #expect(try Self.options(["auth", "export", "--yes-i-know"], as: AuthCommands.ExportOptions.self).yesIKnow)
-        #expect(try !Self.options(["auth", "export"], as: AuthCommands.ExportOptions.self).yesIKnow)
+        #expect(try boundOptions(["auth", "export", "--yes-i-know"], as: AuthCommands.ExportOptions.self).yesIKnow)
+        #expect(try !boundOptions(["auth", "export"], as: AuthCommands.ExportOptions.self).yesIKnow)
         for verb in ["token", "refresh", "logout"] {
-            _ = try Self.options(["auth", verb], as: NoOptions.self)
-            #expect(throws: UsageError.self) { try Self.options(["auth", verb, "--web"], as: NoOptions.self) }
+            _ = try boundOptions(["auth", verb], as: NoOptions.self)
+            #expect(throws: UsageError.self) { try boundOptions(["auth", verb, "--web"], as: NoOptions.self) }
         }
     }
 

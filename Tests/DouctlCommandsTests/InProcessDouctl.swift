@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import DouctlCommands
+@testable import DouctlCommands
+import DouctlArguments
 import DouctlSandbox
 import DouctlSystem
 import DouctlTestSupport
@@ -99,4 +100,23 @@ struct SandboxRun {
     }
 
     func stop() { sandbox.stop() }
+}
+
+/// What the parser and a verb's bindings make of `argv`: the typed options its run gets, with
+/// `validate()` applied (the parse half of each verb's tests).
+func boundOptions<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
+    guard case .run(let parsed) = try ArgumentParser(root: Douctl.rootSpec).parse(argv) else {
+        throw TestFailure("\(argv) did not parse to a run")
+    }
+    return try Options.bind(parsed)
+}
+
+extension InProcessDouctl {
+    /// The API base the scripted runs name; the scripted transport answers whatever it is.
+    static let scriptedBase = "http://api.test"
+
+    /// An in-process douctl whose requests go to `transport`, with a token in the environment.
+    static func scripted(_ transport: ScriptedTransport) throws -> InProcessDouctl {
+        try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t0ken"], transport: transport)
+    }
 }

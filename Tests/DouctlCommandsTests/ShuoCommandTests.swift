@@ -10,73 +10,62 @@ import Testing
 /// anything is read or sent), and options + a scripted transport → stdout, stderr, exit, in
 /// process (no sockets, no sandbox).
 @Suite struct ShuoCommandTests {
-    static func options<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
-        guard case .run(let parsed) = try ArgumentParser(root: Douctl.rootSpec).parse(argv) else {
-            throw TestFailure("\(argv) did not parse to a run")
-        }
-        return try Options.bind(parsed)
-    }
-
-    static let base = ["--api-base", "http://api.test"]
-
-    static func douctl(_ transport: ScriptedTransport) throws -> InProcessDouctl {
-        try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t0ken"], transport: transport)
-    }
+    static let base = ["--api-base", InProcessDouctl.scriptedBase]
 
     static let status = #"{"id":"1402640366","text":"你好","created_at":"2026-11-24 10:00:00"}"#
 
     // MARK: - argv → options
 
     @Test func postBindsTextPictureAndRecommendation() throws {
-        let post = try Self.options(["shuo", "post", "你好", "--image", "a.png", "--rec-url", "https://e.com", "--rec-title", "T",
+        let post = try boundOptions(["shuo", "post", "你好", "--image", "a.png", "--rec-url", "https://e.com", "--rec-title", "T",
                                      "--rec-desc", "D", "--rec-image", "https://e.com/i.png"], as: ShuoCommands.Post.self)
         #expect(post.text == "你好")
         #expect(post.image == "a.png")
         #expect(post.recommendation == StatusDraft.Recommendation(url: "https://e.com", title: "T", description: "D", image: "https://e.com/i.png"))
-        let bare = try Self.options(["shuo", "post"], as: ShuoCommands.Post.self)
+        let bare = try boundOptions(["shuo", "post"], as: ShuoCommands.Post.self)
         #expect(bare.text == nil && bare.image == nil && bare.recommendation.isEmpty)
         // --rec-* beside --image is the API style's to judge (a warning on Douban), not a refusal.
-        #expect(try Self.options(["shuo", "post", "x", "--image", "a.png", "--rec-url", "u"], as: ShuoCommands.Post.self).image == "a.png")
+        #expect(try boundOptions(["shuo", "post", "x", "--image", "a.png", "--rec-url", "u"], as: ShuoCommands.Post.self).image == "a.png")
     }
 
     @Test func getBindsIDFlagsAndView() throws {
-        let get = try Self.options(["shuo", "get", "42", "--packed", "--save-images", "pics", "--images", "--format", "text"], as: ShuoCommands.Get.self)
+        let get = try boundOptions(["shuo", "get", "42", "--packed", "--save-images", "pics", "--images", "--format", "text"], as: ShuoCommands.Get.self)
         #expect(get.id == "42" && get.packed && get.images && get.saveImages == "pics")
         #expect(get.view.format == .text && !get.view.json)
         #expect(get.presentation.view?.format == .text)
-        let plain = try Self.options(["shuo", "get", "42"], as: ShuoCommands.Get.self)
+        let plain = try boundOptions(["shuo", "get", "42"], as: ShuoCommands.Get.self)
         #expect(!plain.packed && !plain.images && plain.saveImages == nil && plain.view.format == nil)
     }
 
     @Test func timelineBindsItsOwnPaging() throws {
-        let timeline = try Self.options(["shuo", "timeline", "--user", "ahbei", "--count", "50", "--since-id", "7", "--until-id", "99",
+        let timeline = try boundOptions(["shuo", "timeline", "--user", "ahbei", "--count", "50", "--since-id", "7", "--until-id", "99",
                                          "--all", "--slurp", "--json"], as: ShuoCommands.Timeline.self)
         #expect(timeline.user == "ahbei" && timeline.count == 50 && timeline.sinceID == "7" && timeline.untilID == "99")
         #expect(timeline.all && timeline.slurp && !timeline.isPublic && timeline.view.json)
         #expect(timeline.paging.count == 50 && timeline.paging.all && timeline.paging.slurp && timeline.paging.start == nil)
-        #expect(try Self.options(["shuo", "timeline", "--public"], as: ShuoCommands.Timeline.self).isPublic)
+        #expect(try boundOptions(["shuo", "timeline", "--public"], as: ShuoCommands.Timeline.self).isPublic)
         // No --start and no --parallel: an until_id walk has neither.
-        #expect(throws: UsageError.self) { try Self.options(["shuo", "timeline", "--start", "20"], as: ShuoCommands.Timeline.self) }
-        #expect(throws: UsageError.self) { try Self.options(["shuo", "timeline", "--all", "--parallel", "2"], as: ShuoCommands.Timeline.self) }
-        #expect(throws: UsageError.self) { try Self.options(["shuo", "timeline", "--count", "201"], as: ShuoCommands.Timeline.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["shuo", "timeline", "--start", "20"], as: ShuoCommands.Timeline.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["shuo", "timeline", "--all", "--parallel", "2"], as: ShuoCommands.Timeline.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["shuo", "timeline", "--count", "201"], as: ShuoCommands.Timeline.self) }
     }
 
     @Test func commentsBindPagingOfAtMost100() throws {
-        let comments = try Self.options(["shuo", "comments", "42", "--start", "10", "--count", "100", "--all", "--parallel", "2"], as: ShuoCommands.Comments.self)
+        let comments = try boundOptions(["shuo", "comments", "42", "--start", "10", "--count", "100", "--all", "--parallel", "2"], as: ShuoCommands.Comments.self)
         #expect(comments.id == "42" && comments.paging.start == 10 && comments.paging.count == 100 && comments.paging.all && comments.paging.parallel == 2)
-        #expect(throws: UsageError.self) { try Self.options(["shuo", "comments", "42", "--count", "101"], as: ShuoCommands.Comments.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["shuo", "comments", "42", "--count", "101"], as: ShuoCommands.Comments.self) }
     }
 
     @Test func theSmallVerbsBindTheirArguments() throws {
-        #expect(try Self.options(["shuo", "delete", "1", "2", "3"], as: ShuoCommands.Delete.self).ids == ["1", "2", "3"])
-        let comment = try Self.options(["shuo", "comment", "42", "好"], as: ShuoCommands.Comment.self)
+        #expect(try boundOptions(["shuo", "delete", "1", "2", "3"], as: ShuoCommands.Delete.self).ids == ["1", "2", "3"])
+        let comment = try boundOptions(["shuo", "comment", "42", "好"], as: ShuoCommands.Comment.self)
         #expect(comment.id == "42" && comment.text == "好")
-        let uncomment = try Self.options(["shuo", "uncomment", "9", "--status", "42"], as: ShuoCommands.Uncomment.self)
+        let uncomment = try boundOptions(["shuo", "uncomment", "9", "--status", "42"], as: ShuoCommands.Uncomment.self)
         #expect(uncomment.commentID == "9" && uncomment.status == "42")
         for verb in ["like", "unlike", "reshare"] {
-            #expect(try Self.options(["shuo", verb, "42"], as: ShuoCommands.Target.self).id == "42")
+            #expect(try boundOptions(["shuo", verb, "42"], as: ShuoCommands.Target.self).id == "42")
         }
-        #expect(throws: UsageError.self) { try Self.options(["shuo", "delete"], as: ShuoCommands.Delete.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["shuo", "delete"], as: ShuoCommands.Delete.self) }
     }
 
     /// Refused at parse time, before stdin is read or anything is sent.
@@ -93,7 +82,7 @@ import Testing
 
     @Test func aRefusalSendsNothingAndShowsTheUsageLine() throws {
         let transport = ScriptedTransport()
-        let result = try Self.douctl(transport).run(["shuo", "get", "1", "--save-images", ""] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "get", "1", "--save-images", ""] + Self.base)
         #expect(result.status == 2, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("douctl: invalid value '' for --save-images: expected a directory"))
@@ -105,7 +94,7 @@ import Testing
 
     @Test func postTextSendsTheFormAndPrintsTheReply() throws {
         let transport = ScriptedTransport([.json(200, Self.status)])
-        let result = try Self.douctl(transport).run(["shuo", "post", "你好 & hi", "--rec-url", "https://e.com"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "post", "你好 & hi", "--rec-url", "https://e.com"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(try result.json()["id"]?.stringValue == "1402640366")
         #expect(result.stderr.isEmpty)
@@ -117,7 +106,7 @@ import Testing
 
     @Test func postReadsTheTextFromStdin() throws {
         let transport = ScriptedTransport([.json(200, Self.status)])
-        let result = try Self.douctl(transport).run(["shuo", "post", "-"] + Self.base, input: Array("从管道来的\n".utf8))
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "post", "-"] + Self.base, input: Array("从管道来的\n".utf8))
         #expect(result.status == 0, "\(result)")
         #expect(transport.requests.first?.formValue("text") == "从管道来的")
     }
@@ -126,7 +115,7 @@ import Testing
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 24)
         let picture = try TemporaryDirectory.file(named: "照片.png", bytes: png)
         let transport = ScriptedTransport([.json(200, Self.status)])
-        let result = try Self.douctl(transport).run(["shuo", "post", "有图", "--image", picture, "--rec-url", "https://e.com"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "post", "有图", "--image", picture, "--rec-url", "https://e.com"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr == "douctl: warning: Douban ignores --rec-* when a picture is sent; sending the text and picture only\n")
         let request = try #require(transport.requests.first)
@@ -151,7 +140,7 @@ import Testing
     @Test func getPrintsTheStatus() throws {
         let packed = #"{"status":"# + Self.status + #","comments":[]}"#
         let transport = ScriptedTransport([.json(200, packed)])
-        let result = try Self.douctl(transport).run(["shuo", "get", "1402640366", "--packed"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "get", "1402640366", "--packed"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == packed + "\n")
         #expect(transport.requests.map(\.url) == ["http://api.test/shuo/v2/statuses/1402640366?pack=true"])
@@ -161,7 +150,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "shuo-save")
         let status = #"{"id":"42","text":"图","created_at":"2026-11-24 10:00:00","attachments":[{"media":[{"type":"image","src":"http://img.test/s/p1.jpg","original_src":"http://img.test/raw/p1.jpg"}]}]}"#
         let transport = ScriptedTransport([.json(200, status), .json(200, "picture")])
-        let result = try Self.douctl(transport).run(["shuo", "get", "42", "--save-images", directory.path] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "get", "42", "--save-images", directory.path] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == status + "\n", "stdout stays the status alone")
         let line = try JSONParser.parse(Array(result.stderrBytes.prefix { $0 != 0x0A }))
@@ -173,7 +162,7 @@ import Testing
 
     @Test func getRefusesANonNumericDoubanIDBeforeSending() throws {
         let transport = ScriptedTransport()
-        let result = try Self.douctl(transport).run(["shuo", "get", "abc"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "get", "abc"] + Self.base)
         #expect(result.status == 2, "\(result)")
         #expect(result.errorLine == "douctl: invalid status id 'abc': a Douban status id is a number")
         #expect(transport.requests.isEmpty)
@@ -184,7 +173,7 @@ import Testing
             .json(200, Self.status),
             .json(404, #"{"code":5000,"msg":"status not found","request":"DELETE /shuo/v2/statuses/2"}"#),
         ])
-        let result = try Self.douctl(transport).run(["shuo", "delete", "1402640366", "2"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "delete", "1402640366", "2"] + Self.base)
         #expect(result.status == 5, "\(result)")
         let lines = try result.lines()
         #expect(lines.count == 1)
@@ -200,7 +189,7 @@ import Testing
 
     @Test func deleteAsTextSaysDeletedPerStatus() throws {
         let transport = ScriptedTransport([.json(204, ""), .json(204, "")])
-        let result = try Self.douctl(transport).run(["shuo", "delete", "1", "2", "--format", "text", "--color", "never"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "delete", "1", "2", "--format", "text", "--color", "never"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "deleted 1\ndeleted 2\n")
     }
@@ -210,7 +199,7 @@ import Testing
             .json(200, #"{"start":0,"count":2,"total":3,"comments":[{"id":"1"},{"id":"2"}]}"#),
             .json(200, #"{"start":2,"count":2,"total":3,"comments":[{"id":"3"}]}"#),
         ])
-        let result = try Self.douctl(transport).run(["shuo", "comments", "42", "--all", "--count", "2", "--parallel", "1"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "comments", "42", "--all", "--count", "2", "--parallel", "1"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(try result.lines().compactMap { $0["id"]?.stringValue } == ["1", "2", "3"])
         #expect(transport.requests.map(\.path) == Array(repeating: "http://api.test/shuo/v2/statuses/42/comments", count: 2))
@@ -219,7 +208,7 @@ import Testing
 
     @Test func deleteChecksEveryIDBeforeDeletingAny() throws {
         let transport = ScriptedTransport()
-        let result = try Self.douctl(transport).run(["shuo", "delete", "1", "x"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "delete", "1", "x"] + Self.base)
         #expect(result.status == 2, "\(result)")
         #expect(transport.requests.isEmpty)
     }
@@ -229,7 +218,7 @@ import Testing
             .json(200, #"[{"id":"30","text":"a"},{"id":"29","text":"b"}]"#),
             .json(200, #"[{"id":"25","text":"c"}]"#),
         ])
-        let result = try Self.douctl(transport).run(["shuo", "timeline", "--all", "--count", "2"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "timeline", "--all", "--count", "2"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(try result.lines().compactMap { $0["id"]?.stringValue } == ["30", "29", "25"])
         #expect(transport.requests.map(\.path) == Array(repeating: "http://api.test/shuo/v2/statuses/home_timeline", count: 2))
@@ -240,7 +229,7 @@ import Testing
 
     @Test func timelineSlurpIsOneArray() throws {
         let transport = ScriptedTransport([.json(200, #"[{"id":"30"}]"#)])
-        let result = try Self.douctl(transport).run(["shuo", "timeline", "--all", "--slurp", "--user", "ahbei"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "timeline", "--all", "--slurp", "--user", "ahbei"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == #"[{"id":"30"}]"# + "\n")
         #expect(transport.requests.first?.path == "http://api.test/shuo/v2/statuses/user_timeline/ahbei")
@@ -248,7 +237,7 @@ import Testing
 
     @Test func timelineOnePagePrintsTheReply() throws {
         let transport = ScriptedTransport([.json(200, #"[{"id":"30"}]"#)])
-        let result = try Self.douctl(transport).run(["shuo", "timeline", "--since-id", "7"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "timeline", "--since-id", "7"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == #"[{"id":"30"}]"# + "\n")
         #expect(transport.requests.first?.queryValue("since_id") == "7")
@@ -260,7 +249,7 @@ import Testing
     ])
     func likeAndUnlikeSayWhatTheyDidWhenTheReplyIsEmpty(verb: [String], method: String, suffix: String, printed: String) throws {
         let transport = ScriptedTransport([.json(204, "")])
-        let result = try Self.douctl(transport).run(["shuo"] + verb + ["42"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo"] + verb + ["42"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == printed + "\n")
         #expect(transport.requests.map(\.method) == [method])
@@ -269,7 +258,7 @@ import Testing
 
     @Test func resharePrintsTheReply() throws {
         let transport = ScriptedTransport([.json(200, Self.status)])
-        let result = try Self.douctl(transport).run(["shuo", "reshare", "42"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "reshare", "42"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == Self.status + "\n")
         #expect(transport.requests.map { "\($0.method) \($0.url)" } == ["POST http://api.test/shuo/v2/statuses/42/reshare"])
@@ -278,7 +267,7 @@ import Testing
     @Test func commentFromStdinAndAnEmptyOneRefused() throws {
         let comment = #"{"id":"9","text":"好","created_at":"2026-11-24 10:00:00"}"#
         let transport = ScriptedTransport([.json(200, comment)])
-        let douctl = try Self.douctl(transport)
+        let douctl = try InProcessDouctl.scripted(transport)
         let result = try douctl.run(["shuo", "comment", "42", "-"] + Self.base, input: Array("好\n".utf8))
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == comment + "\n")
@@ -291,7 +280,7 @@ import Testing
 
     @Test func uncommentSaysWhatItDeleted() throws {
         let transport = ScriptedTransport([.json(204, "")])
-        let result = try Self.douctl(transport).run(["shuo", "uncomment", "9"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["shuo", "uncomment", "9"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == #"{"id":"9","deleted":true}"# + "\n")
         #expect(transport.requests.map { "\($0.method) \($0.url)" } == ["DELETE http://api.test/shuo/v2/statuses/comment/9"])

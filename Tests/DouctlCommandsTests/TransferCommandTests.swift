@@ -10,18 +10,7 @@ import Testing
 /// and -f refusals `validate()` makes before anything is read or sent), and options + a
 /// scripted transport → stdout, stderr, files on disk, exit, in process.
 @Suite struct TransferCommandTests {
-    static func options<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
-        guard case .run(let parsed) = try ArgumentParser(root: Douctl.rootSpec).parse(argv) else {
-            throw TestFailure("\(argv) did not parse to a run")
-        }
-        return try Options.bind(parsed)
-    }
-
-    static let base = ["--api-base", "http://api.test"]
-
-    static func douctl(_ transport: ScriptedTransport) throws -> InProcessDouctl {
-        try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t0ken"], transport: transport)
-    }
+    static let base = ["--api-base", InProcessDouctl.scriptedBase]
 
     /// A reply whose body is `text` (typed application/json, as the scripted transport's replies are).
     static func body(_ status: Int, _ text: String) -> ScriptedTransport.Answer { .json(status, text) }
@@ -29,38 +18,38 @@ import Testing
     // MARK: - upload: argv → options
 
     @Test func uploadBindsEveryOption() throws {
-        let upload = try Self.options(["upload", "a.jpg", "b.jpg", "--to", "/api/files", "--field", "file", "-f", "dir=backup", "-f", "k=a=b",
+        let upload = try boundOptions(["upload", "a.jpg", "b.jpg", "--to", "/api/files", "--field", "file", "-f", "dir=backup", "-f", "k=a=b",
                                        "--parallel", "8", "--progress", "always", "-y", "--json"], as: UploadCommand.Options.self)
         #expect(upload.files == ["a.jpg", "b.jpg"])
         #expect(upload.to == "/api/files" && upload.field == "file")
         #expect(try upload.formFields().map { "\($0.0)|\($0.1)" } == ["dir|backup", "k|a=b"])
         #expect(upload.parallel == 8 && upload.progress == .always && upload.yes && upload.view.json)
-        let plain = try Self.options(["upload", "a.jpg"], as: UploadCommand.Options.self)
+        let plain = try boundOptions(["upload", "a.jpg"], as: UploadCommand.Options.self)
         #expect(plain.to == nil && plain.field == nil && plain.rawFields.isEmpty)
         #expect(plain.parallel == 1 && plain.progress == .auto && !plain.yes)
-        #expect(throws: UsageError.self) { try Self.options(["upload", "a.jpg", "--parallel", "65"], as: UploadCommand.Options.self) }
-        #expect(throws: UsageError.self) { try Self.options(["upload", "a.jpg", "--progress", "sometimes"], as: UploadCommand.Options.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["upload", "a.jpg", "--parallel", "65"], as: UploadCommand.Options.self) }
+        #expect(throws: UsageError.self) { try boundOptions(["upload", "a.jpg", "--progress", "sometimes"], as: UploadCommand.Options.self) }
     }
 
     @Test(arguments: ["novalue", "=v"])
     func uploadRefusesAFieldWithoutAKey(field: String) throws {
         #expect(throws: OptionError("invalid field '\(field)' for -f: expected KEY=VALUE")) {
-            try Self.options(["upload", "a.jpg", "-f", field], as: UploadCommand.Options.self)
+            try boundOptions(["upload", "a.jpg", "-f", field], as: UploadCommand.Options.self)
         }
     }
 
     // MARK: - download: argv → options
 
     @Test func downloadBindsEveryOption() throws {
-        let download = try Self.options(["download", "https://e.com/a", "-o", "-", "--parallel", "3", "--force", "--progress", "never"],
+        let download = try boundOptions(["download", "https://e.com/a", "-o", "-", "--parallel", "3", "--force", "--progress", "never"],
                                         as: DownloadCommand.Options.self)
         #expect(download.sources == ["https://e.com/a"] && download.parallel == 3 && download.progress == .never)
         #expect(try download.download() == DownloadOptions(target: .standardOutput, overwrite: true))
-        let resume = try Self.options(["download", "/view/a.jpg", "-c", "-o", "a.jpg"], as: DownloadCommand.Options.self)
+        let resume = try boundOptions(["download", "/view/a.jpg", "-c", "-o", "a.jpg"], as: DownloadCommand.Options.self)
         #expect(try resume.download() == DownloadOptions(target: .file("a.jpg"), resume: true))
-        let into = try Self.options(["download", "https://e.com/a", "https://e.com/b", "-d", "pics"], as: DownloadCommand.Options.self)
+        let into = try boundOptions(["download", "https://e.com/a", "https://e.com/b", "-d", "pics"], as: DownloadCommand.Options.self)
         #expect(try into.download() == DownloadOptions(target: .directory("pics")))
-        let here = try Self.options(["download", "https://e.com/a"], as: DownloadCommand.Options.self)
+        let here = try boundOptions(["download", "https://e.com/a"], as: DownloadCommand.Options.self)
         #expect(try here.download() == DownloadOptions(target: .directory(".")))
         #expect(here.parallel == 1 && here.progress == .auto)
     }
@@ -75,12 +64,12 @@ import Testing
         ([""], "cannot download '': expected an http:// or https:// URL, or a path under the API"),
     ])
     func downloadRefusals(arguments: [String], message: String) throws {
-        #expect(throws: OptionError(message)) { try Self.options(["download"] + arguments, as: DownloadCommand.Options.self) }
+        #expect(throws: OptionError(message)) { try boundOptions(["download"] + arguments, as: DownloadCommand.Options.self) }
     }
 
     @Test func aDownloadRefusalSendsNothing() throws {
         let transport = ScriptedTransport()
-        let result = try Self.douctl(transport).run(["download", "http://api.test/a", "http://api.test/b", "-o", "f"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["download", "http://api.test/a", "http://api.test/b", "-o", "f"] + Self.base)
         #expect(result.status == 2, "\(result)")
         #expect(result.stderr.hasPrefix("douctl: -o names one file; with several URLs use -d DIR\nusage: douctl download"))
         #expect(transport.requests.isEmpty)
@@ -92,7 +81,7 @@ import Testing
         let a = try TemporaryDirectory.file(named: "a.txt", bytes: Array("alpha".utf8))
         let b = try TemporaryDirectory.file(named: "b.txt", bytes: Array("beta".utf8))
         let transport = ScriptedTransport([.json(200, #"{"id":1}"#), .json(200, #"{"id":2}"#)])
-        let result = try Self.douctl(transport).run(["upload", a, b, "--to", "/api/files", "--field", "file", "-f", "dir=backup"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["upload", a, b, "--to", "/api/files", "--field", "file", "-f", "dir=backup"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "no progress in a pipe")
         let lines = try result.lines()
@@ -117,7 +106,7 @@ import Testing
         let a = try TemporaryDirectory.file(named: "a.txt", bytes: Array("alpha".utf8))
         let b = try TemporaryDirectory.file(named: "b.txt", bytes: Array("beta".utf8))
         let transport = ScriptedTransport([.json(404, #"{"code":404,"msg":"no such endpoint"}"#), .json(200, #"{"id":2}"#)])
-        let result = try Self.douctl(transport).run(["upload", a, b, "--to", "/api/files"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["upload", a, b, "--to", "/api/files"] + Self.base)
         #expect(result.status == 5, "\(result)")
         let lines = try result.lines()
         #expect(lines.map { $0["ok"] } == [.bool(false), .bool(true)])
@@ -133,7 +122,7 @@ import Testing
         let text = try TemporaryDirectory.file(named: "notes.txt", bytes: Array("not a picture".utf8))
         let status = #"{"id":"7","text":"","created_at":"2026-11-24 10:00:00"}"#
         let transport = ScriptedTransport([.json(200, status)])
-        let result = try Self.douctl(transport).run(["upload", picture, text] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["upload", picture, text] + Self.base)
         #expect(result.status == 3, "\(result)")
         let lines = try result.lines()
         #expect(lines.map { $0["ok"] } == [.bool(true), .bool(false)])
@@ -145,7 +134,7 @@ import Testing
     @Test func uploadProgressAlwaysPrintsPlainLinesInAPipe() throws {
         let a = try TemporaryDirectory.file(named: "a.txt", bytes: Array("alpha".utf8))
         let transport = ScriptedTransport([.json(200, #"{"id":1}"#)])
-        let result = try Self.douctl(transport).run(["upload", a, "--to", "/api/files", "--progress", "always"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["upload", a, "--to", "/api/files", "--progress", "always"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("done, "), "\(result)")
         #expect(!result.stderr.contains("\u{1B}["), "no redraws outside a terminal")
@@ -156,7 +145,7 @@ import Testing
     @Test func downloadOfTwoSourcesIntoADirectory() throws {
         let directory = try TemporaryDirectory(prefix: "transfer-download")
         let transport = ScriptedTransport([Self.body(200, "hello"), Self.body(200, "world")])
-        let result = try Self.douctl(transport).run(["download", "http://api.test/files/a.txt", "/files/b.bin", "-d", directory.path] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["download", "http://api.test/files/a.txt", "/files/b.bin", "-d", directory.path] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "no progress in a pipe")
         #expect(try FileIO.readFile(directory.path + "/a.txt") == Array("hello".utf8))
@@ -172,7 +161,7 @@ import Testing
 
     @Test func downloadToStdoutPrintsTheBodyAlone() throws {
         let transport = ScriptedTransport([Self.body(200, "hello")])
-        let result = try Self.douctl(transport).run(["download", "http://api.test/a.txt", "-o", "-"] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["download", "http://api.test/a.txt", "-o", "-"] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "hello")
     }
@@ -180,7 +169,7 @@ import Testing
     @Test func aFailedDownloadIsItsLineAndTheExit() throws {
         let directory = try TemporaryDirectory(prefix: "transfer-download")
         let transport = ScriptedTransport([Self.body(404, "gone")])
-        let result = try Self.douctl(transport).run(["download", "http://api.test/a.txt", "-d", directory.path] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["download", "http://api.test/a.txt", "-d", directory.path] + Self.base)
         #expect(result.status == 5, "\(result)")
         let line = try #require(try result.lines().first)
         #expect(line["ok"] == .bool(false) && line["exit"]?.int64Value == 5 && line["url"]?.stringValue == "http://api.test/a.txt")
@@ -192,7 +181,7 @@ import Testing
     func downloadProgressInAPipe(mode: String, shown: Bool) throws {
         let directory = try TemporaryDirectory(prefix: "transfer-progress")
         let transport = ScriptedTransport([Self.body(200, "hello")])
-        let result = try Self.douctl(transport).run(["download", "http://api.test/a.txt", "-d", directory.path, "--progress", mode] + Self.base)
+        let result = try InProcessDouctl.scripted(transport).run(["download", "http://api.test/a.txt", "-d", directory.path, "--progress", mode] + Self.base)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("done, ") == shown, "\(result)")
         #expect(!result.stderr.contains("\u{1B}["))

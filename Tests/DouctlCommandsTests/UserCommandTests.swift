@@ -9,33 +9,26 @@ import Testing
 @Suite struct UserCommandTests {
     // MARK: argv → options
 
-    static func options<Options: CommandOptions>(_ argv: [String], as _: Options.Type = Options.self) throws -> Options {
-        guard case .run(let parsed) = try ArgumentParser(root: Douctl.rootSpec).parse(argv) else {
-            throw TestFailure("\(argv) did not parse to a run")
-        }
-        return try Options.bind(parsed)
-    }
-
     @Test func searchBindsQueryPagingAndView() throws {
-        let options = try Self.options(["user", "search", "阿北", "--count", "50", "--all", "--slurp", "--parallel", "2", "--json"], as: UserCommands.Search.self)
+        let options = try boundOptions(["user", "search", "阿北", "--count", "50", "--all", "--slurp", "--parallel", "2", "--json"], as: UserCommands.Search.self)
         #expect(options.query == "阿北")
         #expect(options.paging.count == 50)
         #expect(options.paging.all && options.paging.slurp)
         #expect(options.paging.parallel == 2)
         #expect(options.view.json)
-        let plain = try Self.options(["user", "search", "x"], as: UserCommands.Search.self)
+        let plain = try boundOptions(["user", "search", "x"], as: UserCommands.Search.self)
         #expect(plain.paging.count == nil && !plain.paging.all && plain.paging.parallel == 4 && plain.view.format == nil)
     }
 
     @Test func slurpWithoutAllIsRefusedAtParseTime() throws {
         #expect(throws: OptionError("--slurp goes with --all (or api --paginate)")) {
-            try Self.options(["user", "following", "ahbei", "--slurp"], as: UserCommands.Relations.self)
+            try boundOptions(["user", "following", "ahbei", "--slurp"], as: UserCommands.Relations.self)
         }
     }
 
     @Test func searchTakesAtMost100PerPage() throws {
-        #expect(throws: UsageError.self) { try Self.options(["user", "search", "x", "--count", "101"], as: UserCommands.Search.self) }
-        #expect(try Self.options(["user", "following", "x", "--count", "200"], as: UserCommands.Relations.self).paging.count == 200)
+        #expect(throws: UsageError.self) { try boundOptions(["user", "search", "x", "--count", "101"], as: UserCommands.Search.self) }
+        #expect(try boundOptions(["user", "following", "x", "--count", "200"], as: UserCommands.Relations.self).paging.count == 200)
     }
 
     // MARK: options + scripted transport → output
