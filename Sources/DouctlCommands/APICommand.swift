@@ -136,13 +136,7 @@ enum APICommand {
         var presentation: OutputPresentation { OutputPresentation(showsErrorBodies: true, rawErrorBodies: raw) }
 
         /// The walk of --paginate, as list commands' --all walks.
-        var paging: PagingOptions {
-            var paging = PagingOptions()
-            paging.all = paginate
-            paging.slurp = slurp
-            paging.parallel = parallel
-            return paging
-        }
+        var paging: PagingOptions { PagingOptions(all: paginate, slurp: slurp, parallel: parallel) }
 
         /// `-o FILE`; nil without -o or with `-o -` (stdout).
         var outputFile: String? { output == "-" ? nil : output }

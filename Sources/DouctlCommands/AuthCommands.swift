@@ -185,7 +185,7 @@ enum AuthCommands {
     }
 
     /// `auth status`: whether to ask the server, whether to show the whole token, the view.
-    struct StatusOptions: CommandOptions, PresentsOutput {
+    struct StatusOptions: CommandOptions, ShowsView {
         var showToken = false
         var check = false
         var noCheck = false
@@ -198,7 +198,6 @@ enum AuthCommands {
             .group(\.view, ViewOptions.self),
         ]
 
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
 
         /// --check, else on a terminal unless --no-check.
         func checks(stdoutIsTerminal: Bool) -> Bool { check || (stdoutIsTerminal && !noCheck) }

@@ -141,6 +141,16 @@ protocol PresentsOutput {
     var presentation: OutputPresentation { get }
 }
 
+/// Options of a command with a human view (`--format`, `--json`): that is all they say
+/// about how its output is shown.
+protocol ShowsView: PresentsOutput {
+    var view: ViewOptions { get }
+}
+
+extension ShowsView {
+    var presentation: OutputPresentation { OutputPresentation(view: view) }
+}
+
 /// `--format text|json` and `--json`, for commands with a human view.
 struct ViewOptions: CommandOptions {
     var format: OutputFormat?

@@ -64,7 +64,7 @@ enum DownloadCommand {
         ]), options: Options.self, run: run)
 
     /// `download URL... [-o FILE | -d DIR] [--parallel N] [--continue] [--force] [--progress WHEN]`.
-    struct Options: CommandOptions, PresentsOutput {
+    struct Options: CommandOptions, ShowsView {
         var sources: [String] = []
         /// `-o FILE`; "-" is stdout.
         var output: String?
@@ -87,7 +87,6 @@ enum DownloadCommand {
             .group(\.view, ViewOptions.self),
             .arguments(\.sources, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
 
         func validate() throws(OptionError) { _ = try download() }
 

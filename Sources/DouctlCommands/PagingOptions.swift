@@ -10,6 +10,17 @@ struct PagingOptions: CommandOptions {
     var slurp = false
     var parallel = ParallelPaging.defaultWidth
 
+    init() {}
+
+    /// The walk of a command whose options have other names (api's `--paginate`, shuo
+    /// timeline's own `--count`/`--all`).
+    init(count: Int? = nil, all: Bool, slurp: Bool, parallel: Int = ParallelPaging.defaultWidth) {
+        self.count = count
+        self.all = all
+        self.slurp = slurp
+        self.parallel = parallel
+    }
+
     static let bindings: [OptionBinding<PagingOptions>] = [
         .integer(\.start, OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items")),
         .integer(\.count, count(1...200)),

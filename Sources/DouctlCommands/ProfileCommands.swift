@@ -58,10 +58,9 @@ enum ProfileCommands {
     // MARK: - options
 
     /// `profile list`: only the output view.
-    struct List: CommandOptions, PresentsOutput {
+    struct List: CommandOptions, ShowsView {
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `profile show [NAME] [--show-secrets]`.

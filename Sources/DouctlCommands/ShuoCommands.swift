@@ -70,7 +70,7 @@ enum ShuoCommands {
     }
 
     /// `shuo get ID [--packed] [--save-images DIR] [--images]`.
-    struct Get: CommandOptions, PresentsOutput {
+    struct Get: CommandOptions, ShowsView {
         var id = ""
         var packed = false
         var saveImages: String?
@@ -84,7 +84,6 @@ enum ShuoCommands {
             .group(\.view, ViewOptions.self),
             .argument(\.id, idArgument),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
 
         func validate() throws(OptionError) {
             if saveImages == "" { throw OptionError("invalid value '' for --save-images: expected a directory") }
@@ -92,19 +91,18 @@ enum ShuoCommands {
     }
 
     /// `shuo delete ID...`.
-    struct Delete: CommandOptions, PresentsOutput {
+    struct Delete: CommandOptions, ShowsView {
         var ids: [String] = []
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
             .group(\.view, ViewOptions.self),
             .arguments(\.ids, ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `shuo timeline`: walked with until_id, so its paging has --count, --all and --slurp
     /// but neither --start nor --parallel.
-    struct Timeline: CommandOptions, PresentsOutput {
+    struct Timeline: CommandOptions, ShowsView {
         var user: String?
         var isPublic = false
         var count: Int?
@@ -124,22 +122,15 @@ enum ShuoCommands {
             .flag(\.slurp, PagingOptions.slurp),
             .group(\.view, ViewOptions.self),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
 
         /// The walk's settings: the page size is in the request already.
-        var paging: PagingOptions {
-            var paging = PagingOptions()
-            paging.count = count
-            paging.all = all
-            paging.slurp = slurp
-            return paging
-        }
+        var paging: PagingOptions { PagingOptions(count: count, all: all, slurp: slurp) }
 
         func validate() throws(OptionError) { try paging.validate() }
     }
 
     /// `shuo comments ID`: a page, or every page.
-    struct Comments: CommandOptions, PresentsOutput {
+    struct Comments: CommandOptions, ShowsView {
         var id = ""
         var paging = PagingOptions()
         var view = ViewOptions()
@@ -148,7 +139,6 @@ enum ShuoCommands {
             .group(\.view, ViewOptions.self),
             .argument(\.id, idArgument),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `shuo comment ID TEXT`.

@@ -33,7 +33,7 @@ enum UploadCommand {
         ]), options: Options.self, run: run)
 
     /// `upload FILE... [--to PATH] [--field NAME] [-f KEY=VALUE]... [--parallel N] [--progress WHEN] [--yes]`.
-    struct Options: CommandOptions, PresentsOutput {
+    struct Options: CommandOptions, ShowsView {
         var files: [String] = []
         /// nil: the status picture endpoint.
         var to: String?
@@ -55,7 +55,6 @@ enum UploadCommand {
             .group(\.view, ViewOptions.self),
             .arguments(\.files, ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
 
         func validate() throws(OptionError) { _ = try formFields() }
 

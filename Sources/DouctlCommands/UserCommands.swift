@@ -25,22 +25,20 @@ enum UserCommands {
     // MARK: - options
 
     /// `user me`: only the output view.
-    struct ViewOnly: CommandOptions, PresentsOutput {
+    struct ViewOnly: CommandOptions, ShowsView {
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `user get ID`.
-    struct OneUser: CommandOptions, PresentsOutput {
+    struct OneUser: CommandOptions, ShowsView {
         var id = ""
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self), .argument(\.id, userArgument)]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `user search QUERY`: a page, or every page.
-    struct Search: CommandOptions, PresentsOutput {
+    struct Search: CommandOptions, ShowsView {
         var query = ""
         var paging = PagingOptions()
         var view = ViewOptions()
@@ -49,11 +47,10 @@ enum UserCommands {
             .group(\.view, ViewOptions.self),
             .argument(\.query, ArgumentSpec("QUERY", help: "words to look for")),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `user following|followers ID`.
-    struct Relations: CommandOptions, PresentsOutput {
+    struct Relations: CommandOptions, ShowsView {
         var id = ""
         var paging = PagingOptions()
         var view = ViewOptions()
@@ -62,7 +59,6 @@ enum UserCommands {
             .group(\.view, ViewOptions.self),
             .argument(\.id, userArgument),
         ]
-        var presentation: OutputPresentation { OutputPresentation(view: view) }
     }
 
     /// `user follow|unfollow ID`.
