@@ -9,24 +9,12 @@ Usage: Benchmarks/floor.py [--binary PATH] [--runs N] [--no-callgrind]
 Needs: valgrind (unless --no-callgrind), /usr/bin/time, cc or clang, swiftc. Uses the release
 build (`swift build -c release --product douctl`) unless --binary names another.
 """
-import argparse, collections, os, re, shutil, statistics, subprocess, sys, tempfile, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, collections, os, re, shutil, statistics, subprocess, sys, tempfile
+from json_server import serve_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "Benchmarks", "work")
 SMALL = b'{"id":"1000001","uid":"ahbei","name":"\xe9\x98\xbf\xe5\x8c\x97","alt":"http:\\/\\/www.douban.com\\/people\\/ahbei\\/"}'
-
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(SMALL)))
-        self.end_headers()
-        self.wfile.write(SMALL)
-
-    def log_message(self, *args):
-        pass
 
 
 def build(source, output, command):
@@ -85,8 +73,7 @@ def main():
                      os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c")])
     floor = build(os.path.join(ROOT, "Benchmarks", "floor.swift"), os.path.join(WORK, "floor"),
                   ["swiftc", "-O", "-static-stdlib", "-o", os.path.join(WORK, "floor"), os.path.join(ROOT, "Benchmarks", "floor.swift")])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve_json(lambda path: SMALL)
     base = "http://127.0.0.1:%d" % server.server_port
     env = dict(os.environ, DOUCTL_CONFIG_DIR=tempfile.mkdtemp(prefix="douctl-floor-"))
     cases = [

@@ -14,8 +14,8 @@ Needs valgrind (callgrind counts which functions ran, without timing anything) a
 release build (`swift build -c release --product douctl`). --check prints how many of the
 functions that run now are missing from the checked-in list, and changes nothing.
 """
-import os, re, subprocess, sys, tempfile, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import os, re, subprocess, sys, tempfile
+from json_server import serve_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOUCTL = os.path.join(ROOT, ".build", "release", "douctl")
@@ -24,19 +24,6 @@ ORDER = os.path.join(ROOT, "Benchmarks", "douctl.order")
 SMALL = b'{"id":"1000001","uid":"ahbei","name":"\xe9\x98\xbf\xe5\x8c\x97","alt":"http:\\/\\/www.douban.com\\/people\\/ahbei\\/"}'
 # A reply big enough to go through the streamed reformatter (an array past the first buffer).
 ARRAY = b"[" + b",".join(SMALL for _ in range(4000)) + b"]"
-
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ARRAY if self.path.startswith("/array") else SMALL
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 def functions_run(argv, env):
@@ -58,8 +45,7 @@ def functions_run(argv, env):
 def main():
     if not os.path.exists(DOUCTL):
         sys.exit("build first: swift build -c release --product douctl")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve_json(lambda path: ARRAY if path.startswith("/array") else SMALL)
     base = "http://127.0.0.1:%d" % server.server_port
     env = dict(os.environ, DOUCTL_CONFIG_DIR=tempfile.mkdtemp(prefix="douctl-order-"), HOME=tempfile.mkdtemp(prefix="douctl-order-home-"))
     runs = [  # the most common first: its functions go first
