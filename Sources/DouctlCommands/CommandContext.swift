@@ -73,8 +73,6 @@ struct CommandContext {
 
     // MARK: - global options
 
-    var isVerbose: Bool { globals.verbose }
-    var timeout: Double { globals.timeout }
     var prettyJSON: Bool { globals.prettyJSON(isTerminal: stdout.isTerminal) }
     /// Colour on stderr (errors, warnings): `--color`, `NO_COLOR`, a terminal.
     var useColor: Bool { ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: environment) }
@@ -97,7 +95,6 @@ struct CommandContext {
     var profileName: String { get throws(DouctlError) { try session.profileName } }
     func profile() throws(DouctlError) -> ResolvedProfile { try session.profile() }
     func credentialStore() throws(DouctlError) -> CredentialStore { try session.credentialStore() }
-    func httpConfiguration() throws(DouctlError) -> HTTPClientConfiguration { try session.httpConfiguration() }
     var retryPolicy: RetryPolicy { session.settings.retry }
     func responseCache() throws(DouctlError) -> ResponseCache { try session.responseCache() }
     func http() throws(DouctlError) -> any HTTPTransport { try session.http() }

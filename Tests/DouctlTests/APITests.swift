@@ -486,6 +486,18 @@ struct APITests {
         #expect(json.status == 2)
         #expect(try JSONParser.parse(json.errorLine)["error"]?.stringValue == "unknown command 'apy' for 'douctl' (did you mean 'api'?)")
     }
+
+    /// Issue 21: options that do not go together are refused when the command line is
+    /// parsed — exit 2 with the usage line, nothing sent — not after stdin was read.
+    @Test func optionsThatDoNotGoTogetherAreRefusedBeforeAnythingIsSent() throws {
+        let server = try TestServer(json: "{}")
+        let result = try douctl.run(["api", "/x", "--json", "--attach", "k=-", "--api-base", server.baseURL],
+                                    input: Array("piped".utf8), environment: ["DOUCTL_TOKEN": "t"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("douctl: --json cannot be combined with --attach (a file part needs multipart/form-data)\nusage: douctl api "), "\(result)")
+        #expect(server.received.isEmpty)
+    }
 }
 
 /// Counts calls across server threads.
