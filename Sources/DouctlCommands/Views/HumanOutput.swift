@@ -14,8 +14,6 @@ enum OutputOptions {
         "color", value: ValueSpec("WHEN", kind: .choice(["auto", "always", "never"]), default: "auto"),
         help: "colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never")
 
-    /// The options a command with a human view adds to its own.
-    static let view: [OptionSpec] = [format, json]
 
     /// What the man page and help say about views.
     static let discussion = """
