@@ -15,17 +15,18 @@ extension CommandOptions {
     public func validate() throws(OptionError) {}
 
     /// The option specs, in declaration order, for the command's `CommandSpec`.
-    /// (Closures, not key paths, here and below: a key path on a generic type is built at run
-    /// time, at every start, for every command.)
-    public static var optionSpecs: [OptionSpec] { bindings.flatMap { $0.options } }
+    /// (Loops, not `flatMap`, and inlinable: unspecialized, `flatMap` over bindings looked up
+    /// its associated types at run time, ~0.3 M instructions of every start.)
+    @inlinable
+    public static var optionSpecs: [OptionSpec] { OptionBinding.allOptions(of: bindings) }
     /// The positional argument specs, in order.
-    public static var argumentSpecs: [ArgumentSpec] { bindings.flatMap { $0.arguments } }
+    @inlinable
+    public static var argumentSpecs: [ArgumentSpec] { OptionBinding.allArguments(of: bindings) }
 
     /// The typed value of what the parser understood, validated.
     public static func bind(_ parsed: ParsedCommand) throws(OptionError) -> Self {
         var options = Self()
-        for binding in bindings { binding.apply(&options, parsed) }
-        for binding in bindings { try binding.check(options) }
+        for binding in bindings { try binding.apply(&options, parsed) }
         try options.validate()
         return options
     }
@@ -45,124 +46,141 @@ public struct OptionError: Error, Sendable, Equatable {
 
 /// One option or argument (or a nested group of them) bound to a field of `Options`.
 ///
-/// The field's key path is taken as an autoclosure: a key path costs tens of thousands of
-/// instructions to instantiate, and every start builds the specs of the whole tree (the
-/// parser needs them), while only the chosen command's options are ever bound.
+/// The field is named by a setter closure, `{ $0.verbose = $1 }`, not a key path: a key path
+/// on these types is instantiated by the runtime from its mangled name (demangling, generic
+/// metadata, conformance lookups) — ~20,000 instructions each, ~1 M for the ~45 fields bound
+/// at every start, where a closure costs a call.
 public struct OptionBinding<Options>: Sendable {
+    public typealias Setter<Value> = @Sendable (inout Options, Value) -> Void
+
     public let options: [OptionSpec]
     public let arguments: [ArgumentSpec]
-    public let apply: @Sendable (inout Options, ParsedCommand) -> Void
-    /// A nested group's own `validate()`.
-    let check: @Sendable (Options) throws(OptionError) -> Void
+    /// Fills the field from what the parser understood; a nested group also runs its own
+    /// `validate()` here.
+    public let apply: @Sendable (inout Options, ParsedCommand) throws(OptionError) -> Void
 
     init(options: [OptionSpec] = [], arguments: [ArgumentSpec] = [],
-         check: @escaping @Sendable (Options) throws(OptionError) -> Void = { _ in },
-         apply: @escaping @Sendable (inout Options, ParsedCommand) -> Void) {
+         apply: @escaping @Sendable (inout Options, ParsedCommand) throws(OptionError) -> Void) {
         self.options = options
         self.arguments = arguments
-        self.check = check
         self.apply = apply
     }
 
     // MARK: - options
 
     /// A flag: true when given.
-    public static func flag(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Bool>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.has(spec.key) }
+    public static func flag(_ set: @escaping Setter<Bool>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.has(spec.key)) }
     }
 
     /// A flag counted (`-vv` → 2).
-    public static func count(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.count(spec.key) }
+    public static func count(_ set: @escaping Setter<Int>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.count(spec.key)) }
     }
 
     /// The last value given, else the spec's default, else nil.
-    public static func value(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String?>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.value(spec.key) }
+    public static func value(_ set: @escaping Setter<String?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.value(spec.key)) }
     }
 
     /// The last value given, else the spec's default; the field's initial value when neither.
-    public static func value(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String>, _ spec: OptionSpec) -> Self {
+    public static func value(_ set: @escaping Setter<String>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.value(spec.key) { options[keyPath: field()] = value }
+            if let value = parsed.value(spec.key) { set(&options, value) }
         }
     }
 
     /// Every value of a repeatable option, in order.
-    public static func values(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, [String]>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.values(spec.key) }
+    public static func values(_ set: @escaping Setter<[String]>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.values(spec.key)) }
     }
 
     /// An integer (the parser has checked its form and range).
-    public static func integer(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int?>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.integer(spec.key) }
+    public static func integer(_ set: @escaping Setter<Int?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.integer(spec.key)) }
     }
 
     /// An integer with a default (the spec's, else the field's initial value).
-    public static func integer(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Int>, _ spec: OptionSpec) -> Self {
+    public static func integer(_ set: @escaping Setter<Int>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.integer(spec.key) { options[keyPath: field()] = value }
+            if let value = parsed.integer(spec.key) { set(&options, value) }
         }
     }
 
     /// A non-negative number (seconds, ratios).
-    public static func number(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Double?>, _ spec: OptionSpec) -> Self {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.number(spec.key) }
+    public static func number(_ set: @escaping Setter<Double?>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.number(spec.key)) }
     }
 
     /// A number with a default (the spec's, else the field's initial value).
-    public static func number(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Double>, _ spec: OptionSpec) -> Self {
+    public static func number(_ set: @escaping Setter<Double>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.number(spec.key) { options[keyPath: field()] = value }
+            if let value = parsed.number(spec.key) { set(&options, value) }
         }
     }
 
     /// One of the spec's choices, as an enum.
-    public static func choice<Choice: RawRepresentable & Sendable>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Choice?>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
-        Self(options: [spec]) { options, parsed in options[keyPath: field()] = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) }
+    public static func choice<Choice: RawRepresentable & Sendable>(_ set: @escaping Setter<Choice?>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
+        Self(options: [spec]) { options, parsed in set(&options, parsed.value(spec.key).flatMap(Choice.init(rawValue:))) }
     }
 
     /// One of the spec's choices, as an enum, with a default.
-    public static func choice<Choice: RawRepresentable & Sendable>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Choice>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
+    public static func choice<Choice: RawRepresentable & Sendable>(_ set: @escaping Setter<Choice>, _ spec: OptionSpec) -> Self where Choice.RawValue == String {
         Self(options: [spec]) { options, parsed in
-            if let value = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) { options[keyPath: field()] = value }
+            if let value = parsed.value(spec.key).flatMap(Choice.init(rawValue:)) { set(&options, value) }
         }
     }
 
     // MARK: - arguments
 
     /// A positional argument (required or optional).
-    public static func argument(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String?>, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argument(spec.name) }
+    public static func argument(_ set: @escaping Setter<String?>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in set(&options, parsed.argument(spec.name)) }
     }
 
     /// A required positional argument (the parser refuses a command line without it).
-    public static func argument(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, String>, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argument(spec.name) ?? "" }
+    public static func argument(_ set: @escaping Setter<String>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in set(&options, parsed.argument(spec.name) ?? "") }
     }
 
     /// A variadic positional argument.
-    public static func arguments(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, [String]>, _ spec: ArgumentSpec) -> Self {
-        Self(arguments: [spec]) { options, parsed in options[keyPath: field()] = parsed.argumentValues(spec.name) }
+    public static func arguments(_ set: @escaping Setter<[String]>, _ spec: ArgumentSpec) -> Self {
+        Self(arguments: [spec]) { options, parsed in set(&options, parsed.argumentValues(spec.name)) }
     }
 
     // MARK: - groups
 
     /// A group of options shared by several commands (paging, output views), kept in a field
     /// of its own type; its `validate()` runs with the command's.
-    public static func group<Group: CommandOptions>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, Group>, _: Group.Type = Group.self) -> Self {
+    public static func group<Group: CommandOptions>(_ set: @escaping Setter<Group>, _: Group.Type = Group.self) -> Self {
         let children = Group.bindings
-        return Self(options: children.flatMap { $0.options }, arguments: children.flatMap { $0.arguments },
-                    check: { options throws(OptionError) in try options[keyPath: field()].validate() }) { options, parsed in
+        return Self(options: Group.optionSpecs, arguments: Group.argumentSpecs) { options, parsed throws(OptionError) in
             var group = Group()
-            for child in children { child.apply(&group, parsed) }
-            options[keyPath: field()] = group
+            for child in children { try child.apply(&group, parsed) }
+            try group.validate()
+            set(&options, group)
         }
+    }
+
+    /// Every option spec of `bindings`, in order.
+    @inlinable
+    public static func allOptions(of bindings: [Self]) -> [OptionSpec] {
+        var specs: [OptionSpec] = []
+        for binding in bindings { specs.append(contentsOf: binding.options) }
+        return specs
+    }
+
+    /// Every argument spec of `bindings`, in order.
+    @inlinable
+    public static func allArguments(of bindings: [Self]) -> [ArgumentSpec] {
+        var specs: [ArgumentSpec] = []
+        for binding in bindings { specs.append(contentsOf: binding.arguments) }
+        return specs
     }
 
     /// The same binding, with its option's spec changed (a shared option with a
     /// command-specific help line).
     public func mapOptions(_ change: (OptionSpec) -> OptionSpec) -> Self {
-        Self(options: options.map(change), arguments: arguments, check: check, apply: apply)
+        Self(options: options.map(change), arguments: arguments, apply: apply)
     }
 }

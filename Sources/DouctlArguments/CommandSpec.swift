@@ -7,7 +7,11 @@ public struct CommandSpec: Sendable, Equatable {
     /// One line, lowercase start, no final period: shown in lists and as the help title.
     public var abstract: String
     /// Longer explanation for `--help` and the man page; paragraphs separated by blank lines.
-    public var discussion: String
+    public var discussion: String {
+        get { discussionText.text }
+        set { discussionText = LazyText { newValue } }
+    }
+    private var discussionText: LazyText
     public var options: [OptionSpec]
     public var arguments: [ArgumentSpec]
     public var subcommands: [CommandSpec]
@@ -21,7 +25,7 @@ public struct CommandSpec: Sendable, Equatable {
     public init(
         _ name: String,
         abstract: String,
-        discussion: String = "",
+        discussion: @autoclosure @escaping @Sendable () -> String = "",
         options: [OptionSpec] = [],
         arguments: [ArgumentSpec] = [],
         subcommands: [CommandSpec] = [],
@@ -31,7 +35,7 @@ public struct CommandSpec: Sendable, Equatable {
     ) {
         self.name = name
         self.abstract = abstract
-        self.discussion = discussion
+        self.discussionText = LazyText(discussion)
         self.options = options
         self.arguments = arguments
         self.subcommands = subcommands
@@ -224,4 +228,17 @@ public struct Example: Sendable, Equatable {
         self.command = command
         self.explanation = explanation
     }
+}
+
+/// Text made when it is read (`--help`, the man page), not when the command tree is built at
+/// every start: some discussions list every profile key or preset, which cost a small
+/// request ~0.25 M instructions to format and never show (issue 23).
+public struct LazyText: Sendable, Equatable {
+    private let make: @Sendable () -> String
+
+    public init(_ make: @escaping @Sendable () -> String) { self.make = make }
+
+    public var text: String { make() }
+
+    public static func == (lhs: LazyText, rhs: LazyText) -> Bool { lhs.text == rhs.text }
 }

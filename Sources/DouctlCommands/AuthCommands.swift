@@ -147,15 +147,15 @@ enum AuthCommands {
         var wait: Double = 300
 
         static let bindings: [OptionBinding<Self>] = [
-            .flag(\.web, .flag("web", help: "browser + loopback redirect (PKCE)")),
-            .flag(\.device, .flag("device", help: "device authorization grant (RFC 8628)")),
-            .flag(\.paste, .flag("paste", help: "paste the redirected URL or the code")),
-            .flag(\.withToken, OptionSpec.flag("with-token", help: "read an access token from stdin").hidingNextArgument()),
-            .flag(\.password, .flag("password", help: "Coding: account and password (cookie session)")),
-            .flag(\.withCredentials, OptionSpec.flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument()),
-            .value(\.scopes, OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's")),
-            .flag(\.noBrowser, .flag("no-browser", help: "print URLs instead of opening a browser")),
-            .number(\.wait, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
+            .flag({ $0.web = $1 }, .flag("web", help: "browser + loopback redirect (PKCE)")),
+            .flag({ $0.device = $1 }, .flag("device", help: "device authorization grant (RFC 8628)")),
+            .flag({ $0.paste = $1 }, .flag("paste", help: "paste the redirected URL or the code")),
+            .flag({ $0.withToken = $1 }, OptionSpec.flag("with-token", help: "read an access token from stdin").hidingNextArgument()),
+            .flag({ $0.password = $1 }, .flag("password", help: "Coding: account and password (cookie session)")),
+            .flag({ $0.withCredentials = $1 }, OptionSpec.flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument()),
+            .value({ $0.scopes = $1 }, OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's")),
+            .flag({ $0.noBrowser = $1 }, .flag("no-browser", help: "print URLs instead of opening a browser")),
+            .number({ $0.wait = $1 }, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
                                        help: "how long to wait for approval (browser, pasted code or device)")),
         ]
 
@@ -192,10 +192,10 @@ enum AuthCommands {
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
-            .flag(\.showToken, .flag("show-token", help: "include the whole access token")),
-            .flag(\.check, .flag("check", help: "ask the server whether the login works (default on a terminal)")),
-            .flag(\.noCheck, .flag("no-check", help: "only read what is stored; send nothing")),
-            .group(\.view, ViewOptions.self),
+            .flag({ $0.showToken = $1 }, .flag("show-token", help: "include the whole access token")),
+            .flag({ $0.check = $1 }, .flag("check", help: "ask the server whether the login works (default on a terminal)")),
+            .flag({ $0.noCheck = $1 }, .flag("no-check", help: "only read what is stored; send nothing")),
+            .group({ $0.view = $1 }, ViewOptions.self),
         ]
 
 
@@ -207,7 +207,7 @@ enum AuthCommands {
     struct ExportOptions: CommandOptions {
         var yesIKnow = false
         static let bindings: [OptionBinding<Self>] = [
-            .flag(\.yesIKnow, .flag("yes-i-know", help: "print the secrets on a terminal too")),
+            .flag({ $0.yesIKnow = $1 }, .flag("yes-i-know", help: "print the secrets on a terminal too")),
         ]
     }
 

@@ -163,8 +163,8 @@ struct ViewOptions: CommandOptions {
     }
 
     static let bindings: [OptionBinding<ViewOptions>] = [
-        .choice(\.format, OutputOptions.format),
-        .flag(\.json, OutputOptions.json),
+        .choice({ $0.format = $1 }, OutputOptions.format),
+        .flag({ $0.json = $1 }, OutputOptions.json),
     ]
 }
 

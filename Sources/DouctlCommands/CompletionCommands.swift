@@ -28,14 +28,14 @@ enum CompletionCommands {
     struct Shell: CommandOptions {
         var shell = ""
         static let bindings: [OptionBinding<Self>] = [
-            .argument(\.shell, ArgumentSpec("SHELL", help: "bash, zsh or fish", kind: .choice(shells), completion: .choices(shells))),
+            .argument({ $0.shell = $1 }, ArgumentSpec("SHELL", help: "bash, zsh or fish", kind: .choice(shells), completion: .choices(shells))),
         ]
     }
 
     /// `__complete KIND`: any word; an unknown kind lists nothing.
     struct Candidates: CommandOptions {
         var kind = ""
-        static let bindings: [OptionBinding<Self>] = [.argument(\.kind, ArgumentSpec("KIND", help: "what to list: profiles, keys, presets"))]
+        static let bindings: [OptionBinding<Self>] = [.argument({ $0.kind = $1 }, ArgumentSpec("KIND", help: "what to list: profiles, keys, presets"))]
     }
 
     // MARK: - runs
@@ -63,11 +63,11 @@ enum CompletionCommands {
         switch options.kind {
         case "profiles":
             let configured = (try? context.config().profiles.map(\.name)) ?? []
-            candidates = configured + Preset.all.map(\.name).filter { !configured.contains($0) }
+            candidates = configured + Preset.names.filter { !configured.contains($0) }
         case "keys":
             candidates = ProfileKey.allCases.map(\.rawValue)
         case "presets":
-            candidates = Preset.all.map(\.name)
+            candidates = Preset.names
         default:
             break
         }

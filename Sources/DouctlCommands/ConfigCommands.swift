@@ -41,7 +41,7 @@ enum ConfigCommands {
     struct Get: CommandOptions {
         var showSecrets = false
         var keyName = ""
-        static let bindings: [OptionBinding<Self>] = [.flag(\.showSecrets, ConfigCommands.showSecrets), .argument(\.keyName, keyArgument)]
+        static let bindings: [OptionBinding<Self>] = [.flag({ $0.showSecrets = $1 }, ConfigCommands.showSecrets), .argument({ $0.keyName = $1 }, keyArgument)]
         var key: ProfileKey? { ProfileKey(rawValue: keyName) }
     }
 
@@ -50,8 +50,8 @@ enum ConfigCommands {
         var keyName = ""
         var value = ""
         static let bindings: [OptionBinding<Self>] = [
-            .argument(\.keyName, keyArgument),
-            .argument(\.value, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
+            .argument({ $0.keyName = $1 }, keyArgument),
+            .argument({ $0.value = $1 }, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
         ]
         var key: ProfileKey? { ProfileKey(rawValue: keyName) }
 
@@ -64,14 +64,14 @@ enum ConfigCommands {
     /// `config unset KEY`.
     struct Unset: CommandOptions {
         var keyName = ""
-        static let bindings: [OptionBinding<Self>] = [.argument(\.keyName, keyArgument)]
+        static let bindings: [OptionBinding<Self>] = [.argument({ $0.keyName = $1 }, keyArgument)]
         var key: ProfileKey? { ProfileKey(rawValue: keyName) }
     }
 
     /// `config list [--show-secrets]`.
     struct List: CommandOptions {
         var showSecrets = false
-        static let bindings: [OptionBinding<Self>] = [.flag(\.showSecrets, ConfigCommands.showSecrets)]
+        static let bindings: [OptionBinding<Self>] = [.flag({ $0.showSecrets = $1 }, ConfigCommands.showSecrets)]
     }
 
     // MARK: - runs

@@ -78,14 +78,14 @@ enum DownloadCommand {
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.output, OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout")),
-            .value(\.directory, OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)")),
-            .integer(\.parallel, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once")),
-            .flag(\.resume, .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range")),
-            .flag(\.force, .flag("force", help: "replace files that already exist")),
-            .choice(\.progress, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
-            .group(\.view, ViewOptions.self),
-            .arguments(\.sources, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
+            .value({ $0.output = $1 }, OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout")),
+            .value({ $0.directory = $1 }, OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)")),
+            .integer({ $0.parallel = $1 }, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once")),
+            .flag({ $0.resume = $1 }, .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range")),
+            .flag({ $0.force = $1 }, .flag("force", help: "replace files that already exist")),
+            .choice({ $0.progress = $1 }, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .arguments({ $0.sources = $1 }, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
         ]
 
         func validate() throws(OptionError) { _ = try download() }

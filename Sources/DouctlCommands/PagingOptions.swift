@@ -22,16 +22,16 @@ struct PagingOptions: CommandOptions {
     }
 
     static let bindings: [OptionBinding<PagingOptions>] = [
-        .integer(\.start, OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items")),
-        .integer(\.count, count(1...200)),
-        .flag(\.all, OptionSpec.flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)")),
-        .flag(\.slurp, slurp),
-        .integer(\.parallel, parallel),
+        .integer({ $0.start = $1 }, OptionSpec("start", value: ValueSpec("N", kind: .integer(0...Int.max)), help: "skip the first N items")),
+        .integer({ $0.count = $1 }, count(1...200)),
+        .flag({ $0.all = $1 }, OptionSpec.flag("all", help: "fetch every page and print each item as one JSON line (NDJSON)")),
+        .flag({ $0.slurp = $1 }, slurp),
+        .integer({ $0.parallel = $1 }, parallel),
     ]
 
     /// The group for a command whose API takes at most `countRange.upperBound` per page.
-    static func group<Options>(_ field: @autoclosure @escaping @Sendable () -> WritableKeyPath<Options, PagingOptions>, countRange: ClosedRange<Int> = 1...200) -> OptionBinding<Options> {
-        OptionBinding.group(field(), PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
+    static func group<Options>(_ set: @escaping OptionBinding<Options>.Setter<PagingOptions>, countRange: ClosedRange<Int> = 1...200) -> OptionBinding<Options> {
+        OptionBinding.group(set, PagingOptions.self).mapOptions { spec in spec.long == "count" ? count(countRange) : spec }
     }
 
     func validate() throws(OptionError) {

@@ -60,7 +60,7 @@ enum ProfileCommands {
     /// `profile list`: only the output view.
     struct List: CommandOptions, ShowsView {
         var view = ViewOptions()
-        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
+        static let bindings: [OptionBinding<Self>] = [.group({ $0.view = $1 }, ViewOptions.self)]
     }
 
     /// `profile show [NAME] [--show-secrets]`.
@@ -69,8 +69,8 @@ enum ProfileCommands {
         /// nil: the active profile.
         var name: String?
         static let bindings: [OptionBinding<Self>] = [
-            .flag(\.showSecrets, ConfigCommands.showSecrets),
-            .argument(\.name, ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))),
+            .flag({ $0.showSecrets = $1 }, ConfigCommands.showSecrets),
+            .argument({ $0.name = $1 }, ArgumentSpec("NAME", help: "profile name (default: the active profile)", arity: .optional, completion: .dynamic("profiles"))),
         ]
     }
 
@@ -81,9 +81,9 @@ enum ProfileCommands {
         /// One entry per key option given (`--client-id X` → `.clientID: "X"`).
         var settings: [ProfileKey: String] = [:]
         static let bindings: [OptionBinding<Self>] =
-            [.value(\.preset, OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.all.map(\.name))), help: "start from a preset"))]
-            + zip(keyed, keyOptions).map { key, spec in .value(\Self.settings[key], spec) }
-            + [.argument(\.name, nameArgument)]
+            [.value({ $0.preset = $1 }, OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.names)), help: "start from a preset"))]
+            + zip(keyed, keyOptions).map { key, spec in .value({ $0.settings[key] = $1 }, spec) }
+            + [.argument({ $0.name = $1 }, nameArgument)]
 
         /// A signing secret on the command line is refused before stdin is read.
         func validate() throws(OptionError) {
@@ -94,7 +94,7 @@ enum ProfileCommands {
     /// `profile remove|use NAME`.
     struct Named: CommandOptions {
         var name = ""
-        static let bindings: [OptionBinding<Self>] = [.argument(\.name, nameArgument)]
+        static let bindings: [OptionBinding<Self>] = [.argument({ $0.name = $1 }, nameArgument)]
     }
 
     // MARK: - runs

@@ -66,18 +66,18 @@ enum SandboxCommand {
         var seed: Int?
 
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.host, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
-            .integer(\.port, OptionSpec("port", value: ValueSpec("N", kind: .integer(0...65535), default: "0"), help: "port to listen on (0: any free port)")),
-            .value(\.data, OptionSpec("data", value: ValueSpec("DIR", completion: .directory), help: "keep state in DIR across restarts")),
-            .number(\.tokenTTL, OptionSpec("token-ttl", value: ValueSpec("SECONDS", kind: .number, default: "3600"), help: "access-token lifetime (short values exercise refresh)")),
-            .choice(\.approve, OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
+            .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
+            .integer({ $0.port = $1 }, OptionSpec("port", value: ValueSpec("N", kind: .integer(0...65535), default: "0"), help: "port to listen on (0: any free port)")),
+            .value({ $0.data = $1 }, OptionSpec("data", value: ValueSpec("DIR", completion: .directory), help: "keep state in DIR across restarts")),
+            .number({ $0.tokenTTL = $1 }, OptionSpec("token-ttl", value: ValueSpec("SECONDS", kind: .number, default: "3600"), help: "access-token lifetime (short values exercise refresh)")),
+            .choice({ $0.approve = $1 }, OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
                                           help: "auto: approve logins at once; manual: show consent pages")),
-            .value(\.fault, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
-            .value(\.replay, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
-            .value(\.mock, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
-            .value(\.signing, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
-            .value(\.quota, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),
-            .integer(\.seed, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
+            .value({ $0.fault = $1 }, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
+            .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
+            .value({ $0.mock = $1 }, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
+            .value({ $0.signing = $1 }, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
+            .value({ $0.quota = $1 }, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),
+            .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
         /// A --fault spec that does not parse is refused before anything starts.

@@ -60,12 +60,12 @@ enum ShuoCommands {
         var recommendation = StatusDraft.Recommendation()
 
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.image, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
-            .value(\.recommendation.url, OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link")),
-            .value(\.recommendation.title, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
-            .value(\.recommendation.description, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),
-            .value(\.recommendation.image, OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)")),
-            .argument(\.text, ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)),
+            .value({ $0.image = $1 }, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
+            .value({ $0.recommendation.url = $1 }, OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link")),
+            .value({ $0.recommendation.title = $1 }, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
+            .value({ $0.recommendation.description = $1 }, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),
+            .value({ $0.recommendation.image = $1 }, OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)")),
+            .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)),
         ]
     }
 
@@ -78,11 +78,11 @@ enum ShuoCommands {
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
-            .flag(\.packed, .flag("packed", help: "include comments, likers and resharers (Douban pack=true)")),
-            .value(\.saveImages, DownloadCommand.saveImagesOption),
-            .flag(\.images, .flag("images", help: "draw the status's pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named")),
-            .group(\.view, ViewOptions.self),
-            .argument(\.id, idArgument),
+            .flag({ $0.packed = $1 }, .flag("packed", help: "include comments, likers and resharers (Douban pack=true)")),
+            .value({ $0.saveImages = $1 }, DownloadCommand.saveImagesOption),
+            .flag({ $0.images = $1 }, .flag("images", help: "draw the status's pictures in the terminal where it can (kitty, Ghostty, iTerm2, WezTerm); elsewhere they are named")),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .argument({ $0.id = $1 }, idArgument),
         ]
 
         func validate() throws(OptionError) {
@@ -95,8 +95,8 @@ enum ShuoCommands {
         var ids: [String] = []
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
-            .group(\.view, ViewOptions.self),
-            .arguments(\.ids, ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .arguments({ $0.ids = $1 }, ArgumentSpec("ID", help: "status ids", arity: .variadic(minimum: 1))),
         ]
     }
 
@@ -113,14 +113,14 @@ enum ShuoCommands {
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.user, OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline")),
-            .flag(\.isPublic, .flag("public", help: "everyone's public statuses (Coding)")),
-            .integer(\.count, OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)")),
-            .value(\.sinceID, OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID")),
-            .value(\.untilID, OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID")),
-            .flag(\.all, .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)")),
-            .flag(\.slurp, PagingOptions.slurp),
-            .group(\.view, ViewOptions.self),
+            .value({ $0.user = $1 }, OptionSpec("user", value: ValueSpec("ID"), help: "a user's own statuses instead of your home timeline")),
+            .flag({ $0.isPublic = $1 }, .flag("public", help: "everyone's public statuses (Coding)")),
+            .integer({ $0.count = $1 }, OptionSpec("count", value: ValueSpec("N", kind: .integer(1...200)), help: "statuses per page (at most 200)")),
+            .value({ $0.sinceID = $1 }, OptionSpec("since-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses newer than ID")),
+            .value({ $0.untilID = $1 }, OptionSpec("until-id", value: ValueSpec("ID", kind: .integer(0...Int.max)), help: "only statuses up to and including ID")),
+            .flag({ $0.all = $1 }, .flag("all", help: "fetch every page and print each status as one JSON line (NDJSON; on a terminal, as the feed)")),
+            .flag({ $0.slurp = $1 }, PagingOptions.slurp),
+            .group({ $0.view = $1 }, ViewOptions.self),
         ]
 
         /// The walk's settings: the page size is in the request already.
@@ -135,9 +135,9 @@ enum ShuoCommands {
         var paging = PagingOptions()
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
-            PagingOptions.group(\.paging, countRange: 1...100),
-            .group(\.view, ViewOptions.self),
-            .argument(\.id, idArgument),
+            PagingOptions.group({ $0.paging = $1 }, countRange: 1...100),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .argument({ $0.id = $1 }, idArgument),
         ]
     }
 
@@ -147,8 +147,8 @@ enum ShuoCommands {
         /// "-": read from stdin.
         var text = ""
         static let bindings: [OptionBinding<Self>] = [
-            .argument(\.id, idArgument),
-            .argument(\.text, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")),
+            .argument({ $0.id = $1 }, idArgument),
+            .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")),
         ]
     }
 
@@ -157,15 +157,15 @@ enum ShuoCommands {
         var commentID = ""
         var status: String?
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.status, OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")),
-            .argument(\.commentID, ArgumentSpec("COMMENT_ID", help: "the comment's id")),
+            .value({ $0.status = $1 }, OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")),
+            .argument({ $0.commentID = $1 }, ArgumentSpec("COMMENT_ID", help: "the comment's id")),
         ]
     }
 
     /// `shuo like|unlike|reshare ID`.
     struct Target: CommandOptions {
         var id = ""
-        static let bindings: [OptionBinding<Self>] = [.argument(\.id, idArgument)]
+        static let bindings: [OptionBinding<Self>] = [.argument({ $0.id = $1 }, idArgument)]
     }
 
     // MARK: - runs

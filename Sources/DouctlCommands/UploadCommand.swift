@@ -46,14 +46,14 @@ enum UploadCommand {
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
-            .value(\.to, OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)")),
-            .value(\.field, OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)")),
-            .values(\.rawFields, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true)),
-            .integer(\.parallel, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once")),
-            .choice(\.progress, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
-            .flag(\.yes, .flag("yes", short: "y", help: "post several files publicly without asking")),
-            .group(\.view, ViewOptions.self),
-            .arguments(\.files, ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)),
+            .value({ $0.to = $1 }, OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)")),
+            .value({ $0.field = $1 }, OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)")),
+            .values({ $0.rawFields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true)),
+            .integer({ $0.parallel = $1 }, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once")),
+            .choice({ $0.progress = $1 }, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
+            .flag({ $0.yes = $1 }, .flag("yes", short: "y", help: "post several files publicly without asking")),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .arguments({ $0.files = $1 }, ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)),
         ]
 
         func validate() throws(OptionError) { _ = try formFields() }

@@ -27,14 +27,14 @@ enum UserCommands {
     /// `user me`: only the output view.
     struct ViewOnly: CommandOptions, ShowsView {
         var view = ViewOptions()
-        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self)]
+        static let bindings: [OptionBinding<Self>] = [.group({ $0.view = $1 }, ViewOptions.self)]
     }
 
     /// `user get ID`.
     struct OneUser: CommandOptions, ShowsView {
         var id = ""
         var view = ViewOptions()
-        static let bindings: [OptionBinding<Self>] = [.group(\.view, ViewOptions.self), .argument(\.id, userArgument)]
+        static let bindings: [OptionBinding<Self>] = [.group({ $0.view = $1 }, ViewOptions.self), .argument({ $0.id = $1 }, userArgument)]
     }
 
     /// `user search QUERY`: a page, or every page.
@@ -43,9 +43,9 @@ enum UserCommands {
         var paging = PagingOptions()
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
-            PagingOptions.group(\.paging, countRange: 1...100),
-            .group(\.view, ViewOptions.self),
-            .argument(\.query, ArgumentSpec("QUERY", help: "words to look for")),
+            PagingOptions.group({ $0.paging = $1 }, countRange: 1...100),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .argument({ $0.query = $1 }, ArgumentSpec("QUERY", help: "words to look for")),
         ]
     }
 
@@ -55,16 +55,16 @@ enum UserCommands {
         var paging = PagingOptions()
         var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
-            PagingOptions.group(\.paging),
-            .group(\.view, ViewOptions.self),
-            .argument(\.id, userArgument),
+            PagingOptions.group({ $0.paging = $1 }),
+            .group({ $0.view = $1 }, ViewOptions.self),
+            .argument({ $0.id = $1 }, userArgument),
         ]
     }
 
     /// `user follow|unfollow ID`.
     struct Target: CommandOptions {
         var id = ""
-        static let bindings: [OptionBinding<Self>] = [.argument(\.id, userArgument)]
+        static let bindings: [OptionBinding<Self>] = [.argument({ $0.id = $1 }, userArgument)]
     }
 
     // MARK: - runs

@@ -124,7 +124,7 @@ public final class APIClient {
     /// `text` with `{me}` replaced by the logged-in user's id (gh's `{owner}` idea), so
     /// scripts need not look it up: `douctl api /v2/user/{me}`, `shuo timeline --user {me}`.
     public func expandingPlaceholders(_ text: String) throws(DouctlError) -> String {
-        guard text.contains("{me}") else { return text }
+        guard text.containsBytes("{me}") else { return text }
         return text.replacingAll("{me}", with: try currentUserID())
     }
 

@@ -198,7 +198,7 @@ extension ConfigFile {
     /// not configured under their own name.
     public var knownProfileNames: [String] {
         let configured = profiles.map(\.name)
-        return configured + Preset.all.map(\.name).filter { !configured.contains($0) }
+        return configured + Preset.names.filter { !configured.contains($0) }
     }
 }
 

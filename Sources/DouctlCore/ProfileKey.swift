@@ -46,7 +46,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
 
     public var allowedValues: [String]? {
         switch self {
-        case .preset: return Preset.all.map(\.name)
+        case .preset: return Preset.names
         case .style: return APIStyle.allCases.map(\.rawValue)
         case .tokenAuth: return TokenAuth.allCases.map(\.rawValue)
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)

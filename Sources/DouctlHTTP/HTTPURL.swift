@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// An http(s) URL split into its parts (RFC 3986), just enough to follow redirects safely:
 /// resolve a `Location` against the URL it answered, compare origins, and drop credential
 /// query parameters. Text is kept as sent (no percent-decoding), so nothing is re-encoded.
@@ -13,28 +15,28 @@ public struct HTTPURL: Sendable, Equatable {
 
     /// Parses an absolute http or https URL; nil for anything else.
     public init?(_ text: String) {
-        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        guard let schemeEnd = text.firstRange(ofBytes: "://") else { return nil }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "http" || scheme == "https" else { return nil }
         self.scheme = scheme
         var rest = text[schemeEnd.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        if let hash = rest.firstIndex(ofASCII: "#") { rest = rest[..<hash] }
         query = nil
-        if let question = rest.firstIndex(of: "?") {
-            query = String(rest[rest.index(after: question)...])
+        if let question = rest.firstIndex(ofASCII: "?") {
+            query = String(rest[rest.index(afterASCII: question)...])
             rest = rest[..<question]
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authorityEnd = rest.firstIndex(ofASCII: "/") ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
         userinfo = ""
-        if let at = authority.lastIndex(of: "@") {
+        if let at = authority.lastIndex(ofASCII: "@") {
             userinfo = String(authority[..<at])
-            authority = authority[authority.index(after: at)...]
+            authority = authority[authority.index(afterASCII: at)...]
         }
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+        if authority.hasPrefix("["), let close = authority.firstIndex(ofASCII: "]") {
             host = String(authority[...close]).lowercased()
-            let after = authority[authority.index(after: close)...]
+            let after = authority[authority.index(afterASCII: close)...]
             if after.hasPrefix(":") {
                 guard let number = UInt16(after.dropFirst()) else { return nil }
                 port = number
@@ -42,9 +44,9 @@ public struct HTTPURL: Sendable, Equatable {
                 guard after.isEmpty else { return nil }
                 port = nil
             }
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.lastIndex(ofASCII: ":") {
             host = String(authority[..<colon]).lowercased()
-            let digits = authority[authority.index(after: colon)...]
+            let digits = authority[authority.index(afterASCII: colon)...]
             if digits.isEmpty {
                 port = nil
             } else {

@@ -70,25 +70,25 @@ public struct URLParts: Sendable, Equatable {
     public var query: [(String, String)]
 
     public init?(_ text: String) {
-        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        guard let schemeEnd = text.firstRange(ofBytes: "://") else { return nil }
         scheme = text[..<schemeEnd.lowerBound].lowercased()
         var rest = text[schemeEnd.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        if let hash = rest.firstIndex(ofASCII: "#") { rest = rest[..<hash] }
         var queryText = ""
-        if let question = rest.firstIndex(of: "?") {
-            queryText = String(rest[rest.index(after: question)...])
+        if let question = rest.firstIndex(ofASCII: "?") {
+            queryText = String(rest[rest.index(afterASCII: question)...])
             rest = rest[..<question]
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authorityEnd = rest.firstIndex(ofASCII: "/") ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+        if authority.hasPrefix("["), let close = authority.firstIndex(ofASCII: "]") {
             host = String(authority[...close])
-            let after = authority[authority.index(after: close)...]
+            let after = authority[authority.index(afterASCII: close)...]
             port = after.hasPrefix(":") ? UInt16(after.dropFirst()) : nil
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.lastIndex(ofASCII: ":") {
             host = String(authority[..<colon]).lowercased()
-            guard let number = UInt16(authority[authority.index(after: colon)...]) else { return nil }
+            guard let number = UInt16(authority[authority.index(afterASCII: colon)...]) else { return nil }
             port = number
         } else {
             host = String(authority).lowercased()

@@ -1,0 +1,61 @@
+import Testing
+import DouctlArguments
+import DouctlCore
+import DouctlSystem
+
+/// The short cuts start-up takes (issue 23) answer what the long way answered.
+@Suite("Start-up short cuts")
+struct StartupShortcutsTests {
+    @Test func presetNamesAndLookupMatchEveryPreset() {
+        #expect(Preset.names == Preset.all.map(\.name))
+        for preset in Preset.all { #expect(Preset.named(preset.name) == preset) }
+        #expect(Preset.named("github") == nil)
+        #expect(Preset.named("") == nil)
+    }
+
+    @Test(arguments: [
+        ("https://api.example.com/v2", "://"), ("no scheme here", "://"), ("", "://"), ("a://", "://"),
+        ("/v2/user/{me}/x", "{me}"), ("{me}", "{me}"), ("{m", "{me}"), ("中文://路径", "://"), ("::/://", "://"),
+        ("abc", ""),
+    ])
+    func byteSearchFindsWhatTheGenericSearchFinds(text: String, needle: String) {
+        let fast = text.firstRange(ofBytes: needle)
+        let generic = text.firstRange(of: needle)
+        #expect(fast == generic, "\(text) / \(needle)")
+        #expect(text.containsBytes(needle) == (generic != nil))
+        #expect(Substring(text).firstRange(ofBytes: needle).map { text[$0] } == generic.map { text[$0] })
+    }
+
+    @Test func aDiscussionIsMadeOnlyWhenRead() {
+        let counter = Counter()
+        let spec = CommandSpec("x", abstract: "a", discussion: counter.next())
+        #expect(counter.value == 0, "building a spec formats nothing")
+        #expect(spec.discussion == "1")
+        var changed = spec
+        changed.discussion = "set"
+        #expect(changed.discussion == "set")
+        #expect(spec != changed)
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private(set) var value = 0
+    func next() -> String {
+        value += 1
+        return String(value)
+    }
+}
+
+@Suite("ASCII searches in UTF-8")
+struct ASCIISearchTests {
+    @Test(arguments: ["https://中文.example/p?q=1#f", "", "#", "a#b#c", "é#ü", "no marks"])
+    func byteIndexesFindWhatCharacterIndexesFind(text: String) {
+        for mark: Unicode.Scalar in ["#", "?", "/", ":", "@"] {
+            #expect(text.firstIndex(ofASCII: mark) == text.firstIndex(of: Character(mark)), "\(text) \(mark)")
+            #expect(text.lastIndex(ofASCII: mark) == text.lastIndex(of: Character(mark)), "\(text) \(mark)")
+            if let found = text.firstIndex(ofASCII: mark) {
+                #expect(text.index(afterASCII: found) == text.index(after: found))
+            }
+        }
+    }
+}
