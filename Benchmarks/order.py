@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates Benchmarks/douctl.order: the functions a release douctl runs for a small request,
-`--version`, a usage error and the streamed reformatter, hottest first, one symbol per line.
+`--version`, a usage error and the streamed reformatter, hottest first, one symbol per line;
+then the read-only data (type descriptors, metadata patterns) a small request and `--version`
+read, in the order first read.
 
 The release link (Package.swift) hands this list to lld (`--symbol-ordering-file`), which
 places those functions side by side at the start of .text. Without it the ~1,100 functions a
@@ -9,12 +11,18 @@ pages 64 KiB at a time around each fault, most of .text ended up resident: ~5 Mi
 4.5 MiB by which a small GET's RSS exceeded the floor program's. A stale list costs nothing
 but that saving: names no longer in the binary are skipped (`--no-warn-symbol-ordering`).
 
+The data half matters as much: the Swift runtime reads the descriptor of every type it
+builds metadata for, and the standard library's lie spread over 1 MB of .rodata, so a small
+GET left ~0.5 MiB of it resident (64 KiB around each page read). Each descriptor is in a
+section of its own, so the link can gather the ones read at start, as it does functions.
+They are found with valgrind's lackey (every load and store, mapped to symbols by address).
+
 Usage: Benchmarks/order.py [--check]
 Needs valgrind (callgrind counts which functions ran, without timing anything) and a
 release build (`swift build -c release --product douctl`). --check prints how many of the
 functions that run now are missing from the checked-in list, and changes nothing.
 """
-import os, re, subprocess, sys, tempfile
+import bisect, os, re, shlex, subprocess, sys, tempfile
 from json_server import serve_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +50,50 @@ def functions_run(argv, env):
     return costs
 
 
+def sections(path):
+    """{name: (address, size)} of the executable's sections."""
+    found = {}
+    for line in subprocess.run(["readelf", "-S", "-W", path], capture_output=True, text=True).stdout.splitlines():
+        match = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", line)
+        if match:
+            found[match.group(1)] = (int(match.group(2), 16), int(match.group(3), 16))
+    return found
+
+
+def data_read(argv, env):
+    """The .rodata symbols of douctl's image that `argv` reads, in the order first read."""
+    image = os.path.realpath(DOUCTL)
+    start, size = sections(image)[".rodata"]
+    symbols = []
+    for line in subprocess.run(["nm", "-S", "--defined-only", image], capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and start <= int(parts[0], 16) < start + size:
+            symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    symbols.sort()
+    addresses = [a for a, _, _ in symbols]
+    # valgrind loads a position-independent executable at 0x108000.
+    base = 0x108000
+    low, high = base + start, base + start + size
+    order, seen = [], set()
+    # lackey logs to descriptor 3, sent to our pipe; douctl's own output is thrown away.
+    command = "exec valgrind --tool=lackey --trace-mem=yes --log-fd=3 %s 3>&1 >/dev/null 2>/dev/null" % " ".join(
+        shlex.quote(word) for word in argv)
+    with subprocess.Popen(["sh", "-c", command], stdout=subprocess.PIPE, env=env) as child:
+        for line in child.stdout:
+            if line[:2] not in (b" L", b" M", b" S"):
+                continue
+            address = int(line[3:line.index(b",")], 16)
+            if low <= address < high:
+                offset = address - base
+                index = bisect.bisect_right(addresses, offset) - 1
+                if index >= 0 and offset < symbols[index][0] + max(symbols[index][1], 1):
+                    name = symbols[index][2]
+                    if name not in seen:
+                        seen.add(name)
+                        order.append(name)
+    return order
+
+
 def main():
     if not os.path.exists(DOUCTL):
         sys.exit("build first: swift build -c release --product douctl")
@@ -64,11 +116,19 @@ def main():
                 seen.add(name)
                 order.append(name)
         print("%-60s %5d functions (%d new)" % (" ".join(arguments)[:60], len(costs), len(order)), file=sys.stderr)
+    functions = len(order)
+    for arguments in runs[:2]:  # the small request and --version: what every start reads
+        read = data_read([DOUCTL] + arguments, env)
+        for name in read:
+            if name not in seen:
+                seen.add(name)
+                order.append(name)
+        print("%-60s %5d data symbols read (%d new)" % (" ".join(arguments)[:60], len(read), len(order) - functions), file=sys.stderr)
     server.shutdown()
     if "--check" in sys.argv:
         existing = set(open(ORDER).read().split()) if os.path.exists(ORDER) else set()
         missing = [n for n in order if n not in existing]
-        print("%d of %d functions run are missing from %s" % (len(missing), len(order), os.path.relpath(ORDER, ROOT)))
+        print("%d of %d symbols (functions run, data read) are missing from %s" % (len(missing), len(order), os.path.relpath(ORDER, ROOT)))
         return
     with open(ORDER, "w") as f:
         f.write("\n".join(order) + "\n")

@@ -224,7 +224,7 @@ def main():
         return d_wall, d_rss
 
     try:
-        case("version", "<= 0.7x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.7)
+        case("version", "<= 0.4x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.4)
         case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
              ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
         floor = build_floor()
