@@ -1,3 +1,4 @@
+import DouctlSystem
 import DouctlHTTP
 
 /// A call to the API, before authentication and URL building.
@@ -46,10 +47,10 @@ public struct APIRequest: Sendable, Equatable {
     /// "GET /shuo/v2/statuses/1", the way Douban names a request in its errors.
     public var summary: String {
         var shown = path
-        if let scheme = shown.firstRange(of: "://"), let slash = shown[scheme.upperBound...].firstIndex(of: "/") {
+        if let scheme = shown.firstRange(ofBytes: "://"), let slash = shown[scheme.upperBound...].firstIndex(ofASCII: "/") {
             shown = String(shown[slash...])
         }
-        if let question = shown.firstIndex(of: "?") { shown = String(shown[..<question]) }
+        if let question = shown.firstIndex(ofASCII: "?") { shown = String(shown[..<question]) }
         return "\(method.uppercased()) \(shown)"
     }
 
