@@ -188,9 +188,14 @@ public struct ArgumentParser: Sendable {
             }
             throw UsageError("unexpected argument '\(extra)'", path: state.path)
         }
+        // The command's own options, then the globals it inherits (hidden ones too), read in
+        // place: building the visible and hidden lists copied every spec twice per start.
         var defaults: [String: String] = [:]
-        for option in state.visibleOptions + state.hiddenOptions {
-            if let value = option.value?.defaultValue { defaults[option.key] = value }
+        for option in state.node.options { if let value = option.value?.defaultValue { defaults[option.key] = value } }
+        if !state.path.isEmpty {
+            for option in state.root.inheritedOptions(at: state.path) {
+                if let value = option.value?.defaultValue { defaults[option.key] = value }
+            }
         }
         return ParsedCommand(path: state.path, options: state.options, arguments: arguments, defaults: defaults)
     }
@@ -253,10 +258,6 @@ public struct ArgumentParser: Sendable {
         var visibleOptions: [OptionSpec] {
             let own = node.options.filter { !$0.isHidden }
             return path.isEmpty ? own : own + root.inheritedOptions(at: path).filter { !$0.isHidden }
-        }
-
-        var hiddenOptions: [OptionSpec] {
-            node.options.filter(\.isHidden) + (path.isEmpty ? [] : root.inheritedOptions(at: path).filter(\.isHidden))
         }
 
         mutating func record(_ option: OptionSpec, _ value: String) {
