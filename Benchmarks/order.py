@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates Benchmarks/douctl.order: the functions a release douctl runs for a small request,
 `--version`, a usage error and the streamed reformatter, hottest first, one symbol per line;
-then the read-only data (type descriptors, metadata patterns) a small request and `--version`
-read, in the order first read.
+then the read-only data (type descriptors, metadata patterns) and the zeroed statics a small
+request and `--version` touch, in the order first touched.
 
 The release link (Package.swift) hands this list to lld (`--symbol-ordering-file`), which
 places those functions side by side at the start of .text. Without it the ~1,100 functions a
@@ -95,19 +95,22 @@ def sections(path):
 
 
 def data_read(argv, env):
-    """The .rodata symbols of douctl's image that `argv` reads, in the order first read."""
+    """The .rodata and .bss symbols of douctl's image that `argv` reads or writes, in the order
+    first touched. (.data and .data.rel.ro are relocated as the process loads, so every page of
+    them is touched anyway; the order there changes nothing.)"""
     image = os.path.realpath(DOUCTL)
-    start, size = sections(image)[".rodata"]
+    ranges = [sections(image)[name] for name in (".rodata", ".bss")]
     symbols = []
     for line in subprocess.run(["nm", "-S", "--defined-only", image], capture_output=True, text=True).stdout.splitlines():
         parts = line.split()
-        if len(parts) == 4 and start <= int(parts[0], 16) < start + size:
+        if len(parts) == 4 and any(start <= int(parts[0], 16) < start + size for start, size in ranges):
             symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
     symbols.sort()
     addresses = [a for a, _, _ in symbols]
     # valgrind loads a position-independent executable at 0x108000.
     base = 0x108000
-    low, high = base + start, base + start + size
+    low = base + min(start for start, _ in ranges)
+    high = base + max(start + size for start, size in ranges)
     order, seen = [], set()
     # lackey logs to descriptor 3, sent to our pipe; douctl's own output is thrown away.
     command = "exec valgrind --tool=lackey --trace-mem=yes --log-fd=3 %s 3>&1 >/dev/null 2>/dev/null" % " ".join(
