@@ -384,7 +384,7 @@ complete -c douctl -n '__douctl_at_argument 0 - profile show' -f -a '(douctl __c
 
 # douctl profile add
 complete -c douctl -n '__douctl_path_is profile add' -l preset -r -f -a 'douban coding coding-openapi sandbox coding-sandbox' -d 'start from a preset'
-complete -c douctl -n '__douctl_path_is profile add' -l style -r -f -a 'douban coding' -d 'API family: douban or coding'
+complete -c douctl -n '__douctl_path_is profile add' -l style -r -f -a 'douban coding' -d 'API family: douban or coding (neither, with no preset: a plain OAuth2 API, shown as oauth2)'
 complete -c douctl -n '__douctl_path_is profile add' -l api-base -r -f -d 'base URL of API requests'
 complete -c douctl -n '__douctl_path_is profile add' -l authorize-url -r -f -d 'OAuth2 authorization endpoint (browser)'
 complete -c douctl -n '__douctl_path_is profile add' -l token-url -r -f -d 'OAuth2 token endpoint'

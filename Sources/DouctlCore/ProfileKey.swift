@@ -60,7 +60,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     public var help: String {
         switch self {
         case .preset: return "start from a preset's settings"
-        case .style: return "API family: douban or coding"
+        case .style: return "API family: douban or coding (neither, with no preset: a plain OAuth2 API, shown as oauth2)"
         case .apiBase: return "base URL of API requests"
         case .authorizeURL: return "OAuth2 authorization endpoint (browser)"
         case .tokenURL: return "OAuth2 token endpoint"

@@ -269,10 +269,14 @@ import Testing
         let row = try douctl.run("profile", "list").lines().first { $0["name"]?.stringValue == "gh" }
         #expect(row?["style"]?.stringValue == "oauth2")
         #expect(row?["preset"] == .null)
+        let style = try douctl.run("config", "get", "style", "--profile", "gh")
+        #expect(style.status == 0 && style.stdoutText == "oauth2\n", "config get says what profile show says (was douban)")
         // A style or a preset set says what it is, as before.
         #expect(try douctl.run("profile", "add", "c", "--api-base", "https://c.test", "--style", "coding").json()["style"]?.stringValue == "coding")
         #expect(try douctl.run("profile", "add", "d", "--api-base", "https://d.test", "--style", "douban").json()["style"]?.stringValue == "douban")
         #expect(try douctl.run("profile", "show", "coding").json()["style"]?.stringValue == "coding")
+        #expect(try douctl.run("config", "get", "style", "--profile", "c").stdoutText == "coding\n")
+        #expect(try douctl.run("config", "get", "style", "--profile", "douban").stdoutText == "douban\n")
     }
 
     @Test func profileAddRefusesASecretOnTheCommandLine() throws {
