@@ -29,7 +29,7 @@ enum ManPageText {
             ManPage.Section(title: "FILES", blocks: [
                 .definitions([
                     (term: "$DOUCTL_CONFIG_DIR, else $XDG_CONFIG_HOME/douctl, else ~/.config/douctl", text: "The config directory, created with mode 0700. --config-dir overrides it."),
-                    (term: "config.json", text: "Profiles and the default profile: {\"default_profile\": NAME, \"profiles\": {NAME: {KEY: VALUE}}}. Keys: " + ProfileKey.allCases.map(\.rawValue).joined(separator: ", ") + ". Unknown keys are an error. Written atomically, mode 0600."),
+                    (term: "config.json", text: "Profiles and the default profile: {\"default_profile\": NAME, \"profiles\": {NAME: {KEY: VALUE}}}. Keys: " + ProfileKey.allCases.map(\.rawValue).joined(separator: ", ") + ". Unknown keys are an error. Written atomically, mode 0600, under an flock on .config.lock; a temp file (.config.json.tmp-*) that a killed douctl left is removed by the next change."),
                     (term: "credentials.json", text: "Per profile: access_token, refresh_token, expires_at (RFC 3339), scopes, user_id, user_name. Mode 0600; douctl refuses a file other users can read. Replaced atomically (temp file, fsync, rename) under an flock on .credentials.lock, so concurrent douctl processes never spend a single-use refresh token twice."),
                     (term: "$XDG_CACHE_HOME/douctl (else ~/.cache/douctl)", text: "The response cache of --cache: one NAME.reply file per GET/HEAD reply, mode 0600 in a 0700 directory; see REQUEST SHAPING."),
                     (term: ".ratelimit-PROFILE.json, .ratelimit-PROFILE.lock", text: "The send times the rate_limit quota counts, shared by concurrent douctl processes under an flock."),

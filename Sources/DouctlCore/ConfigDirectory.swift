@@ -61,6 +61,8 @@ public struct ConfigDirectory: Sendable, Equatable {
         let lock: FileLock
         do { lock = try FileLock(path: configLockPath) } catch { throw .localInput("cannot lock \(configLockPath) (\(error))") }
         defer { lock.unlock() }
+        // Under the lock every writer holds, a temp file here is a killed writer's.
+        AtomicFile.removeAbandonedTemporaries(of: configPath)
         var config = try loadConfig()
         let result = try change(&config)
         try writeJSONFile(config.encoded(), to: configPath)

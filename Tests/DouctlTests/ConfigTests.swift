@@ -32,6 +32,23 @@ struct ConfigTests {
         #expect(leftovers.isEmpty)
     }
 
+    /// A writer killed between creating its temp file and renaming it left
+    /// `.config.json.tmp-*` behind for good; the next change of the config removes it
+    /// (only regular files: a directory of that name is not douctl's).
+    @Test func aKilledWritersTempFileIsRemovedByTheNextChange() throws {
+        try douctl.run("profile", "add", "work", "--preset", "douban")
+        let abandoned = douctl.configDirectory + "/.config.json.tmp-4242-dead"
+        try Data(#"{"profiles": {"work": {"pre"#.utf8).write(to: URL(fileURLWithPath: abandoned))
+        let notOurs = douctl.configDirectory + "/.config.json.tmp-a-directory"
+        try FileManager.default.createDirectory(atPath: notOurs, withIntermediateDirectories: false)
+        #expect(try douctl.run("config", "get", "preset", "--profile", "work").stdoutText == "douban\n", "reading leaves it")
+        #expect(FileManager.default.fileExists(atPath: abandoned))
+        #expect(try douctl.run("config", "set", "scopes", "a,b", "--profile", "work").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: abandoned), "the next change removed it")
+        #expect(FileManager.default.fileExists(atPath: notOurs))
+        #expect(try douctl.run("config", "get", "scopes", "--profile", "work").stdoutText == "a,b\n")
+    }
+
     @Test func configGetSetUnsetList() throws {
         try douctl.run("profile", "add", "work", "--preset", "douban")
         #expect(try douctl.run("config", "get", "api_base", "--profile", "work").stdoutText == "https://api.douban.com\n")
