@@ -38,6 +38,38 @@ struct OAuth2ProviderTests {
         #expect(try status.json()["user_name"]?.stringValue == "alice")
     }
 
+    /// A redirect URI registered on the IPv6 loopback (RFC 8252 §7.3): the listener binds
+    /// [::1], not 127.0.0.1, and the provider sees the registered host with douctl's port.
+    @Test func webLoginToARedirectURIOnTheIPv6Loopback() throws {
+        guard Self.canListenOnIPv6Loopback() else {
+            try Test.cancel("skipped: needs an IPv6 loopback (::1), which this machine does not have")
+        }
+        let provider = try DOTProvider.shared()
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        try provider.addProfile(douctl, name: "dot6", client: "dot6", extra: ["--redirect-uri", "http://[::1]/callback/dot6", "--user-url", "/api/user"])
+        let login = try douctl.run(["--profile", "dot6", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        #expect(login.status == 0, "\(login)\n\(provider.log)")
+        #expect(try login.json()["user_name"]?.stringValue == "alice")
+        let authorize = try #require(provider.requests.first { $0.hasPrefix("GET /o/authorize/") && $0.contains("client_id=dot6") })
+        let target = String(authorize.dropFirst(4).prefix { $0 != " " })
+        let redirect = try #require(URLComponents(string: target)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
+        #expect(redirect.hasPrefix("http://[::1]:") && redirect.hasSuffix("/callback/dot6"), "\(redirect)")
+        #expect(browser.waitForRecord(containing: "done").contains("followed=200 True"))
+    }
+
+    static func canListenOnIPv6Loopback() -> Bool {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+        }
+    }
+
     // MARK: device grant (RFC 8628), no identity endpoint
 
     @Test func deviceLoginWithoutUserURLStoresTheTokenWithTheUserUnknown() throws {
@@ -273,6 +305,9 @@ Application.objects.create(name="dotx", client_id="dotx", client_type=Applicatio
     skip_authorization=True, algorithm="")
 Application.objects.create(name="dotc", client_id="dotc", client_secret="dotc-secret", client_type=Application.CLIENT_CONFIDENTIAL,
     authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris="http://127.0.0.1/callback/dotc",
+    skip_authorization=True, algorithm="")
+Application.objects.create(name="dot6", client_id="dot6", client_type=Application.CLIENT_PUBLIC,
+    authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris="http://[::1]/callback/dot6",
     skip_authorization=True, algorithm="")
 Application.objects.create(name="dotd", client_id="dotd", client_type=Application.CLIENT_PUBLIC,
     authorization_grant_type=Application.GRANT_DEVICE_CODE, redirect_uris="", skip_authorization=True, algorithm="")
