@@ -461,6 +461,8 @@ public final class HTTPClient: HTTPTransport {
         switch result {
         case CCURLE_WRITE_ERROR where transfer.sinkRefused:
             return .outputFailed("the output was closed")
+        case CCURLE_WRITE_ERROR where transfer.framingError != nil:
+            return .malformedReply(transfer.framingError ?? "")
         case CCURLE_COULDNT_CONNECT, CCURLE_COULDNT_RESOLVE_HOST, CCURLE_COULDNT_RESOLVE_PROXY, CCURLE_PROXY:
             return .cannotConnect(redacted)
         case CCURLE_OPERATION_TIMEDOUT:

@@ -1,4 +1,5 @@
 import CCurl
+import DouctlSystem
 
 /// The state of one libcurl transfer, reached from libcurl's C callbacks through their
 /// context pointer. It parses reply heads, routes body bytes, reports progress and
@@ -25,6 +26,12 @@ final class Transfer {
     private(set) var deliveredBytes: Int64 = 0
     private(set) var wasCancelled = false
     private(set) var sinkRefused = false
+    /// Why the reply's framing cannot be trusted (two different Content-Length values, RFC
+    /// 9112 §6.3): the transfer stops at its head. libcurl would read up to the larger one.
+    private(set) var framingError: String?
+    /// The Content-Length of the reply being read (per status line: interim replies and
+    /// redirect hops have their own).
+    private var contentLength: String?
     /// `-v`: the request body's description, logged after the request head.
     private var requestBodySummary: [String]?
     private let bodyLimit: Int
@@ -61,9 +68,11 @@ final class Transfer {
 
     // MARK: callbacks
 
-    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+    /// False stops the transfer (see `framingError`).
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let line = Self.lines(bytes).first ?? ""
         if line.hasPrefix("HTTP/") {
+            contentLength = nil
             // A new status line: a 1xx interim reply or a redirect hop came before.
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -75,7 +84,18 @@ final class Transfer {
             let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
             partialHead?.headers.append(HTTPHeader(name, value))
+            if HTTPSyntax.caseInsensitiveEquals(name, "Content-Length") {
+                // A list of one value repeated ("5, 5") is that value (RFC 9110 §8.6).
+                for length in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) {
+                    if let earlier = contentLength, earlier != length {
+                        framingError = "two different Content-Length values (\(earlier) and \(length))"
+                        return false
+                    }
+                    contentLength = length
+                }
+            }
         }
+        return true
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -186,8 +206,7 @@ let writeCallback: ccurl_data_callback = { data, size, count, context in
 let headerCallback: ccurl_data_callback = { data, size, count, context in
     guard let transfer = transfer(context) else { return 0 }
     let total = size * count
-    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: total))
-    return total
+    return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
 }
 
 let progressCallback: ccurl_progress_callback = { context, downloadTotal, downloadNow, uploadTotal, uploadNow in

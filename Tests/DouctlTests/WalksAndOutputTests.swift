@@ -168,6 +168,9 @@ struct WalksAndOutputTests {
         ("an unknown HTTP version", "HTTP/7.3 200 OK\r\nContent-Length: 2\r\n\r\n{}"),
         ("a Content-Length that is not a number", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}"),
         ("a negative Content-Length", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}"),
+        // RFC 9112 §6.3: unrecoverable; libcurl read on to the larger length (exit 7, "ended early").
+        ("two different Content-Length headers", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 10\r\n\r\n{}"),
+        ("a Content-Length list of different values", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2, 10\r\n\r\n{}"),
     ])
     func aReplyThatIsNotHTTPIsExit8(what: String, reply: String) throws {
         let listener = try HostileListener { connection, _ in HostileListener.send(connection, reply) }
@@ -177,6 +180,21 @@ struct WalksAndOutputTests {
         #expect(result.errorLine.hasPrefix("douctl: the reply is not valid HTTP: "), "\(what): \(result.errorLine)")
         #expect(result.stderr.filter { $0 == "\n" }.count == 1, "one line")
         #expect(result.stdout.isEmpty)
+    }
+
+    /// The same value twice, or as a list, is that value (RFC 9110 §8.6); an interim or
+    /// redirect reply's length is its own.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2, 2\r\n\r\n{}",
+        "HTTP/1.1 100 Continue\r\nContent-Length: 7\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    ])
+    func aRepeatedContentLengthOfOneValueIsThatValue(reply: String) throws {
+        let listener = try HostileListener { connection, _ in HostileListener.send(connection, reply) }
+        defer { listener.stop() }
+        let result = try douctl.run(["api", "/x", "--api-base", listener.baseURL, "--compact"], timeout: 120)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "{}\n")
     }
 
     @Test(arguments: ["/a b", "/tab\there", "/x\ny", "http://[::1/x"])
