@@ -7,6 +7,26 @@ import Darwin
 /// Small, allocation-conscious helpers over file descriptors.
 public enum FileIO {
     /// Writes every byte, retrying on short writes and EINTR.
+    /// A pipe whose two ends are close-on-exec from the moment they exist, so a child that
+    /// another thread spawns meanwhile never inherits them (it would hold the write end
+    /// open: the reader never sees the end). A child meant to have an end gets it by dup2,
+    /// which clears the flag on the copy. pipe2(2) where the C library has it (glibc,
+    /// musl, the BSDs), looked up at run time since Swift's Glibc module hides GNU names;
+    /// otherwise pipe(2) then fcntl, which leaves the short window pipe2 closes.
+    public static func makePipe() throws(SystemError) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        if let pipe2 = Self.pipe2 {
+            guard pipe2(&ends, O_CLOEXEC) == 0 else { throw SystemError("pipe") }
+        } else {
+            guard pipe(&ends) == 0 else { throw SystemError("pipe") }
+            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        return (ends[0], ends[1])
+    }
+
+    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+    private static let pipe2: Pipe2? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
+
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
         guard var base = bytes.baseAddress else { return }
         var remaining = bytes.count

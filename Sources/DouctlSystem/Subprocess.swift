@@ -44,12 +44,16 @@ extension Subprocess {
     /// read.
     public static func run(_ arguments: [String], input: [UInt8], environment: [String: String]) throws(SystemError) -> [UInt8] {
         guard let program = arguments.first else { throw SystemError("spawn", errno: EINVAL) }
-        var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-        guard pipe(&toChild) == 0 else { throw SystemError("pipe") }
-        guard pipe(&fromChild) == 0 else {
-            close(toChild[0]); close(toChild[1])
-            throw SystemError("pipe")
+        // Close-on-exec: helpers run from several threads at once (parallel uploads and
+        // walks sign every request), and one that inherited another's stdin pipe kept it
+        // from ever ending: two such helpers waited for each other for good.
+        let toChildEnds = try FileIO.makePipe()
+        let fromChildEnds: (read: Int32, write: Int32)
+        do { fromChildEnds = try FileIO.makePipe() } catch {
+            close(toChildEnds.read); close(toChildEnds.write)
+            throw error
         }
+        let toChild = [toChildEnds.read, toChildEnds.write], fromChild = [fromChildEnds.read, fromChildEnds.write]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

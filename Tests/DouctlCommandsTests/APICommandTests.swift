@@ -316,8 +316,9 @@ struct PipedRun {
     init(_ arguments: [String], input: String, transport: ScriptedTransport) throws {
         let douctl = try InProcessDouctl(transport: transport)
         let streams = try TemporaryDirectory(prefix: "douctl-piped")
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw SystemError("pipe") }
+        // Close-on-exec: a child another test spawns must not keep the write end open (no EOF).
+        let pipe = try FileIO.makePipe()
+        let ends = [pipe.read, pipe.write]
         defer { close(ends[0]) }
         try FileIO.writeAll(ends[1], Array(input.utf8))
         close(ends[1])

@@ -139,7 +139,7 @@ struct LoginFlowTests {
 
         let count = 6
         let running = try (0..<count).map { _ in try RunningDouctl(fixture.douctl, ["user", "me"]) }
-        let queued = try waitForLockWaiters(path: lockPath, count: count, timeout: 120)
+        let queued = try LockWaiters.count(on: lockPath, reaching: count, timeout: 120)
         #expect(queued >= count, "only \(queued) processes queued on the lock")
         flock(fd, LOCK_UN)
         lockHeld = false
@@ -155,22 +155,5 @@ struct LoginFlowTests {
         #expect(fixture.sandbox.requests.filter { $0.path == "/v2/user/~me" }.allSatisfy {
             $0.headers.first { $0.name.lowercased() == "authorization" }?.value == "Bearer \(latest)"
         })
-    }
-
-    /// How many processes wait for the flock on `path` (Linux /proc/locks marks them "->"),
-    /// once `count` do or `timeout` passes.
-    func waitForLockWaiters(path: String, count: Int, timeout: Double) throws -> Int {
-        var info = stat()
-        try #require(stat(path, &info) == 0)
-        let suffix = ":\(info.st_ino) "
-        let deadline = Date().addingTimeInterval(timeout)
-        var waiters = 0
-        repeat {
-            let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
-            waiters = locks.split(separator: "\n").filter { $0.contains("->") && $0.contains("FLOCK") && $0.contains(suffix) }.count
-            if waiters >= count { return waiters }
-            Thread.sleep(forTimeInterval: 0.05)
-        } while Date() < deadline
-        return waiters
     }
 }

@@ -137,6 +137,48 @@ struct OAuth2ProviderTests {
         #expect(refused.status == 4, "\(refused)")
     }
 
+    /// Six processes find the token expired at once. Django OAuth Toolkit rotates refresh
+    /// tokens, so a second refresh with the same token is refused (invalid_grant): all six
+    /// succeeding with one refresh sent is the credentials lock working against a provider
+    /// nobody here wrote (was proven against the sandbox only).
+    @Test func racingProcessesSpendTheRotatingRefreshTokenOnce() throws {
+        let provider = try DOTProvider.shared()
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        try provider.addProfile(douctl, name: "dotrace", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
+        let login = try douctl.run(["--profile", "dotrace", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        #expect(login.status == 0, "\(login)\n\(provider.log)")
+        // Due now, as far as douctl knows (the provider would still take it).
+        let path = douctl.configDirectory + "/credentials.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let expired = text.replacingOccurrences(of: #""expires_at"\s*:\s*"[^"]*""#, with: #""expires_at":"2001-01-01T00:00:00Z""#, options: .regularExpression)
+        try #require(expired != text)
+        try expired.write(toFile: path, atomically: true, encoding: .utf8)
+        try #require(chmod(path, 0o600) == 0, "douctl refuses a credentials file others can read")
+        let before = try stored(douctl, "dotrace")
+        let tokenRequests = { provider.requests.filter { $0.hasPrefix("POST /o/token/") }.count }
+        let sentBefore = tokenRequests()
+
+        let lockPath = douctl.configDirectory + "/.credentials.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(flock(fd, LOCK_EX) == 0)
+        var lockHeld = true
+        defer { if lockHeld { flock(fd, LOCK_UN) } }
+        let count = 6
+        let running = try (0..<count).map { _ in try RunningDouctl(douctl, ["--profile", "dotrace", "api", "/api/user"]) }
+        #expect(try LockWaiters.count(on: lockPath, reaching: count, timeout: 120) >= count, "every racer queued on the lock")
+        flock(fd, LOCK_UN)
+        lockHeld = false
+        let results = running.map { $0.finish(timeout: 120) }
+
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 })\n\(provider.log)")
+        #expect(results.allSatisfy { (try? $0.json()["username"]?.stringValue) == "alice" })
+        #expect(tokenRequests() - sentBefore == 1, "one refresh sent: \(provider.log)")
+        #expect(try stored(douctl, "dotrace").refresh != before.refresh, "the rotated refresh token is the one kept")
+    }
+
     func stored(_ douctl: Douctl, _ profile: String) throws -> (access: String, refresh: String) {
         let data = try Data(contentsOf: URL(fileURLWithPath: douctl.configDirectory + "/credentials.json"))
         let entry = try JSONParser.parse(Array(data))["profiles"]?[profile]

@@ -91,10 +91,10 @@ struct WalksAndOutputTests {
         let gate = DispatchSemaphore(value: 0)
         let server = try listServer(gatedPage: 2, gate: gate)
         defer { gate.signal() }
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (reader, writer) = (ends[0], ends[1])
-        _ = fcntl(reader, F_SETFD, FD_CLOEXEC)
+        // Both ends close-on-exec from the start: a child another test spawns meanwhile must
+        // not inherit the read end, or the pipe stays open after `close(reader)` and douctl
+        // writes on into its buffer (a flaky 13th request). The child gets the write end by dup2.
+        let (reader, writer) = try FileIO.makePipe()
         let child = try spawnProcess(["api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL], stdoutFD: writer)
         close(writer)
         // Page 1's first line arrives; then the reader goes away, and only then is page 2 answered.

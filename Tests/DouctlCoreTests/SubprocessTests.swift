@@ -1,0 +1,46 @@
+import Dispatch
+import DouctlSystem
+import Foundation
+import Testing
+
+/// Helpers (signing commands) run from several threads at once: parallel uploads and
+/// parallel page walks sign each request.
+@Suite("Subprocess")
+struct SubprocessTests {
+    /// A child spawned by one thread must not inherit the pipes another thread is about to
+    /// hand its own child: a helper that reads its stdin to the end then waits for every
+    /// child holding that pipe's write end, and two holding each other's never finish.
+    @Test func helpersStartedAtOnceFromManyThreadsEachSeeTheEndOfTheirInput() throws {
+        let threads = 16, rounds = 12
+        let finished = DispatchSemaphore(value: 0)
+        let failures = Failures()
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                for round in 0..<rounds {
+                    let input = "thread \(thread) round \(round)\n"
+                    do {
+                        let output = try Subprocess.run(["sh", "-c", "cat; sleep 0.01"], input: Array(input.utf8), environment: ["PATH": "/usr/bin:/bin"])
+                        if output != Array(input.utf8) { failures.add("thread \(thread) round \(round): \(output.count) bytes") }
+                    } catch {
+                        failures.add("\(error)")
+                    }
+                }
+                finished.signal()
+            }
+        }
+        for _ in 0..<threads {
+            guard finished.wait(timeout: .now() + 120) == .success else {
+                Issue.record("helpers still waiting for the end of their input after 120 s: a child kept another's stdin open")
+                return
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all)")
+    }
+}
+
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func add(_ text: String) { lock.lock(); list.append(text); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+}
