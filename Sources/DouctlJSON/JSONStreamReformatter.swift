@@ -107,8 +107,23 @@ struct StreamReformatEngine {
             let byte = bytes[index]
             switch state {
             case .string(let isKey, var escaped):
-                // The bulk of a document: find the closing quote, stepping over escapes,
-                // and copy the run at once.
+                // The bulk of a document: a string that begins and ends in this chunk is
+                // validated and written in one pass, straight from the chunk.
+                if tokenOffset >= chunkStart, let close = Self.scanString(from: bytes + index, end: bytes + count) {
+                    let content = UnsafeRawBufferPointer(start: bytes + index, count: close.position - (bytes + index))
+                    advance(to: close.position + 1 - bytes, from: &index)
+                    let string = StringToken(content: content, flags: close.flags)
+                    if isKey {
+                        writer.key(string)
+                        state = .colon
+                    } else {
+                        writer.string(string)
+                        state = .afterValue
+                    }
+                    continue
+                }
+                // Otherwise find the closing quote, stepping over escapes, and leave the
+                // checking to the one-shot scanner's code once the token is whole.
                 var end = index
                 var closes = false
                 if escaped {
@@ -139,7 +154,9 @@ struct StreamReformatEngine {
                     state = isKey ? .colon : .afterValue
                     continue
                 }
-                try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
+                if tokenOffset < chunkStart {
+                    try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
+                }
                 if closes {
                     advance(to: end + 1, from: &index)
                     try completeToken(isKey: isKey)
@@ -162,7 +179,7 @@ struct StreamReformatEngine {
                     continue
                 }
                 if end > index {
-                    try appendToken(bytes + index, count: end - index)
+                    if tokenOffset < chunkStart { try appendToken(bytes + index, count: end - index) }
                     advance(to: end, from: &index)
                 }
                 if end == count { continue }
@@ -193,6 +210,16 @@ struct StreamReformatEngine {
             try structural(byte)
             advance(to: index + 1, from: &index)
         }
+        // A token that began in this chunk and goes on past it is kept until it is whole.
+        switch state {
+        case .string, .number, .literal:
+            if tokenOffset >= chunkStart {
+                let start = tokenOffset - chunkStart
+                try appendToken(bytes + start, count: count - start)
+            }
+        default:
+            break
+        }
     }
 
     /// Ends the document: flushes the last output, or throws when the document is incomplete.
@@ -201,6 +228,11 @@ struct StreamReformatEngine {
         case .number, .literal:
             try completeToken(isKey: false)
             state = .afterValue
+        case .string(let isKey, _):
+            // What the one-shot scanner says of a string the input ends in: a control
+            // character or bad escape in it, else "unterminated string" at its quote.
+            try completeToken(isKey: isKey)
+            throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
         default:
             break
         }
@@ -285,7 +317,6 @@ struct StreamReformatEngine {
         switch byte {
         case UInt8(ascii: "\""):
             beginToken()
-            try appendToken(byte)
             state = .string(isKey: false, escaped: false)
         case UInt8(ascii: "["), UInt8(ascii: "{"):
             guard stack.count < JSONScanner.maximumDepth else {
@@ -294,11 +325,9 @@ struct StreamReformatEngine {
             state = byte == UInt8(ascii: "[") ? .openArray : .openObject
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             beginToken()
-            try appendToken(byte)
             state = .number
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
             beginToken()
-            try appendToken(byte)
             state = .literal
         default:
             throw failure("expected a value")
@@ -308,7 +337,6 @@ struct StreamReformatEngine {
     private mutating func startKey(_ byte: UInt8) throws(JSONParseError) {
         guard byte == UInt8(ascii: "\"") else { throw failure("expected an object key") }
         beginToken()
-        try appendToken(byte)
         state = .string(isKey: true, escaped: false)
     }
 
@@ -317,11 +345,6 @@ struct StreamReformatEngine {
     private mutating func beginToken() {
         token.count = 0
         tokenOffset = offset
-    }
-
-    private mutating func appendToken(_ byte: UInt8) throws(JSONParseError) {
-        var byte = byte
-        try appendToken(&byte, count: 1)
     }
 
     private mutating func appendToken(_ source: UnsafePointer<UInt8>, count: Int) throws(JSONParseError) {
@@ -339,6 +362,61 @@ struct StreamReformatEngine {
     /// The same, for a token that lies whole in the current chunk.
     private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
         try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+    }
+
+    /// Finds the closing quote of a string whose content starts at `start`, checking it on the
+    /// way as `JSONScanner.scanString` does (escapes, control characters, UTF-8) and noting
+    /// what the writer needs to know. Nil when the string does not end cleanly before `end`:
+    /// it goes on past the chunk, or it is malformed, and either way takes the general path,
+    /// which reports what the one-shot scanner reports.
+    @inline(__always)
+    private static func scanString(
+        from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>
+    ) -> (position: UnsafePointer<UInt8>, flags: UInt8)? {
+        var position = start
+        var flags: UInt8 = 0
+        while position < end {
+            let byte = position.pointee
+            // Printable ASCII other than '"' and '\\': most bytes of most strings.
+            if byte &- 0x20 < 0x5F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                position += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\"") { return (position, flags) }
+            if byte >= 0x80 {
+                let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))
+                if length > 0 {
+                    position += length
+                } else {
+                    // A sequence cut by the chunk's end is not known to be invalid yet.
+                    guard end - position >= 4 else { return nil }
+                    flags |= StringToken.hasInvalidUTF8
+                    position += 1
+                }
+            } else if byte == UInt8(ascii: "\\") {
+                guard end - position >= 2 else { return nil }
+                flags |= StringToken.hasEscapes
+                switch position[1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    position += 2
+                case UInt8(ascii: "u"):
+                    guard end - position >= 6, Hex.value(of: position[2]) != nil, Hex.value(of: position[3]) != nil,
+                        Hex.value(of: position[4]) != nil, Hex.value(of: position[5]) != nil
+                    else { return nil }
+                    position += 6
+                default:
+                    return nil
+                }
+            } else if byte == 0x7F {
+                flags |= StringToken.hasDelete
+                position += 1
+            } else {
+                // A control character: an error the general path reports.
+                return nil
+            }
+        }
+        return nil
     }
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
