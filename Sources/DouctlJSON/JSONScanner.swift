@@ -476,6 +476,12 @@ enum SWAR {
 }
 
 enum Hex {
+    /// `value(of:) != nil`, without the switch.
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10 || (byte | 0x20) &- UInt8(ascii: "a") < 6
+    }
+
     @inline(__always)
     static func value(of byte: UInt8) -> UInt32? {
         switch byte {

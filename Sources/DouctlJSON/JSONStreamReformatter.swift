@@ -76,8 +76,12 @@ struct StreamReformatEngine {
     private var writer: ReformatWriter
     private var token = ByteBuffer(capacity: 256)
     private var tokenOffset = 0
-    /// isObject for each open container; index 0 is depth 1.
-    private var stack: [Bool] = []
+    /// Whether each open container is an object, at its depth (1 for the outermost); a
+    /// fixed block of `JSONScanner.maximumDepth + 1`, so nesting costs no array growth.
+    private let isObject = UnsafeMutablePointer<Bool>.allocate(capacity: JSONScanner.maximumDepth + 1)
+    private var depth = 0
+    /// See `makePlainStringBytes`.
+    private let plainStringBytes = Self.makePlainStringBytes()
     private var state = State.start(matched: 0)
     /// Bytes consumed so far, and where the current line began (for error positions).
     private var offset = 0
@@ -86,12 +90,13 @@ struct StreamReformatEngine {
 
     init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
         writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
-        stack.reserveCapacity(64)
     }
 
     func free() {
         writer.free()
         token.free()
+        isObject.deallocate()
+        plainStringBytes.deallocate()
     }
 
     /// Takes the next bytes of the document.
@@ -109,7 +114,7 @@ struct StreamReformatEngine {
             case .string(let isKey, var escaped):
                 // The bulk of a document: a string that begins and ends in this chunk is
                 // validated and written in one pass, straight from the chunk.
-                if tokenOffset >= chunkStart, let close = Self.scanString(from: bytes + index, end: bytes + count) {
+                if tokenOffset >= chunkStart, let close = Self.scanString(from: bytes + index, end: bytes + count, plain: plainStringBytes) {
                     let content = UnsafeRawBufferPointer(start: bytes + index, count: close.position - (bytes + index))
                     advance(to: close.position + 1 - bytes, from: &index)
                     let string = StringToken(content: content, flags: close.flags)
@@ -239,11 +244,11 @@ struct StreamReformatEngine {
         switch state {
         case .done:
             break
-        case .afterValue where stack.isEmpty:
+        case .afterValue where depth == 0:
             state = .done
         case .start:
             throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
-        case .value where stack.isEmpty:
+        case .value where depth == 0:
             throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
         default:
             throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
@@ -268,8 +273,9 @@ struct StreamReformatEngine {
                 writer.emptyArray()
                 state = .afterValue
             } else {
-                stack.append(false)
-                writer.beginArray(depth: stack.count)
+                depth += 1
+                isObject[depth] = false
+                writer.beginArray(depth: depth)
                 state = .value
                 try startValue(byte)
             }
@@ -278,8 +284,9 @@ struct StreamReformatEngine {
                 writer.emptyObject()
                 state = .afterValue
             } else {
-                stack.append(true)
-                writer.beginObject(depth: stack.count)
+                depth += 1
+                isObject[depth] = true
+                writer.beginObject(depth: depth)
                 state = .key
                 try startKey(byte)
             }
@@ -289,28 +296,29 @@ struct StreamReformatEngine {
             guard byte == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
             state = .value
         case .afterValue:
-            guard let isObject = stack.last else {
+            guard depth > 0 else {
                 state = .done
                 throw failure("unexpected \(Self.describe(byte)) after the JSON value")
             }
+            let inObject = isObject[depth]
             if byte == UInt8(ascii: ",") {
-                writer.separator(depth: stack.count)
-                state = isObject ? .key : .value
-            } else if isObject && byte == UInt8(ascii: "}") {
-                writer.endObject(depth: stack.count)
-                stack.removeLast()
-            } else if !isObject && byte == UInt8(ascii: "]") {
-                writer.endArray(depth: stack.count)
-                stack.removeLast()
+                writer.separator(depth: depth)
+                state = inObject ? .key : .value
+            } else if inObject && byte == UInt8(ascii: "}") {
+                writer.endObject(depth: depth)
+                depth -= 1
+            } else if !inObject && byte == UInt8(ascii: "]") {
+                writer.endArray(depth: depth)
+                depth -= 1
             } else {
-                throw failure(isObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
+                throw failure(inObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
             }
         case .done:
             throw failure("unexpected \(Self.describe(byte)) after the JSON value")
         default:
             throw failure("expected a value")
         }
-        if case .afterValue = state, stack.isEmpty { state = .done }
+        if case .afterValue = state, depth == 0 { state = .done }
     }
 
     private mutating func startValue(_ byte: UInt8) throws(JSONParseError) {
@@ -319,7 +327,7 @@ struct StreamReformatEngine {
             beginToken()
             state = .string(isKey: false, escaped: false)
         case UInt8(ascii: "["), UInt8(ascii: "{"):
-            guard stack.count < JSONScanner.maximumDepth else {
+            guard depth < JSONScanner.maximumDepth else {
                 throw failure("nesting too deep (more than \(JSONScanner.maximumDepth) levels)")
             }
             state = byte == UInt8(ascii: "[") ? .openArray : .openObject
@@ -371,19 +379,27 @@ struct StreamReformatEngine {
     /// which reports what the one-shot scanner reports.
     @inline(__always)
     private static func scanString(
-        from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>
+        from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, plain: UnsafePointer<Bool>
     ) -> (position: UnsafePointer<UInt8>, flags: UInt8)? {
         var position = start
         var flags: UInt8 = 0
         while position < end {
             let byte = position.pointee
             // Printable ASCII other than '"' and '\\': most bytes of most strings.
-            if byte &- 0x20 < 0x5F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+            if plain[Int(byte)] {
                 position += 1
                 continue
             }
             if byte == UInt8(ascii: "\"") { return (position, flags) }
             if byte >= 0x80 {
+                // The common case first: a 3-byte character (CJK) whose lead allows any
+                // continuation byte second.
+                if byte >= 0xE1 && byte <= 0xEF && byte != 0xED && end - position >= 3
+                    && position[1] & 0xC0 == 0x80 && position[2] & 0xC0 == 0x80
+                {
+                    position += 3
+                    continue
+                }
                 let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))
                 if length > 0 {
                     position += length
@@ -401,8 +417,8 @@ struct StreamReformatEngine {
                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     position += 2
                 case UInt8(ascii: "u"):
-                    guard end - position >= 6, Hex.value(of: position[2]) != nil, Hex.value(of: position[3]) != nil,
-                        Hex.value(of: position[4]) != nil, Hex.value(of: position[5]) != nil
+                    guard end - position >= 6, Hex.isDigit(position[2]), Hex.isDigit(position[3]),
+                        Hex.isDigit(position[4]), Hex.isDigit(position[5])
                     else { return nil }
                     position += 6
                 default:
@@ -417,6 +433,16 @@ struct StreamReformatEngine {
             }
         }
         return nil
+    }
+
+    /// A table of which bytes stand for themselves inside a string and need no check:
+    /// printable ASCII other than '"' and '\\'. One load per byte instead of three compares.
+    private static func makePlainStringBytes() -> UnsafeMutablePointer<Bool> {
+        let table = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+        for byte in 0..<256 {
+            table[byte] = byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C
+        }
+        return table
     }
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
