@@ -109,6 +109,8 @@ struct StreamReformatEngine {
         // is validated in place, not copied.
         let chunkStart = offset
         while index < count {
+            index = try readWholeTokens(bytes, from: index, count: count)
+            guard index < count else { break }
             let byte = bytes[index]
             switch state {
             case .string(let isKey, var escaped):
@@ -225,6 +227,122 @@ struct StreamReformatEngine {
         default:
             break
         }
+    }
+
+    /// The common case, between tokens, taken straight through: whitespace, punctuation and
+    /// tokens that lie whole in the chunk, with no per-byte trip round `feed`'s loop. It
+    /// stops, with the state as `feed` would have left it, at the first byte it does not
+    /// handle: a token that goes on past the chunk, anything malformed (so errors are what
+    /// `feed` reports), a byte order mark, the end of the top-level value. Returns where it
+    /// stopped.
+    private mutating func readWholeTokens(_ bytes: UnsafePointer<UInt8>, from start: Int, count: Int) throws(JSONParseError) -> Int {
+        let chunkStart = offset - start
+        var index = start
+        defer { offset = chunkStart + index }
+        while index < count {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                switch state {
+                case .value, .key, .colon, .afterValue, .openArray, .openObject, .done: break
+                default: return index
+                }
+                if byte == 0x0A {
+                    line += 1
+                    lineStart = chunkStart + index + 1
+                }
+                index += 1
+                continue
+            }
+            switch state {
+            case .value:
+                switch byte {
+                case UInt8(ascii: "\""):
+                    guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
+                    writer.string(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                    index = close.position + 1 - bytes
+                    state = .afterValue
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    var end = index + 1
+                    while end < count, Self.isNumberByte(bytes[end]) { end += 1 }
+                    guard end < count else { return index }
+                    tokenOffset = chunkStart + index
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + index, count: end - index), isKey: false)
+                    index = end
+                    state = .afterValue
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    var end = index + 1
+                    while end < count, Self.isLetter(bytes[end]) { end += 1 }
+                    guard end < count else { return index }
+                    tokenOffset = chunkStart + index
+                    try completeToken(UnsafeRawBufferPointer(start: bytes + index, count: end - index), isKey: false)
+                    index = end
+                    state = .afterValue
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    guard depth < JSONScanner.maximumDepth else { return index }
+                    state = byte == UInt8(ascii: "[") ? .openArray : .openObject
+                    index += 1
+                default:
+                    return index
+                }
+            case .key:
+                guard byte == UInt8(ascii: "\""),
+                    let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
+                else { return index }
+                writer.key(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                index = close.position + 1 - bytes
+                state = .colon
+            case .colon:
+                guard byte == UInt8(ascii: ":") else { return index }
+                state = .value
+                index += 1
+            case .afterValue:
+                guard depth > 0 else { return index }
+                let inObject = isObject[depth]
+                if byte == UInt8(ascii: ",") {
+                    writer.separator(depth: depth)
+                    state = inObject ? .key : .value
+                } else if inObject && byte == UInt8(ascii: "}") {
+                    writer.endObject(depth: depth)
+                    depth -= 1
+                    if depth == 0 { state = .done }
+                } else if !inObject && byte == UInt8(ascii: "]") {
+                    writer.endArray(depth: depth)
+                    depth -= 1
+                    if depth == 0 { state = .done }
+                } else {
+                    return index
+                }
+                index += 1
+            case .openArray:
+                if byte == UInt8(ascii: "]") {
+                    writer.emptyArray()
+                    state = depth == 0 ? .done : .afterValue
+                    index += 1
+                } else {
+                    // The first element: read on from this byte.
+                    depth += 1
+                    isObject[depth] = false
+                    writer.beginArray(depth: depth)
+                    state = .value
+                }
+            case .openObject:
+                if byte == UInt8(ascii: "}") {
+                    writer.emptyObject()
+                    state = depth == 0 ? .done : .afterValue
+                    index += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    depth += 1
+                    isObject[depth] = true
+                    writer.beginObject(depth: depth)
+                    state = .key
+                } else {
+                    return index
+                }
+            default:
+                return index
+            }
+        }
+        return index
     }
 
     /// Ends the document: flushes the last output, or throws when the document is incomplete.
