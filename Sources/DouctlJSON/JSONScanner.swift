@@ -129,6 +129,38 @@ struct JSONScanner {
         }
     }
 
+    /// A number or literal at the start of `input`, which may go on past it (the incremental
+    /// reformatter passes the bytes after the token too, so that what follows is judged as
+    /// the one-shot scanner judges it): checked, written, and its length returned. Errors
+    /// carry document offsets, and lines and columns counted from the token's start.
+    static func scanScalarPrefix<Handler: JSONEventHandler>(
+        _ input: UnsafeRawBufferPointer, offset: Int, into handler: inout Handler
+    ) throws(JSONParseError) -> Int {
+        guard let start = input.baseAddress, input.count > 0 else {
+            throw JSONParseError(message: "unexpected end of input", offset: offset, line: 1, column: 1, isTruncated: true)
+        }
+        var scanner = JSONScanner(start: start, end: start + input.count)
+        do throws(JSONParseError) {
+            switch start.load(as: UInt8.self) {
+            case UInt8(ascii: "t"):
+                try scanner.scanLiteral("true")
+                handler.literal(.true)
+            case UInt8(ascii: "f"):
+                try scanner.scanLiteral("false")
+                handler.literal(.false)
+            case UInt8(ascii: "n"):
+                try scanner.scanLiteral("null")
+                handler.literal(.null)
+            default:
+                handler.number(try scanner.scanNumber())
+            }
+            return scanner.cursor - start
+        } catch {
+            throw JSONParseError(message: error.message, offset: offset + error.offset, line: error.line,
+                                 column: error.column, isTruncated: error.isTruncated)
+        }
+    }
+
     // MARK: Grammar
 
     private mutating func run<Handler: JSONEventHandler>(_ handler: inout Handler) throws(JSONParseError) {
@@ -426,6 +458,11 @@ struct JSONScanner {
     /// `'x'` for printable ASCII, `'中' (U+4E2D)` for other valid UTF-8, else `byte 0xNN`.
     /// With `escaped`, a printable character is shown after a backslash, as in `'\q'`.
     private func describeCharacter(at position: UnsafeRawPointer, escaped: Bool = false) -> String {
+        Self.describeCharacter(at: position, end: end, escaped: escaped)
+    }
+
+    /// The same, for the incremental reformatter, which passes what it holds of the input.
+    static func describeCharacter(at position: UnsafeRawPointer, end: UnsafeRawPointer, escaped: Bool = false) -> String {
         let byte = position.load(as: UInt8.self)
         let prefix = escaped ? "\\" : ""
         if byte >= 0x20, byte < 0x7F {

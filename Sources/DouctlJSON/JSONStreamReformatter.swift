@@ -87,6 +87,13 @@ struct StreamReformatEngine {
     private var offset = 0
     private var line = 1
     private var lineStart = 0
+    /// UTF-8 continuation bytes on the current line before `offset`: error columns count
+    /// characters, as the one-shot scanner's do.
+    private var continuations = 0
+    /// The chunk being fed and its offset in the document, so an error can describe the
+    /// character at its position as the one-shot scanner does (nil between feeds).
+    private var currentChunk: UnsafeRawBufferPointer?
+    private var currentChunkOffset = 0
 
     init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
         writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
@@ -101,6 +108,78 @@ struct StreamReformatEngine {
 
     /// Takes the next bytes of the document.
     mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        if pending != nil {
+            try awaitCharacter(chunk)
+            return
+        }
+        currentChunk = chunk
+        currentChunkOffset = offset
+        defer { currentChunk = nil }
+        do throws(JSONParseError) {
+            try read(chunk)
+        } catch {
+            // An error at a character this chunk holds only the start of waits for the rest.
+            if let cut = cutCharacter(at: error.offset) {
+                pending = (error, cut.bytes, cut.needed)
+                return
+            }
+            throw error
+        }
+    }
+
+    /// An error that describes a character the input so far holds only the start of
+    /// (`feed` found it): its bytes so far, and how many it has.
+    private var pending: (error: JSONParseError, bytes: [UInt8], needed: Int)?
+
+    /// The bytes held of the character at document offset `position` when it is cut by the
+    /// end of the current chunk, with its length; nil when it is whole (or not a character's
+    /// start).
+    private func cutCharacter(at position: Int) -> (bytes: [UInt8], needed: Int)? {
+        guard let chunk = currentChunk else { return nil }
+        let received = currentChunkOffset + chunk.count
+        var held: [UInt8] = []
+        if position >= currentChunkOffset && position < received {
+            held = Array(chunk[(position - currentChunkOffset)...])
+        } else if position >= tokenOffset && position - tokenOffset < token.count {
+            // In a number or literal kept across chunks, with the bytes after it.
+            held = Array(UnsafeRawBufferPointer(start: token.base + (position - tokenOffset), count: token.count - (position - tokenOffset)))
+        }
+        guard let lead = held.first else { return nil }
+        let needed = Self.sequenceLength(lead: lead)
+        guard held.count < needed, position + needed > received else { return nil }
+        return (held, needed)
+    }
+
+    /// Collects the rest of a cut character from the next chunk, and raises the error once
+    /// it is whole.
+    private mutating func awaitCharacter(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        guard var waiting = pending else { return }
+        waiting.bytes += chunk.prefix(waiting.needed - waiting.bytes.count)
+        pending = waiting
+        if waiting.bytes.count >= waiting.needed { throw Self.resolved(waiting) }
+    }
+
+    /// The pending error with its character described from all the bytes it has: the
+    /// description from its lead byte alone ("byte 0xE4") becomes the character's.
+    private static func resolved(_ waiting: (error: JSONParseError, bytes: [UInt8], needed: Int)) -> JSONParseError {
+        let error = waiting.error
+        let partial = "unexpected " + describe(Array(waiting.bytes.prefix(1)))
+        guard error.message.hasPrefix(partial) else { return error }
+        let message = "unexpected " + describe(waiting.bytes) + error.message.dropFirst(partial.count)
+        return JSONParseError(message: message, offset: error.offset, line: error.line, column: error.column, isTruncated: error.isTruncated)
+    }
+
+    /// The length of the UTF-8 sequence a byte leads (1 for ASCII and bytes that lead none).
+    private static func sequenceLength(lead: UInt8) -> Int {
+        switch lead {
+        case 0xC2...0xDF: return 2
+        case 0xE0...0xEF: return 3
+        case 0xF0...0xF4: return 4
+        default: return 1
+        }
+    }
+
+    private mutating func read(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
         guard let base = chunk.baseAddress else { return }
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let count = chunk.count
@@ -120,6 +199,7 @@ struct StreamReformatEngine {
                     let content = UnsafeRawBufferPointer(start: bytes + index, count: close.position - (bytes + index))
                     advance(to: close.position + 1 - bytes, from: &index)
                     let string = StringToken(content: content, flags: close.flags)
+                    continuations += close.continuations
                     if isKey {
                         writer.key(string)
                         state = .colon
@@ -179,9 +259,12 @@ struct StreamReformatEngine {
                 var end = index
                 while end < count, isNumber ? Self.isNumberByte(bytes[end]) : Self.isLetter(bytes[end]) { end += 1 }
                 if end < count && tokenOffset >= chunkStart {
+                    // What follows the token goes to the scanner too, to be judged as the
+                    // one-shot scanner judges it; anything of the token past the value is
+                    // left for the grammar.
                     let start = tokenOffset - chunkStart
-                    advance(to: end, from: &index)
-                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end - start), isKey: false)
+                    let length = try completeScalar(UnsafeRawBufferPointer(start: bytes + start, count: min(count, end + 4) - start))
+                    advance(to: start + length, from: &index)
                     state = .afterValue
                     continue
                 }
@@ -190,17 +273,27 @@ struct StreamReformatEngine {
                     advance(to: end, from: &index)
                 }
                 if end == count { continue }
-                try completeToken(isKey: false)
-                state = .afterValue
+                try completeScalarFromToken(following: UnsafeRawBufferPointer(start: bytes + end, count: min(count - end, 4)))
                 continue
             case .start(let matched):
                 let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
                 if byte == bom[matched] {
                     state = matched == 2 ? .value : .start(matched: matched + 1)
                     advance(to: index + 1, from: &index)
+                    // Columns on the first line count from after the mark.
+                    if matched == 2 { lineStart = 3 }
                     continue
                 }
-                if matched > 0 { throw failure("invalid byte in a UTF-8 byte order mark") }
+                if matched > 0 {
+                    // Not a byte order mark: its first bytes are the value, which cannot begin so.
+                    let held = Array(bom[0..<matched]) + Array(UnsafeBufferPointer(start: bytes + index, count: min(count - index, 4)))
+                    if held.count < 3 {
+                        // EF then a byte: a character of three bytes, which may go on in the next chunk.
+                        pending = (Self.notAByteOrderMark(held), held, 3)
+                        return
+                    }
+                    throw Self.notAByteOrderMark(held)
+                }
                 state = .value
                 continue
             default:
@@ -210,6 +303,7 @@ struct StreamReformatEngine {
                 if byte == 0x0A {
                     line += 1
                     lineStart = offset + 1
+                    continuations = 0
                 }
                 advance(to: index + 1, from: &index)
                 continue
@@ -249,6 +343,7 @@ struct StreamReformatEngine {
                 if byte == 0x0A {
                     line += 1
                     lineStart = chunkStart + index + 1
+                    continuations = 0
                 }
                 index += 1
                 continue
@@ -259,6 +354,7 @@ struct StreamReformatEngine {
                 case UInt8(ascii: "\""):
                     guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
                     writer.string(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                    continuations += close.continuations
                     index = close.position + 1 - bytes
                     state = .afterValue
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -266,16 +362,14 @@ struct StreamReformatEngine {
                     while end < count, Self.isNumberByte(bytes[end]) { end += 1 }
                     guard end < count else { return index }
                     tokenOffset = chunkStart + index
-                    try completeToken(UnsafeRawBufferPointer(start: bytes + index, count: end - index), isKey: false)
-                    index = end
+                    index += try completeScalar(UnsafeRawBufferPointer(start: bytes + index, count: min(count, end + 4) - index))
                     state = .afterValue
                 case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     var end = index + 1
                     while end < count, Self.isLetter(bytes[end]) { end += 1 }
                     guard end < count else { return index }
                     tokenOffset = chunkStart + index
-                    try completeToken(UnsafeRawBufferPointer(start: bytes + index, count: end - index), isKey: false)
-                    index = end
+                    index += try completeScalar(UnsafeRawBufferPointer(start: bytes + index, count: min(count, end + 4) - index))
                     state = .afterValue
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
                     guard depth < JSONScanner.maximumDepth else { return index }
@@ -289,6 +383,7 @@ struct StreamReformatEngine {
                     let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
                 else { return index }
                 writer.key(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                continuations += close.continuations
                 index = close.position + 1 - bytes
                 state = .colon
             case .colon:
@@ -347,15 +442,17 @@ struct StreamReformatEngine {
 
     /// Ends the document: flushes the last output, or throws when the document is incomplete.
     mutating func finish() throws(JSONParseError) {
+        if let pending { throw Self.resolved(pending) }
         switch state {
         case .number, .literal:
-            try completeToken(isKey: false)
-            state = .afterValue
+            try completeScalarFromToken(following: UnsafeRawBufferPointer(start: nil, count: 0))
+        case .start(let matched) where matched > 0:
+            throw Self.notAByteOrderMark(Array([0xEF, 0xBB][0..<matched]))
         case .string(let isKey, _):
             // What the one-shot scanner says of a string the input ends in: a control
             // character or bad escape in it, else "unterminated string" at its quote.
             try completeToken(isKey: isKey)
-            throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
+            throw failure("unexpected end of input", isTruncated: true)
         default:
             break
         }
@@ -365,11 +462,11 @@ struct StreamReformatEngine {
         case .afterValue where depth == 0:
             state = .done
         case .start:
-            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+            throw failure("empty input")
         case .value where depth == 0:
-            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+            throw failure("empty input")
         default:
-            throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
+            throw failure("unexpected end of input", isTruncated: true)
         }
         writer.finish()
     }
@@ -411,12 +508,12 @@ struct StreamReformatEngine {
         case .key:
             try startKey(byte)
         case .colon:
-            guard byte == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
+            guard byte == UInt8(ascii: ":") else { throw unexpected(byte, "expected ':' after object key") }
             state = .value
         case .afterValue:
             guard depth > 0 else {
                 state = .done
-                throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+                throw failure("unexpected \(describe(byte)) after the JSON value")
             }
             let inObject = isObject[depth]
             if byte == UInt8(ascii: ",") {
@@ -429,12 +526,12 @@ struct StreamReformatEngine {
                 writer.endArray(depth: depth)
                 depth -= 1
             } else {
-                throw failure(inObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
+                throw unexpected(byte, inObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
             }
         case .done:
-            throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+            throw failure("unexpected \(describe(byte)) after the JSON value")
         default:
-            throw failure("expected a value")
+            throw unexpected(byte, "expected a value")
         }
         if case .afterValue = state, depth == 0 { state = .done }
     }
@@ -446,7 +543,7 @@ struct StreamReformatEngine {
             state = .string(isKey: false, escaped: false)
         case UInt8(ascii: "["), UInt8(ascii: "{"):
             guard depth < JSONScanner.maximumDepth else {
-                throw failure("nesting too deep (more than \(JSONScanner.maximumDepth) levels)")
+                throw failure("nesting deeper than \(JSONScanner.maximumDepth) levels")
             }
             state = byte == UInt8(ascii: "[") ? .openArray : .openObject
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -456,12 +553,12 @@ struct StreamReformatEngine {
             beginToken()
             state = .literal
         default:
-            throw failure("expected a value")
+            throw unexpected(byte, "expected a value")
         }
     }
 
     private mutating func startKey(_ byte: UInt8) throws(JSONParseError) {
-        guard byte == UInt8(ascii: "\"") else { throw failure("expected an object key") }
+        guard byte == UInt8(ascii: "\"") else { throw unexpected(byte, "expected an object key") }
         beginToken()
         state = .string(isKey: true, escaped: false)
     }
@@ -480,14 +577,52 @@ struct StreamReformatEngine {
         token.append(UnsafeRawPointer(source), count: count)
     }
 
-    /// Validates the token just read with the one-shot scanner's own code and writes it.
+    /// Validates the string just read with the one-shot scanner's own code and writes it.
     private mutating func completeToken(isKey: Bool) throws(JSONParseError) {
-        try JSONScanner.scanToken(token.bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        try completeToken(token.bytes, isKey: isKey)
     }
 
-    /// The same, for a token that lies whole in the current chunk.
+    /// The same, for a string that lies whole in the current chunk.
     private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
-        try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        do throws(JSONParseError) {
+            try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        } catch {
+            throw located(error)
+        }
+        for byte in bytes where byte & 0xC0 == 0x80 { continuations += 1 }
+    }
+
+    /// Checks and writes the number or literal at the start of `window` (the token and up to
+    /// four bytes after it) and returns its length.
+    private mutating func completeScalar(_ window: UnsafeRawBufferPointer) throws(JSONParseError) -> Int {
+        do throws(JSONParseError) {
+            return try JSONScanner.scanScalarPrefix(window, offset: tokenOffset, into: &writer)
+        } catch {
+            throw located(error)
+        }
+    }
+
+    /// The same for a number or literal kept in `token` across chunks, `following` being
+    /// the bytes after it (none at the end of the input). Whatever of the token lies past
+    /// the value is judged by the grammar, which rejects it, as the one-shot scanner does.
+    private mutating func completeScalarFromToken(following: UnsafeRawBufferPointer) throws(JSONParseError) {
+        let length = token.count
+        // Past the token's limit by at most four bytes.
+        token.append(following)
+        let consumed = try completeScalar(token.bytes)
+        state = .afterValue
+        if consumed < length {
+            offset = tokenOffset + consumed
+            try structural(token.base[consumed])
+        }
+    }
+
+    /// A token's error, whose line and column count from the token's start, placed in the
+    /// document. (A token holds no line break: one in a string is an error before it.)
+    private func located(_ error: JSONParseError) -> JSONParseError {
+        JSONParseError(message: error.message, offset: error.offset, line: line + error.line - 1,
+                       column: error.line == 1 ? tokenOffset - lineStart - continuations + error.column : error.column,
+                       isTruncated: error.isTruncated)
     }
 
     /// Finds the closing quote of a string whose content starts at `start`, checking it on the
@@ -498,9 +633,10 @@ struct StreamReformatEngine {
     @inline(__always)
     private static func scanString(
         from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, plain: UnsafePointer<Bool>
-    ) -> (position: UnsafePointer<UInt8>, flags: UInt8)? {
+    ) -> (position: UnsafePointer<UInt8>, flags: UInt8, continuations: Int)? {
         var position = start
         var flags: UInt8 = 0
+        var continuations = 0
         while position < end {
             let byte = position.pointee
             // Printable ASCII other than '"' and '\\': most bytes of most strings.
@@ -508,7 +644,7 @@ struct StreamReformatEngine {
                 position += 1
                 continue
             }
-            if byte == UInt8(ascii: "\"") { return (position, flags) }
+            if byte == UInt8(ascii: "\"") { return (position, flags, continuations) }
             if byte >= 0x80 {
                 // The common case first: a 3-byte character (CJK) whose lead allows any
                 // continuation byte second.
@@ -516,15 +652,18 @@ struct StreamReformatEngine {
                     && position[1] & 0xC0 == 0x80 && position[2] & 0xC0 == 0x80
                 {
                     position += 3
+                    continuations += 2
                     continue
                 }
                 let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))
                 if length > 0 {
                     position += length
+                    continuations += length - 1
                 } else {
                     // A sequence cut by the chunk's end is not known to be invalid yet.
                     guard end - position >= 4 else { return nil }
                     flags |= StringToken.hasInvalidUTF8
+                    if byte < 0xC0 { continuations += 1 }
                     position += 1
                 }
             } else if byte == UInt8(ascii: "\\") {
@@ -572,11 +711,37 @@ struct StreamReformatEngine {
         byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
     }
 
-    private static func describe(_ byte: UInt8) -> String {
-        byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+    /// The byte at `offset` as the one-shot scanner describes it: a character read from
+    /// as much of the chunk as is there, or the byte alone.
+    private func describe(_ byte: UInt8) -> String {
+        if byte >= 0x80, let chunk = currentChunk, let base = chunk.baseAddress {
+            let index = offset - currentChunkOffset
+            if index >= 0 && index < chunk.count {
+                return JSONScanner.describeCharacter(at: base + index, end: base + chunk.count)
+            }
+        }
+        return Self.describe([byte])
     }
 
-    private func failure(_ message: String) -> JSONParseError {
-        JSONParseError(message: message, offset: offset, line: line, column: offset - lineStart + 1)
+    private static func describe(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { raw in
+            raw.baseAddress.map { JSONScanner.describeCharacter(at: $0, end: $0 + raw.count) } ?? ""
+        }
+    }
+
+    /// The start of a byte order mark (0xEF, maybe 0xBB) that `bytes` turn out not to
+    /// finish: the one-shot scanner reads it as the first character of the value.
+    private static func notAByteOrderMark(_ bytes: [UInt8]) -> JSONParseError {
+        JSONParseError(message: "unexpected \(describe(bytes)), expected a value", offset: 0, line: 1, column: 1)
+    }
+
+    /// "unexpected 'x', <expectation>" for `byte`, at `offset`.
+    private func unexpected(_ byte: UInt8, _ expectation: String) -> JSONParseError {
+        failure("unexpected \(describe(byte)), \(expectation)")
+    }
+
+    private func failure(_ message: String, isTruncated: Bool = false) -> JSONParseError {
+        JSONParseError(message: message, offset: offset, line: line, column: offset - lineStart - continuations + 1,
+                       isTruncated: isTruncated)
     }
 }

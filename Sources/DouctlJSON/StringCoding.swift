@@ -113,7 +113,8 @@ enum StringCoding {
                 out.storeBytes(of: kind, as: UInt8.self)
                 out += 1
             case UInt8(ascii: "u"):
-                let unit = hex4(at: position, end: end) ?? 0xFFFD
+                // Checked by the scanner; if not, the escape's text is dropped, as decoding does.
+                guard let unit = hex4(at: position, end: end) else { break }
                 position += 4
                 var scalar = unit
                 if unit >= 0xD800, unit <= 0xDBFF {

@@ -2,7 +2,8 @@ import DouctlJSON
 import Testing
 
 /// The incremental reformatter against the one-shot one: wherever the chunks split a
-/// document, it prints the same bytes and accepts and rejects the same documents.
+/// document, it prints the same bytes, accepts and rejects the same documents, and
+/// rejects them with the same error (message, offset, line, column).
 @Suite("Stream reformatter")
 struct StreamReformatterTests {
     static let documents: [String] = [
@@ -20,6 +21,11 @@ struct StreamReformatterTests {
         "", " ", "\u{FEFF}", "[", "[1,]", "[1 2]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{1:2}", "01", "-", "1.",
         "1e", "tru", "truex", "nul", "[1]]", "[1] x", "\"abc", "\"\\\"", "\"\\x\"", "\"a\nb\"", "[1,\n", "}", "]",
         "{\"a\" 1}", "\u{FEFF}\u{FEFF}1", "[nulll]", "[-]", "[+1]", "[.5]", "[1.5.5]",
+        // Errors at non-ASCII characters, which are described whole however the chunks cut them.
+        "[1,中]", "{\"中文\":1 文}", "[\"豆瓣\"😀]", "\"a\"é", "[1.中]", "[1中]", "[-é]", "[1e😀]", "[tru中]", "[true中]",
+        "\u{FEFF}中", "\u{FEFF}\u{FEFF}", "{\"a\":1}\u{FEC0}", "[\"\\中\"]",
+        // Numbers and literals that stop early, judged by what follows as the one-shot scanner does.
+        "100-2", "[100-2]", "[nullfalse]", "truex", "[fa\u{1}lse]", "[t", "[1e", "[-", "[01]", "[1.]", "{\"a\":1.e5}",
     ]
 
     func chunked(_ input: [UInt8], _ format: JSONFormat, size: Int) -> Result<[UInt8], JSONParseError> {
@@ -34,8 +40,8 @@ struct StreamReformatterTests {
                 switch (expected, got) {
                 case (.success(let want), .success(let have)):
                     #expect(text(have) == text(want), "chunks of \(size): \(text(input).debugDescription)", sourceLocation: sourceLocation)
-                case (.failure, .failure):
-                    break
+                case (.failure(let want), .failure(let have)):
+                    #expect(have == want, "chunks of \(size): \(text(input).debugDescription)", sourceLocation: sourceLocation)
                 default:
                     Issue.record("chunks of \(size) of \(text(input).debugDescription): one-shot \(expected), stream \(got)", sourceLocation: sourceLocation)
                 }
@@ -53,6 +59,54 @@ struct StreamReformatterTests {
     @Test func everySplitOfInvalidUTF8() {
         expectSame([0x22, 0xE4, 0x41, 0x42, 0xFF, 0x22], sizes: Array(1...6))
         expectSame([0x5B, 0x22, 0xE4, 0xB8, 0xAD, 0x22, 0x5D], sizes: Array(1...7))
+        // A byte order mark that is not one, however it is split: EF BB then a continuation
+        // byte is U+FEC0; EF then an ASCII byte is a lone byte.
+        expectSame([0xEF, 0xBB, 0x80, 0x31], sizes: Array(1...4))
+        expectSame([0xEF, 0x31], sizes: [1, 2])
+        expectSame([0xEF, 0xBB], sizes: [1, 2])
+        expectSame([0x5B, 0x31, 0x5D, 0xE4, 0xB8], sizes: Array(1...5))
+    }
+
+    @Test func outputBeforeAnErrorIsTheOneShots() {
+        // Past several 64 KiB flushes, then an error: what was printed before it is the same.
+        var generator = DocumentGenerator(seed: 0x0E44)
+        generator.whitespace = false
+        var input = bytes("[")
+        while input.count < 300_000 {
+            input += generator.document()
+            input.append(UInt8(ascii: ","))
+        }
+        for tail in ["1 2]", "\"abc", "tru]", "1.x]", "中]", "{\"a\":1 中}"] {
+            let document = input + bytes(tail)
+            for format in [JSONFormat.pretty, .compact] {
+                var oneShot: [UInt8] = []
+                let oneShotError = document.withUnsafeBytes { raw in
+                    Result { () throws(JSONParseError) in
+                        try JSONReformatter.reformat(raw, format: format) { oneShot.append(contentsOf: $0) }
+                    }
+                }
+                for size in [4_096, 65_536, 100_003] {
+                    var streamed: [UInt8] = []
+                    let reformatter = JSONStreamReformatter(format: format) { streamed.append(contentsOf: $0) }
+                    let streamError = document.withUnsafeBytes { raw in
+                        Result { () throws(JSONParseError) in
+                            var start = 0
+                            while start < raw.count {
+                                let end = min(raw.count, start + size)
+                                try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                                start = end
+                            }
+                            try reformatter.finish()
+                        }
+                    }
+                    #expect(oneShot.count > 65_536 && streamed == oneShot, "\(tail), chunks of \(size)")
+                    switch (oneShotError, streamError) {
+                    case (.failure(let want), .failure(let have)): #expect(have == want, "\(tail), chunks of \(size)")
+                    default: Issue.record("\(tail), chunks of \(size): one-shot \(oneShotError), stream \(streamError)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func randomDocumentsAtRandomSplits() {
@@ -144,7 +198,7 @@ struct StreamReformatterStringTests {
                 case (.success(let want), .success(let have)):
                     #expect(have == want, "split at \(split) of \(text(input).debugDescription)", sourceLocation: sourceLocation)
                 case (.failure(let want), .failure(let have)):
-                    #expect(have.message == want.message, "split at \(split) of \(text(input).debugDescription)", sourceLocation: sourceLocation)
+                    #expect(have == want, "split at \(split) of \(text(input).debugDescription)", sourceLocation: sourceLocation)
                 case (let want, let have):
                     Issue.record("split at \(split) of \(text(input).debugDescription): one-shot \(want), stream \(have)", sourceLocation: sourceLocation)
                 }
