@@ -86,10 +86,11 @@ struct JSONScanner {
         self.cursor = start
     }
 
-    /// One complete scalar token (a string, number or literal) and nothing else, for the
-    /// incremental reformatter, which finds where tokens end and leaves their validation to
-    /// the same code the one-shot scanner runs. A string is reported as a key when `isKey`.
-    static func scanToken<Handler: JSONEventHandler>(
+    /// One complete string token, quotes included, for the incremental reformatter's
+    /// strings that cross a chunk boundary or are malformed: checked by the one-shot
+    /// scanner's own code, and reported as a key when `isKey`. Errors carry document
+    /// offsets, and lines and columns counted from the token's start.
+    static func scanStringToken<Handler: JSONEventHandler>(
         _ input: UnsafeRawBufferPointer, isKey: Bool, offset: Int, into handler: inout Handler
     ) throws(JSONParseError) {
         guard let start = input.baseAddress, input.count > 0 else {
@@ -97,33 +98,10 @@ struct JSONScanner {
         }
         var scanner = JSONScanner(start: start, end: start + input.count)
         do throws(JSONParseError) {
-            switch start.load(as: UInt8.self) {
-            case UInt8(ascii: "\""):
-                let token = try scanner.scanString()
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected the end of the string") }
-                if isKey { handler.key(token) } else { handler.string(token) }
-                return
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                let number = try scanner.scanNumber()
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a number") }
-                handler.number(number)
-            case UInt8(ascii: "t"):
-                try scanner.scanLiteral("true")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
-                handler.literal(.true)
-            case UInt8(ascii: "f"):
-                try scanner.scanLiteral("false")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
-                handler.literal(.false)
-            case UInt8(ascii: "n"):
-                try scanner.scanLiteral("null")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
-                handler.literal(.null)
-            default:
-                throw scanner.unexpected("expected a value")
-            }
+            let token = try scanner.scanString()
+            guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected the end of the string") }
+            if isKey { handler.key(token) } else { handler.string(token) }
         } catch {
-            // Offsets are within the token: make them the document's.
             throw JSONParseError(message: error.message, offset: offset + error.offset, line: error.line,
                                  column: error.column, isTruncated: error.isTruncated)
         }

@@ -4,9 +4,10 @@
 /// (a string, number or literal, at most `maximumTokenBytes`), so memory does not grow with
 /// the size of the document. Chunk boundaries may fall anywhere, even inside a UTF-8
 /// sequence or an escape: the output is what the one-shot reformatter prints, and it
-/// accepts and rejects what the one-shot reformatter does, except a single string or
-/// number longer than `maximumTokenBytes`, which it rejects. Output already emitted before
-/// an error stays emitted.
+/// accepts and rejects what the one-shot reformatter does, with the same error (message,
+/// offset, line, column), except a single string or number longer than
+/// `maximumTokenBytes`, which it rejects. Output already emitted before an error stays
+/// emitted, and is what the one-shot reformatter emits before it.
 ///
 /// This is the seam a printer calls to write a JSON stream: `feed` bytes, then `finish`.
 public final class JSONStreamReformatter {
@@ -585,7 +586,7 @@ struct StreamReformatEngine {
     /// The same, for a string that lies whole in the current chunk.
     private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
         do throws(JSONParseError) {
-            try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+            try JSONScanner.scanStringToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
         } catch {
             throw located(error)
         }
