@@ -68,12 +68,19 @@ struct ByteBuffer {
         append(UnsafeRawPointer(text.utf8Start), count: text.utf8CodeUnitCount)
     }
 
-    /// "\n" then `spaces` spaces: the start of a pretty-printed line.
+    /// "\n" then `spaces` spaces: the start of a pretty-printed line. The spaces are stored
+    /// eight at a time (a few past the end, inside the reserve, and overwritten next), since
+    /// indents are short and a memset call per line costs more than the line.
     @inline(__always)
     mutating func appendNewline(indentedBy spaces: Int) {
-        reserve(1 + spaces)
-        base[count] = 0x0A
-        (base + count + 1).initialize(repeating: 0x20, count: spaces)
+        reserve(spaces + 9)
+        let line = UnsafeMutableRawPointer(base + count)
+        line.storeBytes(of: 0x0A, as: UInt8.self)
+        var stored = 0
+        while stored < spaces {
+            line.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: 1 + stored, as: UInt64.self)
+            stored += 8
+        }
         count += 1 + spaces
     }
 

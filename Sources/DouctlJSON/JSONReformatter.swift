@@ -76,6 +76,10 @@ struct ReformatWriter: JSONEventHandler {
         if token.isCanonicalJSON, let content = token.content.baseAddress {
             // Already canonical: copy it with its quotes.
             output.append(content - 1, count: token.content.count + 2)
+        } else if token.flags == StringToken.hasEscapes {
+            // Only escapes to rewrite (most non-canonical strings: "https:\/\/", "\u4e2d"):
+            // one pass from the token to the output.
+            StringCoding.appendRequoted(token.content, to: &output)
         } else {
             decoded.count = 0
             StringCoding.appendText(of: token, to: &decoded, scratch: &scratch)

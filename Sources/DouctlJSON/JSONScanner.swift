@@ -86,10 +86,11 @@ struct JSONScanner {
         self.cursor = start
     }
 
-    /// One complete scalar token (a string, number or literal) and nothing else, for the
-    /// incremental reformatter, which finds where tokens end and leaves their validation to
-    /// the same code the one-shot scanner runs. A string is reported as a key when `isKey`.
-    static func scanToken<Handler: JSONEventHandler>(
+    /// One complete string token, quotes included, for the incremental reformatter's
+    /// strings that cross a chunk boundary or are malformed: checked by the one-shot
+    /// scanner's own code, and reported as a key when `isKey`. Errors carry document
+    /// offsets, and lines and columns counted from the token's start.
+    static func scanStringToken<Handler: JSONEventHandler>(
         _ input: UnsafeRawBufferPointer, isKey: Bool, offset: Int, into handler: inout Handler
     ) throws(JSONParseError) {
         guard let start = input.baseAddress, input.count > 0 else {
@@ -97,33 +98,42 @@ struct JSONScanner {
         }
         var scanner = JSONScanner(start: start, end: start + input.count)
         do throws(JSONParseError) {
+            let token = try scanner.scanString()
+            guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected the end of the string") }
+            if isKey { handler.key(token) } else { handler.string(token) }
+        } catch {
+            throw JSONParseError(message: error.message, offset: offset + error.offset, line: error.line,
+                                 column: error.column, isTruncated: error.isTruncated)
+        }
+    }
+
+    /// A number or literal at the start of `input`, which may go on past it (the incremental
+    /// reformatter passes the bytes after the token too, so that what follows is judged as
+    /// the one-shot scanner judges it): checked, written, and its length returned. Errors
+    /// carry document offsets, and lines and columns counted from the token's start.
+    static func scanScalarPrefix<Handler: JSONEventHandler>(
+        _ input: UnsafeRawBufferPointer, offset: Int, into handler: inout Handler
+    ) throws(JSONParseError) -> Int {
+        guard let start = input.baseAddress, input.count > 0 else {
+            throw JSONParseError(message: "unexpected end of input", offset: offset, line: 1, column: 1, isTruncated: true)
+        }
+        var scanner = JSONScanner(start: start, end: start + input.count)
+        do throws(JSONParseError) {
             switch start.load(as: UInt8.self) {
-            case UInt8(ascii: "\""):
-                let token = try scanner.scanString()
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected the end of the string") }
-                if isKey { handler.key(token) } else { handler.string(token) }
-                return
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                let number = try scanner.scanNumber()
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a number") }
-                handler.number(number)
             case UInt8(ascii: "t"):
                 try scanner.scanLiteral("true")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
                 handler.literal(.true)
             case UInt8(ascii: "f"):
                 try scanner.scanLiteral("false")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
                 handler.literal(.false)
             case UInt8(ascii: "n"):
                 try scanner.scanLiteral("null")
-                guard scanner.cursor == scanner.end else { throw scanner.unexpected("expected a value") }
                 handler.literal(.null)
             default:
-                throw scanner.unexpected("expected a value")
+                handler.number(try scanner.scanNumber())
             }
+            return scanner.cursor - start
         } catch {
-            // Offsets are within the token: make them the document's.
             throw JSONParseError(message: error.message, offset: offset + error.offset, line: error.line,
                                  column: error.column, isTruncated: error.isTruncated)
         }
@@ -426,6 +436,11 @@ struct JSONScanner {
     /// `'x'` for printable ASCII, `'中' (U+4E2D)` for other valid UTF-8, else `byte 0xNN`.
     /// With `escaped`, a printable character is shown after a backslash, as in `'\q'`.
     private func describeCharacter(at position: UnsafeRawPointer, escaped: Bool = false) -> String {
+        Self.describeCharacter(at: position, end: end, escaped: escaped)
+    }
+
+    /// The same, for the incremental reformatter, which passes what it holds of the input.
+    static func describeCharacter(at position: UnsafeRawPointer, end: UnsafeRawPointer, escaped: Bool = false) -> String {
         let byte = position.load(as: UInt8.self)
         let prefix = escaped ? "\\" : ""
         if byte >= 0x20, byte < 0x7F {
@@ -476,6 +491,12 @@ enum SWAR {
 }
 
 enum Hex {
+    /// `value(of:) != nil`, without the switch.
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10 || (byte | 0x20) &- UInt8(ascii: "a") < 6
+    }
+
     @inline(__always)
     static func value(of byte: UInt8) -> UInt32? {
         switch byte {

@@ -4,9 +4,10 @@
 /// (a string, number or literal, at most `maximumTokenBytes`), so memory does not grow with
 /// the size of the document. Chunk boundaries may fall anywhere, even inside a UTF-8
 /// sequence or an escape: the output is what the one-shot reformatter prints, and it
-/// accepts and rejects what the one-shot reformatter does, except a single string or
-/// number longer than `maximumTokenBytes`, which it rejects. Output already emitted before
-/// an error stays emitted.
+/// accepts and rejects what the one-shot reformatter does, with the same error (message,
+/// offset, line, column), except a single string or number longer than
+/// `maximumTokenBytes`, which it rejects. Output already emitted before an error stays
+/// emitted, and is what the one-shot reformatter emits before it.
 ///
 /// This is the seam a printer calls to write a JSON stream: `feed` bytes, then `finish`.
 public final class JSONStreamReformatter {
@@ -76,26 +77,110 @@ struct StreamReformatEngine {
     private var writer: ReformatWriter
     private var token = ByteBuffer(capacity: 256)
     private var tokenOffset = 0
-    /// isObject for each open container; index 0 is depth 1.
-    private var stack: [Bool] = []
+    /// Whether each open container is an object, at its depth (1 for the outermost); a
+    /// fixed block of `JSONScanner.maximumDepth + 1`, so nesting costs no array growth.
+    private let isObject = UnsafeMutablePointer<Bool>.allocate(capacity: JSONScanner.maximumDepth + 1)
+    private var depth = 0
+    /// See `makePlainStringBytes`.
+    private let plainStringBytes = Self.makePlainStringBytes()
     private var state = State.start(matched: 0)
     /// Bytes consumed so far, and where the current line began (for error positions).
     private var offset = 0
     private var line = 1
     private var lineStart = 0
+    /// UTF-8 continuation bytes on the current line before `offset`: error columns count
+    /// characters, as the one-shot scanner's do.
+    private var continuations = 0
+    /// The chunk being fed and its offset in the document, so an error can describe the
+    /// character at its position as the one-shot scanner does (nil between feeds).
+    private var currentChunk: UnsafeRawBufferPointer?
+    private var currentChunkOffset = 0
 
     init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
         writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
-        stack.reserveCapacity(64)
     }
 
     func free() {
         writer.free()
         token.free()
+        isObject.deallocate()
+        plainStringBytes.deallocate()
     }
 
     /// Takes the next bytes of the document.
     mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        if pending != nil {
+            try awaitCharacter(chunk)
+            return
+        }
+        currentChunk = chunk
+        currentChunkOffset = offset
+        defer { currentChunk = nil }
+        do throws(JSONParseError) {
+            try read(chunk)
+        } catch {
+            // An error at a character this chunk holds only the start of waits for the rest.
+            if let cut = cutCharacter(at: error.offset) {
+                pending = (error, cut.bytes, cut.needed)
+                return
+            }
+            throw error
+        }
+    }
+
+    /// An error that describes a character the input so far holds only the start of
+    /// (`feed` found it): its bytes so far, and how many it has.
+    private var pending: (error: JSONParseError, bytes: [UInt8], needed: Int)?
+
+    /// The bytes held of the character at document offset `position` when it is cut by the
+    /// end of the current chunk, with its length; nil when it is whole (or not a character's
+    /// start).
+    private func cutCharacter(at position: Int) -> (bytes: [UInt8], needed: Int)? {
+        guard let chunk = currentChunk else { return nil }
+        let received = currentChunkOffset + chunk.count
+        var held: [UInt8] = []
+        if position >= currentChunkOffset && position < received {
+            held = Array(chunk[(position - currentChunkOffset)...])
+        } else if position >= tokenOffset && position - tokenOffset < token.count {
+            // In a number or literal kept across chunks, with the bytes after it.
+            held = Array(UnsafeRawBufferPointer(start: token.base + (position - tokenOffset), count: token.count - (position - tokenOffset)))
+        }
+        guard let lead = held.first else { return nil }
+        let needed = Self.sequenceLength(lead: lead)
+        guard held.count < needed, position + needed > received else { return nil }
+        return (held, needed)
+    }
+
+    /// Collects the rest of a cut character from the next chunk, and raises the error once
+    /// it is whole.
+    private mutating func awaitCharacter(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
+        guard var waiting = pending else { return }
+        waiting.bytes += chunk.prefix(waiting.needed - waiting.bytes.count)
+        pending = waiting
+        if waiting.bytes.count >= waiting.needed { throw Self.resolved(waiting) }
+    }
+
+    /// The pending error with its character described from all the bytes it has: the
+    /// description from its lead byte alone ("byte 0xE4") becomes the character's.
+    private static func resolved(_ waiting: (error: JSONParseError, bytes: [UInt8], needed: Int)) -> JSONParseError {
+        let error = waiting.error
+        let partial = "unexpected " + describe(Array(waiting.bytes.prefix(1)))
+        guard error.message.hasPrefix(partial) else { return error }
+        let message = "unexpected " + describe(waiting.bytes) + error.message.dropFirst(partial.count)
+        return JSONParseError(message: message, offset: error.offset, line: error.line, column: error.column, isTruncated: error.isTruncated)
+    }
+
+    /// The length of the UTF-8 sequence a byte leads (1 for ASCII and bytes that lead none).
+    private static func sequenceLength(lead: UInt8) -> Int {
+        switch lead {
+        case 0xC2...0xDF: return 2
+        case 0xE0...0xEF: return 3
+        case 0xF0...0xF4: return 4
+        default: return 1
+        }
+    }
+
+    private mutating func read(_ chunk: UnsafeRawBufferPointer) throws(JSONParseError) {
         guard let base = chunk.baseAddress else { return }
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let count = chunk.count
@@ -104,11 +189,29 @@ struct StreamReformatEngine {
         // is validated in place, not copied.
         let chunkStart = offset
         while index < count {
+            index = try readWholeTokens(bytes, from: index, count: count)
+            guard index < count else { break }
             let byte = bytes[index]
             switch state {
             case .string(let isKey, var escaped):
-                // The bulk of a document: find the closing quote, stepping over escapes,
-                // and copy the run at once.
+                // The bulk of a document: a string that begins and ends in this chunk is
+                // validated and written in one pass, straight from the chunk.
+                if tokenOffset >= chunkStart, let close = Self.scanString(from: bytes + index, end: bytes + count, plain: plainStringBytes) {
+                    let content = UnsafeRawBufferPointer(start: bytes + index, count: close.position - (bytes + index))
+                    advance(to: close.position + 1 - bytes, from: &index)
+                    let string = StringToken(content: content, flags: close.flags)
+                    continuations += close.continuations
+                    if isKey {
+                        writer.key(string)
+                        state = .colon
+                    } else {
+                        writer.string(string)
+                        state = .afterValue
+                    }
+                    continue
+                }
+                // Otherwise find the closing quote, stepping over escapes, and leave the
+                // checking to the one-shot scanner's code once the token is whole.
                 var end = index
                 var closes = false
                 if escaped {
@@ -139,7 +242,9 @@ struct StreamReformatEngine {
                     state = isKey ? .colon : .afterValue
                     continue
                 }
-                try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
+                if tokenOffset < chunkStart {
+                    try appendToken(bytes + index, count: (closes ? end + 1 : end) - index)
+                }
                 if closes {
                     advance(to: end + 1, from: &index)
                     try completeToken(isKey: isKey)
@@ -155,28 +260,41 @@ struct StreamReformatEngine {
                 var end = index
                 while end < count, isNumber ? Self.isNumberByte(bytes[end]) : Self.isLetter(bytes[end]) { end += 1 }
                 if end < count && tokenOffset >= chunkStart {
+                    // What follows the token goes to the scanner too, to be judged as the
+                    // one-shot scanner judges it; anything of the token past the value is
+                    // left for the grammar.
                     let start = tokenOffset - chunkStart
-                    advance(to: end, from: &index)
-                    try completeToken(UnsafeRawBufferPointer(start: bytes + start, count: end - start), isKey: false)
+                    let length = try completeScalar(UnsafeRawBufferPointer(start: bytes + start, count: min(count, end + 4) - start))
+                    advance(to: start + length, from: &index)
                     state = .afterValue
                     continue
                 }
                 if end > index {
-                    try appendToken(bytes + index, count: end - index)
+                    if tokenOffset < chunkStart { try appendToken(bytes + index, count: end - index) }
                     advance(to: end, from: &index)
                 }
                 if end == count { continue }
-                try completeToken(isKey: false)
-                state = .afterValue
+                try completeScalarFromToken(following: UnsafeRawBufferPointer(start: bytes + end, count: min(count - end, 4)))
                 continue
             case .start(let matched):
                 let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
                 if byte == bom[matched] {
                     state = matched == 2 ? .value : .start(matched: matched + 1)
                     advance(to: index + 1, from: &index)
+                    // Columns on the first line count from after the mark.
+                    if matched == 2 { lineStart = 3 }
                     continue
                 }
-                if matched > 0 { throw failure("invalid byte in a UTF-8 byte order mark") }
+                if matched > 0 {
+                    // Not a byte order mark: its first bytes are the value, which cannot begin so.
+                    let held = Array(bom[0..<matched]) + Array(UnsafeBufferPointer(start: bytes + index, count: min(count - index, 4)))
+                    if held.count < 3 {
+                        // EF then a byte: a character of three bytes, which may go on in the next chunk.
+                        pending = (Self.notAByteOrderMark(held), held, 3)
+                        return
+                    }
+                    throw Self.notAByteOrderMark(held)
+                }
                 state = .value
                 continue
             default:
@@ -186,6 +304,7 @@ struct StreamReformatEngine {
                 if byte == 0x0A {
                     line += 1
                     lineStart = offset + 1
+                    continuations = 0
                 }
                 advance(to: index + 1, from: &index)
                 continue
@@ -193,28 +312,162 @@ struct StreamReformatEngine {
             try structural(byte)
             advance(to: index + 1, from: &index)
         }
+        // A token that began in this chunk and goes on past it is kept until it is whole.
+        switch state {
+        case .string, .number, .literal:
+            if tokenOffset >= chunkStart {
+                let start = tokenOffset - chunkStart
+                try appendToken(bytes + start, count: count - start)
+            }
+        default:
+            break
+        }
+    }
+
+    /// The common case, between tokens, taken straight through: whitespace, punctuation and
+    /// tokens that lie whole in the chunk, with no per-byte trip round `feed`'s loop. It
+    /// stops, with the state as `feed` would have left it, at the first byte it does not
+    /// handle: a token that goes on past the chunk, anything malformed (so errors are what
+    /// `feed` reports), a byte order mark, the end of the top-level value. Returns where it
+    /// stopped.
+    private mutating func readWholeTokens(_ bytes: UnsafePointer<UInt8>, from start: Int, count: Int) throws(JSONParseError) -> Int {
+        let chunkStart = offset - start
+        var index = start
+        defer { offset = chunkStart + index }
+        while index < count {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                switch state {
+                case .value, .key, .colon, .afterValue, .openArray, .openObject, .done: break
+                default: return index
+                }
+                if byte == 0x0A {
+                    line += 1
+                    lineStart = chunkStart + index + 1
+                    continuations = 0
+                }
+                index += 1
+                continue
+            }
+            switch state {
+            case .value:
+                switch byte {
+                case UInt8(ascii: "\""):
+                    guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
+                    writer.string(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                    continuations += close.continuations
+                    index = close.position + 1 - bytes
+                    state = .afterValue
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    var end = index + 1
+                    while end < count, Self.isNumberByte(bytes[end]) { end += 1 }
+                    guard end < count else { return index }
+                    tokenOffset = chunkStart + index
+                    index += try completeScalar(UnsafeRawBufferPointer(start: bytes + index, count: min(count, end + 4) - index))
+                    state = .afterValue
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    var end = index + 1
+                    while end < count, Self.isLetter(bytes[end]) { end += 1 }
+                    guard end < count else { return index }
+                    tokenOffset = chunkStart + index
+                    index += try completeScalar(UnsafeRawBufferPointer(start: bytes + index, count: min(count, end + 4) - index))
+                    state = .afterValue
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    guard depth < JSONScanner.maximumDepth else { return index }
+                    state = byte == UInt8(ascii: "[") ? .openArray : .openObject
+                    index += 1
+                default:
+                    return index
+                }
+            case .key:
+                guard byte == UInt8(ascii: "\""),
+                    let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
+                else { return index }
+                writer.key(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
+                continuations += close.continuations
+                index = close.position + 1 - bytes
+                state = .colon
+            case .colon:
+                guard byte == UInt8(ascii: ":") else { return index }
+                state = .value
+                index += 1
+            case .afterValue:
+                guard depth > 0 else { return index }
+                let inObject = isObject[depth]
+                if byte == UInt8(ascii: ",") {
+                    writer.separator(depth: depth)
+                    state = inObject ? .key : .value
+                } else if inObject && byte == UInt8(ascii: "}") {
+                    writer.endObject(depth: depth)
+                    depth -= 1
+                    if depth == 0 { state = .done }
+                } else if !inObject && byte == UInt8(ascii: "]") {
+                    writer.endArray(depth: depth)
+                    depth -= 1
+                    if depth == 0 { state = .done }
+                } else {
+                    return index
+                }
+                index += 1
+            case .openArray:
+                if byte == UInt8(ascii: "]") {
+                    writer.emptyArray()
+                    state = depth == 0 ? .done : .afterValue
+                    index += 1
+                } else {
+                    // The first element: read on from this byte.
+                    depth += 1
+                    isObject[depth] = false
+                    writer.beginArray(depth: depth)
+                    state = .value
+                }
+            case .openObject:
+                if byte == UInt8(ascii: "}") {
+                    writer.emptyObject()
+                    state = depth == 0 ? .done : .afterValue
+                    index += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    depth += 1
+                    isObject[depth] = true
+                    writer.beginObject(depth: depth)
+                    state = .key
+                } else {
+                    return index
+                }
+            default:
+                return index
+            }
+        }
+        return index
     }
 
     /// Ends the document: flushes the last output, or throws when the document is incomplete.
     mutating func finish() throws(JSONParseError) {
+        if let pending { throw Self.resolved(pending) }
         switch state {
         case .number, .literal:
-            try completeToken(isKey: false)
-            state = .afterValue
+            try completeScalarFromToken(following: UnsafeRawBufferPointer(start: nil, count: 0))
+        case .start(let matched) where matched > 0:
+            throw Self.notAByteOrderMark(Array([0xEF, 0xBB][0..<matched]))
+        case .string(let isKey, _):
+            // What the one-shot scanner says of a string the input ends in: a control
+            // character or bad escape in it, else "unterminated string" at its quote.
+            try completeToken(isKey: isKey)
+            throw failure("unexpected end of input", isTruncated: true)
         default:
             break
         }
         switch state {
         case .done:
             break
-        case .afterValue where stack.isEmpty:
+        case .afterValue where depth == 0:
             state = .done
         case .start:
-            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
-        case .value where stack.isEmpty:
-            throw JSONParseError(message: "empty input", offset: offset, line: line, column: offset - lineStart + 1)
+            throw failure("empty input")
+        case .value where depth == 0:
+            throw failure("empty input")
         default:
-            throw JSONParseError(message: "unexpected end of input", offset: offset, line: line, column: offset - lineStart + 1, isTruncated: true)
+            throw failure("unexpected end of input", isTruncated: true)
         }
         writer.finish()
     }
@@ -236,8 +489,9 @@ struct StreamReformatEngine {
                 writer.emptyArray()
                 state = .afterValue
             } else {
-                stack.append(false)
-                writer.beginArray(depth: stack.count)
+                depth += 1
+                isObject[depth] = false
+                writer.beginArray(depth: depth)
                 state = .value
                 try startValue(byte)
             }
@@ -246,69 +500,67 @@ struct StreamReformatEngine {
                 writer.emptyObject()
                 state = .afterValue
             } else {
-                stack.append(true)
-                writer.beginObject(depth: stack.count)
+                depth += 1
+                isObject[depth] = true
+                writer.beginObject(depth: depth)
                 state = .key
                 try startKey(byte)
             }
         case .key:
             try startKey(byte)
         case .colon:
-            guard byte == UInt8(ascii: ":") else { throw failure("expected ':' after object key") }
+            guard byte == UInt8(ascii: ":") else { throw unexpected(byte, "expected ':' after object key") }
             state = .value
         case .afterValue:
-            guard let isObject = stack.last else {
+            guard depth > 0 else {
                 state = .done
-                throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+                throw failure("unexpected \(describe(byte)) after the JSON value")
             }
+            let inObject = isObject[depth]
             if byte == UInt8(ascii: ",") {
-                writer.separator(depth: stack.count)
-                state = isObject ? .key : .value
-            } else if isObject && byte == UInt8(ascii: "}") {
-                writer.endObject(depth: stack.count)
-                stack.removeLast()
-            } else if !isObject && byte == UInt8(ascii: "]") {
-                writer.endArray(depth: stack.count)
-                stack.removeLast()
+                writer.separator(depth: depth)
+                state = inObject ? .key : .value
+            } else if inObject && byte == UInt8(ascii: "}") {
+                writer.endObject(depth: depth)
+                depth -= 1
+            } else if !inObject && byte == UInt8(ascii: "]") {
+                writer.endArray(depth: depth)
+                depth -= 1
             } else {
-                throw failure(isObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
+                throw unexpected(byte, inObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
             }
         case .done:
-            throw failure("unexpected \(Self.describe(byte)) after the JSON value")
+            throw failure("unexpected \(describe(byte)) after the JSON value")
         default:
-            throw failure("expected a value")
+            throw unexpected(byte, "expected a value")
         }
-        if case .afterValue = state, stack.isEmpty { state = .done }
+        if case .afterValue = state, depth == 0 { state = .done }
     }
 
     private mutating func startValue(_ byte: UInt8) throws(JSONParseError) {
         switch byte {
         case UInt8(ascii: "\""):
             beginToken()
-            try appendToken(byte)
             state = .string(isKey: false, escaped: false)
         case UInt8(ascii: "["), UInt8(ascii: "{"):
-            guard stack.count < JSONScanner.maximumDepth else {
-                throw failure("nesting too deep (more than \(JSONScanner.maximumDepth) levels)")
+            guard depth < JSONScanner.maximumDepth else {
+                throw failure("nesting deeper than \(JSONScanner.maximumDepth) levels")
             }
             state = byte == UInt8(ascii: "[") ? .openArray : .openObject
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             beginToken()
-            try appendToken(byte)
             state = .number
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
             beginToken()
-            try appendToken(byte)
             state = .literal
         default:
-            throw failure("expected a value")
+            throw unexpected(byte, "expected a value")
         }
     }
 
     private mutating func startKey(_ byte: UInt8) throws(JSONParseError) {
-        guard byte == UInt8(ascii: "\"") else { throw failure("expected an object key") }
+        guard byte == UInt8(ascii: "\"") else { throw unexpected(byte, "expected an object key") }
         beginToken()
-        try appendToken(byte)
         state = .string(isKey: true, escaped: false)
     }
 
@@ -319,11 +571,6 @@ struct StreamReformatEngine {
         tokenOffset = offset
     }
 
-    private mutating func appendToken(_ byte: UInt8) throws(JSONParseError) {
-        var byte = byte
-        try appendToken(&byte, count: 1)
-    }
-
     private mutating func appendToken(_ source: UnsafePointer<UInt8>, count: Int) throws(JSONParseError) {
         guard token.count + count <= JSONStreamReformatter.maximumTokenBytes else {
             throw failure("a single string or number is longer than \(JSONStreamReformatter.maximumTokenBytes >> 20) MiB")
@@ -331,14 +578,129 @@ struct StreamReformatEngine {
         token.append(UnsafeRawPointer(source), count: count)
     }
 
-    /// Validates the token just read with the one-shot scanner's own code and writes it.
+    /// Validates the string just read with the one-shot scanner's own code and writes it.
     private mutating func completeToken(isKey: Bool) throws(JSONParseError) {
-        try JSONScanner.scanToken(token.bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        try completeToken(token.bytes, isKey: isKey)
     }
 
-    /// The same, for a token that lies whole in the current chunk.
+    /// The same, for a string that lies whole in the current chunk.
     private mutating func completeToken(_ bytes: UnsafeRawBufferPointer, isKey: Bool) throws(JSONParseError) {
-        try JSONScanner.scanToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        do throws(JSONParseError) {
+            try JSONScanner.scanStringToken(bytes, isKey: isKey, offset: tokenOffset, into: &writer)
+        } catch {
+            throw located(error)
+        }
+        for byte in bytes where byte & 0xC0 == 0x80 { continuations += 1 }
+    }
+
+    /// Checks and writes the number or literal at the start of `window` (the token and up to
+    /// four bytes after it) and returns its length.
+    private mutating func completeScalar(_ window: UnsafeRawBufferPointer) throws(JSONParseError) -> Int {
+        do throws(JSONParseError) {
+            return try JSONScanner.scanScalarPrefix(window, offset: tokenOffset, into: &writer)
+        } catch {
+            throw located(error)
+        }
+    }
+
+    /// The same for a number or literal kept in `token` across chunks, `following` being
+    /// the bytes after it (none at the end of the input). Whatever of the token lies past
+    /// the value is judged by the grammar, which rejects it, as the one-shot scanner does.
+    private mutating func completeScalarFromToken(following: UnsafeRawBufferPointer) throws(JSONParseError) {
+        let length = token.count
+        // Past the token's limit by at most four bytes.
+        token.append(following)
+        let consumed = try completeScalar(token.bytes)
+        state = .afterValue
+        if consumed < length {
+            offset = tokenOffset + consumed
+            try structural(token.base[consumed])
+        }
+    }
+
+    /// A token's error, whose line and column count from the token's start, placed in the
+    /// document. (A token holds no line break: one in a string is an error before it.)
+    private func located(_ error: JSONParseError) -> JSONParseError {
+        JSONParseError(message: error.message, offset: error.offset, line: line + error.line - 1,
+                       column: error.line == 1 ? tokenOffset - lineStart - continuations + error.column : error.column,
+                       isTruncated: error.isTruncated)
+    }
+
+    /// Finds the closing quote of a string whose content starts at `start`, checking it on the
+    /// way as `JSONScanner.scanString` does (escapes, control characters, UTF-8) and noting
+    /// what the writer needs to know. Nil when the string does not end cleanly before `end`:
+    /// it goes on past the chunk, or it is malformed, and either way takes the general path,
+    /// which reports what the one-shot scanner reports.
+    @inline(__always)
+    private static func scanString(
+        from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, plain: UnsafePointer<Bool>
+    ) -> (position: UnsafePointer<UInt8>, flags: UInt8, continuations: Int)? {
+        var position = start
+        var flags: UInt8 = 0
+        var continuations = 0
+        while position < end {
+            let byte = position.pointee
+            // Printable ASCII other than '"' and '\\': most bytes of most strings.
+            if plain[Int(byte)] {
+                position += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\"") { return (position, flags, continuations) }
+            if byte >= 0x80 {
+                // The common case first: a 3-byte character (CJK) whose lead allows any
+                // continuation byte second.
+                if byte >= 0xE1 && byte <= 0xEF && byte != 0xED && end - position >= 3
+                    && position[1] & 0xC0 == 0x80 && position[2] & 0xC0 == 0x80
+                {
+                    position += 3
+                    continuations += 2
+                    continue
+                }
+                let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))
+                if length > 0 {
+                    position += length
+                    continuations += length - 1
+                } else {
+                    // A sequence cut by the chunk's end is not known to be invalid yet.
+                    guard end - position >= 4 else { return nil }
+                    flags |= StringToken.hasInvalidUTF8
+                    if byte < 0xC0 { continuations += 1 }
+                    position += 1
+                }
+            } else if byte == UInt8(ascii: "\\") {
+                guard end - position >= 2 else { return nil }
+                flags |= StringToken.hasEscapes
+                switch position[1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    position += 2
+                case UInt8(ascii: "u"):
+                    guard end - position >= 6, Hex.isDigit(position[2]), Hex.isDigit(position[3]),
+                        Hex.isDigit(position[4]), Hex.isDigit(position[5])
+                    else { return nil }
+                    position += 6
+                default:
+                    return nil
+                }
+            } else if byte == 0x7F {
+                flags |= StringToken.hasDelete
+                position += 1
+            } else {
+                // A control character: an error the general path reports.
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// A table of which bytes stand for themselves inside a string and need no check:
+    /// printable ASCII other than '"' and '\\'. One load per byte instead of three compares.
+    private static func makePlainStringBytes() -> UnsafeMutablePointer<Bool> {
+        let table = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
+        for byte in 0..<256 {
+            table[byte] = byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C
+        }
+        return table
     }
 
     private static func isNumberByte(_ byte: UInt8) -> Bool {
@@ -350,11 +712,37 @@ struct StreamReformatEngine {
         byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
     }
 
-    private static func describe(_ byte: UInt8) -> String {
-        byte >= 0x21 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+    /// The byte at `offset` as the one-shot scanner describes it: a character read from
+    /// as much of the chunk as is there, or the byte alone.
+    private func describe(_ byte: UInt8) -> String {
+        if byte >= 0x80, let chunk = currentChunk, let base = chunk.baseAddress {
+            let index = offset - currentChunkOffset
+            if index >= 0 && index < chunk.count {
+                return JSONScanner.describeCharacter(at: base + index, end: base + chunk.count)
+            }
+        }
+        return Self.describe([byte])
     }
 
-    private func failure(_ message: String) -> JSONParseError {
-        JSONParseError(message: message, offset: offset, line: line, column: offset - lineStart + 1)
+    private static func describe(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { raw in
+            raw.baseAddress.map { JSONScanner.describeCharacter(at: $0, end: $0 + raw.count) } ?? ""
+        }
+    }
+
+    /// The start of a byte order mark (0xEF, maybe 0xBB) that `bytes` turn out not to
+    /// finish: the one-shot scanner reads it as the first character of the value.
+    private static func notAByteOrderMark(_ bytes: [UInt8]) -> JSONParseError {
+        JSONParseError(message: "unexpected \(describe(bytes)), expected a value", offset: 0, line: 1, column: 1)
+    }
+
+    /// "unexpected 'x', <expectation>" for `byte`, at `offset`.
+    private func unexpected(_ byte: UInt8, _ expectation: String) -> JSONParseError {
+        failure("unexpected \(describe(byte)), \(expectation)")
+    }
+
+    private func failure(_ message: String, isTruncated: Bool = false) -> JSONParseError {
+        JSONParseError(message: message, offset: offset, line: line, column: offset - lineStart - continuations + 1,
+                       isTruncated: isTruncated)
     }
 }

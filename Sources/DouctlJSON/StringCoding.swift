@@ -80,6 +80,112 @@ enum StringCoding {
         if runStart < end { output.append(runStart, count: end - runStart) }
     }
 
+    /// Appends a string token that has escapes but no invalid UTF-8 and no raw U+007F as the
+    /// quoted JSON string jq prints, in one pass: what `appendDecodingEscapes` then
+    /// `appendQuoted` would write. Each escape is rewritten to its canonical form, which is
+    /// never longer than the escape, so the output fits in the content's size plus quotes.
+    static func appendRequoted(_ content: UnsafeRawBufferPointer, to output: inout ByteBuffer) {
+        output.reserve(content.count + 2)
+        guard let base = content.baseAddress else {
+            output.append(UInt8(ascii: "\""), UInt8(ascii: "\""))
+            return
+        }
+        let end = base + content.count
+        var out = UnsafeMutableRawPointer(output.base + output.count)
+        let outStart = out
+        out.storeBytes(of: UInt8(ascii: "\""), as: UInt8.self)
+        out += 1
+        var position = base
+        var runStart = base
+        while position < end {
+            guard position.load(as: UInt8.self) == UInt8(ascii: "\\") else {
+                position += 1
+                continue
+            }
+            let run = position - runStart
+            out.copyMemory(from: runStart, byteCount: run)
+            out += run
+            // The scanner checked every escape, so each is whole and well formed.
+            let kind = position.load(fromByteOffset: 1, as: UInt8.self)
+            position += 2
+            switch kind {
+            case UInt8(ascii: "/"):
+                out.storeBytes(of: kind, as: UInt8.self)
+                out += 1
+            case UInt8(ascii: "u"):
+                // Checked by the scanner; if not, the escape's text is dropped, as decoding does.
+                guard let unit = hex4(at: position, end: end) else { break }
+                position += 4
+                var scalar = unit
+                if unit >= 0xD800, unit <= 0xDBFF {
+                    if end - position >= 6, position.load(as: UInt8.self) == UInt8(ascii: "\\"),
+                        position.load(fromByteOffset: 1, as: UInt8.self) == UInt8(ascii: "u"),
+                        let low = hex4(at: position + 2, end: end), low >= 0xDC00, low <= 0xDFFF
+                    {
+                        scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                        position += 6
+                    } else {
+                        scalar = 0xFFFD
+                    }
+                } else if unit >= 0xDC00, unit <= 0xDFFF {
+                    scalar = 0xFFFD
+                }
+                out = storeQuoted(scalar: scalar, at: out)
+            default:
+                // \" \\ \b \f \n \r \t are already canonical.
+                out.storeBytes(of: UInt8(ascii: "\\"), as: UInt8.self)
+                out.storeBytes(of: kind, toByteOffset: 1, as: UInt8.self)
+                out += 2
+            }
+            runStart = position
+        }
+        let run = end - runStart
+        out.copyMemory(from: runStart, byteCount: run)
+        out += run
+        out.storeBytes(of: UInt8(ascii: "\""), as: UInt8.self)
+        out += 1
+        output.count += out - outStart
+    }
+
+    /// Writes one decoded scalar as `appendQuoted` would print it; it comes from a 6-byte
+    /// escape, and nothing written here is longer.
+    @inline(__always)
+    private static func storeQuoted(scalar value: UInt32, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        if value < 0x80 {
+            let byte = UInt8(truncatingIfNeeded: value)
+            if byte >= 0x20, byte != 0x22, byte != 0x5C, byte != 0x7F {
+                out.storeBytes(of: byte, as: UInt8.self)
+                return out + 1
+            }
+            let escape = escapeText(for: byte)
+            out.copyMemory(from: escape.utf8Start, byteCount: escape.utf8CodeUnitCount)
+            if escape.utf8CodeUnitCount == 4 {
+                // "\u00" then two lowercase hex digits.
+                let digits = hexDigits.utf8Start
+                out.storeBytes(of: digits[Int(byte >> 4)], toByteOffset: 4, as: UInt8.self)
+                out.storeBytes(of: digits[Int(byte & 0x0F)], toByteOffset: 5, as: UInt8.self)
+                return out + 6
+            }
+            return out + escape.utf8CodeUnitCount
+        }
+        if value < 0x800 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xC0 | (value >> 6)), as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 1, as: UInt8.self)
+            return out + 2
+        }
+        if value < 0x10000 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xE0 | (value >> 12)), as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 2, as: UInt8.self)
+            return out + 3
+        }
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0xF0 | (value >> 18)), as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F)), toByteOffset: 1, as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 2, as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 3, as: UInt8.self)
+        return out + 4
+    }
+
     @inline(__always)
     static func hex4(at position: UnsafeRawPointer, end: UnsafeRawPointer) -> UInt32? {
         guard end - position >= 4 else { return nil }
@@ -185,18 +291,27 @@ enum StringCoding {
     private static let hexDigits: StaticString = "0123456789abcdef"
 
     private static func appendEscape(for byte: UInt8, to output: inout ByteBuffer) {
-        switch byte {
-        case 0x22: output.append(UInt8(ascii: "\\"), UInt8(ascii: "\""))
-        case 0x5C: output.append(UInt8(ascii: "\\"), UInt8(ascii: "\\"))
-        case 0x08: output.append(UInt8(ascii: "\\"), UInt8(ascii: "b"))
-        case 0x0C: output.append(UInt8(ascii: "\\"), UInt8(ascii: "f"))
-        case 0x0A: output.append(UInt8(ascii: "\\"), UInt8(ascii: "n"))
-        case 0x0D: output.append(UInt8(ascii: "\\"), UInt8(ascii: "r"))
-        case 0x09: output.append(UInt8(ascii: "\\"), UInt8(ascii: "t"))
-        default:
+        let escape = escapeText(for: byte)
+        output.append(escape)
+        if escape.utf8CodeUnitCount == 4 {
             let digits = hexDigits.utf8Start
-            output.append("\\u00")
             output.append(digits[Int(byte >> 4)], digits[Int(byte & 0x0F)])
+        }
+    }
+
+    /// The escape jq writes for a byte of text that needs one: two characters, or `\u00`
+    /// for the byte's two hex digits to follow.
+    @inline(__always)
+    private static func escapeText(for byte: UInt8) -> StaticString {
+        switch byte {
+        case 0x22: return "\\\""
+        case 0x5C: return "\\\\"
+        case 0x08: return "\\b"
+        case 0x0C: return "\\f"
+        case 0x0A: return "\\n"
+        case 0x0D: return "\\r"
+        case 0x09: return "\\t"
+        default: return "\\u00"
         }
     }
 }
