@@ -54,22 +54,7 @@ enum StringCoding {
             case UInt8(ascii: "r"): output.append(0x0D)
             case UInt8(ascii: "t"): output.append(0x09)
             case UInt8(ascii: "u"):
-                guard let unit = hex4(at: position, end: end) else { break }
-                position += 4
-                var scalar = unit
-                if unit >= 0xD800, unit <= 0xDBFF {
-                    if end - position >= 6, position.load(as: UInt8.self) == UInt8(ascii: "\\"),
-                        position.load(fromByteOffset: 1, as: UInt8.self) == UInt8(ascii: "u"),
-                        let low = hex4(at: position + 2, end: end), low >= 0xDC00, low <= 0xDFFF
-                    {
-                        scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                        position += 6
-                    } else {
-                        scalar = 0xFFFD
-                    }
-                } else if unit >= 0xDC00, unit <= 0xDFFF {
-                    scalar = 0xFFFD
-                }
+                guard let scalar = unicodeEscape(at: &position, end: end) else { break }
                 output.appendUTF8(scalar: scalar)
             default:
                 // '"', '\\' and '/' stand for themselves.
@@ -114,22 +99,7 @@ enum StringCoding {
                 out += 1
             case UInt8(ascii: "u"):
                 // Checked by the scanner; if not, the escape's text is dropped, as decoding does.
-                guard let unit = hex4(at: position, end: end) else { break }
-                position += 4
-                var scalar = unit
-                if unit >= 0xD800, unit <= 0xDBFF {
-                    if end - position >= 6, position.load(as: UInt8.self) == UInt8(ascii: "\\"),
-                        position.load(fromByteOffset: 1, as: UInt8.self) == UInt8(ascii: "u"),
-                        let low = hex4(at: position + 2, end: end), low >= 0xDC00, low <= 0xDFFF
-                    {
-                        scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                        position += 6
-                    } else {
-                        scalar = 0xFFFD
-                    }
-                } else if unit >= 0xDC00, unit <= 0xDFFF {
-                    scalar = 0xFFFD
-                }
+                guard let scalar = unicodeEscape(at: &position, end: end) else { break }
                 out = storeQuoted(scalar: scalar, at: out)
             default:
                 // \" \\ \b \f \n \r \t are already canonical.
@@ -184,6 +154,23 @@ enum StringCoding {
         out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 2, as: UInt8.self)
         out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 3, as: UInt8.self)
         return out + 4
+    }
+
+    /// The scalar of a `\uXXXX` escape whose digits start at `position` (just after "\u"),
+    /// with a surrogate pair's second escape read too; a lone surrogate is U+FFFD. `position`
+    /// moves past what was read; nil (and `position` unmoved) when the four digits are not there.
+    @inline(__always)
+    static func unicodeEscape(at position: inout UnsafeRawPointer, end: UnsafeRawPointer) -> UInt32? {
+        guard let unit = hex4(at: position, end: end) else { return nil }
+        position += 4
+        if unit >= 0xD800, unit <= 0xDBFF {
+            guard end - position >= 6, position.load(as: UInt8.self) == UInt8(ascii: "\\"),
+                  position.load(fromByteOffset: 1, as: UInt8.self) == UInt8(ascii: "u"),
+                  let low = hex4(at: position + 2, end: end), low >= 0xDC00, low <= 0xDFFF else { return 0xFFFD }
+            position += 6
+            return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+        }
+        return unit >= 0xDC00 && unit <= 0xDFFF ? 0xFFFD : unit
     }
 
     @inline(__always)

@@ -1,5 +1,4 @@
 import Testing
-import DouctlArguments
 import DouctlCore
 import DouctlSystem
 
@@ -24,25 +23,6 @@ struct StartupShortcutsTests {
         #expect(fast == generic, "\(text) / \(needle)")
         #expect(text.containsBytes(needle) == (generic != nil))
         #expect(Substring(text).firstRange(ofBytes: needle).map { text[$0] } == generic.map { text[$0] })
-    }
-
-    @Test func aDiscussionIsMadeOnlyWhenRead() {
-        let counter = Counter()
-        let spec = CommandSpec("x", abstract: "a", discussion: counter.next())
-        #expect(counter.value == 0, "building a spec formats nothing")
-        #expect(spec.discussion == "1")
-        var changed = spec
-        changed.discussion = "set"
-        #expect(changed.discussion == "set")
-        #expect(spec != changed)
-    }
-}
-
-private final class Counter: @unchecked Sendable {
-    private(set) var value = 0
-    func next() -> String {
-        value += 1
-        return String(value)
     }
 }
 

@@ -129,21 +129,7 @@ struct LoginFlowTests {
         let fixture = try SandboxFixture { $0.tokenTTL = 25 }
         try fixture.login(expiresAt: "2001-01-01T00:00:00Z")
         fixture.sandbox.expireAccessTokens()
-        let lockPath = fixture.douctl.configDirectory + "/.credentials.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        try #require(flock(fd, LOCK_EX) == 0)
-        var lockHeld = true
-        defer { if lockHeld { flock(fd, LOCK_UN) } }
-
-        let count = 6
-        let running = try (0..<count).map { _ in try RunningDouctl(fixture.douctl, ["user", "me"]) }
-        let queued = try LockWaiters.count(on: lockPath, reaching: count, timeout: 120)
-        #expect(queued >= count, "only \(queued) processes queued on the lock")
-        flock(fd, LOCK_UN)
-        lockHeld = false
-        let results = running.map { $0.finish(timeout: 120) }
+        let results = try RunningDouctl.racingOnTheCredentialsLock(fixture.douctl, ["user", "me"])
 
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 })")
         let refreshes = fixture.sandbox.requests.filter { request in

@@ -13,11 +13,8 @@ struct OAuth2ProviderTests {
 
     @Test func webLoginWithPKCEToTheRegisteredRedirectURIAndSpaceSeparatedScopes() throws {
         let provider = try DOTProvider.shared()
-        let browser = try FakeBrowser()
-        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
         // The profile's name differs from the registered path: nothing may be appended to it.
-        try provider.addProfile(douctl, name: "dot", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
-        let login = try douctl.run(["--profile", "dot", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        let (douctl, browser, login) = try provider.webLogin(profile: "dot", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
         #expect(login.status == 0, "\(login)\n\(provider.log)")
         #expect(try login.json()["user_id"]?.stringValue == "1")
         #expect(try login.json()["user_name"]?.stringValue == "alice")
@@ -45,10 +42,7 @@ struct OAuth2ProviderTests {
             try Test.cancel("skipped: needs an IPv6 loopback (::1), which this machine does not have")
         }
         let provider = try DOTProvider.shared()
-        let browser = try FakeBrowser()
-        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
-        try provider.addProfile(douctl, name: "dot6", client: "dot6", extra: ["--redirect-uri", "http://[::1]/callback/dot6", "--user-url", "/api/user"])
-        let login = try douctl.run(["--profile", "dot6", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        let (douctl, browser, login) = try provider.webLogin(profile: "dot6", client: "dot6", extra: ["--redirect-uri", "http://[::1]/callback/dot6", "--user-url", "/api/user"])
         #expect(login.status == 0, "\(login)\n\(provider.log)")
         #expect(try login.json()["user_name"]?.stringValue == "alice")
         let authorize = try #require(provider.requests.first { $0.hasPrefix("GET /o/authorize/") && $0.contains("client_id=dot6") })
@@ -143,10 +137,7 @@ struct OAuth2ProviderTests {
     /// nobody here wrote (was proven against the sandbox only).
     @Test func racingProcessesSpendTheRotatingRefreshTokenOnce() throws {
         let provider = try DOTProvider.shared()
-        let browser = try FakeBrowser()
-        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
-        try provider.addProfile(douctl, name: "dotrace", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
-        let login = try douctl.run(["--profile", "dotrace", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        let (douctl, _, login) = try provider.webLogin(profile: "dotrace", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
         #expect(login.status == 0, "\(login)\n\(provider.log)")
         // Due now, as far as douctl knows (the provider would still take it).
         let path = douctl.configDirectory + "/credentials.json"
@@ -159,19 +150,7 @@ struct OAuth2ProviderTests {
         let tokenRequests = { provider.requests.filter { $0.hasPrefix("POST /o/token/") }.count }
         let sentBefore = tokenRequests()
 
-        let lockPath = douctl.configDirectory + "/.credentials.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        try #require(flock(fd, LOCK_EX) == 0)
-        var lockHeld = true
-        defer { if lockHeld { flock(fd, LOCK_UN) } }
-        let count = 6
-        let running = try (0..<count).map { _ in try RunningDouctl(douctl, ["--profile", "dotrace", "api", "/api/user"]) }
-        #expect(try LockWaiters.count(on: lockPath, reaching: count, timeout: 120) >= count, "every racer queued on the lock")
-        flock(fd, LOCK_UN)
-        lockHeld = false
-        let results = running.map { $0.finish(timeout: 120) }
+        let results = try RunningDouctl.racingOnTheCredentialsLock(douctl, ["--profile", "dotrace", "api", "/api/user"])
 
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 })\n\(provider.log)")
         #expect(results.allSatisfy { (try? $0.json()["username"]?.stringValue) == "alice" })
@@ -277,6 +256,16 @@ final class DOTProvider: @unchecked Sendable {
     deinit { if process.isRunning { process.terminate() } }
 
     /// A plain OAuth2 profile (no preset) for one of the provider's clients.
+    /// A douctl whose browser (signed in as alice) follows every link, logged in with the web
+    /// flow to a new profile `profile` of `client`: the douctl, its browser and the login's result.
+    func webLogin(profile: String, client: String, extra: [String]) throws -> (Douctl, FakeBrowser, CommandResult) {
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        try addProfile(douctl, name: profile, client: client, extra: extra)
+        let login = try douctl.run(["--profile", profile, "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        return (douctl, browser, login)
+    }
+
     func addProfile(_ douctl: Douctl, name: String, client: String, extra: [String] = []) throws {
         let result = try douctl.run(["profile", "add", name, "--api-base", base, "--authorize-url", "\(base)/o/authorize/",
                                      "--token-url", "\(base)/o/token/", "--device-authorization-url", "\(base)/o/device-authorization/",

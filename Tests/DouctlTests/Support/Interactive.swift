@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DouctlTestSupport
 import Foundation
 import Testing
@@ -146,3 +149,24 @@ struct SandboxFixture {
 }
 
 import DouctlSandbox
+
+extension RunningDouctl {
+    /// Starts `count` douctl processes with `arguments` while this test holds the credentials
+    /// lock, waits until every one of them is queued on it, lets them go, and returns their
+    /// results: all of them found the stored token due at the same moment.
+    static func racingOnTheCredentialsLock(_ douctl: Douctl, _ arguments: [String], count: Int = 6) throws -> [CommandResult] {
+        let lockPath = douctl.configDirectory + "/.credentials.lock"
+        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        defer { Glibc.close(fd) }
+        try #require(flock(fd, LOCK_EX) == 0)
+        var lockHeld = true
+        defer { if lockHeld { flock(fd, LOCK_UN) } }
+        let running = try (0..<count).map { _ in try RunningDouctl(douctl, arguments) }
+        let queued = try LockWaiters.count(on: lockPath, reaching: count, timeout: 120)
+        #expect(queued >= count, "only \(queued) of \(count) processes queued on the lock")
+        flock(fd, LOCK_UN)
+        lockHeld = false
+        return running.map { $0.finish(timeout: 120) }
+    }
+}
