@@ -392,22 +392,8 @@ struct StreamReformatEngine {
                 state = .value
                 index += 1
             case .afterValue:
-                guard depth > 0 else { return index }
-                let inObject = isObject[depth]
-                if byte == UInt8(ascii: ",") {
-                    writer.separator(depth: depth)
-                    state = inObject ? .key : .value
-                } else if inObject && byte == UInt8(ascii: "}") {
-                    writer.endObject(depth: depth)
-                    depth -= 1
-                    if depth == 0 { state = .done }
-                } else if !inObject && byte == UInt8(ascii: "]") {
-                    writer.endArray(depth: depth)
-                    depth -= 1
-                    if depth == 0 { state = .done }
-                } else {
-                    return index
-                }
+                guard depth > 0, continueAfterValue(byte) else { return index }
+                if depth == 0 { state = .done }
                 index += 1
             case .openArray:
                 if byte == UInt8(ascii: "]") {
@@ -516,18 +502,8 @@ struct StreamReformatEngine {
                 state = .done
                 throw failure("unexpected \(describe(byte)) after the JSON value")
             }
-            let inObject = isObject[depth]
-            if byte == UInt8(ascii: ",") {
-                writer.separator(depth: depth)
-                state = inObject ? .key : .value
-            } else if inObject && byte == UInt8(ascii: "}") {
-                writer.endObject(depth: depth)
-                depth -= 1
-            } else if !inObject && byte == UInt8(ascii: "]") {
-                writer.endArray(depth: depth)
-                depth -= 1
-            } else {
-                throw unexpected(byte, inObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
+            guard continueAfterValue(byte) else {
+                throw unexpected(byte, isObject[depth] ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
             }
         case .done:
             throw failure("unexpected \(describe(byte)) after the JSON value")
@@ -535,6 +511,26 @@ struct StreamReformatEngine {
             throw unexpected(byte, "expected a value")
         }
         if case .afterValue = state, depth == 0 { state = .done }
+    }
+
+    /// After a value (depth > 0): ',' moves on to the next member or element, '}' or ']'
+    /// closes the container the value was in. False, changing nothing, for any other byte.
+    @inline(__always)
+    private mutating func continueAfterValue(_ byte: UInt8) -> Bool {
+        let inObject = isObject[depth]
+        if byte == UInt8(ascii: ",") {
+            writer.separator(depth: depth)
+            state = inObject ? .key : .value
+        } else if inObject && byte == UInt8(ascii: "}") {
+            writer.endObject(depth: depth)
+            depth -= 1
+        } else if !inObject && byte == UInt8(ascii: "]") {
+            writer.endArray(depth: depth)
+            depth -= 1
+        } else {
+            return false
+        }
+        return true
     }
 
     private mutating func startValue(_ byte: UInt8) throws(JSONParseError) {
