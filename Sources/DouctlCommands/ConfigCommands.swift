@@ -78,13 +78,7 @@ enum ConfigCommands {
 
     static func get(_ options: Get, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(options.key)
-        let profile = try context.profile()
-        // The word profile show and profile list use for a plain OAuth2 API.
-        if key == .style, profile.isPlainOAuth2 {
-            context.stdout.line(ProfileCommands.styleName(profile))
-            return .success
-        }
-        guard let value = profile.value(key) else { return .success }
+        guard let value = try context.profile().value(key) else { return .success }
         context.stdout.line(Mask.shown(key, value.display, showSecrets: options.showSecrets))
         return .success
     }

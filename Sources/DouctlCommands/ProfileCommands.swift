@@ -115,7 +115,7 @@ enum ProfileCommands {
             let row = JSON.object(JSONObject([
                 ("name", .string(name)),
                 ("preset", profile.preset.map(JSON.string) ?? .null),
-                ("style", .string(styleName(profile))),
+                ("style", .string(profile.styleName)),
                 ("api_base", .string(profile.apiBase)),
                 ("configured", .bool(config.profile(named: name) != nil)),
                 ("default", .bool(name == active)),
@@ -138,21 +138,12 @@ enum ProfileCommands {
         return .success
     }
 
-    /// What kind of API a profile talks to, as profile show and profile list print it: its
-    /// style (douban, coding), or oauth2 for a profile with neither a preset nor a style
-    /// (a plain OAuth2 REST API, which follows the RFCs rather than Douban's conventions).
-    static func styleName(_ profile: ResolvedProfile) -> String {
-        profile.isPlainOAuth2 ? "oauth2" : profile.style.rawValue
-    }
-
     static func json(_ profile: ResolvedProfile, showSecrets: Bool) -> JSON {
         var object = JSONObject()
         object["name"] = .string(profile.name)
         for key in ProfileKey.allCases {
             guard let value = profile.value(key) else { continue }
             switch value {
-            case .text where key == .style:
-                object[key.rawValue] = .string(styleName(profile))
             case .text(let text) where key == .cacheMaxMB:
                 object[key.rawValue] = numberJSON(profile.cacheMaxMB) ?? .string(text)
             case .text(let text):

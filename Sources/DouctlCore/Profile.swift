@@ -87,11 +87,17 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
 
-    /// The resolved value of one key, for `config get`.
+    /// What kind of API the profile talks to, as `config get style`, `profile show` and
+    /// `profile list` say it: its style (douban, coding), or oauth2 for a profile with neither a
+    /// preset nor a style (a plain OAuth2 REST API, which follows the RFCs rather than
+    /// Douban's conventions).
+    public var styleName: String { isPlainOAuth2 ? "oauth2" : style.rawValue }
+
+    /// The resolved value of one key, for `config get` and `profile show`.
     public func value(_ key: ProfileKey) -> ProfileValue? {
         switch key {
         case .preset: return preset.map(ProfileValue.text)
-        case .style: return .text(style.rawValue)
+        case .style: return .text(styleName)
         case .apiBase: return .text(apiBase)
         case .authorizeURL: return authorizeURL.map(ProfileValue.text)
         case .tokenURL: return tokenURL.map(ProfileValue.text)
