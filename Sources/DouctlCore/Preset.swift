@@ -54,23 +54,20 @@ public struct Preset: Sendable, Equatable {
     /// The local fake Coding (`douctl sandbox` also serves Coding's paths).
     public static let codingSandbox = sandboxPreset(name: "coding-sandbox", style: .coding, base: "http://127.0.0.1:8089")
 
-    public static let all: [Preset] = [douban, coding, codingOpenAPI, sandbox, codingSandbox]
+    /// Every preset by name, in the order help lists them; each built only when asked for
+    /// (all five settings tables cost a small request ~0.1 M instructions at start; issue 23).
+    private static let byName: [(name: String, preset: @Sendable () -> Preset)] = [
+        ("douban", { douban }), ("coding", { coding }), ("coding-openapi", { codingOpenAPI }),
+        ("sandbox", { sandbox }), ("coding-sandbox", { codingSandbox }),
+    ]
 
-    /// The presets' names, in `all`'s order, without building their settings.
-    public static let names = ["douban", "coding", "coding-openapi", "sandbox", "coding-sandbox"]
+    public static var all: [Preset] { byName.map { $0.preset() } }
 
-    /// The preset called `name`. Only that one is built: all five settings tables cost a
-    /// small request ~0.1 M instructions at start (issue 23).
-    public static func named(_ name: String) -> Preset? {
-        switch name {
-        case "douban": douban
-        case "coding": coding
-        case "coding-openapi": codingOpenAPI
-        case "sandbox": sandbox
-        case "coding-sandbox": codingSandbox
-        default: nil
-        }
-    }
+    /// The presets' names, without building their settings.
+    public static var names: [String] { byName.map { $0.name } }
+
+    /// The preset called `name`; only that one is built.
+    public static func named(_ name: String) -> Preset? { byName.first { $0.name == name }?.preset() }
 
     public static let sandboxClientID = "douctl-sandbox"
     public static let sandboxClientSecret = "sandbox-secret"
