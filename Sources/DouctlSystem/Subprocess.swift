@@ -47,19 +47,18 @@ extension Subprocess {
         // Close-on-exec: helpers run from several threads at once (parallel uploads and
         // walks sign every request), and one that inherited another's stdin pipe kept it
         // from ever ending: two such helpers waited for each other for good.
-        let toChildEnds = try FileIO.makePipe()
-        let fromChildEnds: (read: Int32, write: Int32)
-        do { fromChildEnds = try FileIO.makePipe() } catch {
-            close(toChildEnds.read); close(toChildEnds.write)
+        let toChild = try FileIO.makePipe()
+        let fromChild: (read: Int32, write: Int32)
+        do { fromChild = try FileIO.makePipe() } catch {
+            close(toChild.read); close(toChild.write)
             throw error
         }
-        let toChild = [toChildEnds.read, toChildEnds.write], fromChild = [fromChildEnds.read, fromChildEnds.write]
+        // The child gets its ends as stdin and stdout; exec closes the originals.
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        for fd in [toChild[0], toChild[1], fromChild[0], fromChild[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
+        posix_spawn_file_actions_adddup2(&actions, toChild.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild.write, 1)
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         cArguments.append(nil)
         var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") }
@@ -70,16 +69,16 @@ extension Subprocess {
         }
         var pid: pid_t = 0
         let spawned = posix_spawnp(&pid, program, &actions, nil, cArguments, cEnvironment)
-        close(toChild[0])
-        close(fromChild[1])
+        close(toChild.read)
+        close(fromChild.write)
         guard spawned == 0 else {
-            close(toChild[1]); close(fromChild[0])
+            close(toChild.write); close(fromChild.read)
             throw SystemError("spawn \(program)", errno: spawned)
         }
-        _ = try? FileIO.writeAll(toChild[1], input)
-        close(toChild[1])
-        let output = (try? FileIO.readAll(fromChild[0])) ?? []
-        close(fromChild[0])
+        _ = try? FileIO.writeAll(toChild.write, input)
+        close(toChild.write)
+        let output = (try? FileIO.readAll(fromChild.read)) ?? []
+        close(fromChild.read)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && currentErrno() == EINTR {}
         let exited = status & 0x7f == 0
