@@ -48,11 +48,17 @@ struct Command: Sendable {
         return copy
     }
 
+    /// This node's spec with its own options and arguments built (its children's not).
+    private var ownSpec: CommandSpec {
+        var result = spec
+        if let declared { (result.options, result.arguments) = declared() }
+        return result
+    }
+
     /// The whole spec tree, every command's options built: for help of the whole tree, the
     /// man page, the completions and tests.
     var fullSpec: CommandSpec {
-        var result = spec
-        if let declared { (result.options, result.arguments) = declared() }
+        var result = ownSpec
         if !children.isEmpty { result.subcommands = children.map { $0.fullSpec } }
         return result
     }
@@ -62,8 +68,7 @@ struct Command: Sendable {
     /// Only the path's nodes are copied and rebuilt: a node off the path keeps the spec its
     /// group was built with (copying the whole tree cost every start ~0.2 M instructions).
     func spec(along path: [String]) -> CommandSpec {
-        var result = spec
-        if let declared { (result.options, result.arguments) = declared() }
+        var result = ownSpec
         guard let name = path.first, let index = children.firstIndex(where: { $0.spec.name == name }) else { return result }
         result.subcommands[index] = children[index].spec(along: Array(path.dropFirst()))
         return result
