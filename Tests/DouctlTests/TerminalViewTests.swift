@@ -111,20 +111,7 @@ struct TerminalViewTests {
     /// terminal: before, progress redraws erased result lines (1 of 4 stayed); now all 4
     /// stay, no progress row is left behind, and the 中文 names keep the columns.
     @Test func uploadResultLinesSurviveTheProgressDisplay() throws {
-        let server = try TestServer { _ in
-            Thread.sleep(forTimeInterval: 0.6)
-            return .bytes(200, Array("{}".utf8), contentType: "application/json")
-        }
-        let directory = TemporaryDirectory.make(prefix: "printer")
-        var files: [String] = []
-        for name in ["第一个文件.bin", "second.bin", "第三.bin", "fourth.bin"] {
-            let path = directory + "/" + name
-            try Data(repeating: 7, count: 3 << 20).write(to: URL(fileURLWithPath: path))
-            files.append(path)
-        }
-        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 --api-base \(server.baseURL) --color never --json"
-        let raw = try runUnderScript(command, environment: Douctl().environment)
-        let lines = Screen(raw).lines
+        let (files, lines) = try uploadToASlowServerOnATerminal(["第一个文件.bin", "second.bin", "第三.bin", "fourth.bin"], megabytes: 3)
         for file in files {
             #expect(lines.contains("{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}"), "\(file) on screen: \(lines)")
         }
@@ -142,20 +129,7 @@ struct TerminalViewTests {
     /// lines were overwritten and bars were left behind among them ("one.bin  0 B  0 B/s");
     /// now every line goes through the printer, which draws the progress again below it.
     @Test func verboseLinesSurviveTheProgressDisplay() throws {
-        let server = try TestServer { _ in
-            Thread.sleep(forTimeInterval: 0.6)
-            return .bytes(200, Array("{}".utf8), contentType: "application/json")
-        }
-        let directory = TemporaryDirectory.make(prefix: "printer-v")
-        var files: [String] = []
-        for name in ["one.bin", "two.bin", "three.bin"] {
-            let path = directory + "/" + name
-            try Data(repeating: 7, count: 2 << 20).write(to: URL(fileURLWithPath: path))
-            files.append(path)
-        }
-        let command = "stty cols 100 2>/dev/null; \(Douctl.binary) upload \(files.joined(separator: " ")) --to /u --parallel 2 -v --no-retry --api-base \(server.baseURL) --color never --json"
-        let raw = try runUnderScript(command, environment: Douctl().environment)
-        let lines = Screen(raw).lines
+        let (_, lines) = try uploadToASlowServerOnATerminal(["one.bin", "two.bin", "three.bin"], megabytes: 2, options: ["-v", "--no-retry"])
         let posts = lines.filter { $0.hasPrefix("> POST ") }
         #expect(posts.count == 3, "each request's -v line stays on screen: \(lines)")
         let replies = lines.filter { $0.hasPrefix("< HTTP/") || $0.hasPrefix("< 200") }
@@ -164,6 +138,25 @@ struct TerminalViewTests {
         let bars = lines.filter { $0.hasSuffix("B/s") || $0.contains("ETA") }
         #expect(bars.isEmpty, "stale progress rows among the log lines: \(bars)")
         #expect(lines.filter { $0.contains("done, ") }.count == 3, "\(lines)")
+    }
+
+    /// `upload --parallel 2` of files named `names` (`megabytes` each) to a server that takes
+    /// 0.6 s a reply, stdout and stderr on one 100-column terminal: the files and the screen.
+    func uploadToASlowServerOnATerminal(_ names: [String], megabytes: Int, options: [String] = []) throws -> (files: [String], lines: [String]) {
+        let server = try TestServer { _ in
+            Thread.sleep(forTimeInterval: 0.6)
+            return .bytes(200, Array("{}".utf8), contentType: "application/json")
+        }
+        let directory = TemporaryDirectory.make(prefix: "printer")
+        var files: [String] = []
+        for name in names {
+            let path = directory + "/" + name
+            try Data(repeating: 7, count: megabytes << 20).write(to: URL(fileURLWithPath: path))
+            files.append(path)
+        }
+        let arguments = (["upload"] + files + ["--to", "/u", "--parallel", "2"] + options + ["--api-base", server.baseURL, "--color", "never", "--json"]).joined(separator: " ")
+        let raw = try runUnderScript("stty cols 100 2>/dev/null; \(Douctl.binary) \(arguments)", environment: Douctl().environment)
+        return (files, Screen(raw).lines)
     }
 
     /// Issue 21: the done line counts the bytes the bar counted (the multipart body), not
