@@ -77,12 +77,8 @@ public final class EnvelopeStreamUnwrapper {
     }
 
     public private(set) var decision = Decision.undecided
-    /// Whether V has arrived whole.
-    public private(set) var valueFinished = false
     /// Whether `.holding` was decided because the data came before any status member.
     public private(set) var dataBeforeCode = false
-    /// Members other than V dropped from `remainder` because it was full.
-    public private(set) var droppedMembers = 0
 
     private let rule: Rule
     private let output: Output
@@ -327,7 +323,6 @@ public final class EnvelopeStreamUnwrapper {
             if let reformatter {
                 do { try reformatter.finish() } catch { throw .malformed(error) }
             }
-            valueFinished = true
         case .member(let checker)?:
             do { try checker.finish() } catch { throw .malformed(error) }
             let fits = keepMember
@@ -342,7 +337,6 @@ public final class EnvelopeStreamUnwrapper {
             if fits {
                 keep(memberBytes)
             } else {
-                droppedMembers += 1
                 if decision == .undecided { decision = .holding }
             }
             if decision == .undecided, let code, !rule.isSuccess(code) { decision = .failing }

@@ -81,8 +81,9 @@ struct StreamReformatEngine {
     /// fixed block of `JSONScanner.maximumDepth + 1`, so nesting costs no array growth.
     private let isObject = UnsafeMutablePointer<Bool>.allocate(capacity: JSONScanner.maximumDepth + 1)
     private var depth = 0
-    /// See `makePlainStringBytes`.
-    private let plainStringBytes = Self.makePlainStringBytes()
+    /// See `makePlainStringBytes`: one table for every engine (an envelope makes one per
+    /// member), held here so the hot loop reads it without a lazy-global check.
+    private let plainStringBytes = Self.sharedPlainStringBytes
     private var state = State.start(matched: 0)
     /// Bytes consumed so far, and where the current line began (for error positions).
     private var offset = 0
@@ -104,7 +105,6 @@ struct StreamReformatEngine {
         writer.free()
         token.free()
         isObject.deallocate()
-        plainStringBytes.deallocate()
     }
 
     /// Takes the next bytes of the document.
@@ -194,24 +194,11 @@ struct StreamReformatEngine {
             let byte = bytes[index]
             switch state {
             case .string(let isKey, var escaped):
-                // The bulk of a document: a string that begins and ends in this chunk is
-                // validated and written in one pass, straight from the chunk.
-                if tokenOffset >= chunkStart, let close = Self.scanString(from: bytes + index, end: bytes + count, plain: plainStringBytes) {
-                    let content = UnsafeRawBufferPointer(start: bytes + index, count: close.position - (bytes + index))
-                    advance(to: close.position + 1 - bytes, from: &index)
-                    let string = StringToken(content: content, flags: close.flags)
-                    continuations += close.continuations
-                    if isKey {
-                        writer.key(string)
-                        state = .colon
-                    } else {
-                        writer.string(string)
-                        state = .afterValue
-                    }
-                    continue
-                }
-                // Otherwise find the closing quote, stepping over escapes, and leave the
-                // checking to the one-shot scanner's code once the token is whole.
+                // A string that begins and ends in this chunk was read whole by
+                // `readWholeTokens`; this one crosses the chunk's end, is malformed, or is a
+                // whole document (which `readWholeTokens` leaves to `structural`). Find
+                // the closing quote, stepping over escapes, and leave the checking to the
+                // one-shot scanner's code once the token is whole.
                 var end = index
                 var closes = false
                 if escaped {
@@ -691,6 +678,9 @@ struct StreamReformatEngine {
 
     /// A table of which bytes stand for themselves inside a string and need no check:
     /// printable ASCII other than '"' and '\\'. One load per byte instead of three compares.
+    /// Filled once, then only read (hence safe to share between threads).
+    nonisolated(unsafe) private static let sharedPlainStringBytes = makePlainStringBytes()
+
     private static func makePlainStringBytes() -> UnsafeMutablePointer<Bool> {
         let table = UnsafeMutablePointer<Bool>.allocate(capacity: 256)
         for byte in 0..<256 {
