@@ -15,13 +15,10 @@ public struct HTTPClientConfiguration: Sendable {
     public var userAgent: String
     /// Receives `-v` lines ("> GET …", "< HTTP/1.1 200", "* …"), secrets already redacted.
     public var verboseLog: (@Sendable (String) -> Void)?
-    /// The run's stop request (Ctrl-C, `--max-time`, or a test's), which the defaults of
-    /// `isCancelled` and `sleep` poll; the API client and batches read it from here too.
+    /// The run's stop request (Ctrl-C, `--max-time`, or a test's): polled during transfers
+    /// (true aborts with `.interrupted`) and ending the waits between retries; the API
+    /// client and batches read it from here too.
     public var cancellation: Cancellation
-    /// Polled during transfers and waits; true aborts with `.interrupted`.
-    public var isCancelled: @Sendable () -> Bool
-    /// Waits between retries; tests replace it to run instantly.
-    public var sleep: @Sendable (Double) -> Void
     /// Which certificates to trust and which to present.
     public var tls: TLSOptions
     /// A proxy for every request (`http://user:pass@host:port`). Nil lets libcurl read
@@ -44,8 +41,6 @@ public struct HTTPClientConfiguration: Sendable {
         userAgent: String = "douctl",
         verboseLog: (@Sendable (String) -> Void)? = nil,
         cancellation: Cancellation = .process,
-        isCancelled: (@Sendable () -> Bool)? = nil,
-        sleep: (@Sendable (Double) -> Void)? = nil,
         tls: TLSOptions = .init(),
         proxy: String? = nil,
         fallbackProxies: [String: String] = [:],
@@ -58,8 +53,6 @@ public struct HTTPClientConfiguration: Sendable {
         self.userAgent = userAgent
         self.verboseLog = verboseLog
         self.cancellation = cancellation
-        self.isCancelled = isCancelled ?? { cancellation.isRequested }
-        self.sleep = sleep ?? { cancellation.sleep($0) }
         self.tls = tls
         self.proxy = proxy
         self.fallbackProxies = fallbackProxies
@@ -163,7 +156,7 @@ public final class HTTPClient: HTTPTransport {
                     redirects += 1
                     current = try redirected(current, to: location, status: head.status, count: redirects)
                     attempt = 1
-                    if configuration.isCancelled() { throw .interrupted }
+                    if configuration.cancellation.isRequested { throw .interrupted }
                     continue
                 }
                 // A body was held back only while the status might be retried.
@@ -176,9 +169,9 @@ public final class HTTPClient: HTTPTransport {
                     return head
                 }
                 configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-                configuration.sleep(delay)
+                configuration.cancellation.sleep(delay)
             }
-            if configuration.isCancelled() { throw .interrupted }
+            if configuration.cancellation.isRequested { throw .interrupted }
             attempt += 1
         }
     }
@@ -190,7 +183,7 @@ public final class HTTPClient: HTTPTransport {
         let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
         guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
         configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-        configuration.sleep(delay)
+        configuration.cancellation.sleep(delay)
     }
 
     /// `-v`: which HTTP version the exchange used (HTTP/2 is negotiated by ALPN over TLS when
@@ -275,7 +268,7 @@ public final class HTTPClient: HTTPTransport {
 
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: configuration.isCancelled, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit)
         let context = Unmanaged.passUnretained(transfer).toOpaque()

@@ -29,7 +29,7 @@ struct CancellationCommandTests {
             _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> Bool)?,
             head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
         ) throws(TransportError) -> HTTPResponseHead {
-            if configuration.isCancelled() { throw .interrupted }
+            if configuration.cancellation.isRequested { throw .interrupted }
             return try scripted.send(request, progress: progress, restartSink: restartSink, head: head, sink: sink)
         }
     }
