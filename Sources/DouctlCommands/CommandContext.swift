@@ -37,7 +37,7 @@ struct CommandContext {
         self.process = process
         self.stdout = stdout
         self.stderr = stderr
-        let printer = Printer(stdout: stdout, stderr: stderr)
+        let printer = Printer(stderr: stderr)
         self.printer = printer
         session = RunSession(Self.settings(globals, process: process, printer: printer, dryRun: dryRun))
     }

@@ -8,7 +8,6 @@ import DouctlSystem
 /// Data for stdout goes through the same display when stdout is that terminal
 /// (`BatchReport`), so on one screen nothing overwrites anything else.
 final class Printer: @unchecked Sendable {
-    let stdout: OutputStream
     let stderr: OutputStream
     private let stderrFD: Int32
     /// The live progress display, if any (`startProgress`).
@@ -16,8 +15,7 @@ final class Printer: @unchecked Sendable {
     /// Serializes writes to stderr made outside a display.
     private let lock = LockedValue(())
 
-    init(stdout: OutputStream, stderr: OutputStream) {
-        self.stdout = stdout
+    init(stderr: OutputStream) {
         self.stderr = stderr
         stderrFD = stderr.fileDescriptor
     }
