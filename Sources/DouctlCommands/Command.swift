@@ -18,13 +18,14 @@ struct Command: Sendable {
     var prepare: (@Sendable (ParsedCommand) throws(OptionError) -> PreparedRun)?
 
     /// A leaf whose options are `Options`: the spec's options and arguments come from its
-    /// bindings, so a field and its spec are declared once, together.
+    /// bindings only (the spec passed names, abstract, discussion and examples), so a field
+    /// and its spec are declared once, together.
     init<Options: CommandOptions>(
         _ spec: CommandSpec, options: Options.Type,
         run: @escaping @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus
     ) {
         self.spec = spec
-        declared = { (Options.optionSpecs + spec.options, Options.argumentSpecs + spec.arguments) }
+        declared = { (Options.optionSpecs, Options.argumentSpecs) }
         children = []
         prepare = { parsed throws(OptionError) in
             let options = try Options.bind(parsed)

@@ -35,4 +35,15 @@ import Testing
         #expect(Douctl.tree.commandPath(["--profile", "user", "shuo", "get", "1"], rootOptions: Douctl.rootSpec.options) == ["shuo", "get"])
         #expect(Douctl.tree.commandPath(["help", "api"], rootOptions: Douctl.rootSpec.options) == ["api"])
     }
+
+    /// A leaf's options and arguments are its bindings': none is declared in its spec too.
+    @Test func everyLeafDeclaresItsOptionsInItsBindingsOnly() {
+        func visit(_ node: Command, _ path: [String]) {
+            if node.prepare != nil {
+                #expect(node.spec.options.isEmpty && node.spec.arguments.isEmpty, "\(path)")
+            }
+            for child in node.children { visit(child, path + [child.spec.name]) }
+        }
+        visit(Douctl.tree, [])
+    }
 }
