@@ -60,14 +60,7 @@ enum UploadCommand {
 
         /// Each `-f KEY=VALUE`, split at the first '='; one without a key is refused.
         func formFields() throws(OptionError) -> [(String, String)] {
-            var pairs: [(String, String)] = []
-            for raw in rawFields {
-                guard let equals = raw.firstIndex(of: "="), equals != raw.startIndex else {
-                    throw OptionError("invalid field '\(raw)' for -f: expected KEY=VALUE")
-                }
-                pairs.append((String(raw[..<equals]), String(raw[raw.index(after: equals)...])))
-            }
-            return pairs
+            try KeyValueOptions.pairs(rawFields, shown: "-f").map { ($0.key, $0.value) }
         }
     }
 
