@@ -6,7 +6,6 @@ import Darwin
 
 /// Small, allocation-conscious helpers over file descriptors.
 public enum FileIO {
-    /// Writes every byte, retrying on short writes and EINTR.
     /// A pipe whose two ends are close-on-exec from the moment they exist, so a child that
     /// another thread spawns meanwhile never inherits them (it would hold the write end
     /// open: the reader never sees the end). A child meant to have an end gets it by dup2,
@@ -27,6 +26,7 @@ public enum FileIO {
     private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
     private static let pipe2: Pipe2? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
 
+    /// Writes every byte, retrying on short writes and EINTR.
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
         guard var base = bytes.baseAddress else { return }
         var remaining = bytes.count
