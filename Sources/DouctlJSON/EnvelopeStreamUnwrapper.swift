@@ -284,7 +284,8 @@ public final class EnvelopeStreamUnwrapper {
         memberBytes = keyBytes
         memberBytes.append(UInt8(ascii: ":"))
         keepMember = key != nil && keptBytes + memberBytes.count < rule.memberLimit
-        let checker = JSONStreamReformatter(format: .compact) { [unowned self] out in self.collect(out) }
+        // A status member is a few bytes: no 128 KiB output buffer for it.
+        let checker = JSONStreamReformatter(format: .compact, expectedSize: 512) { [unowned self] out in self.collect(out) }
         sink = .member(checker)
     }
 

@@ -16,8 +16,10 @@ public final class JSONStreamReformatter {
 
     private var engine: StreamReformatEngine
 
-    public init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
-        engine = StreamReformatEngine(format: format, emit: emit)
+    /// `expectedSize`: about how much a feed brings, which sizes the output buffer (a reply's
+    /// chunks by default; an envelope's status member is a few bytes).
+    public init(format: JSONFormat, expectedSize: Int = JSONReformatter.chunkSize, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        engine = StreamReformatEngine(format: format, expectedSize: expectedSize, emit: emit)
     }
 
     deinit { engine.free() }
@@ -97,8 +99,8 @@ struct StreamReformatEngine {
     private var currentChunk: UnsafeRawBufferPointer?
     private var currentChunkOffset = 0
 
-    init(format: JSONFormat, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
-        writer = ReformatWriter(indent: format.effectiveIndent, inputSize: JSONReformatter.chunkSize, emit: emit)
+    init(format: JSONFormat, expectedSize: Int, emit: @escaping (UnsafeRawBufferPointer) -> Void) {
+        writer = ReformatWriter(indent: format.effectiveIndent, inputSize: expectedSize, emit: emit)
     }
 
     func free() {
