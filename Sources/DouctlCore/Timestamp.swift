@@ -3,15 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlSystem
 
 /// Dates as douctl writes and reads them, without Foundation's formatters (start-up cost).
 public enum Timestamp {
     /// Seconds since 1970.
-    public static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    public static func now() -> Double { currentUnixTime() }
 
     /// The latest instant douctl writes (9999-12-31T23:59:59Z); later or non-finite values are
     /// clamped, so a hostile lifetime from a server can never trap the conversion.

@@ -72,10 +72,3 @@ public struct RetryPolicy: Sendable, Equatable {
         return HTTPDate.parse(trimmed).map { $0 - now }
     }
 }
-
-/// Seconds since 1970, with sub-second precision.
-public func currentUnixTime() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-}

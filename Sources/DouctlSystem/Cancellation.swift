@@ -118,11 +118,12 @@ public struct RunClock: Sendable {
     }
 
     /// The wall clock (CLOCK_REALTIME) and a real, interruptible sleep.
-    public static let system = RunClock(
-        now: {
-            var spec = timespec()
-            clock_gettime(CLOCK_REALTIME, &spec)
-            return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-        },
-        sleep: { seconds, cancellation in cancellation.sleep(seconds) })
+    public static let system = RunClock(now: { currentUnixTime() }, sleep: { seconds, cancellation in cancellation.sleep(seconds) })
+}
+
+/// Seconds since 1970 (CLOCK_REALTIME), with sub-second precision.
+public func currentUnixTime() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
