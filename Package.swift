@@ -19,7 +19,15 @@ import PackageDescription
 // instructions of a small request's start (Benchmarks/floor.py). A release build directory
 // from before these flags keeps its old objects (swiftc skips code generation when a
 // module's IR is unchanged): remove .build/*/release/*.build/*.o once.
-let releaseSwift: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections", "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(platforms: [.linux], configuration: .release))]
+let releaseSwift: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-function-sections", "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(platforms: [.linux], configuration: .release)),
+    // In every build: _StringProcessing (and the _RegexParser it pulls in) is not imported,
+    // so not linked. Four generic string searches were all douctl used of it, and each
+    // start paid for its 2.4 MB: its relocated tables dirtied ~40 KiB, its conformance
+    // records were scanned by every protocol lookup, and its code sat between douctl's
+    // (issue 23). DouctlSystem/StringReplacing.swift has the byte-wise searches used instead.
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+]
 
 #if canImport(Glibc)
 import Glibc
@@ -39,7 +47,8 @@ let packedRelocations = false
 // - the Swift runtime linked in: start-up drops from ~6.5 ms to ~3.8 ms;
 // - lld, with the functions a small request runs placed together (--symbol-ordering-file):
 //   the kernel maps an executable 64 KiB around each page it touches, so scattered hot
-//   code made most of .text resident;
+//   code made most of .text resident; and the code with no symbol to order by (closure
+//   context destructors, thunks, C start-up) gathered just before them (Benchmarks/douctl.ld);
 // - the executable's own symbols not exported (nothing looks them up): a 300 KB smaller
 //   dynamic symbol table, which the loader searches first for each of libcurl's symbols;
 // - relative relocations packed (DT_RELR), where the C library reads them (glibc 2.36);
@@ -48,6 +57,7 @@ let releaseLink: [String] = [
     "-static-stdlib", "-use-ld=lld",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Benchmarks/douctl.order",
     "-Xlinker", "--no-warn-symbol-ordering",
+    "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/Benchmarks/douctl.ld",
     "-Xlinker", "--no-export-dynamic",
     "-Xlinker", "--strip-debug",
 ] + (packedRelocations ? ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"] : [])

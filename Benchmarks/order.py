@@ -57,7 +57,7 @@ def unmovable_symbols():
     toolchain = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("swiftc") or "swiftc")))
     static = os.path.join(toolchain, "lib", "swift_static", "linux")
     names = set()
-    for archive in ("libswiftCore.a", "libswift_StringProcessing.a", "libswift_RegexParser.a", "libswiftSynchronization.a"):
+    for archive in ("libswiftCore.a", "libswift_StringProcessing.a", "libswift_RegexParser.a"):
         path = os.path.join(static, archive)
         if not os.path.exists(path):
             continue
@@ -75,8 +75,10 @@ def unmovable_symbols():
                 names.add(symbol.group(2))
     # A specialization of a standard-library function often has the same name in one of
     # douctl's own objects, in a section of its own: that copy can move.
-    objects = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(ROOT, ".build", "release"))
-               for f in files if f.endswith(".o") and "Tests" not in d]
+    # Only the objects the product links (its link file list): a stale object, or one of a
+    # test target's built in release, may define a name the binary takes from Swift.o.
+    with open(os.path.join(ROOT, ".build", "release", "douctl.product", "Objects.LinkFileList")) as listed:
+        objects = [line.strip().strip("'\"") for line in listed if line.strip()]
     own = set()
     for start in range(0, len(objects), 50):
         listing = subprocess.run(["nm", "--defined-only"] + objects[start:start + 50], capture_output=True, text=True).stdout

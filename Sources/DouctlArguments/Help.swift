@@ -83,7 +83,7 @@ public struct HelpRenderer: Sendable {
     public func describe(_ option: OptionSpec) -> String {
         var text = option.help
         if let value = option.value {
-            if case .choice(let choices) = value.kind, !text.contains(choices.joined(separator: "|")) {
+            if case .choice(let choices) = value.kind, !text.containsBytes(choices.joined(separator: "|")) {
                 text += " (\(choices.joined(separator: "|")))"
             }
             if let defaultValue = value.defaultValue { text += " [default: \(defaultValue)]" }

@@ -184,7 +184,7 @@ enum APICommand {
         } catch {
             // Everything of an api request is the user's: a URL libcurl refuses is a
             // malformed PATH (exit 2), not a network failure.
-            if case .transport(.invalidRequest(let detail)) = error, detail.contains("URL") {
+            if case .transport(.invalidRequest(let detail)) = error, detail.containsBytes("URL") {
                 throw .usage("invalid PATH \(shownPath(options.path)): \(detail)")
             }
             throw error

@@ -136,7 +136,7 @@ enum ErrorReport {
         // text with escape sequences).
         let message = escapingControls(error.message)
         var line = "\(prefix) \(message)"
-        if let item, !(ExitStatus(error) == .localInput && message.contains(item)) {
+        if let item, !(ExitStatus(error) == .localInput && message.containsBytes(item)) {
             line = "\(prefix) \(item): \(message)"
         }
         if let usage { line += "\n" + usage }

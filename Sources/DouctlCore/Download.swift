@@ -325,7 +325,7 @@ public struct Download {
     /// True for `ftp://…`, `file://…` and the like: a URL, but not one douctl fetches
     /// (rather than a path under the API).
     public static func hasOtherScheme(_ source: String) -> Bool {
-        guard let colon = source.firstRange(of: "://") else { return false }
+        guard let colon = source.firstRange(ofBytes: "://") else { return false }
         let scheme = source[..<colon.lowerBound].lowercased()
         let isScheme = !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
         return isScheme && scheme != "http" && scheme != "https"

@@ -27,7 +27,7 @@ public enum DownloadNaming {
     /// The URL's last path segment, percent-decoded and made safe; nil when there is none.
     public static func name(url: String) -> String? {
         var rest = Substring(url)
-        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
+        if let scheme = rest.firstRange(ofBytes: "://") { rest = rest[scheme.upperBound...] }
         if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         guard let slash = rest.firstIndex(of: "/") else { return nil }  // no path at all
         let path = rest[slash...]

@@ -51,7 +51,7 @@ public struct ExchangeRecorder: Sendable {
 
     static func scrub(_ text: String, _ secrets: [String]) -> String {
         var result = text
-        for secret in secrets where result.contains(secret) { result = result.replacingAll(secret, with: redacted) }
+        for secret in secrets where result.containsBytes(secret) { result = result.replacingAll(secret, with: redacted) }
         return result
     }
 

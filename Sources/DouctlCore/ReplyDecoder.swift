@@ -97,10 +97,10 @@ public enum ReplyDecoder {
         } catch {
             let mediaType = head.mediaType ?? "no content type"
             if (200..<300).contains(status) {
-                if mediaType.contains("json") {
+                if mediaType.containsBytes("json") {
                     throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
                 }
-                if mediaType.contains("html") {
+                if mediaType.containsBytes("html") {
                     throw .badReply("the reply is HTML, not JSON (HTTP \(status), \(mediaType))", httpStatus: status)
                 }
                 // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
@@ -265,7 +265,7 @@ enum BodyQuote {
     /// tags), or nil for an empty body.
     static func brief(_ body: [UInt8], mediaType: String?) -> String? {
         var text = String(decoding: body.prefix(8192), as: UTF8.self)
-        let looksHTML = mediaType?.contains("html") == true || text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }.hasPrefix("<")
+        let looksHTML = mediaType?.containsBytes("html") == true || text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }.hasPrefix("<")
         if looksHTML {
             if let title = between(text, "<title>", "</title>"), !singleLine(title, limit: limit).isEmpty {
                 text = title
@@ -306,8 +306,8 @@ enum BodyQuote {
     }
 
     private static func between(_ text: String, _ open: String, _ close: String) -> String? {
-        guard let start = text.firstRange(of: open) ?? text.firstRange(of: open.uppercased()),
-              let end = text[start.upperBound...].firstRange(of: close) ?? text[start.upperBound...].firstRange(of: close.uppercased())
+        guard let start = text.firstRange(ofBytes: open) ?? text.firstRange(ofBytes: open.uppercased()),
+              let end = text[start.upperBound...].firstRange(ofBytes: close) ?? text[start.upperBound...].firstRange(ofBytes: close.uppercased())
         else { return nil }
         return String(text[start.upperBound..<end.lowerBound])
     }

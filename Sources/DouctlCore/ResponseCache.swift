@@ -74,7 +74,7 @@ public struct ResponseCache: Sendable {
 
     /// Stores a reply unless it says `no-store`; then trims the directory to its bound.
     public func store(_ key: String, _ response: HTTPResponse, now: Double) throws(DouctlError) {
-        if let control = response.head.header("Cache-Control")?.lowercased(), control.contains("no-store") { return }
+        if let control = response.head.header("Cache-Control")?.lowercased(), control.containsBytes("no-store") { return }
         do {
             try FileIO.makeDirectory(directory, mode: 0o700)
         } catch {

@@ -114,7 +114,7 @@ public enum CurlCommand {
 
     /// One shell word: single quotes, or double quotes when it carries a placeholder.
     public static func quote(_ word: String, placeholders: [String]) -> String {
-        let carries = placeholders.filter { word.contains($0) }
+        let carries = placeholders.filter { word.containsBytes($0) }
         if carries.isEmpty {
             if !word.isEmpty, word.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:=@,%+".contains($0)) }) {
                 return word

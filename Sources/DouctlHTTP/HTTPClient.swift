@@ -445,7 +445,7 @@ public final class HTTPClient: HTTPTransport {
         let useStrerror = transfer.errorText.isEmpty || transfer.errorText.hasPrefix("getpeername()")
         let detail = useStrerror ? String(cString: ccurl_easy_strerror(result)) : transfer.errorText
         let redacted = Redaction.redactURL(detail)
-        let gnuTLS = CurlLibrary.version?.contains("GnuTLS") == true
+        let gnuTLS = CurlLibrary.version?.containsBytes("GnuTLS") == true
         if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
         }
@@ -460,10 +460,10 @@ public final class HTTPClient: HTTPTransport {
             return .cannotConnect(redacted)
         case CCURLE_OPERATION_TIMEDOUT:
             return .timedOut(redacted)
-        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.contains("HTTP/0.9"):
+        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.containsBytes("HTTP/0.9"):
             // libcurl takes a reply without an HTTP status line (garbage, HTTP/0.9) as 0.9.
             return .malformedReply("no HTTP status line (\(redacted))")
-        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.lowercased().contains("response"):
+        case CCURLE_UNSUPPORTED_PROTOCOL where transfer.errorText.lowercased().containsBytes("response"):
             // "Unsupported response code in HTTP response", "Unsupported HTTP version (7.3) in response".
             return .malformedReply(redacted)
         case CCURLE_WEIRD_SERVER_REPLY, CCURLE_BAD_CONTENT_ENCODING:

@@ -24,7 +24,7 @@ public enum Redaction {
         if name.hasSuffix("authorization"), let space = value.firstIndex(of: " ") {
             return "\(line[..<colon]): \(value[..<space]) \(mask)"
         }
-        if name.contains("cookie") {
+        if name.containsBytes("cookie") {
             // Keep cookie names (useful when debugging a session), hide values.
             let cookies = value.split(separator: ";").map { part -> String in
                 let trimmed = part.trimmingCharacters(in: " ")
@@ -47,10 +47,10 @@ public enum Redaction {
 
     /// `scheme://user:password@host` → `scheme://user:***@host`, wherever it appears.
     public static func redactUserinfo(_ text: String) -> String {
-        guard text.contains("://"), text.contains("@") else { return text }
+        guard text.containsBytes("://"), text.contains("@") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let marker = rest.firstRange(of: "://") {
+        while let marker = rest.firstRange(ofBytes: "://") {
             result += rest[..<marker.upperBound]
             rest = rest[marker.upperBound...]
             // The authority ends at the first '/', '?', '#', whitespace or quote.
@@ -105,7 +105,7 @@ public enum Redaction {
     /// host: 0x55d0c…"): noise to a user, and they differ on every run.
     public static func isPointerNoise(_ line: String) -> Bool {
         var rest = Substring(line)
-        while let start = rest.firstRange(of: "0x") {
+        while let start = rest.firstRange(ofBytes: "0x") {
             let digits = rest[start.upperBound...].prefix { $0.isHexDigit }
             if digits.count >= 6 { return true }
             rest = rest[start.upperBound...]
@@ -116,7 +116,7 @@ public enum Redaction {
     /// A request or reply body as `-v` shows it: secrets in form and JSON bodies masked.
     public static func redactBody(_ text: String, contentType: String?) -> String {
         let type = contentType?.lowercased() ?? ""
-        if type.contains("json") || text.hasPrefix("{") || text.hasPrefix("[") {
+        if type.containsBytes("json") || text.hasPrefix("{") || text.hasPrefix("[") {
             return redactJSON(text)
         }
         if type.hasPrefix("multipart/") {
@@ -200,7 +200,7 @@ public enum Redaction {
                 inBody = false
                 lines.append(line)
             } else if !inBody {
-                if bare.lowercased().hasPrefix("content-disposition:"), let range = bare.firstRange(of: "name=\"") {
+                if bare.lowercased().hasPrefix("content-disposition:"), let range = bare.firstRange(ofBytes: "name=\"") {
                     let name = bare[range.upperBound...].prefix { $0 != "\"" }
                     secretPart = secretParameters.contains(String(name))
                 }

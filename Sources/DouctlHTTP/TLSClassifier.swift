@@ -11,11 +11,11 @@ enum TLSClassifier {
             // OpenSSL: X509_V_ERR_CERT_NOT_YET_VALID 9, X509_V_ERR_CERT_HAS_EXPIRED 10.
             // GnuTLS: a bit mask, GNUTLS_CERT_NOT_ACTIVATED 1<<9, GNUTLS_CERT_EXPIRED 1<<10.
             let expired = gnuTLS ? verifyResult & (1 << 9 | 1 << 10) != 0 : verifyResult == 9 || verifyResult == 10
-            if expired || text.contains("expired") || text.contains("not yet valid") || text.contains("not activated") {
+            if expired || text.containsBytes("expired") || text.containsBytes("not yet valid") || text.containsBytes("not activated") {
                 return .expired
             }
             // X509_V_ERR_HOSTNAME_MISMATCH 62, X509_V_ERR_IP_ADDRESS_MISMATCH 64
-            if verifyResult == 62 || verifyResult == 64 || text.contains("subject name") || text.contains("does not match") || text.contains("mismatch") {
+            if verifyResult == 62 || verifyResult == 64 || text.containsBytes("subject name") || text.containsBytes("does not match") || text.containsBytes("mismatch") {
                 return .hostMismatch
             }
             return .untrusted
@@ -29,7 +29,7 @@ enum TLSClassifier {
             if refusesClientCertificate(text) { return .clientCertificateRefused }
             // GnuTLS does not name the alert. A fatal alert once the handshake is done comes
             // from the server checking our certificate (TLS 1.3 verifies it after Finished).
-            if gnuTLS, result == CCURLE_RECV_ERROR, text.contains("fatal alert") { return .clientCertificateRefused }
+            if gnuTLS, result == CCURLE_RECV_ERROR, text.containsBytes("fatal alert") { return .clientCertificateRefused }
             if result == CCURLE_RECV_ERROR || result == CCURLE_SEND_ERROR { return nil }
             return .handshake
         default:
@@ -40,7 +40,7 @@ enum TLSClassifier {
     /// TLS alerts a server sends when it wants a client certificate or rejects ours.
     private static func refusesClientCertificate(_ text: String) -> Bool {
         ["certificate required", "bad certificate", "unknown ca", "certificate unknown", "unsupported certificate",
-         "certificate revoked", "certificate expired"].contains { text.contains("alert " + $0) || text.contains("alert_" + $0.replacingAll(" ", with: "_")) }
+         "certificate revoked", "certificate expired"].contains { text.containsBytes("alert " + $0) || text.containsBytes("alert_" + $0.replacingAll(" ", with: "_")) }
     }
 
     /// "SSL certificate problem: self-signed certificate" → "self-signed certificate".
@@ -49,7 +49,7 @@ enum TLSClassifier {
         for prefix in ["SSL certificate problem: ", "SSL: "] where text.hasPrefix(prefix) {
             text = text.dropFirst(prefix.count)
         }
-        if let routines = text.firstRange(of: "routines::") { text = text[routines.upperBound...] }
+        if let routines = text.firstRange(ofBytes: "routines::") { text = text[routines.upperBound...] }
         return String(text)
     }
 }

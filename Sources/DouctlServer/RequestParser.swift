@@ -182,7 +182,7 @@ enum RequestParser {
         if !rest.hasPrefix("/") {
             let lowered = HTTPSyntax.asciiLowercased(rest.prefix(8))
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
-                  let schemeEnd = rest.firstRange(of: "://")?.upperBound else {
+                  let schemeEnd = rest.firstRange(ofBytes: "://")?.upperBound else {
                 throw .badRequest("invalid request target")
             }
             let afterAuthority = rest[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex

@@ -217,7 +217,7 @@ public struct ManPage: Sendable, Equatable {
     private static func valueNotes(kind: ValueKind, defaultValue: String?, help: String) -> [String] {
         var notes: [String] = []
         switch kind {
-        case .choice(let choices) where !help.contains(choices.joined(separator: "|")):
+        case .choice(let choices) where !help.containsBytes(choices.joined(separator: "|")):
             notes.append("one of " + choices.map(Roff.bold).joined(separator: ", "))
         case .integer(let range?):
             notes.append(range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)")

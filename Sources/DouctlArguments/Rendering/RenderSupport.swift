@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// What the completion and man-page renderers share: the visible part of the command tree,
 /// how each value completes, and quoting for the shells. Everything here is a pure function
 /// of the spec, walked in declaration order, so the output is byte-for-byte deterministic.
@@ -91,12 +93,12 @@ enum ShellText {
 
     /// Always single-quoted ('it'\''s').
     static func posixQuoted(_ text: String) -> String {
-        "'" + text.replacing("'", with: "'\\''") + "'"
+        "'" + text.replacingAll("'", with: "'\\''") + "'"
     }
 
     /// A fish single-quoted string: only backslash and quote are special inside.
     static func fishQuoted(_ text: String) -> String {
-        "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+        "'" + text.replacingAll("\\", with: "\\\\").replacingAll("'", with: "\\'") + "'"
     }
 
     /// A word for fish source: bare when plainly safe, else single-quoted.

@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// Building roff source for man(7) pages: escaping, and lines that are always safe.
 ///
 /// Text becomes ASCII roff: a backslash is `\e`; a `-` is `\-` (a minus, so options copy
@@ -149,7 +151,7 @@ struct Roff {
 
     /// A macro argument: escaped, double quotes as `\(dq`, quoted when it has spaces.
     static func argument(_ text: String) -> String {
-        let escaped = escape(text, literal: false).replacing("\"", with: "\\(dq")
+        let escaped = escape(text, literal: false).replacingAll("\"", with: "\\(dq")
         if escaped.isEmpty || escaped.contains(" ") { return "\"\(escaped)\"" }
         return escaped
     }

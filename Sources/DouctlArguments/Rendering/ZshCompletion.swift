@@ -1,3 +1,5 @@
+import DouctlSystem
+
 /// The zsh completion script (`_NAME`, `#compdef NAME`): one function per visible command
 /// path (`_douctl_shuo_post`), each an `_arguments` call with the command's own options,
 /// the global ones and its positional arguments; a group's function offers its
@@ -143,7 +145,7 @@ private struct ZshScript {
                     )
                     _describe -t commands \(ShellText.posixQuoted("\(display) command")) commands && ret=0 ;;
                 (argument)
-                    curcontext=${curcontext%:*:*}:\(ShellText.identifier([program] + command.path).replacing("_", with: "-"))-$words[1]:
+                    curcontext=${curcontext%:*:*}:\(ShellText.identifier([program] + command.path).replacingAll("_", with: "-"))-$words[1]:
                     case $words[1] in
 
         """

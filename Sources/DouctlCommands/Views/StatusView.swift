@@ -99,7 +99,7 @@ enum HTMLText {
             }
         }
         for (entity, replacement) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " "), ("&amp;", "&")] {
-            text = text.split(separator: entity, omittingEmptySubsequences: false).joined(separator: replacement)
+            text = text.replacingAll(entity, with: replacement)
         }
         while text.hasSuffix("\n") { text.removeLast() }
         return text

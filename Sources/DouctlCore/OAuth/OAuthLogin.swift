@@ -94,7 +94,7 @@ public final class OAuthLogin {
 
     /// The code from a pasted redirect URL (state checked when present) or a bare code.
     static func code(fromPasted text: String, expectedState: String) throws(DouctlError) -> String {
-        guard text.contains("?") || text.contains("code=") || text.contains("error=") else { return text }
+        guard text.containsBytes("?") || text.containsBytes("code=") || text.containsBytes("error=") else { return text }
         let queryText = text.firstIndex(of: "?").map { String(text[text.index(after: $0)...]) } ?? text
         let query = URLParts.parseQuery(queryText.split(separator: "#").first.map(String.init) ?? queryText)
         func value(_ name: String) -> String? { query.first { $0.0 == name }?.1 }

@@ -14,11 +14,11 @@ public enum StatusPictures {
     static func htmlImageSources(_ html: String) -> [String] {
         var sources: [String] = []
         var rest = Substring(html)
-        while let tag = rest.firstRange(of: "<img") {
+        while let tag = rest.firstRange(ofBytes: "<img") {
             let afterTag = rest[tag.upperBound...]
             let end = afterTag.firstIndex(of: ">") ?? afterTag.endIndex
             let attributes = afterTag[..<end]
-            if let src = attributes.firstRange(of: "src=\"") {
+            if let src = attributes.firstRange(ofBytes: "src=\"") {
                 let value = attributes[src.upperBound...]
                 if let close = value.firstIndex(of: "\"") {
                     sources.append(String(value[..<close])
@@ -36,9 +36,9 @@ public enum StatusPictures {
     static func markdownImageTargets(_ text: String) -> [String] {
         var targets: [String] = []
         var rest = Substring(text)
-        while let open = rest.firstRange(of: "![") {
+        while let open = rest.firstRange(ofBytes: "![") {
             let afterOpen = rest[open.upperBound...]
-            guard let close = afterOpen.firstRange(of: "](") else { break }
+            guard let close = afterOpen.firstRange(ofBytes: "](") else { break }
             let target = afterOpen[close.upperBound...]
             guard let end = target.firstIndex(of: ")") else { break }
             let url = target[..<end].trimmingCharacters(in: " ")

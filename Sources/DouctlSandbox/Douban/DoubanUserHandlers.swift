@@ -47,8 +47,8 @@ struct DoubanUserHandlers: Sendable {
         let base = baseURL.value
         let json: JSON = state.withLock { state in
             let matches = state.userOrder.compactMap { state.users[$0] }.filter { user in
-                user.uid.lowercased().contains(needle) || user.name.lowercased().contains(needle) || String(user.id) == needle
-                    || user.description.lowercased().contains(needle)
+                user.uid.lowercased().containsBytes(needle) || user.name.lowercased().containsBytes(needle) || String(user.id) == needle
+                    || user.description.lowercased().containsBytes(needle)
             }
             let shown = paging.slice(matches)
             return ["start": .int(paging.start), "count": .int(shown.count), "total": .int(matches.count),
