@@ -26,9 +26,9 @@ public struct ArgumentParser: Sendable {
                 state.positionals.append(token)
             } else if token == "--" {
                 endOfOptions = true
-            } else if token.hasPrefix("--") {
+            } else if token.hasPrefix(bytes: "--") {
                 try parseLongOption(token, argv: argv, index: &index, state: &state)
-                if let flag = state.lookup(long: String(token.dropFirst(2))), flag.hidesNextArgument, index < argv.count {
+                if let flag = state.lookup(long: String(token.droppingASCII(2))), flag.hidesNextArgument, index < argv.count {
                     state.hiddenPositionals[state.positionals.count] = flag.long
                 }
             } else if token.hasPrefix("-") && token.count > 1 && !looksNumeric(token) {
@@ -78,12 +78,12 @@ public struct ArgumentParser: Sendable {
     // MARK: - options
 
     private func parseLongOption(_ token: String, argv: [String], index: inout Int, state: inout State) throws(UsageError) {
-        let body = token.dropFirst(2)
+        let body = token.droppingASCII(2)
         let name: String
         var inline: String?
-        if let equals = body.firstIndex(of: "=") {
+        if let equals = body.firstIndex(ofASCII: "=") {
             name = String(body[..<equals])
-            inline = String(body[body.index(after: equals)...])
+            inline = String(body[body.index(afterASCII: equals)...])
         } else {
             name = String(body)
         }

@@ -1,5 +1,6 @@
 import DouctlArguments
 import DouctlCore
+import DouctlSystem
 
 /// A node of the command tree: its spec (data) and, for leaves, what runs it.
 /// Specs feed the parser, help, completions and the man page; `prepare` stays out of them.
@@ -89,9 +90,9 @@ struct Command: Sendable {
             let word = words[index]
             index += 1
             if word == "--" { break }
-            if word.hasPrefix("--") {
-                let name = word.dropFirst(2)
-                if !name.contains("="), rootOptions.contains(where: { $0.long == name && !$0.isFlag }) { index += 1 }
+            if word.hasPrefix(bytes: "--") {
+                let name = word.droppingASCII(2)
+                if !name.containsASCII("="), rootOptions.contains(where: { $0.long == name && !$0.isFlag }) { index += 1 }
                 continue
             }
             if word.hasPrefix("-") && word.count > 1 {

@@ -144,11 +144,11 @@ public struct ResolvedProfile: Sendable, Equatable {
 
     /// The full URL for an API path ("/v2/user/~me") or an absolute URL given as is.
     public func url(for path: String) -> String {
-        if path.hasPrefix("http://") || path.hasPrefix("https://") { return path }
+        if path.hasPrefix(bytes: "http://") || path.hasPrefix(bytes: "https://") { return path }
         // No path: the base itself (an Action API such as the CODING OpenAPI takes every call there).
         if path.isEmpty { return apiBase }
         let base = apiBase.hasSuffix("/") ? String(apiBase.dropLast()) : apiBase
-        return base + (path.hasPrefix("/") ? path : "/" + path)
+        return base + (path.hasPrefix(bytes: "/") ? path : "/" + path)
     }
 }
 

@@ -118,7 +118,7 @@ public final class RunSession {
             apiBase: settings.apiBase,
             clientID: environment["DOUCTL_CLIENT_ID"].flatMap { $0.isEmpty ? nil : $0 },
             clientSecret: environment["DOUCTL_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 })
-        if let apiBase = overrides.apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
+        if let apiBase = overrides.apiBase, !(apiBase.hasPrefix(bytes: "http://") || apiBase.hasPrefix(bytes: "https://")) {
             throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
         }
         let profile = try config().resolve(try profileName, overrides: overrides)

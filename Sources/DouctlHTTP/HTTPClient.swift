@@ -289,7 +289,8 @@ public final class HTTPClient: HTTPTransport {
                 return .failure(.invalidRequest(problem), delivered: 0)
             }
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            headerList = ccurl_slist_append(headerList, line)
+            // withCString: passing `line` itself would copy a short (inline) string to the heap.
+            headerList = line.withCString { ccurl_slist_append(headerList, $0) }
         }
         if headerList != nil { check(ccurl_setopt_pointer(handle, CCURLOPT_HTTPHEADER, headerList)) }
         if let problem = problems.first {

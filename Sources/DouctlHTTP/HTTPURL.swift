@@ -16,7 +16,7 @@ public struct HTTPURL: Sendable, Equatable {
     /// Parses an absolute http or https URL; nil for anything else.
     public init?(_ text: String) {
         guard let schemeEnd = text.firstRange(ofBytes: "://") else { return nil }
-        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        let scheme = HTTPSyntax.lowercased(text[..<schemeEnd.lowerBound])
         guard scheme == "http" || scheme == "https" else { return nil }
         self.scheme = scheme
         var rest = text[schemeEnd.upperBound...]
@@ -34,18 +34,18 @@ public struct HTTPURL: Sendable, Equatable {
             userinfo = String(authority[..<at])
             authority = authority[authority.index(afterASCII: at)...]
         }
-        if authority.hasPrefix("["), let close = authority.firstIndex(ofASCII: "]") {
-            host = String(authority[...close]).lowercased()
+        if authority.hasPrefix(bytes: "["), let close = authority.firstIndex(ofASCII: "]") {
+            host = HTTPSyntax.lowercased(authority[...close])
             let after = authority[authority.index(afterASCII: close)...]
-            if after.hasPrefix(":") {
-                guard let number = UInt16(after.dropFirst()) else { return nil }
+            if after.hasPrefix(bytes: ":") {
+                guard let number = UInt16(after.droppingASCII(1)) else { return nil }
                 port = number
             } else {
                 guard after.isEmpty else { return nil }
                 port = nil
             }
         } else if let colon = authority.lastIndex(ofASCII: ":") {
-            host = String(authority[..<colon]).lowercased()
+            host = HTTPSyntax.lowercased(authority[..<colon])
             let digits = authority[authority.index(afterASCII: colon)...]
             if digits.isEmpty {
                 port = nil
@@ -54,7 +54,7 @@ public struct HTTPURL: Sendable, Equatable {
                 port = number
             }
         } else {
-            host = String(authority).lowercased()
+            host = HTTPSyntax.lowercased(authority)
             port = nil
         }
         guard !host.isEmpty else { return nil }

@@ -71,22 +71,22 @@ final class Transfer {
     /// False stops the transfer (see `framingError`).
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let line = Self.lines(bytes).first ?? ""
-        if line.hasPrefix("HTTP/") {
+        if line.hasPrefix(bytes: "HTTP/") {
             contentLength = nil
             // A new status line: a 1xx interim reply or a redirect hop came before.
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            let parts = line.utf8.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true).map(Substring.init)
             let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             let reason = parts.count > 2 ? String(parts[2]) : ""
             partialHead = HTTPResponseHead(version: parts.first.map(String.init) ?? "HTTP/1.1", status: status, reason: reason)
         } else if line.isEmpty {
             if let partialHead, partialHead.status >= 200 || partialHead.status == 0 { head = partialHead }
-        } else if let colon = line.firstIndex(of: ":") {
+        } else if let colon = line.firstIndex(ofASCII: ":") {
             let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+            let value = String(HTTPSyntax.trimmingWhitespace(line[line.index(afterASCII: colon)...]))
             partialHead?.headers.append(HTTPHeader(name, value))
             if HTTPSyntax.caseInsensitiveEquals(name, "Content-Length") {
                 // A list of one value repeated ("5, 5") is that value (RFC 9110 §8.6).
-                for length in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) {
+                for length in value.utf8.split(separator: UInt8(ascii: ",")).map({ String(HTTPSyntax.trimmingWhitespace(Substring($0))) }) {
                     if let earlier = contentLength, earlier != length {
                         framingError = "two different Content-Length values (\(earlier) and \(length))"
                         return false

@@ -10,12 +10,25 @@ public enum HTTPSyntax {
         String(decoding: text.utf8.map(asciiLowercase), as: UTF8.self)
     }
 
-    /// Drops leading and trailing spaces and tabs (HTTP's "optional whitespace").
+    /// Drops leading and trailing spaces and tabs (HTTP's "optional whitespace"), byte by
+    /// byte: a header is bytes, not Characters.
     public static func trimmingWhitespace(_ text: Substring) -> Substring {
-        var result = text
-        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
-        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
-        return result
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start != end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
+        while start != end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            end = last
+        }
+        return text[start..<end]
+    }
+
+    /// Lowercased: ASCII byte by byte (URL schemes, host names, header names), anything
+    /// else as `lowercased()` does. The common case then needs no Unicode case tables.
+    public static func lowercased(_ text: Substring) -> String {
+        text.utf8.allSatisfy { $0 < 0x80 } ? asciiLowercased(text) : text.lowercased()
     }
 
     /// RFC 9110 `tchar`: the bytes allowed in methods, field names and other tokens.

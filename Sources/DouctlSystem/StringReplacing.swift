@@ -49,6 +49,23 @@ extension StringProtocol {
     /// Whether `needle` occurs, byte for byte (see `firstRange(ofBytes:)`).
     @inlinable
     public func containsBytes(_ needle: String) -> Bool { firstRange(ofBytes: needle) != nil }
+
+    /// Whether the string starts with `prefix`, compared byte for byte in UTF-8. `hasPrefix`
+    /// also makes sure the prefix ends on a Character boundary, which runs the grapheme
+    /// breaker over the next bytes; for the ASCII markers looked for here ("--", "HTTP/",
+    /// "https://") the answer is the same, and a small request's start does not page in
+    /// the standard library's Character code (issue 23).
+    @inlinable
+    public func hasPrefix(bytes prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
+
+    /// What follows the first `count` bytes, which the caller has seen are ASCII (the
+    /// "--" of "--name"): `dropFirst(_:)` counts Characters.
+    @inlinable
+    public func droppingASCII(_ count: Int) -> SubSequence { self[utf8.index(startIndex, offsetBy: count)...] }
+
+    /// Whether an ASCII character occurs, found in the UTF-8 bytes (see `firstIndex(ofASCII:)`).
+    @inlinable
+    public func containsASCII(_ scalar: Unicode.Scalar) -> Bool { firstIndex(ofASCII: scalar) != nil }
 }
 
 extension StringProtocol where UTF8View: BidirectionalCollection {

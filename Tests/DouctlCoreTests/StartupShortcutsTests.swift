@@ -39,3 +39,34 @@ struct ASCIISearchTests {
         }
     }
 }
+
+@Suite("Byte-wise prefixes, trims and case")
+struct BytewiseStringTests {
+    @Test(arguments: [
+        ("--api-base", "--"), ("-v", "--"), ("HTTP/1.1 200 OK", "HTTP/"), ("http/1.1", "HTTP/"), ("", ""), ("", "x"),
+        ("https://中文.example", "https://"), ("中文", "中"), ("[::1]:8080", "["), (":443", ":"),
+    ])
+    func bytePrefixesAnswerWhatHasPrefixAnswers(text: String, prefix: String) {
+        #expect(text.hasPrefix(bytes: prefix) == text.hasPrefix(prefix), "\(text) / \(prefix)")
+        #expect(Substring(text).hasPrefix(bytes: prefix) == text.hasPrefix(prefix))
+    }
+
+    @Test func droppingASCIIKeepsWhatFollowsTheMarker() {
+        #expect("--api-base".droppingASCII(2) == "api-base")
+        #expect("--名前=値".droppingASCII(2) == "名前=値")
+        #expect(":8080".droppingASCII(1) == "8080")
+        #expect("--".droppingASCII(2) == "")
+        #expect("a=b".containsASCII("="))
+        #expect(!"名前".containsASCII("="))
+    }
+
+    @Test(arguments: [("  a b \t", "a b"), ("\t\t", ""), ("", ""), ("x", "x"), (" 中文 ", "中文"), ("a\u{3000}", "a\u{3000}")])
+    func headerWhitespaceIsSpacesAndTabsOnly(text: String, trimmed: String) {
+        #expect(HTTPSyntax.trimmingWhitespace(Substring(text)) == Substring(trimmed))
+    }
+
+    @Test(arguments: ["HTTPS", "Example.COM", "[::FFFF:1]", "", "ÄRGER.example", "İstanbul.example", "mixed中文ABC"])
+    func lowercasedIsWhatLowercasedWas(text: String) {
+        #expect(HTTPSyntax.lowercased(Substring(text)) == text.lowercased())
+    }
+}

@@ -71,7 +71,7 @@ public struct URLParts: Sendable, Equatable {
 
     public init?(_ text: String) {
         guard let schemeEnd = text.firstRange(ofBytes: "://") else { return nil }
-        scheme = text[..<schemeEnd.lowerBound].lowercased()
+        scheme = HTTPSyntax.lowercased(text[..<schemeEnd.lowerBound])
         var rest = text[schemeEnd.upperBound...]
         if let hash = rest.firstIndex(ofASCII: "#") { rest = rest[..<hash] }
         var queryText = ""
@@ -82,16 +82,16 @@ public struct URLParts: Sendable, Equatable {
         let authorityEnd = rest.firstIndex(ofASCII: "/") ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
-        if authority.hasPrefix("["), let close = authority.firstIndex(ofASCII: "]") {
+        if authority.hasPrefix(bytes: "["), let close = authority.firstIndex(ofASCII: "]") {
             host = String(authority[...close])
             let after = authority[authority.index(afterASCII: close)...]
-            port = after.hasPrefix(":") ? UInt16(after.dropFirst()) : nil
+            port = after.hasPrefix(bytes: ":") ? UInt16(after.droppingASCII(1)) : nil
         } else if let colon = authority.lastIndex(ofASCII: ":") {
-            host = String(authority[..<colon]).lowercased()
+            host = HTTPSyntax.lowercased(authority[..<colon])
             guard let number = UInt16(authority[authority.index(afterASCII: colon)...]) else { return nil }
             port = number
         } else {
-            host = String(authority).lowercased()
+            host = HTTPSyntax.lowercased(authority)
             port = nil
         }
         guard !host.isEmpty else { return nil }
