@@ -426,7 +426,10 @@ enum AuthCommands {
 
     static func refresh(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         guard let tokens = try context.tokens() as? StoredTokens else {
-            throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
+            if case .environmentToken = try context.credentialInForce() {
+                throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
+            }
+            throw .notLoggedIn(try context.profile().name)
         }
         let (credential, renewed) = try tokens.forceRefresh()
         context.note(renewed

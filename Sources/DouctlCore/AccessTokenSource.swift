@@ -16,6 +16,20 @@ extension AccessTokenSource {
     public func liveSecrets() -> [String] { [] }
 }
 
+/// No login was stored when the run decided its credential (`CredentialInForce.none`, or a
+/// cookie session): requests go without a token, and the store the decision just read is
+/// not read again for each of them.
+public final class NoStoredLogin: AccessTokenSource {
+    public let rejectionHint: String
+
+    public init(profile: String) {
+        rejectionHint = "run: \(DouctlError.loginCommand(profile))"
+    }
+
+    public func currentToken() throws(DouctlError) -> String? { nil }
+    public func refresh(rejected token: String) throws(DouctlError) -> String? { nil }
+}
+
 /// `DOUCTL_TOKEN`: used as is, never refreshed, never written anywhere.
 public final class FixedToken: AccessTokenSource {
     private let token: String

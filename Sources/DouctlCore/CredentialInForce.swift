@@ -49,11 +49,15 @@ public enum CredentialInForce: Sendable, Equatable {
 
     public var isLoggedIn: Bool { self != .none }
 
-    /// Where requests get their token: `DOUCTL_TOKEN` as is, else the stored login
-    /// (refreshed as needed; it says "not logged in" when there is none).
+    /// Where requests get their token: `DOUCTL_TOKEN` as is, the stored login (read when
+    /// each request is sent, refreshed as needed), or none: with no stored login when the
+    /// run decided, the store is not read again.
     public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport) -> AccessTokenSource {
-        if case .environmentToken(let token) = self { return FixedToken(token) }
-        return StoredTokens(profile: profile, store: store, http: http)
+        switch self {
+        case .environmentToken(let token): return FixedToken(token)
+        case .storedToken: return StoredTokens(profile: profile, store: store, http: http)
+        case .cookieSession, .none: return NoStoredLogin(profile: profile.name)
+        }
     }
 
     /// The cookie session requests carry: only when it is the credential in force. A jar

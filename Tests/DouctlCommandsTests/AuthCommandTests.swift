@@ -115,6 +115,25 @@ import Testing
         #expect(transport.requests.first?.queryValue("x") == "bar")
     }
 
+    /// With no stored login when the run decides, the token verbs say so (exit 4) and an
+    /// anonymous `api` request that the server refuses points at `auth login`. The store
+    /// is read once, by that decision (`NoStoredLogin`), not again for each request.
+    @Test func withoutALoginTheTokenVerbsAndARefusalPointAtLogin() throws {
+        let transport = ScriptedTransport([Self.refused])
+        let douctl = try Self.douctl(transport)
+        for verb in ["token", "refresh"] {
+            let result = try douctl.run("auth", verb)
+            #expect(result.status == 4, "\(verb): \(result)")
+            #expect(result.errorLine.contains("not logged in"), "\(verb): \(result.errorLine)")
+        }
+        let refused = try douctl.run("api", "/v2/user/~me")
+        #expect(refused.status == 4, "\(refused)")
+        #expect(refused.errorLine.contains("douctl auth login"), "\(refused.errorLine)")
+        #expect(transport.requests.first?.header("Authorization") == nil)
+        let withEnvironment = try douctl.run("auth", "refresh", environment: ["DOUCTL_TOKEN": "t"])
+        #expect(withEnvironment.status == 2 && withEnvironment.errorLine.contains("DOUCTL_TOKEN is set"), "\(withEnvironment)")
+    }
+
     @Test func aRefusedTokenIsExit4AndNothingIsStored() throws {
         let transport = ScriptedTransport([Self.refused])
         let douctl = try Self.douctl(transport)
