@@ -38,22 +38,20 @@ enum ConfigCommands {
     // MARK: - options
 
     /// `config get KEY [--show-secrets]`.
-    struct Get: CommandOptions {
+    struct Get: CommandOptions, NamesAProfileKey {
         var showSecrets = false
         var keyName = ""
         static let bindings: [OptionBinding<Self>] = [.flag({ $0.showSecrets = $1 }, ConfigCommands.showSecrets), .argument({ $0.keyName = $1 }, keyArgument)]
-        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
     }
 
     /// `config set KEY VALUE`.
-    struct SetKey: CommandOptions {
+    struct SetKey: CommandOptions, NamesAProfileKey {
         var keyName = ""
         var value = ""
         static let bindings: [OptionBinding<Self>] = [
             .argument({ $0.keyName = $1 }, keyArgument),
             .argument({ $0.value = $1 }, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
         ]
-        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
 
         /// A signing secret on the command line is refused before stdin is read.
         func validate() throws(OptionError) {
@@ -62,10 +60,14 @@ enum ConfigCommands {
     }
 
     /// `config unset KEY`.
-    struct Unset: CommandOptions {
+    struct Unset: CommandOptions, NamesAProfileKey {
         var keyName = ""
         static let bindings: [OptionBinding<Self>] = [.argument({ $0.keyName = $1 }, keyArgument)]
-        var key: ProfileKey? { ProfileKey(rawValue: keyName) }
+    }
+
+    /// The verbs whose argument is a profile key: the key, or nil for a name no key has.
+    protocol NamesAProfileKey {
+        var keyName: String { get }
     }
 
     /// `config list [--show-secrets]`.
@@ -163,4 +165,8 @@ enum Mask {
         guard value.count > 8 else { return String(repeating: "*", count: max(value.count, 4)) }
         return String(value.prefix(4)) + String(repeating: "*", count: 8)
     }
+}
+
+extension ConfigCommands.NamesAProfileKey {
+    var key: ProfileKey? { ProfileKey(rawValue: keyName) }
 }
