@@ -426,10 +426,15 @@ enum AuthCommands {
 
     static func refresh(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         guard let tokens = try context.tokens() as? StoredTokens else {
-            if case .environmentToken = try context.credentialInForce() {
+            switch try context.credentialInForce() {
+            case .environmentToken:
                 throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
+            case .cookieSession:
+                let profile = try context.profile()
+                throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no token to refresh")
+            case .storedToken, .none:
+                throw .notLoggedIn(try context.profile().name)
             }
-            throw .notLoggedIn(try context.profile().name)
         }
         let (credential, renewed) = try tokens.forceRefresh()
         context.note(renewed

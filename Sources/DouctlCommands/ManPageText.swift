@@ -57,7 +57,7 @@ enum ManPageText {
                     (term: "http_proxy, HTTPS_PROXY, https_proxy, ALL_PROXY, all_proxy, NO_PROXY, no_proxy", text: "Proxies, read by libcurl as curl reads them: http_proxy for http:// URLs (an upper-case HTTP_PROXY is ignored, as curl does), HTTPS_PROXY or https_proxy for https:// URLs, ALL_PROXY for both, NO_PROXY a comma-separated list of hosts or domains to reach directly (* for all). They win over the profile's proxy key; --proxy wins over them. See NETWORKS."),
                     (term: "CURL_CA_BUNDLE, SSL_CERT_FILE", text: "A PEM file of CA certificates to trust instead of the system's, as for curl (CURL_CA_BUNDLE first). Used when neither --cacert nor --capath is given; wins over the profile's ca_bundle."),
                     (term: "SSL_CERT_DIR", text: "A directory of hashed CA certificates to trust, as for curl. Used when neither --cacert nor --capath is given; wins over the profile's ca_path."),
-                    (term: "DOUCTL_LIBCURL", text: "The libcurl shared library to load instead of libcurl.so.4 (libcurl.4.dylib on macOS)."),
+                    (term: "DOUCTL_LIBCURL", text: "The libcurl shared library to load instead of libcurl.so.4 (libcurl.4.dylib on macOS). It is bound whole when loaded, so a library that lacks a function fails before any request is sent."),
                     (term: "DOUCTL_TEST_HOLD_BEFORE_RENAME", text: "For douctl's own tests: seconds to pause between writing a temporary file and renaming it over the target."),
                 ]),
             ]),

@@ -61,7 +61,9 @@ extension StringProtocol {
     /// What follows the first `count` bytes, which the caller has seen are ASCII (the
     /// "--" of "--name"): `dropFirst(_:)` counts Characters.
     @inlinable
-    public func droppingASCII(_ count: Int) -> SubSequence { self[utf8.index(startIndex, offsetBy: count)...] }
+    public func droppingASCII(_ count: Int) -> SubSequence {
+        self[(utf8.index(startIndex, offsetBy: count, limitedBy: endIndex) ?? endIndex)...]
+    }
 
     /// Whether an ASCII character occurs, found in the UTF-8 bytes (see `firstIndex(ofASCII:)`).
     @inlinable

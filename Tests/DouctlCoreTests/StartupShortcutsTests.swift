@@ -56,8 +56,21 @@ struct BytewiseStringTests {
         #expect("--名前=値".droppingASCII(2) == "名前=値")
         #expect(":8080".droppingASCII(1) == "8080")
         #expect("--".droppingASCII(2) == "")
+        #expect("-".droppingASCII(2) == "", "past the end: empty, not a trap")
         #expect("a=b".containsASCII("="))
         #expect(!"名前".containsASCII("="))
+    }
+
+    @Test(arguments: [("a-b-c", "-", "+"), ("", "x", "y"), ("xxx", "xx", "y"), ("中文中", "中", "[中]"), ("secret secret", "secret", "***"),
+                      ("nothing", "zz", "y"), ("e\u{301}e", "e", "E")])
+    func replacingAllIsWhatReplacingIs(text: String, target: String, replacement: String) {
+        // Byte for byte: the "e" before a combining accent is replaced too, where the
+        // Character search (one Character "é") leaves it; for everything else they agree.
+        if !text.unicodeScalars.contains(where: { $0.properties.isGraphemeExtend }) {
+            #expect(text.replacingAll(target, with: replacement) == text.replacing(target, with: replacement))
+        } else {
+            #expect(text.replacingAll(target, with: replacement) == "E\u{301}E")
+        }
     }
 
     @Test(arguments: [("  a b \t", "a b"), ("\t\t", ""), ("", ""), ("x", "x"), (" 中文 ", "中文"), ("a\u{3000}", "a\u{3000}")])
