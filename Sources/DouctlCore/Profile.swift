@@ -71,8 +71,9 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var userIDField: String? = nil
     public var userNameField: String? = nil
     /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
-    /// follows the RFCs (space-separated scopes, no Douban `~me` identity call).
-    public var isPlainOAuth2: Bool = false
+    /// follows the RFCs (space-separated scopes, no Douban `~me` identity call). Read from
+    /// the rules, which are decided from the same facts when the profile is resolved.
+    public var isPlainOAuth2: Bool { rules is PlainStyle }
     /// What the profile's API style knows (`APIStyleRules`), decided once when the profile
     /// is resolved; a test may give a profile a style of its own.
     public var rules: any APIStyleRules {
@@ -194,8 +195,7 @@ extension ConfigFile {
         for entry in settings?.entries ?? [] { merged.values[entry.key] = entry.value }
         merged.apply(overrides)
         var resolved = try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
-        resolved.isPlainOAuth2 = presetName == nil && merged.text(.style) == nil
-        resolved.rules = APIStyle.rules(style: resolved.style, isPlainOAuth2: resolved.isPlainOAuth2)
+        resolved.rules = APIStyle.rules(style: resolved.style, isPlainOAuth2: presetName == nil && merged.text(.style) == nil)
         resolved.redirectURIIsRegistered = settings?[.redirectURI] != nil
         return resolved
     }
