@@ -414,7 +414,7 @@ enum AuthCommands {
     static func token(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         if try context.credentialInForce() == .cookieSession {
             let profile = try context.profile()
-            throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
+            throw cookieSessionHasNoToken(profile.name, "no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
         }
         guard let token = try context.tokens()?.currentToken() else {
             let profile = try context.profile()
@@ -424,14 +424,18 @@ enum AuthCommands {
         return .success
     }
 
+    /// `auth token` and `auth refresh` on a profile whose login is a cookie session.
+    private static func cookieSessionHasNoToken(_ profile: String, _ what: String) -> DouctlError {
+        .authentication("\(profile) is logged in with a cookie session (auth login --password), which has \(what)")
+    }
+
     static func refresh(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         guard let tokens = try context.tokens() as? StoredTokens else {
             switch try context.credentialInForce() {
             case .environmentToken:
                 throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
             case .cookieSession:
-                let profile = try context.profile()
-                throw .authentication("\(profile.name) is logged in with a cookie session (auth login --password), which has no token to refresh")
+                throw cookieSessionHasNoToken(try context.profile().name, "no token to refresh")
             case .storedToken, .none:
                 throw .notLoggedIn(try context.profile().name)
             }

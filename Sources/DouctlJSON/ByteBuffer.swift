@@ -87,24 +87,31 @@ struct ByteBuffer {
     /// Appends a Unicode scalar value as UTF-8 (the caller passes a valid scalar).
     mutating func appendUTF8(scalar value: UInt32) {
         reserve(4)
+        count += Self.storeUTF8(scalar: value, at: UnsafeMutableRawPointer(base + count))
+    }
+
+    /// Stores a scalar's UTF-8 encoding at `out` (room for four bytes) and returns its length.
+    @inline(__always)
+    static func storeUTF8(scalar value: UInt32, at out: UnsafeMutableRawPointer) -> Int {
         if value < 0x80 {
-            base[count] = UInt8(truncatingIfNeeded: value)
-            count += 1
-        } else if value < 0x800 {
-            base[count] = UInt8(truncatingIfNeeded: 0xC0 | (value >> 6))
-            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
-            count += 2
-        } else if value < 0x10000 {
-            base[count] = UInt8(truncatingIfNeeded: 0xE0 | (value >> 12))
-            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
-            base[count + 2] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
-            count += 3
-        } else {
-            base[count] = UInt8(truncatingIfNeeded: 0xF0 | (value >> 18))
-            base[count + 1] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F))
-            base[count + 2] = UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F))
-            base[count + 3] = UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F))
-            count += 4
+            out.storeBytes(of: UInt8(truncatingIfNeeded: value), as: UInt8.self)
+            return 1
         }
+        if value < 0x800 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xC0 | (value >> 6)), as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 1, as: UInt8.self)
+            return 2
+        }
+        if value < 0x10000 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xE0 | (value >> 12)), as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 2, as: UInt8.self)
+            return 3
+        }
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0xF0 | (value >> 18)), as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F)), toByteOffset: 1, as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 2, as: UInt8.self)
+        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 3, as: UInt8.self)
+        return 4
     }
 }

@@ -138,22 +138,7 @@ enum StringCoding {
             }
             return out + escape.utf8CodeUnitCount
         }
-        if value < 0x800 {
-            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xC0 | (value >> 6)), as: UInt8.self)
-            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 1, as: UInt8.self)
-            return out + 2
-        }
-        if value < 0x10000 {
-            out.storeBytes(of: UInt8(truncatingIfNeeded: 0xE0 | (value >> 12)), as: UInt8.self)
-            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 1, as: UInt8.self)
-            out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 2, as: UInt8.self)
-            return out + 3
-        }
-        out.storeBytes(of: UInt8(truncatingIfNeeded: 0xF0 | (value >> 18)), as: UInt8.self)
-        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 12) & 0x3F)), toByteOffset: 1, as: UInt8.self)
-        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | ((value >> 6) & 0x3F)), toByteOffset: 2, as: UInt8.self)
-        out.storeBytes(of: UInt8(truncatingIfNeeded: 0x80 | (value & 0x3F)), toByteOffset: 3, as: UInt8.self)
-        return out + 4
+        return out + ByteBuffer.storeUTF8(scalar: value, at: out)
     }
 
     /// The scalar of a `\uXXXX` escape whose digits start at `position` (just after "\u"),

@@ -31,6 +31,9 @@ struct CredentialInForceTests {
         #expect(token.status == 4, "\(token)")
         #expect(token.stdoutText.isEmpty)
         #expect(token.errorLine == "douctl: coding-sandbox is logged in with a cookie session (auth login --password), which has no access token to print; for a token, run: douctl auth login --web --profile coding-sandbox")
+        let refresh = try fixture.douctl.run("auth", "refresh")
+        #expect(refresh.status == 4, "\(refresh)")
+        #expect(refresh.errorLine == "douctl: coding-sandbox is logged in with a cookie session (auth login --password), which has no token to refresh")
 
         // Before: "logged_in": false.
         let list = try fixture.douctl.run("profile", "list")

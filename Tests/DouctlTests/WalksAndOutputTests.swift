@@ -188,6 +188,10 @@ struct WalksAndOutputTests {
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2, 2\r\n\r\n{}",
         "HTTP/1.1 100 Continue\r\nContent-Length: 7\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+        // Header lines are read as bytes: tabs are whitespace around values and list items,
+        // and a value in UTF-8 (a Character boundary the byte-wise reader never looks for)
+        // changes nothing.
+        "HTTP/1.1 200 Ok \u{00E9}t\u{00E9}\r\nX-Note:\t caf\u{00E9}\u{0301} \u{4E2D}\t\r\nContent-Type:\tapplication/json\r\nContent-Length:\t2 ,\t2\t\r\n\r\n{}",
     ])
     func aRepeatedContentLengthOfOneValueIsThatValue(reply: String) throws {
         let listener = try HostileListener { connection, _ in HostileListener.send(connection, reply) }
