@@ -430,7 +430,9 @@ enum APICommand {
         /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
         private func emitter() -> (UnsafeRawBufferPointer) -> Void {
             let stdout = context.stdout
-            if context.colorsStdout { colorizer = JSONColorizer() }
+            // On a terminal even without colours: the colorizer also escapes what the
+            // terminal would obey (TerminalText).
+            if context.stdout.isTerminal || context.colorsStdout { colorizer = JSONColorizer(colors: context.colorsStdout) }
             return { [unowned self] bytes in
                 delivered += bytes.count
                 if var colorizer {
@@ -620,7 +622,7 @@ enum APICommand {
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
                 throw .usage("invalid method '\(method)'")
             }
-            if let output = options.outputFile { try TemporaryOutput.checkName(output) }
+            if let output = options.outputFile { try OutputFile.checkName(output) }
             input = options.input
             json = options.json
         }

@@ -26,7 +26,7 @@ enum APIOutput {
     /// FILE and renamed over it once the whole body has arrived. An error reply (or a failed
     /// or interrupted transfer) leaves FILE as it was and no temp file.
     static func toFile(_ path: String, include includeHead: Bool, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let file = try TemporaryOutput(for: path)
+        let file = try OutputFile(for: path)
         var failure: DouctlError?
         let response: HTTPResponse
         do throws(DouctlError) {
@@ -65,7 +65,7 @@ enum APIOutput {
         let response = try client.exchange(request)
         let text = headText(response.head)
         if let path = output {
-            let file = try TemporaryOutput(for: path)
+            let file = try OutputFile(for: path)
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
         } else {
@@ -88,13 +88,19 @@ enum APIOutput {
     }
 }
 
-/// A temp file (`.NAME.tmp-PID-RANDOM`, created exclusively, 0600, never through a link)
-/// beside `path`, renamed over it by `commit` after an fsync; removed otherwise. The
-/// finished file gets 0666 less the umask, as `curl -o` gives it.
-final class TemporaryOutput {
+/// Where `-o FILE` writes, as `OutputPath` decides. A regular file (or a new name) gets a temp
+/// file (`.NAME.tmp-PID-RANDOM`, created exclusively, 0600, never through a link) beside
+/// `path`, renamed over it by `commit` after an fsync and removed otherwise; the finished
+/// file gets 0666 less the umask, as `curl -o` gives it. A device, FIFO or open descriptor
+/// (`/dev/null`, `/dev/stdout`, `>(…)`) is written into directly, as curl does: nothing is
+/// renamed over it, so an error reply or Ctrl-C leaves what was already written there.
+final class OutputFile {
     let path: String
-    let temporary: String
+    /// The temp file's name; nil when writing straight into a device, FIFO or descriptor.
+    let temporary: String?
     private var fd: Int32
+    /// Bytes written so far, so a retry can start over only where nothing went out yet.
+    private var written = 0
 
     /// `-o ''` names no file; checked before anything is sent (`APICommand.RequestDraft`).
     static func checkName(_ path: String) throws(DouctlError) {
@@ -104,6 +110,15 @@ final class TemporaryOutput {
     init(for path: String) throws(DouctlError) {
         try Self.checkName(path)
         self.path = path
+        let destination: OutputPath
+        do { destination = try OutputPath.resolve(path) } catch {
+            throw .localInput("cannot write \(path) (\(error.reason))")
+        }
+        if case .stream(let fd, _) = destination {
+            self.fd = fd
+            temporary = nil
+            return
+        }
         let directory = FileIO.directoryName(path)
         guard (try? FileIO.status(directory))?.isDirectory == true else {
             throw .localInput("cannot write \(path): no such directory \(directory)")
@@ -113,7 +128,8 @@ final class TemporaryOutput {
         }
         var random = SystemRandomNumberGenerator()
         let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
-        temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
+        let temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
+        self.temporary = temporary
         fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 { throw .localInput("cannot write \(path) (\(SystemError("create", path: temporary).reason))") }
     }
@@ -123,6 +139,7 @@ final class TemporaryOutput {
     /// Appends; a failure (disk full) is returned, for a C callback to stop the transfer.
     func write(_ bytes: UnsafeRawBufferPointer) -> DouctlError? {
         do { try FileIO.writeAll(fd, bytes) } catch { return .localInput("cannot write \(path) (\(error))") }
+        written += bytes.count
         return nil
     }
 
@@ -130,12 +147,19 @@ final class TemporaryOutput {
         bytes.withUnsafeBytes { write($0) }
     }
 
-    /// Empties the file, for a retry that starts the body over.
+    /// Empties the file, for a retry that starts the body over. A device or pipe cannot take
+    /// back what it was given: a retry there is possible only before the first byte.
     func truncate() -> Bool {
-        ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0
+        guard temporary != nil else { return written == 0 }
+        return ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0
     }
 
     func commit() throws(DouctlError) {
+        guard let temporary else {
+            close(fd)
+            fd = -1
+            return
+        }
         let mask = umask(0o077)
         umask(mask)
         if fchmod(fd, 0o666 & ~mask) != 0 || fsync(fd) != 0 {
@@ -162,7 +186,7 @@ final class TemporaryOutput {
         guard fd >= 0 else { return }
         close(fd)
         fd = -1
-        unlink(temporary)
+        if let temporary { unlink(temporary) }
     }
 }
 

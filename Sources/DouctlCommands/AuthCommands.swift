@@ -225,7 +225,7 @@ enum AuthCommands {
         let service = try context.loginService(profile: profile, console: console(context, options))
         switch try service.login(source(method, context)) {
         case .cookieSession(let identity):
-            context.note("Logged in to \(profile.name) as \(identity.name ?? identity.id ?? "an unknown user") (cookie session).")
+            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(identity.name ?? identity.id ?? "an unknown user")) (cookie session).")
             context.printJSON(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
                 ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
@@ -233,7 +233,7 @@ enum AuthCommands {
         case .token(let credential):
             Subprocess.reapFinished()
             let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
-            context.note("Logged in to \(profile.name) as \(who).")
+            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(who)).")
             context.printJSON(identityJSON(profile: profile.name, credential))
         }
         return .success

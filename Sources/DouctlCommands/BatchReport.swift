@@ -18,7 +18,6 @@ final class BatchReport: Sendable {
     private let printer: Printer
     private let printsErrorLines: Bool
     private let errorFormatJSON: Bool
-    private let useColor: Bool
     private let statuses = LockedValue<[ExitStatus]>([])
     /// The first failed write of a JSON line (see `passOutputFailure`).
     private let outputFailure = LockedValue<SystemError?>(nil)
@@ -39,7 +38,6 @@ final class BatchReport: Sendable {
         stdoutFD = context.stdout.fileDescriptor
         printsErrorLines = display == nil && linesFD != context.stderr.fileDescriptor
         errorFormatJSON = context.wantsJSONErrors
-        useColor = context.useColor
         linesSharesTerminal = linesFD.map(Terminal.isTerminal) ?? false
     }
 
@@ -52,7 +50,7 @@ final class BatchReport: Sendable {
         let shown = display?.shownBytes(index) ?? bytes
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  done, \(ProgressDisplay.bytes(shown)) in \(Timestamp.duration(seconds))")
         if let textVerb {
-            write(Array("\(textVerb) \(style.bold(name))\n".utf8))
+            write(Array("\(textVerb) \(style.bold(TerminalText.escaped(name)))\n".utf8))
         } else {
             print(line)
         }
@@ -64,7 +62,7 @@ final class BatchReport: Sendable {
         statuses.withLock { $0.append(status) }
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
         if printsErrorLines && status != .interrupted {
-            printer.line(ErrorReport.line(error, item: item, json: errorFormatJSON, color: useColor))
+            printer.line(ErrorReport.line(error, item: item, json: errorFormatJSON), style: .error)
         }
         // As text, a failure is told once: by its error line or the progress display.
         if textVerb == nil {

@@ -1,4 +1,5 @@
 import DouctlSystem
+import DouctlCore
 
 /// Opens URLs in the user's browser: `$BROWSER` when set (a ':'-separated list of commands,
 /// "%s" marking where the URL goes), else `xdg-open` (`open` on macOS).
@@ -16,7 +17,10 @@ struct BrowserLauncher {
         #endif
     }
 
+    /// Opens `url` when `BrowserURL` allows it (http or https, no leading '-', nothing a
+    /// shell word or terminal treats specially); false otherwise, with nothing started.
     func open(_ url: String) -> Bool {
+        guard BrowserURL.problem(url) == nil else { return false }
         if let browser = environment["BROWSER"], !browser.isEmpty {
             for candidate in browser.split(separator: ":") {
                 var words = candidate.split(separator: " ").map(String.init)

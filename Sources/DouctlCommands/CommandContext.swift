@@ -37,7 +37,7 @@ struct CommandContext {
         self.process = process
         self.stdout = stdout
         self.stderr = stderr
-        let printer = Printer(stderr: stderr)
+        let printer = Printer(stderr: stderr, color: ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: process.environment))
         self.printer = printer
         session = RunSession(Self.settings(globals, process: process, printer: printer, dryRun: dryRun))
     }
@@ -64,8 +64,7 @@ struct CommandContext {
         settings.rateLimitWait = rateLimitWait(globals, printer: printer, clock: process.clock, cancellation: process.cancellation)
         settings.cancellation = process.cancellation
         settings.dryRun = dryRun
-        let color = ColorChoice.enabled(globals.color, isTerminal: printer.stderr.isTerminal, environment: process.environment)
-        settings.warn = { text in line(Self.warning(text, color: color)) }
+        settings.warn = { text in printer.line(Self.warning(text), style: .warning) }
         return settings
     }
 
@@ -75,7 +74,7 @@ struct CommandContext {
 
     var prettyJSON: Bool { globals.prettyJSON(isTerminal: stdout.isTerminal) }
     /// Colour on stderr (errors, warnings): `--color`, `NO_COLOR`, a terminal.
-    var useColor: Bool { ColorChoice.enabled(globals.color, isTerminal: stderr.isTerminal, environment: environment) }
+    var useColor: Bool { printer.color }
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
     var requestedProfile: String? { session.settings.requestedProfile }
@@ -174,7 +173,7 @@ struct CommandContext {
             let itemView = wantsView ? view : nil
             let itemContext = viewContext
             try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-                if let itemView { printLines(itemView.item(TerminalText.clean(item), itemContext)) } else { printJSONLine(item) }
+                if let itemView { printLines(itemView.item(TerminalText.shown(item), itemContext)) } else { printJSONLine(item) }
                 try stopIfOutputFailed()
             }
             return
@@ -216,7 +215,7 @@ struct CommandContext {
 
     /// An error about one of several items (a file, an id), then the run goes on.
     func report(_ error: DouctlError, about item: String?) {
-        printer.line(ErrorReport.line(error, item: item, json: wantsJSONErrors, color: useColor))
+        printer.line(ErrorReport.line(error, item: item, json: wantsJSONErrors), style: .error)
     }
 
     var wantsJSONErrors: Bool { globals.errorFormat == .json }
@@ -290,11 +289,11 @@ struct CommandContext {
     }
 
     func warn(_ text: String) {
-        note(Self.warning(text, color: useColor))
+        printer.line(Self.warning(text), style: .warning)
     }
 
-    static func warning(_ text: String, color: Bool) -> String {
-        (color ? "\u{1B}[33mdouctl: warning:\u{1B}[0m" : "douctl: warning:") + " " + text
+    static func warning(_ text: String) -> String {
+        "douctl: warning: " + text
     }
 }
 

@@ -69,9 +69,7 @@ private struct Demo {
     var configDirectory: String { workspace + "/config" }
 
     func say(_ text: String) {
-        let bold = context.useColor ? "\u{1B}[1m" : ""
-        let reset = context.useColor ? "\u{1B}[0m" : ""
-        context.note(text.hasPrefix("==>") ? "\(bold)\(text)\(reset)" : text)
+        context.printer.line(text, style: text.hasPrefix("\n==>") || text.hasPrefix("==>") ? .heading : .plain)
     }
 
     func writeProfile(base: String) throws(DouctlError) {

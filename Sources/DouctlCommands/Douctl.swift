@@ -165,7 +165,7 @@ public enum Douctl {
         let wantsJSON = arguments.contains("--error-format=json")
             || zip(arguments, arguments.dropFirst()).contains { $0 == "--error-format" && $1 == "json" }
         // Plain, like the usage line under it.
-        stderr.line(ErrorReport.line(.usage(error.message), usage: usage, json: wantsJSON, color: false))
+        stderr.line(ErrorReport.line(.usage(error.message), usage: usage, json: wantsJSON))
     }
 }
 

@@ -1,6 +1,7 @@
 import DouctlCore
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// douctl's exit codes, as the man page's EXIT STATUS lists them. The only place errors
 /// become numbers.
@@ -76,23 +77,10 @@ public enum ErrorFormat: String, Sendable {
 }
 
 enum ErrorReport {
-    /// `text` with line breaks and other control characters written as escapes (\n, \r,
-    /// \x1B), so it stays on one line and cannot move a terminal's cursor. Tabs stay.
+    /// `text` on one line: line breaks and every other character a terminal would act on
+    /// written as escapes (\n, \r, \x1B, \u009B, \u202E), by `TerminalText`. Tabs stay.
     static func escapingControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += "\\x" + (hex.count < 2 ? "0" : "") + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        TerminalText.escaped(text)
     }
 
     /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
@@ -124,14 +112,15 @@ enum ErrorReport {
     /// already ("cannot read a.png: …") is not prefixed with it again. `usage`, the
     /// command's usage line, follows a mistake the parser found (a line of its own, or the
     /// object's "usage").
-    static func line(_ error: DouctlError, item: String? = nil, usage: String? = nil, json: Bool, color: Bool) -> String {
+    /// Uncoloured: `Printer.line(_:style: .error)` colours the lead word on a terminal.
+    static func line(_ error: DouctlError, item: String? = nil, usage: String? = nil, json: Bool) -> String {
         if json {
             var object = self.json(error)
             if let item { object["item"] = .string(item) }
             if let usage { object["usage"] = .string(usage) }
             return JSON.object(object).text(.compact)
         }
-        let prefix = color ? "\u{1B}[31mdouctl:\u{1B}[0m" : "douctl:"
+        let prefix = "douctl:"
         // One line, whatever the message quotes (a user's -H with a line break, a server's
         // text with escape sequences).
         let message = escapingControls(error.message)

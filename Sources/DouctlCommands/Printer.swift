@@ -10,19 +10,53 @@ import DouctlSystem
 final class Printer: @unchecked Sendable {
     let stderr: OutputStream
     private let stderrFD: Int32
+    /// Whether douctl's own lead words are coloured (a terminal, no NO_COLOR, `--color`).
+    let color: Bool
     /// The live progress display, if any (`startProgress`).
     private let display = LockedValue<ProgressDisplay?>(nil)
     /// Serializes writes to stderr made outside a display.
     private let lock = LockedValue(())
 
-    init(stderr: OutputStream) {
+    init(stderr: OutputStream, color: Bool = false) {
         self.stderr = stderr
         stderrFD = stderr.fileDescriptor
+        self.color = color
     }
 
-    /// One line on stderr (the newline is added).
-    func line(_ text: String) {
-        write(Array((text + "\n").utf8))
+    /// How douctl marks a line of its own: the lead words of an error or a warning, or a
+    /// whole heading. The colour is added here, after the text went through `TerminalText`,
+    /// so the only escape sequences on a line are douctl's.
+    enum Style {
+        case plain
+        /// "douctl:" in red.
+        case error
+        /// "douctl: warning:" in yellow.
+        case warning
+        /// The whole line bold.
+        case heading
+    }
+
+    /// One line on stderr (the newline is added). Whatever `text` quotes — a server's
+    /// message, a header, a file name — reaches the terminal only through
+    /// `TerminalText.escaped`: no control, C1 or bidi character passes; newlines stay.
+    func line(_ text: String, style: Style = .plain) {
+        let safe = TerminalText.escaped(text, keepingNewlines: true)
+        write(Array((String(styled(safe, style)) + "\n").utf8))
+    }
+
+    private func styled(_ text: String, _ style: Style) -> String {
+        guard color else { return text }
+        switch style {
+        case .plain: return text
+        case .heading: return "\u{1B}[1m" + text + "\u{1B}[0m"
+        case .error: return Self.colorLead(text, "douctl:", code: "31")
+        case .warning: return Self.colorLead(text, "douctl: warning:", code: "33")
+        }
+    }
+
+    private static func colorLead(_ text: String, _ lead: String, code: String) -> String {
+        guard text.hasPrefix(bytes: lead) else { return text }
+        return "\u{1B}[\(code)m\(lead)\u{1B}[0m" + text.droppingASCII(lead.utf8.count)
     }
 
     /// Bytes on stderr as they are (the countdown's carriage returns), never split.

@@ -44,7 +44,7 @@ final class ProgressDisplay: Sendable {
     func started(_ index: Int, name: String) {
         // Callers may say "started" on every callback before the first byte: keep the entry.
         state.withLock { state in
-            if state.running[index] == nil { state.running[index] = Entry(name: name, started: Timestamp.now()) }
+            if state.running[index] == nil { state.running[index] = Entry(name: TerminalText.escaped(name), started: Timestamp.now()) }
         }
     }
 
@@ -93,6 +93,8 @@ final class ProgressDisplay: Sendable {
     }
 
     func finished(_ index: Int, summary: String) {
+        // A summary quotes file names and error messages: one line, nothing a terminal obeys.
+        let summary = TerminalText.escaped(summary)
         state.withLock { state in
             state.running[index] = nil
             if redrawsInPlace {

@@ -84,6 +84,12 @@ public struct Download {
         var destination: String?
         switch options.target {
         case .file(let path):
+            // A device, FIFO or open descriptor (-o /dev/null, /dev/stdout, >(…)) is written
+            // into as it is, never replaced (OutputPath); there is nothing there to resume.
+            if case .stream(let fd, _) = try Self.outputPath(path) {
+                defer { close(fd) }
+                return try toStream(fd, named: path, url: url, progress: progress)
+            }
             directory = FileIO.directoryName(path)
             destination = path
             if !options.overwrite, !options.resume, FileIO.nameExists(path) { throw PartialFile.exists(path) }
@@ -99,7 +105,7 @@ public struct Download {
                 if FileIO.nameExists(candidate) { destination = candidate }
             }
         case .standardOutput:
-            return try toStandardOutput(url: url, progress: progress)
+            return try toStream(options.standardOutput, named: "-", url: url, progress: progress)
         }
         // --continue with a file already at the destination (from curl, a browser, an earlier
         // run): its bytes seed the temp file, and the finished file replaces it by rename.
@@ -284,9 +290,16 @@ public struct Download {
         return path
     }
 
-    // MARK: - to stdout
+    // MARK: - to stdout, a device or a pipe
 
-    private func toStandardOutput(url: String, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
+    private static func outputPath(_ path: String) throws(DouctlError) -> OutputPath {
+        do { return try OutputPath.resolve(path) } catch {
+            throw .localInput("cannot write \(path) (\(error.reason))")
+        }
+    }
+
+    /// The body into `fd` as it arrives: no temp file, no resume. `name` is "-" for stdout.
+    private func toStream(_ fd: Int32, named name: String, url: String, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
         var hasher = SHA256()
         var prefix: [UInt8] = []
         var bytes: Int64 = 0
@@ -298,9 +311,9 @@ public struct Download {
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
                 do {
-                    try FileIO.writeAll(options.standardOutput, chunk)
+                    try FileIO.writeAll(fd, chunk)
                 } catch {
-                    failure = .transport(.outputFailed("standard output (\(error))"))
+                    failure = .transport(.outputFailed("\(name == "-" ? "standard output" : name) (\(error))"))
                     return false
                 }
                 hasher.update(chunk)
@@ -316,7 +329,7 @@ public struct Download {
             _ = try client.decode(response, for: request)
             throw .badReply("the server answered HTTP \(response.head.status) without a file", httpStatus: response.head.status)
         }
-        return DownloadedFile(url: url, path: "-", bytes: bytes, mediaType: Self.mediaType(reported: response.head.mediaType, prefix: prefix, path: nil),
+        return DownloadedFile(url: url, path: name, bytes: bytes, mediaType: Self.mediaType(reported: response.head.mediaType, prefix: prefix, path: nil),
                               sha256: Digest.hex(hasher.finalize()), resumedFrom: 0)
     }
 

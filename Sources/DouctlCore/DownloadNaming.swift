@@ -41,7 +41,10 @@ public enum DownloadNaming {
         let last = text.split(omittingEmptySubsequences: false) { $0 == "/" || $0 == "\\" }.last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
         for scalar in last.unicodeScalars {
-            scalars.append(scalar.value < 0x20 || scalar.value == 0x7F ? "_" : scalar)
+            // Controls, C1 codes and bidi overrides become "_": a name from the server
+            // must not drive a terminal that lists it, nor read as another extension
+            // ("invoice_\u{202E}txt.exe" shows as "…exe.txt").
+            scalars.append(TerminalText.isUnsafe(scalar.value) || scalar.value == 0x09 ? "_" : scalar)
         }
         var name = String(scalars).trimmingCharacters(in: " \t")
         while name.hasPrefix(".") { name.removeFirst() }

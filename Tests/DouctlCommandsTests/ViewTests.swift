@@ -126,7 +126,7 @@ struct ViewTests {
     @Test func serverTextCannotDriveTheTerminal() {
         let hostile: JSON = ["id": 1, "text": "hi\u{1B}]0;pwned\u{07}\u{1B}[2J\u{9B}31m\nnext\tline",
                              "user": ["uid": "x\u{1B}[8m", "screen_name": "evil\u{1B}[1A"]]
-        let lines = StatusView.lines(TerminalText.clean(hostile), width: 80, now: 0, style: .plain)
+        let lines = StatusView.lines(TerminalText.shown(hostile), width: 80, now: 0, style: .plain)
         #expect(!lines.joined().unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B }, "\(lines)")
         #expect(lines[0] == "evil^[[1A @x^[[8m #1")
         #expect(lines[1] == "hi^[]0;pwned^G^[[2J\u{FFFD}31m")

@@ -145,39 +145,3 @@ enum DisplayWidth {
         }
     }
 }
-
-/// Server text made safe to show on a terminal: control characters (ESC, BEL, C1 codes
-/// …) that could move the cursor, retitle the window or hide text are shown in caret
-/// notation ("^[") instead of being sent to the terminal, as gh and less do. Newlines
-/// and tabs stay.
-enum TerminalText {
-    static func clean(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if !isControl(scalar) {
-                result.append(scalar)
-            } else if scalar.value < 0x20 || scalar.value == 0x7F {
-                result.append("^")
-                result.append(Unicode.Scalar(UInt8(scalar.value == 0x7F ? 0x3F : scalar.value + 0x40)))
-            } else {
-                result.append("\u{FFFD}")
-            }
-        }
-        return String(result)
-    }
-
-    static func clean(_ json: JSON) -> JSON {
-        switch json {
-        case .string(let text): return .string(clean(text))
-        case .array(let items): return .array(items.map(clean))
-        case .object(let object): return .object(JSONObject(object.map { (clean($0.key), clean($0.value)) }))
-        default: return json
-        }
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return (value < 0x20 && value != 0x0A && value != 0x09) || (0x7F...0x9F).contains(value)
-    }
-}

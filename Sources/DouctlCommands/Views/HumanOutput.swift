@@ -79,7 +79,7 @@ extension CommandContext {
 
     /// The view of `json` on a terminal, else (or when the view does not fit the reply) JSON.
     func printDocument(_ json: JSON, view: HumanView) {
-        if wantsView, let lines = view.document(TerminalText.clean(json), viewContext) {
+        if wantsView, let lines = view.document(TerminalText.shown(json), viewContext) {
             printLines(lines)
         } else {
             printJSON(json)
@@ -95,7 +95,10 @@ extension CommandContext {
 
     /// JSON bytes for stdout, coloured like jq's when colour is on. `api` and the streaming
     /// reply path call this with the bytes they are about to write.
+    /// JSON text as stdout should get it: coloured and with terminal controls escaped on a
+    /// terminal (`JSONColorizer`), as it is in a pipe.
     func colored(_ bytes: [UInt8]) -> [UInt8] {
-        colorsStdout ? JSONColorizer.colorize(bytes) : bytes
+        let colors = colorsStdout
+        return colors || stdout.isTerminal ? JSONColorizer.colorize(bytes, colors: colors) : bytes
     }
 }

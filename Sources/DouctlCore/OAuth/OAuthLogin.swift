@@ -39,11 +39,13 @@ public final class OAuthLogin {
     /// Prints the URL first (so it is there whatever the browser does), worded for what
     /// happens next: a browser douctl opens, or one the person opens.
     private func showAndOpen(_ url: String) {
-        guard let open = console.openBrowser else {
-            console.say("Open this URL in a browser to log in:\n  \(url)")
+        let shown = TerminalText.escaped(url)
+        guard let open = console.openBrowser, BrowserURL.problem(url) == nil else {
+            console.say("Open this URL in a browser to log in:\n  \(shown)")
+            if console.openBrowser != nil, let problem = BrowserURL.problem(url) { console.say("Not opened in a browser: \(problem).") }
             return
         }
-        console.say("Opening a browser to log in; if none appears, open this URL:\n  \(url)")
+        console.say("Opening a browser to log in; if none appears, open this URL:\n  \(shown)")
         if !open(url) { console.say("Could not start a browser; open the URL above yourself.") }
     }
 
@@ -179,11 +181,18 @@ public final class OAuthLogin {
     }
 
     private func showDeviceInstructions(_ authorization: DeviceAuthorization) {
+        // All three come from the server: shown escaped on one line each, opened only when
+        // BrowserURL allows (a server's javascript: or --option is never handed to a browser).
         let complete = authorization.verificationURIComplete
-        console.say("To log in, open \(authorization.verificationURI) and enter the code: \(authorization.userCode)")
-        if let complete { console.say("(or open \(complete), which carries the code)") }
+        console.say("To log in, open \(TerminalText.escaped(authorization.verificationURI)) and enter the code: \(TerminalText.escaped(authorization.userCode))")
+        if let complete { console.say("(or open \(TerminalText.escaped(complete)), which carries the code)") }
         if let open = console.openBrowser {
-            console.say(open(complete ?? authorization.verificationURI) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
+            let page = complete.flatMap { BrowserURL.problem($0) == nil ? $0 : nil } ?? authorization.verificationURI
+            if let problem = BrowserURL.problem(page) {
+                console.say("Not opened in a browser: \(problem); open the page yourself if you trust it.")
+            } else {
+                console.say(open(page) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
+            }
         }
         console.say("Waiting for approval …")
     }
@@ -223,7 +232,7 @@ public final class OAuthLogin {
                 interval = min(interval + 5, Self.maximumInterval)
             case .backOff(let reason):
                 interval = min(max(interval, 1) * 2, Self.maximumInterval) // RFC 8628 §3.5
-                console.say("\(reason); trying again in \(Int(interval))s.")
+                console.say("\(TerminalText.escaped(reason)); trying again in \(Int(interval))s.")
             case .unreachable(let error):
                 // A server that went away does not come back by waiting out --wait: a few
                 // backed-off polls, then the network error.
@@ -231,7 +240,7 @@ public final class OAuthLogin {
                 if networkFailures >= Self.maximumNetworkFailures { throw .transport(error) }
                 lastFailure = error
                 interval = min(max(interval, 1) * 2, Self.maximumInterval) // RFC 8628 §3.5
-                console.say("The token endpoint did not answer (\(error.message)); trying again in \(Int(interval))s.")
+                console.say("The token endpoint did not answer (\(TerminalText.escaped(error.message))); trying again in \(Int(interval))s.")
             }
         }
     }

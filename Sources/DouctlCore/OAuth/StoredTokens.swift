@@ -70,6 +70,9 @@ public final class StoredTokens: AccessTokenSource {
             }
             switch try endpoint.refresh(refreshToken: refreshToken) {
             case .granted(let grant):
+                if let change = grant.identityChange(from: current) {
+                    throw .authentication("the refresh answered for another account (\(change)); the login was kept as it was; \(hint)")
+                }
                 entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
                 return grant.accessToken
             case .refused(let error) where error.code == "124":

@@ -12,6 +12,11 @@ public struct TokenGrant: Sendable, Equatable {
     /// Douban's `douban_user_id` (a string) and `douban_user_name`.
     public var userID: String?
     public var userName: String?
+    /// RFC 6749 §5.1 `token_type` as sent (nil when absent: Douban sends none).
+    public var tokenType: String?
+    /// The `sub` of the OpenID Connect ID token that came with the grant: who the provider
+    /// says logged in (OIDC Core §2). Read, not verified: TLS to the token endpoint vouches.
+    public var subject: String?
 
     public init(accessToken: String, refreshToken: String? = nil, expiresIn: Double? = nil, scopes: [String]? = nil, userID: String? = nil, userName: String? = nil) {
         self.accessToken = accessToken
@@ -33,6 +38,33 @@ public struct TokenGrant: Sendable, Equatable {
         scopes = json["scope"]?.stringValue.map { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
         userID = json["douban_user_id"]?.scalarText ?? json["user_id"]?.scalarText
         userName = json["douban_user_name"]?.stringValue ?? json["user_name"]?.stringValue
+        tokenType = json["token_type"]?.stringValue
+        subject = json["id_token"]?.stringValue.flatMap(Self.idTokenSubject)
+    }
+
+    /// The `sub` claim of a JWT's payload (the second dot-separated part, base64url JSON).
+    static func idTokenSubject(_ token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64.decode(String(parts[1])),
+              let claims = try? JSONParser.parse(payload) else { return nil }
+        return claims["sub"]?.scalarText
+    }
+
+    /// Why this grant must not be stored, or nil. A client must not use a token type it does
+    /// not understand (RFC 6749 §7.1): douctl sends Bearer tokens (RFC 6750), so a `mac` or
+    /// `DPoP` token would be sent as what it is not. Tokens are VSCHARs (RFC 6749 A.12, A.17):
+    /// a CR, LF or any other control byte would break every later request's header.
+    public var problem: String? {
+        if let tokenType, HTTPSyntax.lowercased(Substring(tokenType)) != "bearer" {
+            return "token_type '\(TerminalText.escaped(tokenType))' is not one douctl can send (only Bearer, RFC 6749 §7.1)"
+        }
+        if !Self.isVisibleASCII(accessToken) { return "the access_token holds bytes no header can carry (RFC 6749 A.12)" }
+        if let refreshToken, !Self.isVisibleASCII(refreshToken) { return "the refresh_token holds bytes outside RFC 6749's VSCHAR" }
+        return nil
+    }
+
+    private static func isVisibleASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
     }
 
     /// The credential to store, keeping what the grant does not say from `previous`.
@@ -44,7 +76,30 @@ public struct TokenGrant: Sendable, Equatable {
             scopes: scopes ?? previous?.scopes ?? requestedScopes,
             userID: userID ?? previous?.userID,
             userName: userName ?? previous?.userName,
-            extra: previous?.extra ?? JSONObject())
+            extra: extra(previous: previous))
+    }
+
+    /// The previous login's extra keys, with the ID token's `sub` when this grant has one.
+    private func extra(previous: Credential?) -> JSONObject {
+        var extra = previous?.extra ?? JSONObject()
+        if let subject { extra[Self.subjectKey] = .string(subject) }
+        return extra
+    }
+
+    /// Where a login's ID-token subject is kept among a credential's extra keys.
+    public static let subjectKey = "sub"
+
+    /// Why a refresh's answer cannot belong to the login `previous`, or nil: a provider that
+    /// names the user (Douban's `douban_user_id`, an ID token's `sub`) must name the same one
+    /// (OpenID Connect Core §12.2), or the profile would silently become another account.
+    public func identityChange(from previous: Credential) -> String? {
+        if let userID, let known = previous.userID, userID != known {
+            return "user '\(TerminalText.escaped(userID))', where this login is '\(TerminalText.escaped(known))'"
+        }
+        if let subject, let known = previous.extra[Self.subjectKey]?.scalarText, subject != known {
+            return "subject '\(TerminalText.escaped(subject))', where this login is '\(TerminalText.escaped(known))'"
+        }
+        return nil
     }
 }
 
@@ -136,6 +191,10 @@ public struct TokenEndpoint {
         // Coding wraps even token replies: {"code":0,"data":{...}}.
         let body = (json["code"] != nil && json["data"]?.objectValue != nil) ? (json["data"] ?? json) : json
         if (200..<300).contains(status), let grant = TokenGrant(json: body) {
+            // Checked whole before anything is stored: a refused grant leaves the login as it was.
+            if let problem = grant.problem {
+                throw .badReply("the token endpoint's reply was refused: \(problem); nothing was stored (\(url))", httpStatus: status)
+            }
             return .granted(grant)
         }
         let error = json["error"]?.stringValue

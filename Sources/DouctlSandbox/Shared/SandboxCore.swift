@@ -119,7 +119,10 @@ final class SandboxCore: Sendable {
         }
         if let log = configuration.log {
             let milliseconds = Int(((SandboxClock.monotonic() - started) * 1000).rounded())
-            log("\(request.method) \(request.path) \(response.status) \(milliseconds)ms")
+            // Any local process (or a web page, through the browser) chooses the path: a
+            // decoded %1B or %0D%0A must neither drive the operator's terminal nor forge a
+            // log line (Apache escaped its logs for this: CVE-2003-0020).
+            log("\(TerminalText.escaped(request.method)) \(TerminalText.escaped(request.path)) \(response.status) \(milliseconds)ms")
         }
         return response
     }
