@@ -248,6 +248,9 @@ struct CommandContext {
             bytes = body
         } else if let json = try? JSONParser.parse(body) {
             bytes = json.serialized(globals.prettyJSON(isTerminal: stream.isTerminal) ? .pretty : .compact)
+            // For a person (stderr, or a terminal): what the terminal would obey is spelt as
+            // a JSON escape, the same value to a reader (TerminalText).
+            if stream === stderr || stream.isTerminal { bytes = JSONColorizer.colorize(bytes, colors: false) }
         } else {
             return
         }

@@ -103,7 +103,8 @@ enum DownloadCommand {
             case (.some(let file), nil):
                 guard sources.count == 1 else { throw OptionError("-o names one file; with several URLs use -d DIR") }
                 guard !file.isEmpty else { throw OptionError("invalid value '' for -o: expected a file name or -") }
-                if file == "-" {
+                // /dev/stdout is stdout, as `-o -` is: the body there, no result line after it.
+                if file == "-" || OutputPath.namesStandardOutput(file) {
                     if resume { throw OptionError("--continue cannot resume a download to stdout") }
                     target = .standardOutput
                 } else {

@@ -54,7 +54,7 @@ public enum OutputPath {
     /// The open descriptor `path` names directly: `/dev/stdout` (1), `/dev/stderr` (2),
     /// `/dev/fd/N`, `/proc/self/fd/N`. Duplicating it reaches what the shell gave us even
     /// where opening the name again cannot (a socket; a pipe's end after `<&-` games).
-    static func inheritedDescriptor(_ path: String) -> Int32? {
+    public static func inheritedDescriptor(_ path: String) -> Int32? {
         let number: Substring
         switch path {
         case "/dev/stdout": return isOpen(1) ? 1 : nil
@@ -69,6 +69,12 @@ public enum OutputPath {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, flags & O_ACCMODE != O_RDONLY else { return nil }
         return fd
+    }
+
+    /// Whether `path` is a name for this process's standard output (`/dev/stdout`,
+    /// `/dev/fd/1`, `/proc/self/fd/1`), which a command may treat as `-`.
+    public static func namesStandardOutput(_ path: String) -> Bool {
+        path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1"
     }
 
     private static func isOpen(_ fd: Int32) -> Bool {
