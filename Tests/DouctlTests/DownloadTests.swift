@@ -507,6 +507,42 @@ struct DownloadTests {
         #expect(apiHangup.left.isEmpty, "left: \(apiHangup.left)")
     }
 
+    /// `nohup douctl …` asked to outlive the terminal: a SIGHUP it ignores stays ignored,
+    /// and the download finishes whole.
+    @Test func hangupUnderNohupIsStillIgnored() throws {
+        let nohup = try Tools.require("nohup")
+        let release = DispatchSemaphore(value: 0)
+        let server = try TestServer { _ in
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .stream(length: 200_000) { writer in
+                try writer.write([UInt8](repeating: 7, count: 100_000))
+                _ = release.wait(timeout: .now() + 30)
+                try writer.write([UInt8](repeating: 8, count: 100_000))
+            })
+        }
+        defer { server.stop() }
+        let directory = TemporaryDirectory.make(prefix: "dl-nohup")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nohup)
+        process.arguments = [Douctl.binary, "download", server.baseURL + "/kept.bin", "-d", directory]
+        process.environment = Douctl().environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        func onDisk() -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.map { Self.read(directory + "/" + $0)?.count ?? 0 }.max() ?? 0
+        }
+        while Date() < deadline, onDisk() < 100_000 { Thread.sleep(forTimeInterval: 0.05) }
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.5)
+        release.signal()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "status \(process.terminationStatus)")
+        #expect(Self.read(directory + "/kept.bin")?.count == 200_000)
+    }
+
     // MARK: - helpers
 
     /// Runs douctl with `directory` as its working directory.
