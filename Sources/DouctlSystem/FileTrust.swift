@@ -8,10 +8,10 @@ import Darwin
 /// credentials.json, a cookie jar, a CA bundle a profile names): the one place that decides,
 /// judged as ssh judges `~/.ssh/config` ("Bad owner or permissions").
 ///
-/// A file is trusted when it, and every directory above it (its real path, links resolved),
-/// is owned by the user running douctl or by root, and none of them is writable by group or
-/// others — except a directory with the sticky bit (`/tmp`), where others may create names
-/// but not rename or replace the ones someone else owns.
+/// A file is trusted when it, and every directory above it (above its name, and above what a
+/// symbolic link at that name points to), is owned by the user running douctl or by root,
+/// and none of them is writable by group or others — except a directory with the sticky bit
+/// (`/tmp`), where others may create names but not rename or replace the ones someone else owns.
 public enum FileTrust {
     /// Why another user could change a file, and the command that fixes it.
     public struct Problem: Sendable, Equatable {
@@ -27,17 +27,23 @@ public enum FileTrust {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if let problem = problem(of: info, at: path, user: user, isDirectory: false) { return problem }
-        guard let real = realPath(path) else { return nil }
-        var directory = FileIO.directoryName(real)
-        while true {
-            var status = stat()
-            guard stat(directory, &status) == 0 else { return nil }
-            if let problem = problem(of: status, at: directory, user: user, isDirectory: true) {
-                return problem
+        // The directories holding the name (whoever can write there can replace a link or
+        // the file) and, when it is a symbolic link, those holding what it points to.
+        let starts = [realPath(FileIO.directoryName(path)), realPath(path).map(FileIO.directoryName)].compactMap { $0 }
+        var checked = Set<String>()
+        for start in starts {
+            var directory = start
+            while checked.insert(directory).inserted {
+                var status = stat()
+                guard stat(directory, &status) == 0 else { break }
+                if let problem = problem(of: status, at: directory, user: user, isDirectory: true) {
+                    return problem
+                }
+                if directory == "/" || directory == "." { break }
+                directory = FileIO.directoryName(directory)
             }
-            if directory == "/" || directory == "." { return nil }
-            directory = FileIO.directoryName(directory)
         }
+        return nil
     }
 
     private static func problem(of info: stat, at path: String, user: UInt32, isDirectory: Bool) -> Problem? {

@@ -236,6 +236,17 @@ struct FileSafetyTests {
         let sticky = try fixture.douctl.run("user", "me")
         #expect(sticky.status == 0, "\(sticky)")
         #expect(FileManager.default.fileExists(atPath: marker))
+
+        // A symbolic link to a config in a directory others can write: the target's directory counts too.
+        #expect(chmod(directory, 0o700) == 0)
+        let shared = TemporaryDirectory.make(prefix: "shared")
+        try FileManager.default.moveItem(atPath: directory + "/config.json", toPath: shared + "/config.json")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/config.json", withDestinationPath: shared + "/config.json")
+        #expect(chmod(shared, 0o777) == 0)
+        let linked = try fixture.douctl.run("user", "me")
+        #expect(linked.status == 3 && linked.errorLine.contains("(its directory \(shared) is writable by other users (mode 777))"), "\(linked)")
+        #expect(chmod(shared, 0o755) == 0)
+        #expect(try fixture.douctl.run("user", "me").status == 0)
     }
 
     @Test func aConfigOwnedByAnotherUserRunsNothing() throws {
