@@ -70,6 +70,7 @@ public struct ClientFactory: Sendable {
         options.recorder = recorder
         options.cachePolicy = cachePolicy
         options.cancellation = self.http.cancellation
+        (session as? CookieSession)?.verboseLog = self.http.verboseLog
         return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
     }
 }

@@ -71,8 +71,11 @@ public struct ConfigDirectory: Sendable, Equatable {
 
     // MARK: shared file helpers
 
-    /// Parses a JSON file; nil when it does not exist. Unreadable or malformed → `.badConfig`.
+    /// Parses a JSON file; nil when it does not exist. Unreadable or malformed → `.badConfig`;
+    /// one that another local user could have written (`FileTrust`) is refused unread: these
+    /// files choose where tokens go, what runs (`signing_command`) and which secrets are sent.
     func readJSONFile(_ filePath: String) throws(DouctlError) -> JSON? {
+        try Self.requireTrusted(filePath)
         let bytes: [UInt8]
         do {
             bytes = try FileIO.readFile(filePath)
@@ -85,6 +88,15 @@ public struct ConfigDirectory: Sendable, Equatable {
             return try JSONParser.parse(bytes)
         } catch {
             throw .badConfig(path: filePath, detail: error.description)
+        }
+    }
+
+    /// Refuses a file another local user could have written, as ssh does: exit 3, one line
+    /// naming the fix.
+    public static func requireTrusted(_ filePath: String, what: String? = nil) throws(DouctlError) {
+        if let problem = FileTrust.problem(filePath) {
+            let name = what.map { "\($0) " } ?? ""
+            throw .localInput("bad owner or permissions on \(name)\(filePath) (\(problem.reason)); refusing to use it. Fix it with: \(problem.fix)")
         }
     }
 

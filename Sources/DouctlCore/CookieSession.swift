@@ -153,6 +153,17 @@ public final class CookieSession: SessionHooks {
     private let jar: CookieJar?
     private let now: () -> Double
 
+    /// `-v`: told when a bound below drops cookies.
+    public var verboseLog: ((String) -> Void)?
+
+    /// curl's bounds (lib/cookie.c, after CVE-2022-32205: a server that sets thousands of
+    /// cookies made every later request too large for any server to take): at most 50
+    /// cookies taken from one reply, at most 150 sent in one request, in a Cookie header of
+    /// at most 8190 bytes. The rest are dropped, with a `-v` note.
+    public static let maximumCookiesPerReply = 50
+    public static let maximumCookiesPerRequest = 150
+    public static let maximumCookieHeaderBytes = 8190
+
     public init(cookies: [Cookie] = [], jar: CookieJar?, now: @escaping () -> Double = Timestamp.now) {
         self.cookies = cookies
         self.jar = jar
@@ -174,8 +185,12 @@ public final class CookieSession: SessionHooks {
     public func prepare(_ request: inout HTTPRequest) {
         let path = URLParts(request.url)?.path ?? "/"
         let current = now()
-        let sending = cookies.filter { $0.matches(path: path) && ($0.expires ?? .infinity) > current }
-        guard !sending.isEmpty else { return }
+        let matching = cookies.filter { $0.matches(path: path) && ($0.expires ?? .infinity) > current }
+        guard !matching.isEmpty else { return }
+        let sending = Self.bounded(matching)
+        if sending.count < matching.count {
+            verboseLog?("* cookies: sending \(sending.count) of \(matching.count) (a Cookie header holds at most \(Self.maximumCookiesPerRequest) cookies and \(Self.maximumCookieHeaderBytes) bytes)")
+        }
         request.headers.append(HTTPHeader("Cookie", sending.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
         if let xsrf = sending.first(where: { $0.name == Self.xsrfCookie }) {
             request.headers.set("X-XSRF-TOKEN", PercentEncoding.decode(xsrf.value, plusAsSpace: true))
@@ -185,13 +200,38 @@ public final class CookieSession: SessionHooks {
     public func received(_ response: HTTPResponse, for request: HTTPRequest) throws(DouctlError) {
         let current = now()
         var changed = false
+        var taken = 0, offered = 0
         for header in response.head.headers where header.name.lowercased() == "set-cookie" {
+            offered += 1
+            guard taken < Self.maximumCookiesPerReply else { continue }
+            taken += 1
             guard let cookie = Cookie.parse(setCookie: header.value, now: current) else { continue }
             cookies.removeAll { $0.name == cookie.name && $0.path == cookie.path }
             if (cookie.expires ?? .infinity) > current { cookies.append(cookie) }
             changed = true
         }
+        if offered > taken {
+            verboseLog?("* cookies: took the first \(taken) of \(offered) Set-Cookie headers of this reply (at most \(Self.maximumCookiesPerReply))")
+        }
         if changed { try jar?.save(cookies) }
+    }
+
+    /// The cookies one request carries: longest path first (RFC 6265 §5.4), then the
+    /// oldest — the login's own session cookies before any a server added since — up to
+    /// `maximumCookiesPerRequest` cookies and `maximumCookieHeaderBytes` bytes of header value.
+    static func bounded(_ matching: [Cookie]) -> [Cookie] {
+        let ordered = matching.enumerated().sorted {
+            $0.element.path.utf8.count != $1.element.path.utf8.count ? $0.element.path.utf8.count > $1.element.path.utf8.count : $0.offset < $1.offset
+        }.map(\.element)
+        var sending: [Cookie] = []
+        var bytes = 0
+        for cookie in ordered {
+            let length = cookie.name.utf8.count + 1 + cookie.value.utf8.count + (sending.isEmpty ? 0 : 2)
+            guard sending.count < maximumCookiesPerRequest, bytes + length <= maximumCookieHeaderBytes else { break }
+            sending.append(cookie)
+            bytes += length
+        }
+        return sending
     }
 
     public func value(of name: String) -> String? { cookies.first { $0.name == name }?.value }

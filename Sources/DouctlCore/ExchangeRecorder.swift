@@ -30,9 +30,10 @@ public struct ExchangeRecorder: Sendable {
     /// `access_token`, …), every value in `secrets` — the live access and refresh tokens,
     /// the client and signing secrets, the session's cookies — is replaced wherever it
     /// appears (path, query, headers, bodies, a server's echo of it), as is its
-    /// percent-encoded form.
+    /// percent-encoded form. So are the request's own credentials (`Redaction.credentials(of:)`:
+    /// its Authorization value, a URL's password and the Basic value made of it).
     public func record(_ request: HTTPRequest, _ response: HTTPResponse, secrets: [String] = []) throws(DouctlError) {
-        let live = Self.scrubbable(secrets)
+        let live = Self.scrubbable(secrets + Redaction.credentials(of: request))
         let scrubbed = try recordDocument(request, response, live)
         try write(scrubbed.document, endpoint: scrubbed.endpoint)
     }

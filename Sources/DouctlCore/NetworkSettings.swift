@@ -66,8 +66,18 @@ public struct NetworkSettings: Sendable, Equatable {
             }
             tls.caPath = try env("SSL_CERT_DIR").map { path throws(DouctlError) in try checkDirectory(path, source: "SSL_CERT_DIR") }
         } else {
-            tls.caBundle = try profile.caBundle.map { path throws(DouctlError) in try checkFile(expand(path, environment), what: "CA bundle", source: "profile key ca_bundle") }
-            tls.caPath = try profile.caPath.map { path throws(DouctlError) in try checkDirectory(expand(path, environment), source: "profile key ca_path") }
+            // A CA that another local user can add to decides who sees the token: the
+            // profile's CA files are held to config.json's rule (FileTrust).
+            tls.caBundle = try profile.caBundle.map { path throws(DouctlError) in
+                let file = try checkFile(expand(path, environment), what: "CA bundle", source: "profile key ca_bundle")
+                try ConfigDirectory.requireTrusted(file, what: "the CA bundle")
+                return file
+            }
+            tls.caPath = try profile.caPath.map { path throws(DouctlError) in
+                let directory = try checkDirectory(expand(path, environment), source: "profile key ca_path")
+                try ConfigDirectory.requireTrusted(directory, what: "the CA directory")
+                return directory
+            }
         }
         if options.clientCert != nil || options.clientKey != nil {
             guard let certificate = options.clientCert else { throw .usage("--key needs --cert (the client certificate it belongs to)") }

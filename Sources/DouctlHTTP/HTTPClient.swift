@@ -270,7 +270,8 @@ public final class HTTPClient: HTTPTransport {
             body: request.body, sink: sink, progress: progress,
             isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
-            bodyLimit: configuration.verboseBodyLimit)
+            bodyLimit: configuration.verboseBodyLimit,
+            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request))
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutableRawPointer?
         defer { ccurl_slist_free_all(headerList) }

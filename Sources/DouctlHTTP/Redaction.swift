@@ -213,3 +213,83 @@ public enum Redaction {
         return lines.joined(separator: "\r\n")
     }
 }
+
+extension Redaction {
+    /// Any line douctl logs for a transfer (`-v`): libcurl's informational text, headers out
+    /// and in, and body previews, all through this one function. Structure first (header
+    /// values, query parameters, URL passwords, and a secret header quoted inside libcurl's
+    /// text, as HTTP/2's `[authorization: Bearer …]`), then every known secret of the request
+    /// by value, wherever it stands.
+    public static func redactLogLine(_ line: String, _ kind: LogLine, secrets: [String]) -> String {
+        let structured: String
+        switch kind {
+        case .text: structured = redactQuotedHeaders(redactURL(line))
+        case .header: structured = redactHeaderLine(line)
+        case .body: structured = line  // VerboseBody masked its fields already
+        }
+        return scrub(structured, secrets: secrets)
+    }
+
+    /// What a `-v` line of a transfer is: libcurl's text (`* `), a header line (`> `, `< `),
+    /// or a line of a body preview.
+    public enum LogLine: Sendable {
+        case text, header, body
+    }
+
+    /// `… [authorization: Bearer abc] …` → `… [authorization: Bearer ***] …`: a secret header
+    /// named inside a line of text (libcurl's HTTP/2 request log, `h2h3 [name: value]` in 7.88,
+    /// `[HTTP/2] [1] [name: value]` in 8.x). The value ends at `]` or the end of the line.
+    /// Anything else of a known secret is caught by value (`credentials(of:)`).
+    static func redactQuotedHeaders(_ text: String) -> String {
+        guard text.contains(":") else { return text }
+        let lower = HTTPSyntax.lowercased(Substring(text))
+        guard secretHeaders.contains(where: { lower.containsBytes($0 + ":") }) else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "[") {
+            result += rest[...open]
+            rest = rest[rest.index(after: open)...]
+            let close = rest.firstIndex(of: "]") ?? rest.endIndex
+            let inside = String(rest[..<close])
+            result += redactHeaderLine(inside)
+            rest = rest[close...]
+        }
+        result += rest
+        return result
+    }
+
+    /// The secrets a request carries in itself: the credential of its Authorization and
+    /// Proxy-Authorization headers, and a URL's `user:password@` — the password, decoded and
+    /// as written, and the Basic value libcurl makes of it. Scrubbed from every log line and
+    /// recording, wherever a server echoes them.
+    public static func credentials(of request: HTTPRequest) -> [String] {
+        var secrets: [String] = []
+        for header in request.headers {
+            let name = HTTPSyntax.lowercased(Substring(header.name))
+            guard name == "authorization" || name == "proxy-authorization" else { continue }
+            let value = header.value.trimmingCharacters(in: " \t")
+            if let space = value.firstIndex(of: " ") {
+                secrets.append(value[value.index(after: space)...].trimmingCharacters(in: " \t"))
+            } else {
+                secrets.append(value)
+            }
+        }
+        if let url = HTTPURL(request.url), !url.userinfo.isEmpty {
+            let user: Substring
+            let password: Substring
+            if let colon = url.userinfo.firstIndex(of: ":") {
+                user = url.userinfo[..<colon]
+                password = url.userinfo[url.userinfo.index(after: colon)...]
+            } else {
+                user = Substring(url.userinfo)
+                password = ""
+            }
+            let decodedUser = PercentEncoding.decode(String(user))
+            let decodedPassword = PercentEncoding.decode(String(password))
+            secrets += [String(password), decodedPassword]
+            secrets.append(Base64.encode(Array("\(decodedUser):\(decodedPassword)".utf8)))
+        }
+        // Too short to replace without mangling ordinary text ("a", "pw").
+        return secrets.filter { $0.utf8.count >= 4 }
+    }
+}

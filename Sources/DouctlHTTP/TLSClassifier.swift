@@ -31,6 +31,8 @@ enum TLSClassifier {
             // from the server checking our certificate (TLS 1.3 verifies it after Finished).
             if gnuTLS, result == CCURLE_RECV_ERROR, text.containsBytes("fatal alert") { return .clientCertificateRefused }
             if result == CCURLE_RECV_ERROR || result == CCURLE_SEND_ERROR { return nil }
+            if isProtocolVersion(text) { return .protocolVersion }
+            if isNotTLS(text) { return .notTLS }
             return .handshake
         default:
             return nil
@@ -41,6 +43,22 @@ enum TLSClassifier {
     private static func refusesClientCertificate(_ text: String) -> Bool {
         ["certificate required", "bad certificate", "unknown ca", "certificate unknown", "unsupported certificate",
          "certificate revoked", "certificate expired"].contains { text.containsBytes("alert " + $0) || text.containsBytes("alert_" + $0.replacingAll(" ", with: "_")) }
+    }
+
+    /// No TLS version both sides speak: the server's `protocol_version` alert, or a version
+    /// the client refuses (OpenSSL's "unsupported protocol", GnuTLS's "unsupported version").
+    /// Only then does a failure mention douctl's lowest version, TLS 1.2.
+    static func isProtocolVersion(_ text: String) -> Bool {
+        ["alert protocol version", "alert_protocol_version", "unsupported protocol", "no protocols available",
+         "version too low", "unsupported version", "protocol version"].contains { text.containsBytes($0) }
+    }
+
+    /// The first bytes back were not a TLS record: OpenSSL reads an HTTP status line's
+    /// "HTTP" as a record of an unknown version ("wrong version number"), GnuTLS as an
+    /// unexpected packet. Usually plain HTTP behind an https:// URL.
+    static func isNotTLS(_ text: String) -> Bool {
+        ["wrong version number", "packet length too long", "unexpected tls packet", "unexpected packet",
+         "unexpected length"].contains { text.containsBytes($0) }
     }
 
     /// "SSL certificate problem: self-signed certificate" → "self-signed certificate".

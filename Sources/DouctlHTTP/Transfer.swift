@@ -10,6 +10,8 @@ final class Transfer {
     private let progress: ((TransferProgress) -> Void)?
     private let isCancelled: () -> Bool
     private let log: ((String) -> Void)?
+    /// The request's own credentials (`Redaction.credentials(of:)`), masked in every line logged.
+    private let secrets: [String]
     /// Decides, when the first body byte of the final reply arrives, whether the body goes
     /// to the sink now or is held back (a reply we may retry must not reach the output).
     private let holdBody: (HTTPResponseHead) -> Bool
@@ -48,8 +50,10 @@ final class Transfer {
         holdBody: @escaping (HTTPResponseHead) -> Bool,
         headReady: ((HTTPResponseHead) -> Void)? = nil,
         requestBodySummary: [String]? = nil,
-        bodyLimit: Int = 4096
+        bodyLimit: Int = 4096,
+        secrets: [String] = []
     ) {
+        self.secrets = secrets
         reader = BodyReader(body)
         self.requestBodySummary = requestBodySummary
         self.bodyLimit = bodyLimit
@@ -137,32 +141,39 @@ final class Transfer {
     }
 
     fileprivate func debug(kind: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard let log else { return }
+        guard log != nil else { return }
         let prefix: String
         switch kind {
         case CCURLINFO_TEXT: prefix = "* "
         case CCURLINFO_HEADER_IN: prefix = "< "
         case CCURLINFO_HEADER_OUT: prefix = "> "
+        // Body bytes (and TLS records) are not logged as they pass: `finishLog` shows the
+        // reply's preview once, and the request's summary follows its head, both via `emit`.
         default: return
         }
         let lines = Self.lines(bytes)
         for line in lines {
             if kind == CCURLINFO_TEXT && (line.isEmpty || Redaction.isPointerNoise(line)) { continue }
-            log(prefix + (kind == CCURLINFO_TEXT ? Redaction.redactURL(line) : Redaction.redactHeaderLine(line)))
+            emit(prefix, line, kind == CCURLINFO_TEXT ? .text : .header)
         }
         // After the request's head (not a proxy CONNECT's), what its body holds.
         if kind == CCURLINFO_HEADER_OUT, let summary = requestBodySummary, lines.first?.hasPrefix("CONNECT ") == false {
             requestBodySummary = nil
-            for line in summary { log("> " + line) }
+            for line in summary { emit("> ", line, .body) }
         }
     }
 
     /// `-v`: the reply body (what arrived of it), once the transfer has ended.
     func finishLog() {
-        guard let log, replyBytes > 0 else { return }
+        guard log != nil, replyBytes > 0 else { return }
         for line in VerboseBody.reply(replyPreview, total: replyBytes, contentType: head?.header("Content-Type") ?? partialHead?.header("Content-Type"), limit: bodyLimit) {
-            log("< " + line)
+            emit("< ", line, .body)
         }
+    }
+
+    /// The one way a line of this transfer reaches the `-v` log: through `Redaction.redactLogLine`.
+    private func emit(_ prefix: String, _ line: String, _ kind: Redaction.LogLine) {
+        log?(prefix + Redaction.redactLogLine(line, kind, secrets: secrets))
     }
 
     /// Splits on LF at the byte level, dropping a CR before it. (In Swift, "\r\n" is one

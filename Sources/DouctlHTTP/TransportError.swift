@@ -74,8 +74,13 @@ public enum TLSFailure: String, Sendable, Equatable {
     case hostMismatch
     /// The certificate (or one in its chain) has expired or is not valid yet.
     case expired
-    /// No common protocol version or cipher, or the peer does not speak TLS.
+    /// The handshake failed for another reason (no common cipher, an alert such as
+    /// handshake_failure): the message says what the handshake said, nothing more.
     case handshake
+    /// No TLS version both sides speak (douctl's lowest is TLS 1.2).
+    case protocolVersion
+    /// The peer did not answer in TLS at all (plain HTTP behind an https:// URL).
+    case notTLS
     /// The server wants a client certificate, or refused the one we sent.
     case clientCertificateRefused
     /// Our own client certificate or key could not be used (wrong format, key mismatch).
@@ -92,7 +97,11 @@ public enum TLSFailure: String, Sendable, Equatable {
         case .expired:
             return "TLS: the certificate of \(host) has expired or is not yet valid (\(detail))"
         case .handshake:
-            return "TLS handshake with \(host) failed (\(detail)); douctl needs TLS 1.2 or later"
+            return "TLS handshake with \(host) failed (\(detail))"
+        case .protocolVersion:
+            return "TLS handshake with \(host) failed (\(detail)): no TLS version in common; douctl needs TLS 1.2 or later"
+        case .notTLS:
+            return "TLS handshake with \(host) failed (\(detail)): the server did not answer in TLS; if it speaks plain HTTP, use an http:// URL"
         case .clientCertificateRefused:
             return "TLS: \(host) refused the client certificate or requires one (\(detail)); pass --cert FILE --key FILE, or set the profile keys client_cert and client_key"
         case .clientCertificate:

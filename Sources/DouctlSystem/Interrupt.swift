@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Synchronization
 
-/// Ctrl-C handling, the process-level source of `Cancellation.process`. The handler only
+/// Ctrl-C handling (and SIGTERM, SIGHUP: the same stop), the process-level source of `Cancellation.process`. The handler only
 /// sets flags; long operations poll their context's cancellation and unwind, so files are
 /// closed and the process exits 130 cleanly. A second Ctrl-C exits at once.
 public enum Interrupt {
@@ -29,6 +29,14 @@ public enum Interrupt {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // SIGHUP (the terminal or SSH session closed) is a stop like Ctrl-C: its default
+        // would kill douctl mid-write, leaving a download's or `api -o`'s temp file. Unless
+        // it is ignored already: `nohup douctl …` asked to outlive the terminal.
+        var hangup = sigaction()
+        let ignored = unsafeBitCast(SIG_IGN, to: Int.self)
+        if sigaction(SIGHUP, nil, &hangup) == 0, hangup.__sigaction_handler.sa_handler.map({ unsafeBitCast($0, to: Int.self) }) != ignored {
+            sigaction(SIGHUP, &action, nil)
+        }
         signal(SIGPIPE, SIG_IGN)
         // A blocked signal mask survives exec: a parent that blocks SIGINT (some test
         // runners and supervisors do) would otherwise leave douctl deaf to Ctrl-C.
@@ -36,6 +44,7 @@ public enum Interrupt {
         sigemptyset(&unblocked)
         sigaddset(&unblocked, SIGINT)
         sigaddset(&unblocked, SIGTERM)
+        sigaddset(&unblocked, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     }
 

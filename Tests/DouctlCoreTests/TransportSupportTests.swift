@@ -63,6 +63,21 @@ struct TransportSupportTests {
                 == "--b\r\nContent-Disposition: form-data; name=\"client_secret\"\r\n\r\n***\r\n--b\r\nContent-Disposition: form-data; name=\"text\"\r\n\r\nhi\r\n--b--\r\n")
     }
 
+    /// Every kind of `-v` line goes through `redactLogLine`: libcurl's HTTP/2 text lines that
+    /// quote a header (7.88's `h2h3 [...]`, 8.x's `[HTTP/2] [1] [...]`), header lines, and
+    /// body previews, with the request's own credentials masked by value.
+    @Test func everyLogLineIsRedacted() {
+        let request = HTTPRequest(url: "http://alice:pw%2D123456@h.example/x", headers: [HTTPHeader("Authorization", "Bearer tok-123456")])
+        let secrets = Redaction.credentials(of: request)
+        #expect(secrets.contains("tok-123456") && secrets.contains("pw-123456") && secrets.contains("pw%2D123456"))
+        #expect(secrets.contains("YWxpY2U6cHctMTIzNDU2"), "base64 of alice:pw-123456: \(secrets)")
+        #expect(Redaction.redactLogLine("h2h3 [authorization: Bearer tok-123456]", .text, secrets: []) == "h2h3 [authorization: Bearer ***]")
+        #expect(Redaction.redactLogLine("[HTTP/2] [1] [cookie: sid=abc]", .text, secrets: []) == "[HTTP/2] [1] [cookie: sid=***]")
+        #expect(Redaction.redactLogLine("[HTTP/2] [1] [:path: /x]", .text, secrets: []) == "[HTTP/2] [1] [:path: /x]")
+        #expect(Redaction.redactLogLine("x-echo: pw-123456 and YWxpY2U6cHctMTIzNDU2", .header, secrets: secrets) == "x-echo: *** and ***")
+        #expect(Redaction.redactLogLine(#"{"seen":"tok-123456"}"#, .body, secrets: secrets) == #"{"seen":"***"}"#)
+    }
+
     @Test func pointerNoise() {
         #expect(Redaction.isPointerNoise("Found bundle for host: 0x55d0c1a2b3c0 [serially]"))
         #expect(!Redaction.isPointerNoise("Connected to 127.0.0.1 (127.0.0.1) port 80 (#0)"))

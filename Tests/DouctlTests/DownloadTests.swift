@@ -463,6 +463,86 @@ struct DownloadTests {
         server.stop()
     }
 
+    /// Interrupts `arguments` (writing into `directory`) with `signal` once 100 kB of a slow
+    /// reply are on disk; the exit status and the names left in the directory.
+    static func stopMidReply(_ arguments: (String, String) -> [String], with signal: Int32) throws -> (status: Int32, left: [String], result: CommandResult) {
+        let server = try TestServer { _ in
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .stream(length: 13_000_000) { writer in
+                try writer.write([UInt8](repeating: 7, count: 100_000))
+                Thread.sleep(forTimeInterval: 15)  // then the client is stopped
+            })
+        }
+        defer { server.stop() }
+        let directory = TemporaryDirectory.make(prefix: "dl-signal")
+        let running = try RunningDouctl(Douctl(), arguments(server.baseURL + "/slow.bin", directory))
+        let deadline = Date().addingTimeInterval(20)
+        func onDisk() -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.map { Self.read(directory + "/" + $0)?.count ?? 0 }.max() ?? 0
+        }
+        while Date() < deadline, onDisk() < 100_000 { Thread.sleep(forTimeInterval: 0.05) }
+        running.kill(signal)
+        let result = running.finish(timeout: 20)
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        return (result.status, left, result)
+    }
+
+    /// A closed terminal or SSH session (SIGHUP) stops douctl the way SIGTERM and Ctrl-C
+    /// do: exit 130, and `download` leaves what SIGTERM leaves, `api -o` no temp file.
+    /// Before: killed by the signal, a 13 MB download's `.NAME.HASH.douctl-part` or `api
+    /// -o`'s `.out.bin.tmp-…` left behind.
+    @Test func hangupStopsLikeSIGTERM() throws {
+        let download: (String, String) -> [String] = { ["download", $0, "-d", $1] }
+        let hangup = try Self.stopMidReply(download, with: SIGHUP)
+        let terminate = try Self.stopMidReply(download, with: SIGTERM)
+        #expect(terminate.status == 130, "\(terminate.result)")
+        #expect(hangup.status == terminate.status, "\(hangup.result)")
+        #expect(hangup.left.map { $0.hasSuffix(".douctl-part") } == terminate.left.map { $0.hasSuffix(".douctl-part") },
+                "SIGHUP left \(hangup.left), SIGTERM \(terminate.left)")
+        #expect(!hangup.left.contains("slow.bin"))
+
+        let api: (String, String) -> [String] = { ["api", $0, "-o", $1 + "/out.bin"] }
+        let apiHangup = try Self.stopMidReply(api, with: SIGHUP)
+        #expect(apiHangup.status == 130, "\(apiHangup.result)")
+        #expect(apiHangup.left.isEmpty, "left: \(apiHangup.left)")
+    }
+
+    /// `nohup douctl …` asked to outlive the terminal: a SIGHUP it ignores stays ignored,
+    /// and the download finishes whole.
+    @Test func hangupUnderNohupIsStillIgnored() throws {
+        let nohup = try Tools.require("nohup")
+        let release = DispatchSemaphore(value: 0)
+        let server = try TestServer { _ in
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .stream(length: 200_000) { writer in
+                try writer.write([UInt8](repeating: 7, count: 100_000))
+                _ = release.wait(timeout: .now() + 30)
+                try writer.write([UInt8](repeating: 8, count: 100_000))
+            })
+        }
+        defer { server.stop() }
+        let directory = TemporaryDirectory.make(prefix: "dl-nohup")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nohup)
+        process.arguments = [Douctl.binary, "download", server.baseURL + "/kept.bin", "-d", directory]
+        process.environment = Douctl().environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        func onDisk() -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.map { Self.read(directory + "/" + $0)?.count ?? 0 }.max() ?? 0
+        }
+        while Date() < deadline, onDisk() < 100_000 { Thread.sleep(forTimeInterval: 0.05) }
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.5)
+        release.signal()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "status \(process.terminationStatus)")
+        #expect(Self.read(directory + "/kept.bin")?.count == 200_000)
+    }
+
     // MARK: - helpers
 
     /// Runs douctl with `directory` as its working directory.

@@ -186,6 +186,103 @@ struct FileSafetyTests {
         #expect(fixture.credentials == before)
     }
 
+    // MARK: config others can write (ssh's "Bad owner or permissions")
+
+    /// A profile whose signing_command leaves a mark: whoever can write config.json chooses
+    /// the program douctl runs, as the user running it.
+    static func commandSigningFixture() throws -> (fixture: SandboxFixture, marker: String) {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let marker = TemporaryDirectory.make(prefix: "marker") + "/ran"
+        for (key, value) in [("signing", "command"), ("signing_command", "touch '\(marker)'; echo '{}'")] {
+            let set = try fixture.douctl.run("config", "set", key, value, "--profile", "sandbox")
+            #expect(set.status == 0, "\(set)")
+        }
+        return (fixture, marker)
+    }
+
+    @Test func aConfigOthersCanWriteRunsNothing() throws {
+        let (fixture, marker) = try Self.commandSigningFixture()
+        let path = fixture.douctl.configDirectory + "/config.json"
+        #expect(chmod(path, 0o666) == 0)
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: bad owner or permissions on \(path) (it is writable by other users (mode 666)); refusing to use it. Fix it with: chmod go-w \(path)", "\(me)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "signing_command ran")
+        #expect(fixture.sandbox.requests.isEmpty, "nothing was sent")
+
+        #expect(chmod(path, 0o664) == 0)
+        let group = try fixture.douctl.run("user", "me")
+        #expect(group.status == 3 && group.errorLine.contains("it is writable by its group (mode 664)"), "\(group)")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+
+        #expect(chmod(path, 0o644) == 0)
+        let fixed = try fixture.douctl.run("user", "me")
+        #expect(fixed.status == 0, "\(fixed)")
+        #expect(FileManager.default.fileExists(atPath: marker), "the user's own config is followed")
+    }
+
+    @Test func aConfigInADirectoryOthersCanWriteIsRefusedUnlessSticky() throws {
+        let (fixture, marker) = try Self.commandSigningFixture()
+        let directory = fixture.douctl.configDirectory
+        #expect(chmod(directory, 0o777) == 0)
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: bad owner or permissions on \(directory)/config.json (its directory \(directory) is writable by other users (mode 777)); refusing to use it. Fix it with: chmod go-w \(directory)", "\(me)")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+
+        // Sticky, as /tmp: others may add names but not replace the user's own.
+        #expect(chmod(directory, 0o1777) == 0)
+        let sticky = try fixture.douctl.run("user", "me")
+        #expect(sticky.status == 0, "\(sticky)")
+        #expect(FileManager.default.fileExists(atPath: marker))
+
+        // A symbolic link to a config in a directory others can write: the target's directory counts too.
+        #expect(chmod(directory, 0o700) == 0)
+        let shared = TemporaryDirectory.make(prefix: "shared")
+        try FileManager.default.moveItem(atPath: directory + "/config.json", toPath: shared + "/config.json")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/config.json", withDestinationPath: shared + "/config.json")
+        #expect(chmod(shared, 0o777) == 0)
+        let linked = try fixture.douctl.run("user", "me")
+        #expect(linked.status == 3 && linked.errorLine.contains("(its directory \(shared) is writable by other users (mode 777))"), "\(linked)")
+        #expect(chmod(shared, 0o755) == 0)
+        #expect(try fixture.douctl.run("user", "me").status == 0)
+    }
+
+    @Test func aConfigOwnedByAnotherUserRunsNothing() throws {
+        guard geteuid() == 0 else { try Self.skip("giving a file to another user needs root (chown)") }
+        let (fixture, marker) = try Self.commandSigningFixture()
+        let path = fixture.douctl.configDirectory + "/config.json"
+        // nobody (65534): the second local user, owning a file that is otherwise 0600.
+        #expect(chown(path, 65534, 65534) == 0)
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: bad owner or permissions on \(path) (it is owned by another user (uid 65534, not 0)); refusing to use it. Fix it with: chown 0 \(path)", "\(me)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "signing_command ran")
+        let set = try fixture.douctl.run("config", "set", "api_base", "http://127.0.0.1:9", "--profile", "sandbox")
+        #expect(set.status == 3, "not rewritten either: \(set)")
+
+        // A directory of someone else's holding the user's own file is refused too.
+        #expect(chown(path, 0, 0) == 0)
+        #expect(chown(fixture.douctl.configDirectory, 65534, 65534) == 0)
+        let directory = try fixture.douctl.run("user", "me")
+        #expect(directory.status == 3 && directory.errorLine.contains("(its directory \(fixture.douctl.configDirectory) is owned by another user (uid 65534, not 0))"), "\(directory)")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+
+    @Test func aCABundleOthersCanWriteIsRefused() throws {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let bundle = TemporaryDirectory.make(prefix: "ca") + "/ca.pem"
+        #expect(FileManager.default.createFile(atPath: bundle, contents: Data("# no certificates\n".utf8)))
+        #expect(chmod(bundle, 0o666) == 0)
+        #expect(try fixture.douctl.run("config", "set", "ca_bundle", bundle, "--profile", "sandbox").status == 0)
+        let me = try fixture.douctl.run("user", "me")
+        #expect(me.status == 3, "\(me)")
+        #expect(me.errorLine == "douctl: bad owner or permissions on the CA bundle \(bundle) (it is writable by other users (mode 666)); refusing to use it. Fix it with: chmod go-w \(bundle)", "\(me)")
+        #expect(fixture.sandbox.requests.isEmpty)
+    }
+
     @Test func configDirectoryWithSpacesAndNonASCII() throws {
         let fixture = try SandboxFixture()
         let directory = TemporaryDirectory.make(prefix: "my douctl") + "/配置 Ünïcödé dir/douctl"

@@ -60,6 +60,29 @@ struct HTTP2Tests {
         }
     }
 
+    /// libcurl's HTTP/2 text lines quote the request's headers (`* h2h3 [authorization:
+    /// Bearer …]` in 7.88, `* [HTTP/2] [1] [authorization: …]` in 8.x): every line of `-v`
+    /// goes through the same redaction, the token and a URL's password never in clear.
+    @Test func verboseOverHTTP2ShowsNoTokenOrPassword() throws {
+        let pki = try TestPKI.shared()
+        let nginx = try Nginx(pki: pki)
+        let base = "https://localhost:\(nginx.port)"
+        let token = "tok-0123456789abcdef"
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": token])
+        #expect(try douctl.run("profile", "add", "h2", "--api-base", base, "--ca-bundle", pki.caCertificate).status == 0)
+        let result = try douctl.run("--profile", "h2", "-v", "api", "/small.json")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* HTTP/2 over a new connection"), "\(result.stderr)")
+        #expect(!result.stderr.contains(token), "\(result.stderr)")
+        #expect(!result.stderr.contains("0123456789abcdef"), "\(result.stderr)")
+
+        let password = "pw-0123456789abcdef"
+        let basic = Data("alice:\(password)".utf8).base64EncodedString()
+        let withPassword = try Douctl().run("-v", "api", "https://alice:\(password)@localhost:\(nginx.port)/small.json", "--cacert", pki.caCertificate)
+        #expect(withPassword.status == 0, "\(withPassword)")
+        #expect(!withPassword.stderr.contains(password) && !withPassword.stderr.contains(basic), "\(withPassword.stderr)")
+    }
+
     @Test func http2IsNegotiatedOverTLSAndSaidInVerbose() throws {
         let pki = try TestPKI.shared()
         let nginx = try Nginx(pki: pki)

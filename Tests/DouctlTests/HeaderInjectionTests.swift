@@ -1,3 +1,5 @@
+import DouctlJSON
+import DouctlServer
 import DouctlTestSupport
 import Foundation
 import Testing
@@ -153,5 +155,45 @@ struct HeaderInjectionTests {
         #expect(bytes.occurrences(of: #"name="b%0D%0AInjected: 2""#) == 1, "\(bytes.wireText)")
         #expect(bytes.occurrences(of: #"name="c%22%0D%0AInjected: 3""#) == 1, "\(bytes.wireText)")
         #expect(bytes.occurrences(of: #"name="a%0D%0AInjected: 1"; filename="evil%0D%0AInjected: 1.txt""#) == 1, "\(bytes.wireText)")
+    }
+
+    /// A reply with 3,000 Set-Cookie headers, then replies adding 50 long cookies each: as
+    /// curl bounds it (CVE-2022-32205), 50 are taken from a reply, and a request carries at
+    /// most 150 cookies in at most 8190 bytes, the login's own cookie first; -v says what
+    /// was dropped. Before: all 3,000 kept, and every later request sent a ~100 KB Cookie header.
+    @Test func cookieFloodIsBoundedAsCurlBoundsIt() throws {
+        let server = try TestServer { received in
+            let round = received.path.split(separator: "/").last.flatMap { Int($0) } ?? 0
+            let cookies: [(String, String)] = round == 1
+                ? (0..<3000).map { ("Set-Cookie", "flood\($0)=v\($0)xxxxxxxxxxxxxxxx; Path=/") }
+                : (0..<50).map { ("Set-Cookie", "r\(round)c\($0)=\(String(repeating: "y", count: 100)); Path=/") }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")] + cookies, body: .bytes(Array(#"{"code":0,"data":{}}"#.utf8)))
+        }
+        let douctl = Douctl()
+        #expect(try douctl.run("profile", "add", "coder", "--preset", "coding-sandbox", "--api-base", server.baseURL).status == 0)
+        let jar = douctl.configDirectory + "/cookies-coder.json"
+        try Data(#"{"cookies":[{"name":"sid","value":"login-session","path":"/"}]}"#.utf8).write(to: URL(fileURLWithPath: jar))
+        chmod(jar, 0o600)
+
+        let flooded = try douctl.run("--profile", "coder", "-v", "api", "/api/round/1")
+        #expect(flooded.status == 0, "\(flooded)")
+        #expect(flooded.stderr.contains("* cookies: took the first 50 of 3000 Set-Cookie headers of this reply (at most 50)"), "\(flooded.stderr.suffix(2000))")
+        let stored = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: jar))))["cookies"]?.arrayValue ?? []
+        #expect(stored.count == 51, "the login's cookie and 50 of the flood, not \(stored.count)")
+
+        var last: CommandResult?
+        for round in 2...5 {
+            last = try douctl.run("--profile", "coder", "-v", "api", "/api/round/\(round)")
+            #expect(last?.status == 0, "\(String(describing: last))")
+        }
+        #expect(last?.stderr.contains("* cookies: sending ") == true, "\(String(describing: last?.stderr.prefix(3000)))")
+        #expect(server.received.count == 5)
+        for (index, request) in server.received.enumerated() {
+            let header = request.header("Cookie") ?? ""
+            let count = header.split(separator: ";").count
+            #expect(header.utf8.count <= 8190 && count <= 150, "request \(index + 1): \(count) cookies, \(header.utf8.count) bytes")
+            #expect(header.hasPrefix("sid=login-session"), "the login's own cookie goes first: request \(index + 1)")
+        }
+        #expect(try douctl.run("--profile", "coder", "api", "/api/round/6").status == 0, "the session still works")
     }
 }

@@ -80,6 +80,32 @@ struct SecretsTests {
         }
     }
 
+    /// A URL's own credentials (`http://alice:PW@host/x`, sent as Basic by libcurl) echoed
+    /// back by the server: neither the password nor the Basic value is left in a recording
+    /// or in the `-v` body, as the request header already shows `***`.
+    @Test func urlCredentialsEchoedBackAreScrubbedFromRecordingsAndVerbose() throws {
+        let password = "pw-0123456789abcdef"
+        let basic = Data("alice:\(password)".utf8).base64EncodedString()
+        let server = try TestServer { received in
+            let auth = received.header("Authorization") ?? ""
+            let decoded = auth.hasPrefix("Basic ") ? String(decoding: Data(base64Encoded: String(auth.dropFirst(6))) ?? Data(), as: UTF8.self) : ""
+            let json = #"{"authorization":"\#(auth)","decoded":"\#(decoded)","note":"you are \#(decoded.split(separator: ":").last ?? "")"}"#
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("X-Seen", auth)], body: .bytes(Array(json.utf8)))
+        }
+        let douctl = Douctl()
+        let recordings = TemporaryDirectory.make(prefix: "recorded")
+        let url = server.baseURL.replacingOccurrences(of: "http://", with: "http://alice:\(password)@") + "/echo"
+        let result = try douctl.run("--record", recordings, "-v", "api", url)
+        #expect(result.status == 0, "\(result)")
+        #expect(server.received.first?.header("Authorization") == "Basic \(basic)", "the credentials were sent")
+        #expect(result.stdoutText.contains(password), "stdout is the reply, as asked")
+        for secret in [password, basic] {
+            #expect(!result.stderr.contains(secret), "-v shows \(secret):\n\(result.stderr)")
+        }
+        #expect(result.stderr.contains("Authorization: Basic ***"), "\(result.stderr)")
+        try Self.expectScrubbed(recordings, count: 1, secrets: [password, basic])
+    }
+
     @Test func configGetAndListMaskTheProxyPasswordAndSecrets() throws {
         let server = try TestServer(json: #"{"ok":true}"#)
         let douctl = Douctl()

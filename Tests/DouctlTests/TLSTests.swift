@@ -16,11 +16,11 @@ struct TLSTests {
         var ipURL: String { "https://127.0.0.1:\(relay.port)/v2/thing" }
     }
 
-    func peer(_ certificate: String? = nil, clientCA: String? = nil, maximumTLS11: Bool = false) throws -> (TestPKI, Peer) {
+    func peer(_ certificate: String? = nil, clientCA: String? = nil, maximumTLS11: Bool = false, maximumTLS12: Bool = false) throws -> (TestPKI, Peer) {
         let pki = try TestPKI.shared()
         let server = try TestServer(json: #"{"ok":true}"#)
         let relay = try TLSRelay(certificate: certificate ?? pki.serverCertificate, key: pki.serverKey,
-                                 backendPort: server.port, clientCA: clientCA, maximumTLS11: maximumTLS11)
+                                 backendPort: server.port, clientCA: clientCA, maximumTLS11: maximumTLS11, maximumTLS12: maximumTLS12)
         return (pki, Peer(server: server, relay: relay))
     }
 
@@ -130,11 +130,15 @@ struct TLSTests {
         #expect(result.errorLine.hasPrefix("douctl: TLS: the certificate of localhost has expired"), "\(result)")
     }
 
+    /// Plain HTTP behind an https:// URL: the message says what the handshake said, and
+    /// what it means, not that douctl needs TLS 1.2.
     @Test func handshakeFailureWithAPeerThatIsNotTLS() throws {
         let notTLS = try PeerProcess(["plain"])
         let result = try Douctl().run(["api", "https://127.0.0.1:\(notTLS.port)/x"])
         #expect(result.status == 7)
         #expect(result.errorLine.hasPrefix("douctl: TLS handshake with 127.0.0.1 failed ("), "\(result)")
+        #expect(result.errorLine.hasSuffix("): the server did not answer in TLS; if it speaks plain HTTP, use an http:// URL"), "\(result)")
+        #expect(!result.errorLine.contains("TLS 1.2"), "\(result)")
         #expect(result.stderr.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1, "not retried: \(result)")
     }
 
@@ -143,7 +147,23 @@ struct TLSTests {
         let result = try Douctl().run(["api", peer.url, "--cacert", pki.caCertificate])
         #expect(result.status == 7)
         #expect(result.errorLine.hasPrefix("douctl: TLS handshake with localhost failed ("), "\(result)")
+        #expect(result.errorLine.hasSuffix("): no TLS version in common; douctl needs TLS 1.2 or later"), "\(result)")
         #expect(peer.server.received.isEmpty)
+    }
+
+    /// A TLS 1.2 server that wants a client certificate, asked without one: the failure
+    /// names the handshake's own words and the client certificate, never the TLS version.
+    @Test func aTLS12ServerWantingAClientCertificateIsNotCalledAVersionProblem() throws {
+        let pki = try TestPKI.shared()
+        let (_, peer) = try peer(clientCA: pki.clientCACertificate, maximumTLS12: true)
+        let douctl = Douctl()
+        let without = try douctl.run(["api", peer.url, "--cacert", pki.caCertificate, "--no-retry"])
+        #expect(without.status == 7)
+        #expect(without.errorLine.hasPrefix("douctl: TLS"), "\(without)")
+        #expect(!without.errorLine.contains("TLS 1.2 or later"), "\(without)")
+        #expect(without.errorLine.contains("alert") || without.errorLine.contains("certificate"), "what the handshake said: \(without)")
+        let with = try douctl.run(["api", peer.url, "--cacert", pki.caCertificate, "--cert", pki.clientCertificate, "--key", pki.clientKey])
+        #expect(with.status == 0, "\(with)")
     }
 
     @Test func clientCertificateRequiredRefusedAndAccepted() throws {

@@ -118,10 +118,11 @@ final class TLSRelay: @unchecked Sendable {
     /// https://localhost:PORT (the name the server certificate carries besides 127.0.0.1).
     var baseURL: String { "https://localhost:\(peer.port)" }
 
-    init(certificate: String, key: String, backendPort: UInt16, clientCA: String? = nil, maximumTLS11: Bool = false) throws {
+    init(certificate: String, key: String, backendPort: UInt16, clientCA: String? = nil, maximumTLS11: Bool = false, maximumTLS12: Bool = false) throws {
         var arguments = ["relay", certificate, key, String(backendPort)]
         if let clientCA { arguments += ["--client-ca", clientCA] }
         if maximumTLS11 { arguments += ["--max-tls", "1.1"] }
+        if maximumTLS12 { arguments += ["--max-tls", "1.2"] }
         peer = try PeerProcess(arguments)
     }
 }
@@ -164,7 +165,7 @@ enum PeerScript {
     static let source = #"""
 """douctl's test peers: a TLS-terminating relay and an HTTP proxy, on 127.0.0.1.
 
-  peers.py relay CERT KEY BACKEND_PORT [--client-ca CA] [--max-tls 1.1]
+  peers.py relay CERT KEY BACKEND_PORT [--client-ca CA] [--max-tls 1.1|1.2]
   peers.py proxy LOG [--auth USER:PASS]
   peers.py plain
 Each prints its port on the first line of stdout, then serves until killed.
@@ -211,7 +212,9 @@ def relay(args):
     if "--client-ca" in args:
         context.load_verify_locations(args[args.index("--client-ca") + 1])
         context.verify_mode = ssl.CERT_REQUIRED
-    if "--max-tls" in args:
+    if "--max-tls" in args and args[args.index("--max-tls") + 1] == "1.2":
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+    elif "--max-tls" in args:
         context.set_ciphers("DEFAULT:@SECLEVEL=0")
         context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
         context.maximum_version = ssl.TLSVersion.TLSv1_1
