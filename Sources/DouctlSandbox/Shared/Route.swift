@@ -36,7 +36,7 @@ enum Route: Equatable {
     /// The methods the route answers; any other gives 101 invalid_request_method.
     var methods: [String] {
         switch self {
-        case .root, .avatar, .picture: return ["GET", "HEAD"]
+        case .root, .avatar, .picture: return ["GET"]  // HEAD too: the server answers it for any GET
         case .authorize, .deviceVerify: return ["GET", "POST"]
         case .token, .deviceAuthorization, .revoke, .postStatus, .followCreate, .followDestroy: return ["POST"]
         case .userMe, .user, .userSearch, .homeTimeline, .userTimeline, .following, .followers: return ["GET"]

@@ -45,9 +45,9 @@ public final class Sandbox: @unchecked Sendable {
         limits.maxBodyBytes = configuration.maxBodyBytes
         limits.stopGracePeriod = 2
         do {
-            server = try HTTPServer(host: configuration.host, port: configuration.port, limits: limits) { request in
-                core.handle(request)
-            }
+            // HEAD is answered wherever GET is, by the server layer: no route lists it.
+            server = try HTTPServer(host: configuration.host, port: configuration.port, limits: limits,
+                                    handler: HTTPServer.answeringHEAD { request in core.handle(request) })
         } catch {
             core.removeOwnedPictures()
             throw SandboxError("cannot listen on \(configuration.host):\(configuration.port): \(error)")

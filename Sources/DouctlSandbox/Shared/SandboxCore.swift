@@ -119,7 +119,7 @@ final class SandboxCore: Sendable {
         }
         if let log = configuration.log {
             let milliseconds = Int(((SandboxClock.monotonic() - started) * 1000).rounded())
-            log("\(request.method) \(request.path) \(response.status) \(milliseconds)ms")
+            log("\(request.sentMethod) \(request.path) \(response.status) \(milliseconds)ms")
         }
         return response
     }
