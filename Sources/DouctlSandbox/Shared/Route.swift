@@ -48,6 +48,15 @@ enum Route: Equatable {
         }
     }
 
+    /// The OAuth2 endpoints and pages a login uses.
+    var isOAuth: Bool {
+        switch self {
+        case .authorize, .token, .deviceAuthorization, .deviceVerify, .revoke: return true
+        case .coding(let route): return [.authorize, .token, .deviceAuthorization, .deviceVerify].contains(route)
+        default: return false
+        }
+    }
+
     /// The HTML pages a person uses: never subject to faults.
     var isHTMLPage: Bool {
         if case .coding(let route) = self { return route.isHTMLPage }

@@ -103,7 +103,8 @@ final class SandboxCore: Sendable {
         } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
         } else if let replay {
-            response = replay.answer(request)
+            // A login step the recording lacks is served live, so any login flow works.
+            response = replay.answer(request) ?? (route.isOAuth ? router.dispatch(exchange) : ReplayStore.notRecorded(request))
         } else {
             response = router.dispatch(exchange)
         }
