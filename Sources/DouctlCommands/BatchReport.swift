@@ -28,9 +28,12 @@ final class BatchReport: Sendable {
     /// For a person at a terminal: "VERB NAME" lines instead of JSON (failures are told on stderr).
     private let textVerb: String?
     private let style: TextStyle
+    /// The run's stop request: an item it stopped says "interrupted" only when Ctrl-C did.
+    private let cancellation: Cancellation
 
     init(_ context: CommandContext, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
         self.textVerb = textVerb
+        cancellation = context.cancellation
         style = TextStyle(enabled: context.colorsStdout)
         self.display = display
         self.linesFD = linesFD
@@ -56,17 +59,22 @@ final class BatchReport: Sendable {
         }
     }
 
-    /// `{KEY: VALUE, "ok": false, "error", "exit"}`, and the error line naming `item`.
-    func failed(_ index: Int, _ error: DouctlError, key: (String, String), item: String, name: String) {
+    /// `{KEY: VALUE, "ok": false, "error", "exit"}` (then `more`), and the error line naming `item`.
+    func failed(_ index: Int, _ failure: DouctlError, key: (String, String), item: String, name: String,
+                more: [(String, JSON)] = []) {
+        let stopped = ExitStatus(failure) == .interrupted
+        // Stopped by --max-time: a timeout (exit 7), as the command's own exit says.
+        let error = stopped ? Douctl.maxTimeError(cancellation) ?? failure : failure
         let status = ExitStatus(error)
         statuses.withLock { $0.append(status) }
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
-        if printsErrorLines && status != .interrupted {
+        // A stopped item's line would repeat the command's own (interrupted, or --max-time).
+        if printsErrorLines && !stopped {
             printer.line(ErrorReport.line(error, item: item, json: errorFormatJSON), style: .error)
         }
         // As text, a failure is told once: by its error line or the progress display.
         if textVerb == nil {
-            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))]))
+            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))] + more))
         }
     }
 

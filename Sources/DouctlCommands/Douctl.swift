@@ -102,7 +102,7 @@ public enum Douctl {
 
     /// What `--max-time` running out is: a timeout (exit 7), however the command unwound;
     /// nil while the budget lasts.
-    private static func maxTimeError(_ cancellation: Cancellation) -> DouctlError? {
+    static func maxTimeError(_ cancellation: Cancellation) -> DouctlError? {
         cancellation.deadlineMessage.map { .transport(.timedOut($0)) }
     }
 

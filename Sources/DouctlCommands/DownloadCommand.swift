@@ -1,5 +1,6 @@
 import DouctlArguments
 import DouctlCore
+import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
@@ -28,16 +29,23 @@ enum DownloadCommand {
         never replaced: that download fails with exit 3 unless --force. A symbolic link
         there counts as existing; --force replaces the name itself (like mv), so what
         a link or another hard link points at is never written.
-        A transfer that breaks is retried like any GET (not with --no-retry), starting
-        that attempt over. A failed or interrupted download removes its temp file;
-        with --continue the temp file is kept, and the next run with --continue asks
-        for the rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified
-        the server gave, so a file that changed meanwhile is fetched whole rather than
+        A transfer that breaks is retried like any GET (not with --no-retry). When the
+        reply named a validator (a strong ETag, else Last-Modified) the retry keeps the
+        bytes received and asks for the rest with Range: bytes=N- and If-Range, checked
+        as --continue checks it (below); without one it starts that attempt over.
+        A download that still breaks off (the network, a timeout, --max-time, Ctrl-C)
+        keeps what it received in its temp file, like curl and wget: its JSON line gets
+        "partial" (the temp file) and "partial_bytes", and stderr says where it is and
+        to run the same command with --continue. Any other failure (a full disk, an
+        existing file) removes the temp file. The next run with --continue asks for the
+        rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified the
+        server gave, so a file that changed meanwhile is fetched whole rather than
         spliced (a server that answers 200 sends it all again; a 416 for a partial
-        that is already complete finishes it). A 206 is used only when it carries that
-        same validator and a Content-Range from the partial's size to the end of a
-        consistent total (and Content-Length to match); any other 206 means the partial
-        is thrown away and the whole file fetched again, never spliced.
+        that is already complete finishes it); a run without it starts afresh. A 206 is
+        used only when it carries that same validator and a Content-Range from the
+        partial's size to the end of a consistent total (and Content-Length to match);
+        any other 206 means the partial is thrown away and the whole file fetched
+        again, never spliced.
         Like curl -C - and wget -c, --continue also resumes a file already at the
         destination (-o FILE, or with -d the URL's own name), whoever wrote it: a
         regular file (a symbolic link or anything else there is refused, exit 3) is
@@ -55,7 +63,9 @@ enum DownloadCommand {
         One failure does not stop the others; the exit code is the worst one. HTTP
         errors map to the usual exit codes (404 → 5). Progress is drawn on stderr when
         it is a terminal (or with --progress always). Ctrl-C stops every download,
-        leaves no final file for an unfinished one, and exits 130.
+        leaves no final file for an unfinished one (its bytes stay for --continue), and
+        exits 130; --max-time stops them the same way and exits 7, and their JSON lines
+        say so ("exit": 7).
         """,
         examples: [
             Example("douctl download https://example.com/a.jpg /view/status/raw/public/p1.jpg -d pics", "two files into pics/"),
@@ -81,7 +91,7 @@ enum DownloadCommand {
             .value({ $0.output = $1 }, OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout")),
             .value({ $0.directory = $1 }, OptionSpec("dir", short: "d", value: ValueSpec("DIR", completion: .directory), help: "save files in DIR (default: the current directory)")),
             .integer({ $0.parallel = $1 }, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once")),
-            .flag({ $0.resume = $1 }, .flag("continue", short: "c", help: "keep partial downloads, and resume them (or a file already there) with Range")),
+            .flag({ $0.resume = $1 }, .flag("continue", short: "c", help: "resume a partial download (or a file already there) with Range")),
             .flag({ $0.force = $1 }, .flag("force", help: "replace files that already exist")),
             .choice({ $0.progress = $1 }, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
             .group({ $0.view = $1 }, ViewOptions.self),
@@ -155,13 +165,30 @@ enum DownloadCommand {
         let urls = try context.service().pictureURLs(in: status)
         guard !urls.isEmpty else { return .success }
         return runBatch(context, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
-                   parallel: 4, output: context.stderr.fileDescriptor)
+                        parallel: 4, output: context.stderr.fileDescriptor, resumeCommand: { url in
+            "douctl download --continue -d \(CurlCommand.quote(directory, placeholders: [])) \(CurlCommand.quote(url, placeholders: []))"
+        })
+    }
+
+    /// Where a broken download left its bytes, and how to resume it (on stderr).
+    static func keptNote(_ kept: KeptPartial, result: DownloadResult, options: DownloadOptions,
+                         resumeCommand: ((String) -> String)?) -> String {
+        let how: String
+        if let resumeCommand {
+            how = "resume with: \(resumeCommand(result.url))"
+        } else {
+            how = options.resume ? "run the same command again to resume it" : "run the same command with --continue to resume it"
+        }
+        return "douctl: \(result.url): kept the \(kept.bytes) bytes received in \(kept.path); \(how)"
     }
 
     /// Runs the batch and prints one JSON line per source; shared with `shuo get --save-images`
     /// (whose lines go to stderr, so they replace the usual error line and progress).
+    /// `resumeCommand`: how the user resumes a broken download — nil for "the same command
+    /// with --continue" (`download`), else the command for one URL (`shuo get --save-images`).
     static func runBatch(_ context: CommandContext, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
-                         progress: ProgressMode = .auto, output: Int32? = nil) -> ExitStatus {
+                         progress: ProgressMode = .auto, output: Int32? = nil,
+                         resumeCommand: (@Sendable (String) -> String)? = nil) -> ExitStatus {
         // Lines on stderr take the place of the error lines and the progress display.
         let display = output == context.stderr.fileDescriptor ? nil : context.progressDisplay(progress)
         let linesFD = options.target == .standardOutput ? nil : output ?? context.stdout.fileDescriptor
@@ -172,6 +199,7 @@ enum DownloadCommand {
 
         let started = LockedValue<Set<Int>>([])
         let complete = LockedValue<[String]>([])  // notes for files --continue found whole
+        let keptNotes = LockedValue<[String]>([])  // where broken downloads left their bytes
         let names = sources.map { DownloadNaming.name(url: $0) ?? $0 }
         let batch = DownloadBatch(sources: sources, options: options, parallel: parallel, factory: factory)
         batch.run(progress: { index, received, total in
@@ -189,14 +217,19 @@ enum DownloadCommand {
                 }
                 report.succeeded(result.index, line: line, name: file.path, bytes: file.bytes, seconds: result.seconds)
             case .failed(let error):
-                report.failed(result.index, error, key: ("url", result.url), item: result.source, name: names[result.index])
+                var more: [(String, JSON)] = []
+                if let kept = result.keptPartial {
+                    more = [("partial", .string(kept.path)), ("partial_bytes", .int(kept.bytes))]
+                    keptNotes.withLock { $0.append(keptNote(kept, result: result, options: options, resumeCommand: resumeCommand)) }
+                }
+                report.failed(result.index, error, key: ("url", result.url), item: result.source, name: names[result.index], more: more)
             }
         })
         display?.stop()
-        for line in complete.value { context.note(line) }
+        for line in complete.value + keptNotes.value { context.note(line) }
 
         if context.cancellation.isRequested {
-            context.note("douctl: interrupted; unfinished downloads left no file\(options.resume ? " (their partial files are kept for --continue)" : "")")
+            if !context.cancellation.deadlineExpired { context.note("douctl: interrupted; unfinished downloads left no final file") }
             return .interrupted
         }
         report.passOutputFailure(to: context.stdout)

@@ -38,6 +38,12 @@ enum SandboxCommand {
         --replay DIR serves the exchanges 'douctl --record DIR' wrote: a request with the
         same method, path and query (tokens, signatures and timestamps ignored) gets the
         recorded reply, repeated ones in recorded order; anything else a 404 naming it.
+        --record records logins too, so a replay answers the recorded login steps; a
+        login step the recording lacks is served by the sandbox itself (approved as
+        ahbei), so 'douctl auth login' works against any replay. Log in to the profile
+        the replay writes, then run the recorded commands with it.
+        HEAD is answered wherever GET is (RFC 9110 §9.3.2): the same status and headers,
+        Content-Length that of the body it leaves out.
         --signing and --quota make it check what a real API key gateway checks: a wrong or
         missing signature is HTTP 400 {"msg":"invalid_signature","code":1010}; past the
         quota it answers 429 with Retry-After and code 111. OAuth endpoints are exempt.
@@ -133,13 +139,27 @@ enum SandboxCommand {
             context.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
         context.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
-        context.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
+        if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {
+            context.note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
+        } else {
+            context.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
+        }
 
         while !context.cancellation.isRequested { context.sleep(0.1) }
         context.note("Stopping the sandbox.")
         sandbox.stop()
         context.cancellation.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
+    }
+
+    /// What a replay serves, and how to run the recorded commands against it.
+    static func replayLine(_ replaying: (exchanges: Int, grants: Int), directory: String, profile: String) -> String {
+        let login = replaying.grants > 0
+            ? "the recorded login is replayed too"
+            : "the recording has no login, so logins are approved as ahbei as on any sandbox"
+        return "Replaying the \(replaying.exchanges) exchanges recorded in \(directory) (tokens are not checked; "
+            + "anything not recorded is answered 404 no_recording). Log in first (\(login)): "
+            + "douctl auth login --profile \(profile), then run the recorded commands with --profile \(profile)."
     }
 
     /// The seeded Coding logins, for the start-up lines and --help.

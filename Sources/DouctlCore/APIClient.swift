@@ -333,13 +333,26 @@ public final class APIClient {
         head: @escaping (HTTPResponseHead) -> Void,
         sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
+        try stream(request, progress: progress, resume: restart.map { restart in { restart() ? .fromStart : .refused } },
+                   head: head, sink: sink)
+    }
+
+    /// `stream`, where a retry after a broken transfer may keep what arrived and ask for the
+    /// rest: `resume` answers with the headers that do (a download's `Range`, `If-Range`).
+    public func stream(
+        _ request: APIRequest,
+        progress: ((TransferProgress) -> Void)? = nil,
+        resume: (() -> SinkRestart)?,
+        head: @escaping (HTTPResponseHead) -> Void,
+        sink: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) throws(DouctlError) -> HTTPResponse {
         try refreshingAndReplaying(request) { (token: String?) throws(DouctlError) -> HTTPResponse in
-            try performStreaming(request, token: token, progress: progress, restart: restart, head: head, sink: sink)
+            try performStreaming(request, token: token, progress: progress, restart: resume, head: head, sink: sink)
         }
     }
 
     private func performStreaming(
-        _ request: APIRequest, token: String?, progress: ((TransferProgress) -> Void)?, restart: (() -> Bool)?,
+        _ request: APIRequest, token: String?, progress: ((TransferProgress) -> Void)?, restart: (() -> SinkRestart)?,
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
         let httpRequest = try httpRequest(request, token: token)
@@ -350,7 +363,7 @@ public final class APIClient {
 
     /// One streamed try: a 2xx body to `sink`, any other's first 64 KiB kept for `decode`.
     private func streamOnce(
-        _ httpRequest: HTTPRequest, progress: ((TransferProgress) -> Void)?, restart: (() -> Bool)?,
+        _ httpRequest: HTTPRequest, progress: ((TransferProgress) -> Void)?, restart: (() -> SinkRestart)?,
         head: @escaping (HTTPResponseHead) -> Void, sink: @escaping (UnsafeRawBufferPointer) -> Bool
     ) throws(DouctlError) -> HTTPResponse {
         let errorLimit = HTTPResponse.maximumErrorBodyBytes
@@ -361,7 +374,7 @@ public final class APIClient {
         do {
             responseHead = try http.send(httpRequest, progress: progress, restartSink: {
                 errorBody.removeAll()
-                return streaming ? restart?() ?? false : true
+                return streaming ? restart?() ?? .refused : .fromStart
             }, head: { received in
                 finalHead = received
                 streaming = (200..<300).contains(received.status)

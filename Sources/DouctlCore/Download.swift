@@ -43,18 +43,28 @@ public struct DownloadedFile: Sendable, Equatable {
     public var mediaType: String
     /// Lowercase hex SHA-256 of the whole file.
     public var sha256: String
-    /// Bytes that were already on disk from an earlier attempt.
+    /// Bytes that were already on disk from an earlier run.
     public var resumedFrom: Int64
     /// `--continue` found the file at the destination already whole (a 416 naming its
     /// size): nothing was fetched and the file was left as it was.
     public var alreadyComplete: Bool = false
 }
 
+/// A download that broke off (the network, a timeout, Ctrl-C) and left what it received in
+/// its temp file, for `--continue` to resume.
+public struct KeptPartial: Sendable, Equatable {
+    /// The temp file (`DIR/.NAME.HASH.douctl-part`).
+    public var path: String
+    public var bytes: Int64
+}
+
 /// One file download: GET the URL (a path is relative to the profile's api_base; the token
 /// goes only to the API's own origin), stream the body into a temp file beside the
 /// destination while hashing it, then rename it into place. Memory stays flat whatever the
-/// size. On failure the temp file is removed, or kept for `--continue`, which asks for the
-/// rest with `Range: bytes=N-`; the final name never holds a partial file.
+/// size. A retry after a broken transfer asks for the rest (`Range`, `If-Range`) when the
+/// reply named a validator. When the download breaks off for good (the network, a timeout,
+/// Ctrl-C) what arrived stays in the temp file, which `--continue` resumes the same way;
+/// after any other failure it is removed. The final name never holds a partial file.
 public struct Download {
     public let client: APIClient
     public let source: String
@@ -69,8 +79,10 @@ public struct Download {
     /// The absolute URL `source` names.
     public var url: String { client.profile.url(for: source) }
 
-    /// `progress(bytesSoFar, totalOrZero)` counts resumed bytes too.
-    public func run(progress: @escaping (Int64, Int64) -> Void = { _, _ in }) throws(DouctlError) -> DownloadedFile {
+    /// `progress(bytesSoFar, totalOrZero)` counts resumed bytes too; `kept` hears of a temp
+    /// file left for `--continue` when the download fails.
+    public func run(progress: @escaping (Int64, Int64) -> Void = { _, _ in },
+                    kept: (KeptPartial) -> Void = { _ in }) throws(DouctlError) -> DownloadedFile {
         let url = self.url
         guard !Self.hasOtherScheme(source), url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
@@ -116,9 +128,27 @@ public struct Download {
             return try transfer(url: url, into: partial, directory: directory, fixedDestination: destination,
                                 resumingExisting: existing != nil, progress: progress)
         } catch {
-            // Interrupted or failed: a resumable partial stays only with --continue.
-            if options.resume && partial.size > 0 { partial.keep() } else { partial.remove() }
+            // Broken off (or any failure with --continue): what arrived stays to be resumed.
+            if partial.size > 0 && (options.resume || Self.leavesResumablePartial(error)) {
+                partial.keep()
+                kept(KeptPartial(path: partial.path, bytes: partial.size))
+            } else {
+                partial.remove()
+            }
             throw error
+        }
+    }
+
+    /// A failure after which the bytes received are still good to resume: the network or
+    /// the server broke the transfer off, it timed out, or it was interrupted. Not a local
+    /// failure (a full disk, a name that exists): then the temp file goes.
+    static func leavesResumablePartial(_ error: DouctlError) -> Bool {
+        switch error {
+        case .transport(.timedOut), .transport(.connectionLost), .transport(.interrupted), .transport(.malformedReply),
+             .transport(.tls), .interrupted, .badReply:
+            return true
+        default:
+            return false
         }
     }
 
@@ -163,7 +193,7 @@ public struct Download {
             url: url, path: finalPath, bytes: partial.size,
             mediaType: Self.mediaType(reported: mediaType, prefix: reception.prefix, path: finalPath),
             sha256: Digest.hex(reception.hasher.finalize()),
-            resumedFrom: completeAlready ? reception.resumedFrom : reception.startedAt)
+            resumedFrom: completeAlready ? reception.resumedFrom : reception.keptFromEarlierRun)
     }
 
     /// One request: the rest of the partial (`Range`, `If-Range`), or the whole file.
@@ -191,9 +221,10 @@ public struct Download {
             response = try client.stream(request, progress: { transfer in
                 let start = reception.startedAt
                 progress(start + transfer.downloaded, transfer.downloadTotal > 0 ? start + transfer.downloadTotal : 0)
-            }, restart: reception.restart, head: { head in
+            }, resume: reception.restartOrResume, head: { head in
                 reception.sawHead = true
                 reception.partial.validator = Self.validator(head)
+                reception.acceptsRanges = head.header("Accept-Ranges")?.lowercased() != "none"
                 do throws(DouctlError) {
                     try self.restartAtZeroIfNeeded(head, reception)
                     if reception.destination == nil {
@@ -398,10 +429,13 @@ public struct Download {
 /// Its methods are what `APIClient.stream` calls back.
 private final class Reception {
     let partial: PartialFile
-    /// The bytes already on disk from an earlier run (`--continue`).
-    let resumedFrom: Int64
-    /// The hash of those bytes, for a retry that starts again after them.
-    private let hashedExisting: SHA256
+    /// Where the request asks the file to continue (`Range: bytes=N-`), 0 for all of it:
+    /// the bytes of an earlier run (`--continue`), then those a broken attempt left.
+    private(set) var resumedFrom: Int64
+    /// Of the bytes in the partial, those an earlier run left (`"resumed_from"`).
+    private(set) var keptFromEarlierRun: Int64
+    /// The hash of the bytes before `startedAt`, for a retry that starts again after them.
+    private var hashedExisting: SHA256
     var hasher: SHA256
     var prefix: [UInt8]
     /// Where this attempt's bytes begin: `resumedFrom`, or 0 when the server sends it all.
@@ -410,6 +444,8 @@ private final class Reception {
     var sentValidator: String?
     /// A 206 that does not continue the partial: the download starts over.
     var resumeRefused = false
+    /// The reply did not say `Accept-Ranges: none`.
+    var acceptsRanges = true
     /// `-o FILE`, or the name the reply's head chose.
     var destination: String?
     var sawHead = false
@@ -419,6 +455,7 @@ private final class Reception {
     init(partial: PartialFile, destination: String?) throws(DouctlError) {
         var hasher = SHA256()
         resumedFrom = partial.size
+        keptFromEarlierRun = partial.size
         prefix = resumedFrom > 0 ? try partial.hashExisting(into: &hasher) : []
         self.partial = partial
         self.destination = destination
@@ -430,11 +467,28 @@ private final class Reception {
     /// Takes the body from `offset` on; at 0 what the partial held is dropped.
     func start(at offset: Int64) throws(DouctlError) {
         startedAt = offset
+        if startedAt == 0 { keptFromEarlierRun = 0 }
         if startedAt == 0 && partial.size > 0 {
             try partial.truncate(to: 0)
             hasher = SHA256()
             prefix = []
         }
+    }
+
+    /// Before a retry of a broken attempt: when its reply named a validator (a strong ETag
+    /// or Last-Modified), what arrived is kept and the retry asks for the rest with
+    /// `Range` and `If-Range`, its reply checked as `--continue` checks one (a 206 must
+    /// carry that validator and continue exactly here, a 200 starts over); otherwise the
+    /// retry begins again where this attempt began.
+    func restartOrResume() -> SinkRestart {
+        if failure == nil, acceptsRanges, let validator = partial.validator, partial.size > startedAt {
+            resumedFrom = partial.size
+            startedAt = partial.size
+            sentValidator = validator
+            hashedExisting = hasher
+            return .resuming([HTTPHeader("Range", "bytes=\(resumedFrom)-"), HTTPHeader("If-Range", validator)])
+        }
+        return restart() ? .fromStart : .refused
     }
 
     /// A retry after a broken attempt begins again where this attempt began.

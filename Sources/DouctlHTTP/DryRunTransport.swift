@@ -33,7 +33,7 @@ public final class DryRunTransport: HTTPTransport, Sendable {
     public func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)?,
-        restartSink: (() -> Bool)?,
+        restartSink: (() -> SinkRestart)?,
         head: ((HTTPResponseHead) -> Void)?,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {

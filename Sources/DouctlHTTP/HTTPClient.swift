@@ -116,14 +116,14 @@ public final class HTTPClient: HTTPTransport {
     /// Sends `request` and streams the reply body to `sink` (return false to stop).
     /// Retries per the policy; a reply that will be retried never reaches the sink.
     /// A transfer that breaks after body bytes reached the sink is retried only when
-    /// `restartSink` can take them back (it returns true after discarding them).
+    /// `restartSink` dropped them, or kept them and named the headers that ask for the rest.
     /// HTTP error statuses are replies, not errors: the caller judges them.
     /// `head`, when given, sees the final reply's head before its first body byte reaches
     /// the sink (a download decides there whether bytes go to a file or to an error report).
     public func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)? = nil,
-        restartSink: (() -> Bool)? = nil,
+        restartSink: (() -> SinkRestart)? = nil,
         head headReady: ((HTTPResponseHead) -> Void)? = nil,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {
@@ -146,8 +146,17 @@ public final class HTTPClient: HTTPTransport {
                 // refuses some options on a handle whose transfer failed): start afresh.
                 ccurl_easy_cleanup(handle)
                 handle = nil
-                guard policy.retries(error, of: current, attempt: attempt), delivered == 0 || restartSink?() == true else {
-                    throw error
+                guard policy.retries(error, of: current, attempt: attempt) else { throw error }
+                if delivered > 0 {
+                    switch restartSink?() ?? .refused {
+                    case .refused:
+                        throw error
+                    case .fromStart:
+                        break
+                    case .resuming(let headers):
+                        for header in headers { current.headers.set(header.name, header.value) }
+                        configuration.verboseLog?("* keeping the \(delivered) bytes received; the retry asks for the rest")
+                    }
                 }
                 try waitToRetry(after: error, attempt: attempt, started: started)
             case .reply(var head, let held):

@@ -5,17 +5,30 @@
 public protocol HTTPTransport: AnyObject {
     /// Sends `request` and streams the reply body to `sink` (return false to stop).
     /// A reply that will be retried never reaches the sink. A transfer that breaks after
-    /// body bytes reached the sink is retried only when `restartSink` can take them back
-    /// (it returns true after discarding them). HTTP error statuses are replies, not
-    /// errors: the caller judges them. `head`, when given, sees the final reply's head
-    /// before its first body byte reaches the sink.
+    /// body bytes reached the sink is retried only when `restartSink` says what became of
+    /// them (`SinkRestart`): dropped, so the request goes again as it was, or kept, so the
+    /// retry asks for the rest. HTTP error statuses are replies, not errors: the caller
+    /// judges them. `head`, when given, sees the final reply's head before its first body
+    /// byte reaches the sink.
     func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)?,
-        restartSink: (() -> Bool)?,
+        restartSink: (() -> SinkRestart)?,
         head: ((HTTPResponseHead) -> Void)?,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead
+}
+
+/// What a sink did with the body bytes a broken attempt gave it, when a retry is due.
+public enum SinkRestart: Sendable, Equatable {
+    /// It cannot take them back: the failure stands, no retry.
+    case refused
+    /// It dropped them: the retry sends the request as it was.
+    case fromStart
+    /// It keeps them: the retry sends the request with these headers set (replacing any of
+    /// the same name), e.g. `Range` and `If-Range`, so the reply continues where they end.
+    /// The sink judges the reply's head (a 200 means starting over).
+    case resuming([HTTPHeader])
 }
 
 /// Makes the transport a run's requests go through: libcurl's `HTTPClient` in douctl, a
@@ -36,7 +49,7 @@ extension HTTPTransport {
         do {
             head = try send(request, progress: progress, restartSink: {
                 body.removeAll()
-                return true
+                return .fromStart
             }, head: { finalHead = $0 }) { chunk in
                 let isSuccess = finalHead.map { (200..<300).contains($0.status) } ?? true
                 return body.take(chunk, cap: isSuccess ? limit : errorLimit)

@@ -2,8 +2,11 @@ import DouctlSystem
 
 /// One request as a handler sees it: the head parsed and decoded, the body still on the wire.
 public final class HTTPServerRequest: @unchecked Sendable {
-    /// As sent, e.g. "GET" (methods are case-sensitive).
+    /// As sent, e.g. "GET" (methods are case-sensitive); "GET" for a HEAD that a handler
+    /// made with `HTTPServer.answeringHEAD` serves as the GET it stands for.
     public let method: String
+    /// The method on the wire: `method`, or "HEAD" where that is served as a GET.
+    public let sentMethod: String
     /// The raw request-target, e.g. "/shuo/v2/statuses/?a=1".
     public let target: String
     /// The percent-decoded path, e.g. "/shuo/v2/statuses/" (`+` stays `+` in paths).
@@ -28,6 +31,7 @@ public final class HTTPServerRequest: @unchecked Sendable {
     init(head: RequestHead, path rawPath: Substring, query rawQuery: Substring?, framing: RequestFraming,
          remoteAddress: String, remotePort: UInt16, body: HTTPRequestBody) {
         method = head.method
+        sentMethod = head.method
         target = head.target
         self.rawPath = String(rawPath)
         path = PercentEncoding.decodeString(rawPath.utf8, plusAsSpace: false)
@@ -52,6 +56,30 @@ public final class HTTPServerRequest: @unchecked Sendable {
                                      keepAlive: true, expectsContinue: false)
         self.init(head: head, path: parts.path, query: parts.query, framing: framing,
                   remoteAddress: remoteAddress, remotePort: 0, body: HTTPRequestBody(bytes: body))
+    }
+
+    /// The same request with another method (its body is the same, still on the wire);
+    /// `sentMethod` stays what was sent.
+    private init(_ other: HTTPServerRequest, method: String) {
+        self.method = method
+        sentMethod = other.sentMethod
+        target = other.target
+        rawPath = other.rawPath
+        path = other.path
+        rawQuery = other.rawQuery
+        query = other.query
+        version = other.version
+        headers = other.headers
+        contentLength = other.contentLength
+        isChunked = other.isChunked
+        remoteAddress = other.remoteAddress
+        remotePort = other.remotePort
+        body = other.body
+    }
+
+    /// A HEAD as the GET it asks about (RFC 9110 §9.3.2); any other request as it is.
+    public var asGETWhenHEAD: HTTPServerRequest {
+        method == "HEAD" ? HTTPServerRequest(self, method: "GET") : self
     }
 
     /// The first query value named `name` (names compare exactly), or nil.

@@ -9,6 +9,16 @@ import DouctlSystem
 /// large body, sleep for a fault) without holding up other connections.
 public typealias HTTPHandler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
 
+extension HTTPServer {
+    /// `handler`, answering HEAD for every resource it answers GET for (RFC 9110 §9.3.2: the
+    /// same status and headers, no body): a HEAD reaches it as a GET (`sentMethod` says
+    /// HEAD), and the connection, which knows the request was a HEAD, sends the head only,
+    /// with the Content-Length of the body it leaves out. Handlers need no HEAD routes.
+    public static func answeringHEAD(_ handler: @escaping HTTPHandler) -> HTTPHandler {
+        { request in handler(request.asGETWhenHEAD) }
+    }
+}
+
 /// A small HTTP/1.1 server for loopback use: the `douctl sandbox`, the OAuth redirect listener,
 /// and test servers. One thread per connection (blocking I/O would starve Dispatch's shared
 /// pool); every limit a peer could push on is bounded (`HTTPServerLimits`).

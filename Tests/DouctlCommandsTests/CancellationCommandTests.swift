@@ -26,7 +26,7 @@ struct CancellationCommandTests {
         }
 
         func send(
-            _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> Bool)?,
+            _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> SinkRestart)?,
             head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
         ) throws(TransportError) -> HTTPResponseHead {
             if configuration.cancellation.isRequested { throw .interrupted }
@@ -95,6 +95,55 @@ struct CancellationCommandTests {
         #expect(result.stdout.isEmpty)
         #expect(scripted.requests.isEmpty)
         if !line.isEmpty { #expect(result.errorLine == line) }
+    }
+
+    /// A transport whose reply breaks off after `delivered` body bytes because the run is
+    /// stopped for `reason` (what libcurl's does when Ctrl-C or --max-time strikes mid-body).
+    final class StoppedMidBody: HTTPTransport, @unchecked Sendable {
+        let cancellation: Cancellation
+        let reason: Cancellation.Reason
+        init(_ cancellation: Cancellation, _ reason: Cancellation.Reason) {
+            self.cancellation = cancellation
+            self.reason = reason
+        }
+
+        func send(
+            _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> SinkRestart)?,
+            head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
+        ) throws(TransportError) -> HTTPResponseHead {
+            if cancellation.isRequested { throw .interrupted }
+            head?(HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Length", "10"), HTTPHeader("ETag", "\"e\"")], url: request.url))
+            _ = Array("first".utf8).withUnsafeBytes { sink($0) }
+            cancellation.request(reason)
+            throw .interrupted
+        }
+    }
+
+    /// A download stopped mid-body: its JSON line says what the exit says (--max-time: a
+    /// timeout, 7; Ctrl-C: 130), and the bytes received stay in the temp file, named.
+    @Test(arguments: [(Cancellation.Reason.interrupt, Int32(130), "interrupted"),
+                      (.deadline(3), 7, "timed out: the command ran longer than --max-time 3s")])
+    func aStoppedDownloadsLineSaysWhyAndWhereItsBytesAre(reason: Cancellation.Reason, status: Int32, error: String) throws {
+        let directory = try TemporaryDirectory(prefix: "stopped-download")
+        let cancellation = Cancellation()
+        var douctl = try InProcessDouctl()
+        douctl.configure = { process in
+            process.cancellation = cancellation
+            process.makeTransport = { _ in StoppedMidBody(cancellation, reason) }
+        }
+        let result = try douctl.run("download", "http://api.test/f.bin", "-d", directory.path, "--api-base", "http://api.test")
+        #expect(result.status == status, "\(result)")
+        let line = try #require(try result.lines().first)
+        #expect(line["exit"]?.int64Value == Int64(status), "\(line)")
+        #expect(line["error"]?.stringValue == error)
+        let partial = try #require(line["partial"]?.stringValue)
+        #expect(partial.hasPrefix(directory.path + "/.f.bin.") && partial.hasSuffix(".douctl-part"))
+        #expect(line["partial_bytes"]?.int64Value == 5)
+        #expect(try FileIO.readFile(partial) == Array("first".utf8))
+        #expect((try? FileIO.readFile(partial + "-validator")) == Array("\"e\"".utf8), "saved for If-Range")
+        #expect(result.stderr.contains("douctl: http://api.test/f.bin: kept the 5 bytes received in \(partial); run the same command with --continue to resume it"),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("interrupted") == (status == 130), "\(result.stderr)")
     }
 
     @Test func cancellationReasonsAndTheDeadlineMessage() {

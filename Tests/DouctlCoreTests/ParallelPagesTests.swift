@@ -35,7 +35,7 @@ struct ParallelPagesTests {
             self.failing = failing
         }
 
-        func send(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> Bool)?,
+        func send(_ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> SinkRestart)?,
                   head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool) throws(TransportError) -> HTTPResponseHead {
             let page = coding ? Int(request.queryValue("page") ?? "1") ?? 1 : (Int(request.queryValue("start") ?? "0") ?? 0) / pageSize + 1
             lock.lock()

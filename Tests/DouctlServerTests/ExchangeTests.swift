@@ -147,6 +147,45 @@ import DouctlTestSupport
         }
     }
 
+    /// `HTTPServer.answeringHEAD`: a handler that only knows GET answers HEAD with the GET's
+    /// status and headers (Content-Length that of the body left out) and no body, whatever
+    /// kind of body it makes (RFC 9110 §9.3.2); it sees a GET whose `sentMethod` is HEAD.
+    @Test(arguments: [
+        ("/bytes", 200, "twelve bytes"),
+        ("/stream", 200, "streamed, with a length"),
+        ("/missing", 404, "no such thing"),
+    ])
+    func answeringHEADIsGETWithoutTheBody(path: String, status: Int, body: String) throws {
+        let seen = LockedValue<[String]>([])
+        let handler = HTTPServer.answeringHEAD { request in
+            seen.withLock { $0.append("\(request.method)/\(request.sentMethod)") }
+            guard request.method == "GET" else { return .text(405, "GET only") }
+            let bytes = Array(body.utf8)
+            switch request.path {
+            case "/stream":
+                return HTTPServerResponse(status: status, headers: [("X-Kind", "stream")], body: .stream(length: Int64(bytes.count)) { writer in
+                    try writer.write(bytes)
+                })
+            default:
+                return HTTPServerResponse(status: status, headers: [("X-Kind", "bytes")], body: .bytes(bytes))
+            }
+        }
+        try withServer(handler: handler) { server in
+            let client = try RawClient(port: server.port)
+            try client.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+            let get = try client.readResponse()
+            try client.send("HEAD \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+            let head = try client.readResponse(forHEAD: true)
+            #expect(get.status == status && head.status == status)
+            #expect(head.headers["Content-Length"] == String(body.utf8.count))
+            #expect(head.headers["X-Kind"] == get.headers["X-Kind"])
+            // No body was sent: the connection carries the next exchange cleanly.
+            try client.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == body)
+        }
+        #expect(seen.value == ["GET/GET", "GET/HEAD", "GET/GET"])
+    }
+
     @Test func headersKeepOrderAndRepeats() throws {
         let seen = LockedValue(HTTPHeaders())
         let handler: HTTPHandler = { request in

@@ -37,7 +37,7 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     public func send(
         _ request: HTTPRequest,
         progress: ((TransferProgress) -> Void)?,
-        restartSink: (() -> Bool)?,
+        restartSink: (() -> SinkRestart)?,
         head: ((HTTPResponseHead) -> Void)?,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {

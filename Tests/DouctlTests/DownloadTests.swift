@@ -359,13 +359,26 @@ struct DownloadTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["doc.bin"], "no temp files left")
     }
 
-    @Test func withoutContinueABrokenDownloadLeavesNothing() throws {
+    @Test func withoutContinueABrokenDownloadKeepsItsBytesForContinue() throws {
         let body = Self.content(500_000)
-        let server = try RangeServer(body) { _, _ in 100_000 }  // every reply dies
+        let server = try RangeServer(body) { request, _ in request == 0 ? 100_000 : nil }  // the first reply dies
         let directory = TemporaryDirectory.make(prefix: "dl-broken")
-        let result = try Douctl().run("download", server.baseURL + "/x.bin", "-d", directory, "--no-retry")
+        let url = server.baseURL + "/x.bin"
+        let result = try Douctl().run("download", url, "-d", directory, "--no-retry")
         #expect(result.status == 7, "\(result)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        // No final file; the bytes received stay in the temp file, and stderr says how to go on.
+        let partial = try #require(Self.partials(directory).first)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [partial])
+        let kept = try #require(Self.read(directory + "/" + partial))
+        #expect(kept.count > 0 && kept == Array(body.prefix(kept.count)))
+        #expect(result.stderr.contains("douctl: \(url): kept the \(kept.count) bytes received in \(directory)/\(partial); run the same command with --continue to resume it"),
+                "\(result.stderr)")
+        // No validator: --continue asks for the rest with Range alone, and checks Content-Range.
+        let resumed = try Douctl().run("download", url, "-d", directory, "--continue")
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(server.server.received.last?.header("Range") == "bytes=\(kept.count)-")
+        #expect(Self.read(directory + "/x.bin") == body)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["x.bin"])
     }
 
     @Test func aRetryAfterAResetStartsOverCleanly() throws {
@@ -439,7 +452,7 @@ struct DownloadTests {
     // MARK: - Ctrl-C
 
     @Test(arguments: [false, true])
-    func interruptLeavesNoFinalFile(keepPartial: Bool) throws {
+    func interruptLeavesNoFinalFileAndKeepsThePartial(resume: Bool) throws {
         let server = try TestServer { _ in
             HTTPServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .stream(length: 1_000_000) { writer in
                 try writer.write([UInt8](repeating: 7, count: 100_000))
@@ -448,7 +461,7 @@ struct DownloadTests {
         }
         let directory = TemporaryDirectory.make(prefix: "dl-interrupt")
         var arguments = ["download", server.baseURL + "/slow.bin", "-d", directory]
-        if keepPartial { arguments.append("--continue") }
+        if resume { arguments.append("--continue") }
         let running = try RunningDouctl(Douctl(), arguments)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -459,7 +472,7 @@ struct DownloadTests {
         let result = running.finish(timeout: 10)
         #expect(result.status == 130, "\(result)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/slow.bin"))
-        #expect(Self.partials(directory).count == (keepPartial ? 1 : 0))
+        #expect(Self.partials(directory).count == 1, "kept for --continue, with or without it")
         server.stop()
     }
 

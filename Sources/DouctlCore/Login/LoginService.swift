@@ -116,7 +116,8 @@ public struct LoginService {
         case .exported(let read):
             credential = try importCredential(try read())
         case .web, .device, .paste:
-            let flow = OAuthLogin(profile: profile, http: try connect().http, console: console)
+            let connection = try connect()
+            let flow = OAuthLogin(profile: profile, http: connection.http, console: console, recorder: connection.clients.recorder)
             let grant: TokenGrant
             switch source {
             case .web: grant = try flow.web()
@@ -211,7 +212,8 @@ public struct LoginService {
     /// each it did not (an HTTP status, a network error).
     public func revoke(_ credential: Credential) throws(DouctlError) -> [String] {
         guard let revokeURL = profile.revokeURL else { return [] }
-        let endpoint = TokenEndpoint(profile: profile, http: try connect().http)
+        let connection = try connect()
+        let endpoint = TokenEndpoint(profile: profile, http: connection.http, recorder: connection.clients.recorder)
         var failures: [String] = []
         for (token, hint) in [(credential.refreshToken, "refresh_token"), (Optional(credential.accessToken), "access_token")] {
             guard let token else { continue }

@@ -10,9 +10,9 @@ public final class OAuthLogin {
     private let endpoint: TokenEndpoint
     private let console: LoginConsole
 
-    public init(profile: ResolvedProfile, http: any HTTPTransport, console: LoginConsole) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, console: LoginConsole, recorder: ExchangeRecorder? = nil) {
         self.profile = profile
-        endpoint = TokenEndpoint(profile: profile, http: http)
+        endpoint = TokenEndpoint(profile: profile, http: http, recorder: recorder)
         self.console = console
     }
 

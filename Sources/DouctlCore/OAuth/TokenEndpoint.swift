@@ -124,10 +124,14 @@ public struct TokenEndpointError: Sendable, Equatable {
 public struct TokenEndpoint {
     public let profile: ResolvedProfile
     public let http: any HTTPTransport
+    /// `--record DIR`: the login's exchanges are recorded like any other (tokens, codes and
+    /// the client secret scrubbed), so `douctl sandbox --replay DIR` can replay the login too.
+    public var recorder: ExchangeRecorder?
 
-    public init(profile: ResolvedProfile, http: any HTTPTransport) {
+    public init(profile: ResolvedProfile, http: any HTTPTransport, recorder: ExchangeRecorder? = nil) {
         self.profile = profile
         self.http = http
+        self.recorder = recorder
     }
 
     public enum Answer: Equatable {
@@ -177,7 +181,15 @@ public struct TokenEndpoint {
         } catch {
             throw .transport(error)
         }
-        return (response.status, try? JSONParser.parse(response.body))
+        let json = try? JSONParser.parse(response.body)
+        if let recorder {
+            // Every token in the form or the reply is scrubbed wherever it appears, not only by name.
+            let named = ["access_token", "refresh_token", "token", "device_code"]
+            let sent = fields.filter { named.contains($0.0) }.map(\.1)
+            let received = named.compactMap { json?[$0]?.stringValue ?? json?["data"]?[$0]?.stringValue }
+            try recorder.record(request, response, secrets: [profile.clientSecret].compactMap { $0 } + sent + received)
+        }
+        return (response.status, json)
     }
 
     private func post(_ fields: [(String, String)]) throws(DouctlError) -> Answer {

@@ -8,6 +8,8 @@ public struct DownloadResult: Sendable, Equatable {
     public var url: String
     public var outcome: Outcome
     public var seconds: Double
+    /// A failed download's bytes, kept for `--continue`.
+    public var keptPartial: KeptPartial? = nil
 
     public enum Outcome: Sendable, Equatable {
         case downloaded(DownloadedFile)
@@ -58,15 +60,18 @@ public struct DownloadBatch: Sendable {
     private func download(_ index: Int, clients: ClientPool, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> DownloadResult {
         let started = Timestamp.now()
         let outcome: DownloadResult.Outcome
+        var kept: KeptPartial?
         do {
             let client = try clients.take()
             defer { clients.give(client) }
             let download = Download(client: client, source: sources[index], options: options)
-            outcome = .downloaded(try download.run { received, total in progress(index, received, total) })
+            outcome = .downloaded(try download.run(progress: { received, total in progress(index, received, total) },
+                                                   kept: { kept = $0 }))
         } catch {
             outcome = .failed(error)
         }
         let url = factory.profile.url(for: sources[index])
-        return DownloadResult(index: index, source: sources[index], url: url, outcome: outcome, seconds: Timestamp.now() - started)
+        return DownloadResult(index: index, source: sources[index], url: url, outcome: outcome, seconds: Timestamp.now() - started,
+                              keptPartial: kept)
     }
 }

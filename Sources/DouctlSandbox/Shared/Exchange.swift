@@ -28,6 +28,7 @@ final class Exchange {
     }
 
     /// "GET /v2/user/~me", the `request` member of Douban errors.
+    /// (A HEAD is labelled GET: its body is the GET's, never sent, so Content-Length matches.)
     var requestLabel: String { "\(request.method) \(request.path)" }
 
     var isMultipart: Bool { request.mediaType?.hasPrefix("multipart/") ?? false }
@@ -133,7 +134,7 @@ final class Exchange {
     }
 
     func record(status: Int) -> RecordedRequest {
-        RecordedRequest(method: request.method, path: request.path, rawTarget: request.target, query: request.query,
+        RecordedRequest(method: request.sentMethod, path: request.path, rawTarget: request.target, query: request.query,
                         headers: request.headers.map { (name: $0.name, value: $0.value) },
                         contentType: request.headers["Content-Type"], contentLength: request.contentLength,
                         isChunked: request.isChunked, bodySize: request.body.bytesRead, form: recordedForm,

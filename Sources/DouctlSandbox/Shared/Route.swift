@@ -36,7 +36,7 @@ enum Route: Equatable {
     /// The methods the route answers; any other gives 101 invalid_request_method.
     var methods: [String] {
         switch self {
-        case .root, .avatar, .picture: return ["GET", "HEAD"]
+        case .root, .avatar, .picture: return ["GET"]  // HEAD too: the server answers it for any GET
         case .authorize, .deviceVerify: return ["GET", "POST"]
         case .token, .deviceAuthorization, .revoke, .postStatus, .followCreate, .followDestroy: return ["POST"]
         case .userMe, .user, .userSearch, .homeTimeline, .userTimeline, .following, .followers: return ["GET"]
@@ -45,6 +45,15 @@ enum Route: Equatable {
         case .like: return ["GET", "POST", "DELETE"]
         case .coding(let route): return route.methods
         case .notFound: return []
+        }
+    }
+
+    /// The OAuth2 endpoints and pages a login uses.
+    var isOAuth: Bool {
+        switch self {
+        case .authorize, .token, .deviceAuthorization, .deviceVerify, .revoke: return true
+        case .coding(let route): return [.authorize, .token, .deviceAuthorization, .deviceVerify].contains(route)
+        default: return false
         }
     }
 

@@ -45,9 +45,9 @@ public final class Sandbox: @unchecked Sendable {
         limits.maxBodyBytes = configuration.maxBodyBytes
         limits.stopGracePeriod = 2
         do {
-            server = try HTTPServer(host: configuration.host, port: configuration.port, limits: limits) { request in
-                core.handle(request)
-            }
+            // HEAD is answered wherever GET is, by the server layer: no route lists it.
+            server = try HTTPServer(host: configuration.host, port: configuration.port, limits: limits,
+                                    handler: HTTPServer.answeringHEAD { request in core.handle(request) })
         } catch {
             core.removeOwnedPictures()
             throw SandboxError("cannot listen on \(configuration.host):\(configuration.port): \(error)")
@@ -81,6 +81,11 @@ public final class Sandbox: @unchecked Sendable {
 
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { server.baseURL }
+
+    /// With `--replay`: how many exchanges it serves, and how many of them grant a token.
+    public var replaying: (exchanges: Int, grants: Int)? {
+        core.replay.map { ($0.count, $0.grants) }
+    }
     /// TCP connections accepted so far: tests prove that a command reuses one.
     public var acceptedConnections: Int { server.acceptedConnectionCount }
 

@@ -103,7 +103,8 @@ final class SandboxCore: Sendable {
         } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
         } else if let replay {
-            response = replay.answer(request)
+            // A login step the recording lacks is served live, so any login flow works.
+            response = replay.answer(request) ?? (route.isOAuth ? router.dispatch(exchange) : ReplayStore.notRecorded(request))
         } else {
             response = router.dispatch(exchange)
         }
@@ -122,7 +123,7 @@ final class SandboxCore: Sendable {
             // Any local process (or a web page, through the browser) chooses the path: a
             // decoded %1B or %0D%0A must neither drive the operator's terminal nor forge a
             // log line (Apache escaped its logs for this: CVE-2003-0020).
-            log("\(TerminalText.escaped(request.method)) \(TerminalText.escaped(request.path)) \(response.status) \(milliseconds)ms")
+            log("\(TerminalText.escaped(request.sentMethod)) \(TerminalText.escaped(request.path)) \(response.status) \(milliseconds)ms")
         }
         return response
     }

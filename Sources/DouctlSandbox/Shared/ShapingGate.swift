@@ -62,7 +62,7 @@ struct ShapingGate: Sendable {
         case .hmacSHA1:
             guard let signature = request.queryValue("_sig"), let stamp = request.queryValue("_ts"), let time = Double(stamp),
                   abs(time - now) <= 300, request.queryValue("apikey") == Sandbox.clientID else { return false }
-            return signature == RequestSignature.hmacSHA1(method: request.method, path: request.path, timestamp: stamp, secret: secret)
+            return signature == RequestSignature.hmacSHA1(method: request.sentMethod, path: request.path, timestamp: stamp, secret: secret)
         case .md5Sorted:
             guard let signature = request.queryValue("sign") else { return false }
             var params = request.query.filter { $0.name != "sign" }.map { ($0.name, $0.value) }
