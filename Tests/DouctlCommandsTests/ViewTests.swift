@@ -98,6 +98,25 @@ struct ViewTests {
         #expect(colored.map(Self.strip) == plain)
     }
 
+    /// Issue 33: a Coding tweet's picture and link targets were dropped; Douban's view shows both.
+    @Test func aCodingTweetShowsItsPicturesAndLinkTargets() {
+        let content = #"<p>看图 <img src="https://c.test/static/p1.png?a=1&amp;b=2" alt="p"> 和 <a href="https://example.com/x" target="_blank">一个链接</a>，"#
+            + #"<a href="/u/devmei">@devmei</a> 与 <a href='https://example.com/y'>https://example.com/y</a></p>"#
+        let tweet: JSON = ["id": 8, "content": .string(content), "owner": ["global_key": "coder", "name": "码农"]]
+        let lines = StatusView.lines(tweet, width: 60, now: Self.now, style: .plain)
+        #expect(lines == [
+            "码农 @coder #8",
+            "看图  和 一个链接，@devmei 与 https://example.com/y",
+            "[picture] https://c.test/static/p1.png?a=1&b=2",
+            "[link] 一个链接 https://example.com/x",
+            "[link] https://example.com/y",
+            "",
+        ], "\(lines)")
+        // A Markdown picture (as Coding stores what was posted) counts too, as --save-images finds it.
+        let markdown: JSON = ["id": 9, "content": "hi ![p](https://c.test/p2.jpg)"]
+        #expect(StatusView.lines(markdown, width: 60, now: Self.now, style: .plain).contains("[picture] https://c.test/p2.jpg"))
+    }
+
     @Test func agesAreRelativeThenDates() {
         #expect(Age.describe(.string("2025-11-25 00:00:00"), now: Self.now) == "just now")
         #expect(Age.describe(.string("2025-11-21 00:00:00"), now: Self.now) == "4d ago")
