@@ -18,8 +18,14 @@ enum ShuoCommands {
                 Example("douctl shuo get 1402640366 --save-images pics 2> saved.ndjson", "save its pictures in pics/"),
             ]), options: Get.self, run: get),
         Command(CommandSpec(
-            "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
-            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines."),
+            "delete", abstract: "delete your statuses; prints one JSON line per id",
+            discussion: """
+            Each id gets one JSON line, as upload's files do: {"id", "ok": true, "deleted":
+            true, "status"} or, for one that failed, {"id", "ok": false, "error", "exit"}
+            (its error line goes to stderr); one failure does not stop the rest, and the exit
+            code is the worst. On a terminal it says "deleted ID" per status instead; --json
+            or --format json keeps the JSON lines.
+            """),
             options: Delete.self, run: delete),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
@@ -27,7 +33,15 @@ enum ShuoCommands {
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: timeline),
         Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: comments),
         Command(CommandSpec("comment", abstract: "comment on a status"), options: Comment.self, run: comment),
-        Command(CommandSpec("uncomment", abstract: "delete a comment"), options: Uncomment.self, run: uncomment),
+        Command(CommandSpec(
+            "uncomment", abstract: "delete a comment",
+            discussion: """
+            Takes the status first, as comment does: shuo uncomment ID COMMENT_ID. Douban
+            needs only the comment's id, so ID may be left out there. The older spelling
+            shuo uncomment COMMENT_ID --status ID still works, with a warning.
+            """,
+            examples: [Example("douctl shuo uncomment 1402640366 9", "delete comment 9 on status 1402640366")]),
+            options: Uncomment.self, run: uncomment),
         Command(CommandSpec("like", abstract: "like a status"), options: Target.self, run: like),
         Command(CommandSpec("unlike", abstract: "take back a like"), options: Target.self, run: unlike),
         Command(CommandSpec("reshare", abstract: "reshare (转播) a status"), options: Target.self, run: reshare),
@@ -152,14 +166,24 @@ enum ShuoCommands {
         ]
     }
 
-    /// `shuo uncomment COMMENT_ID [--status ID]`.
+    /// `shuo uncomment [ID] COMMENT_ID`: the status first, as `comment ID TEXT` has it.
+    /// `--status ID` is the older spelling of ID, kept working with a warning.
     struct Uncomment: CommandOptions {
+        var id: String?
         var commentID = ""
         var status: String?
         static let bindings: [OptionBinding<Self>] = [
-            .value({ $0.status = $1 }, OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")),
+            .value({ $0.status = $1 }, OptionSpec("status", value: ValueSpec("ID"), help: "deprecated: the status id, now given first (shuo uncomment ID COMMENT_ID)")),
+            .argument({ $0.id = $1 }, ArgumentSpec("ID", help: "the status the comment is on (Coding needs it; Douban does not)", arity: .optional)),
             .argument({ $0.commentID = $1 }, ArgumentSpec("COMMENT_ID", help: "the comment's id")),
         ]
+
+        func validate() throws(OptionError) {
+            if id != nil, status != nil { throw OptionError("the status is given twice: use shuo uncomment ID COMMENT_ID, without --status") }
+        }
+
+        /// The status the comment is on, however it was given.
+        var statusID: String? { id ?? status }
     }
 
     /// `shuo like|unlike|reshare ID`.
@@ -191,28 +215,28 @@ enum ShuoCommands {
         return try DownloadCommand.savePictures(of: status, into: directory, context)
     }
 
-    /// Deletes each id, reporting each; one failure does not stop the rest.
+    /// Deletes each id, reporting each as `upload` and `download` do: one JSON line per id,
+    /// `{"id","ok":true,"deleted":true,"status"}` or `{"id","ok":false,"error","exit"}`
+    /// (with the error line on stderr); one failure does not stop the rest.
     static func delete(_ options: Delete, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let service = try context.service()
         // Every id is checked before any is deleted.
         for id in options.ids { try checkStatusID(id, context) }
-        var statuses: [ExitStatus] = []
-        for id in options.ids {
+        context.stdout.flush()
+        let report = BatchReport(context, display: nil, linesFD: context.stdout.fileDescriptor,
+                                 textVerb: context.wantsView ? "deleted" : nil)
+        for (index, id) in options.ids.enumerated() {
             if context.cancellation.isRequested { return .interrupted }
             do {
                 let reply = try service.delete(id)
-                if context.wantsView {
-                    context.printLines(["deleted " + context.viewContext.style.bold(id)])
-                } else {
-                    context.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
-                }
-                statuses.append(.success)
+                report.succeeded(index, line: JSONObject([("id", .string(id)), ("ok", true), ("deleted", true), ("status", reply ?? .null)]),
+                                 name: id, bytes: 0, seconds: 0)
             } catch {
-                context.report(error, about: id)
-                statuses.append(ExitStatus(error))
+                report.failed(index, error, key: ("id", id), item: id, name: id)
             }
         }
-        return ExitStatus.worst(statuses)
+        report.passOutputFailure(to: context.stdout)
+        return report.worst
     }
 
     static func timeline(_ options: Timeline, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
@@ -243,7 +267,12 @@ enum ShuoCommands {
     }
 
     static func uncomment(_ options: Uncomment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let reply = try context.service().deleteComment(options.commentID, statusID: options.status)
+        if let status = options.status {
+            context.warn("--status is deprecated; give the status first: douctl shuo uncomment \(status) \(options.commentID)")
+        }
+        var status: String?
+        if let given = options.statusID { status = try statusID(given, context) }
+        let reply = try context.service().deleteComment(options.commentID, statusID: status)
         context.printJSON(reply ?? .object(JSONObject([("id", .string(options.commentID)), ("deleted", true)])))
         return .success
     }
