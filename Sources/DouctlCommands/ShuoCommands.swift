@@ -32,7 +32,7 @@ enum ShuoCommands {
             discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.\n" + OutputOptions.discussion,
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: timeline),
         Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: comments),
-        Command(CommandSpec("comment", abstract: "comment on a status"), options: Comment.self, run: comment),
+        Command(CommandSpec("comment", abstract: "comment on a status", discussion: OutputOptions.discussion), options: Comment.self, run: comment),
         Command(CommandSpec(
             "uncomment", abstract: "delete a comment",
             discussion: """
@@ -42,10 +42,15 @@ enum ShuoCommands {
             """,
             examples: [Example("douctl shuo uncomment 1402640366 9", "delete comment 9 on status 1402640366")]),
             options: Uncomment.self, run: uncomment),
-        Command(CommandSpec("like", abstract: "like a status"), options: Target.self, run: like),
-        Command(CommandSpec("unlike", abstract: "take back a like"), options: Target.self, run: unlike),
-        Command(CommandSpec("reshare", abstract: "reshare (转播) a status"), options: Target.self, run: reshare),
+        Command(CommandSpec("like", abstract: "like a status", discussion: likeDiscussion), options: Target.self, run: like),
+        Command(CommandSpec("unlike", abstract: "take back a like", discussion: likeDiscussion), options: Target.self, run: unlike),
+        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", discussion: OutputOptions.discussion), options: Target.self, run: reshare),
     ])
+
+    static let likeDiscussion = """
+    On a terminal it says "liked ID" (or "unliked ID"); in a pipe, or with --json, it prints
+    the reply, or {"id", "liked"} when the API answers with nothing.
+    """
 
     static let postSpec = CommandSpec(
         "post",
@@ -56,7 +61,7 @@ enum ShuoCommands {
         before anything is sent. Douban ignores --rec-* when a picture is sent, so douctl
         then leaves them out and says so. Coding-style APIs have no recommended links:
         there --rec-* is refused (exit 2), with or without a picture.
-        """,
+        """ + "\n" + OutputOptions.discussion,
         examples: [
             Example("douctl shuo post \"你好\" --image pic.jpg", "a status with a picture"),
             Example("fortune | douctl shuo post - | jq -r .id", "text from a pipe, print the new id"),
@@ -67,11 +72,12 @@ enum ShuoCommands {
     /// `shuo post [TEXT] [--image FILE] [--rec-*]`. Whether --rec-* goes with a picture is the
     /// API style's to say (Douban drops them with a warning; Coding refuses them), so it is
     /// decided at run time, not here.
-    struct Post: CommandOptions {
+    struct Post: CommandOptions, ShowsView {
         /// nil: none given; "-": read from stdin.
         var text: String?
         var image: String?
         var recommendation = StatusDraft.Recommendation()
+        var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.image = $1 }, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
@@ -79,6 +85,7 @@ enum ShuoCommands {
             .value({ $0.recommendation.title = $1 }, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
             .value({ $0.recommendation.description = $1 }, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),
             .value({ $0.recommendation.image = $1 }, OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)")),
+            .group({ $0.view = $1 }, ViewOptions.self),
             .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)),
         ]
     }
@@ -156,11 +163,13 @@ enum ShuoCommands {
     }
 
     /// `shuo comment ID TEXT`.
-    struct Comment: CommandOptions {
+    struct Comment: CommandOptions, ShowsView {
         var id = ""
         /// "-": read from stdin.
         var text = ""
+        var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
+            .group({ $0.view = $1 }, ViewOptions.self),
             .argument({ $0.id = $1 }, idArgument),
             .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")),
         ]
@@ -187,9 +196,10 @@ enum ShuoCommands {
     }
 
     /// `shuo like|unlike|reshare ID`.
-    struct Target: CommandOptions {
+    struct Target: CommandOptions, ShowsView {
         var id = ""
-        static let bindings: [OptionBinding<Self>] = [.argument({ $0.id = $1 }, idArgument)]
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [.group({ $0.view = $1 }, ViewOptions.self), .argument({ $0.id = $1 }, idArgument)]
     }
 
     // MARK: - runs
@@ -201,7 +211,7 @@ enum ShuoCommands {
         let draft = StatusDraft(text: text, imagePath: options.image, recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try context.service()
         if let ignored = service.ignoredParts(of: draft) { context.warn(ignored) }
-        context.printJSON(try service.post(draft))
+        context.printDocument(try service.post(draft), view: .feed)
         return .success
     }
 
@@ -262,7 +272,7 @@ enum ShuoCommands {
         var text = options.text
         if text == "-" { text = try StandardInput.text(context.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
-        context.printJSON(try context.service().comment(on: try statusID(options.id, context), text: text))
+        context.printDocument(try context.service().comment(on: try statusID(options.id, context), text: text), view: .feed)
         return .success
     }
 
@@ -279,19 +289,29 @@ enum ShuoCommands {
 
     static func like(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        context.printJSON(try context.service().like(id) ?? .object(JSONObject([("id", .string(id)), ("liked", true)])))
+        printDone(try context.service().like(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", true)])), says: "liked", id, context)
         return .success
     }
 
     static func unlike(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        context.printJSON(try context.service().unlike(id) ?? .object(JSONObject([("id", .string(id)), ("liked", false)])))
+        printDone(try context.service().unlike(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", false)])), says: "unliked", id, context)
         return .success
     }
 
     static func reshare(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printJSON(try context.service().reshare(try statusID(options.id, context)))
+        context.printDocument(try context.service().reshare(try statusID(options.id, context)), view: .feed)
         return .success
+    }
+
+    /// What like and unlike did: on a terminal one line ("liked ID", as delete says
+    /// "deleted ID"), else the reply, or `fallback` when the API answers with nothing.
+    private static func printDone(_ reply: JSON?, fallback: JSON, says verb: String, _ id: String, _ context: CommandContext) {
+        if context.wantsView {
+            context.printLines([verb + " " + context.viewContext.style.bold(id)])
+        } else {
+            context.printJSON(reply ?? fallback)
+        }
     }
 
     // MARK: - helpers
