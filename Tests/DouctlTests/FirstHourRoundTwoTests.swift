@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DouctlJSON
 import DouctlSandbox
+import DouctlSystem
 import DouctlTestSupport
 import Foundation
 import Testing
@@ -35,6 +36,34 @@ struct FirstHourRoundTwoTests {
         #expect(!raw.contains(#""deleted":true"#))
         // ...and the whole demo fits a screen or two (it was 441 lines).
         #expect(screen.count < 100, "\(screen.count) lines")
+    }
+
+    // MARK: 5. emoji sequences wrap where the terminal wraps them
+
+    /// A status of skin-toned thumbs, VS16 hearts, flags and a ZWJ family, one paragraph
+    /// each, shown by `shuo get` in tmux 50 columns wide: no line of the view is wrapped
+    /// again by tmux, and each line holds as many clusters as tmux itself fits in 50
+    /// columns (each cluster's width measured in the same tmux first). Before: douctl
+    /// counted 👍🏽 as 2 columns where tmux 3.3a draws 4, and the thumbs overflowed.
+    @Test func emojiSequencesWrapWhereTmuxWrapsThem() throws {
+        let tmux = try Tmux()
+        defer { tmux.stop() }
+        let clusters = ["👍🏽", "❤️", "🇨🇳", "👨‍👩‍👧"]
+        let widths = try clusters.map { try tmux.width(of: $0) }
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        try fixture.login()
+        let text = clusters.map { String(repeating: $0, count: 60) }.joined(separator: "\n")
+        let id = try #require(try fixture.douctl.run("shuo", "post", text).json()["id"]?.scalarText)
+        let (rows, joined) = try tmux.show("\(Douctl.binary) shuo get \(id) --color never", environment: fixture.douctl.environment, until: "♥")
+        #expect(rows == joined, "tmux wrapped a line of the view again:\n\(rows.joined(separator: "\n"))")
+        for (cluster, width) in zip(clusters, widths) {
+            let perLine = 50 / width
+            let lines = joined.filter { !$0.isEmpty && $0.allSatisfy { $0 == Character(cluster) } }
+            var expected = Array(repeating: perLine, count: 60 / perLine)
+            if 60 % perLine > 0 { expected.append(60 % perLine) }
+            #expect(lines.map(\.count) == expected, "\(cluster) is \(width) columns in tmux: \(lines)")
+        }
     }
 
     // MARK: 6. the Coding feed shows pictures and link targets
@@ -136,5 +165,71 @@ struct FirstHourRoundTwoTests {
         let lines = try result.lines()
         #expect(lines.count == 1)
         #expect(lines.first?["uid"]?.stringValue == "ahbei")
+    }
+}
+
+/// A tmux server of its own (its own socket), for what a real terminal multiplexer draws:
+/// panes 50 columns wide, read back with capture-pane.
+struct Tmux {
+    let path: String
+    let socket = "douctl-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let scratch = TemporaryDirectory.make(prefix: "douctl-tmux")
+    var environment: [String: String] = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "SHELL": "/bin/sh", "TERM": "xterm-256color"]
+
+    init() throws {
+        path = try Tools.require("tmux")
+    }
+
+    /// Runs `tmux -L SOCKET ARGS`; its stdout ("" when it fails). Spawned with nothing but
+    /// close-on-exec pipes: the server a first command forks keeps whatever it inherits, and
+    /// Foundation's Process waited for that server to end.
+    @discardableResult
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> String {
+        let output = try? Subprocess.run([path, "-L", socket, "-f", "/dev/null"] + arguments, input: [], environment: environment.merging(extra) { $1 })
+        return String(decoding: output ?? [], as: UTF8.self)
+    }
+
+    /// Runs `command` in a new 50-column window and waits (at most 30 s) for `done` on screen;
+    /// the screen's rows as drawn, and joined where tmux wrapped them.
+    func show(_ command: String, environment extra: [String: String], until done: String) throws -> (rows: [String], joined: [String]) {
+        let script = scratch + "/show.sh"
+        // The server keeps the environment it started with: the command's own goes in its script.
+        let exports = extra.sorted { $0.key < $1.key }.map { "export \($0.key)='\($0.value.replacingOccurrences(of: "'", with: "'\\''"))'" }
+        try Data((exports + [command, "sleep 60"]).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: script))
+        try run(["new-session", "-d", "-s", "show", "-x", "50", "-y", "100", "sh \(script)"])
+        let deadline = Date().addingTimeInterval(30)
+        var rows: [String] = []
+        while Date() < deadline {
+            rows = lines(try run(["capture-pane", "-p", "-t", "show"]))
+            if rows.contains(where: { $0.contains(done) }) { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return (rows, lines(try run(["capture-pane", "-p", "-J", "-t", "show"])))
+    }
+
+    /// The columns tmux gives `cluster`: printed alone in a window, where its cursor ends.
+    func width(of cluster: String) throws -> Int {
+        let file = scratch + "/cluster"
+        try Data(cluster.utf8).write(to: URL(fileURLWithPath: file))
+        let session = "measure\(UInt32.random(in: 0...UInt32.max))"
+        try run(["new-session", "-d", "-s", session, "-x", "50", "-y", "5", "cat \(file); sleep 60"])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let column = Int(try run(["display-message", "-p", "-t", session, "#{cursor_x}"]).trimmingCharacters(in: .whitespacesAndNewlines)), column > 0 {
+                return column
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw TestFailure("tmux never drew \(cluster)")
+    }
+
+    func stop() {
+        _ = try? run(["kill-server"])
+    }
+
+    private func lines(_ text: String) -> [String] {
+        var rows = text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0) }
+        while rows.last == "" { rows.removeLast() }
+        return rows
     }
 }

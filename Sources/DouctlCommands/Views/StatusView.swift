@@ -8,7 +8,7 @@ import DouctlSystem
 /// Douban statuses and Coding tweets both; pure (JSON and a clock in, lines out).
 enum StatusView {
     static func lines(_ status: JSON, width: Int, now: Double, style: TextStyle, indent: String = "") -> [String] {
-        let width = max(width - DisplayWidth.of(indent), 20)
+        let width = max(width - DisplayWidth.of(indent, style.widths), 20)
         var lines: [String] = []
         let author = status["user"] ?? status["owner"] ?? .null
         var header = [style.bold(UserView.name(of: author))]
@@ -21,11 +21,11 @@ enum StatusView {
         // attachments get below.
         let html = status["text"] == nil ? status["content"]?.stringValue.map(HTMLText.read) : nil
         let text = status["text"]?.stringValue ?? html?.text ?? ""
-        if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width) }
+        if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width, style.widths) }
         if let html {
-            for url in html.pictures { lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width))) }
+            for url in html.pictures { lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths))) }
             for link in html.links {
-                lines.append(style.dim(DisplayWidth.truncate("[link] " + (link.text.isEmpty || link.text == link.href ? "" : link.text + " ") + link.href, to: width)))
+                lines.append(style.dim(DisplayWidth.truncate("[link] " + (link.text.isEmpty || link.text == link.href ? "" : link.text + " ") + link.href, to: width, style.widths)))
             }
         }
         for attachment in status["attachments"]?.arrayValue ?? [] {
@@ -33,11 +33,11 @@ enum StatusView {
             if type == "image" {
                 for media in attachment["media"]?.arrayValue ?? [] {
                     let url = media["original_src"]?.stringValue ?? media["src"]?.stringValue ?? ""
-                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width)))
+                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths)))
                 }
             } else if let href = attachment["href"]?.stringValue ?? attachment["expaned_href"]?.stringValue {
                 let title = attachment["title"]?.stringValue ?? ""
-                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width)))
+                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width, style.widths)))
             }
         }
         if let original = status["reshared_status"], original.objectValue != nil {
