@@ -123,7 +123,7 @@ private struct Demo {
         guard fd >= 0 else { throw .localInput("cannot create \(capture)") }
         defer { close(fd) }
         let style = showsViews ? ["--compact"] : context.prettyJSON ? ["--pretty"] : ["--compact"]
-        let status = run(style + (showsViews ? [] : color), output: fd)
+        let status = run(style, output: fd)  // no --color: the reply is parsed, and a pipe gets plain JSON as before
         lseek(fd, 0, SEEK_SET)
         let output = (try? FileIO.readAll(fd)) ?? []
         let firstLine = output.split(separator: 0x0A, maxSplits: 1).first.map(Array.init) ?? []
