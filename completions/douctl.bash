@@ -33,12 +33,16 @@ __douctl_options() {
         'user search') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'user following') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'user followers') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
-        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo get') __douctl_words=(--packed --save-images --images --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo delete') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo comments') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo comment') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo like') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo unlike') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'shuo reshare') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --parallel -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
@@ -115,6 +119,7 @@ __douctl_option_value() {
                 --rec-title) __douctl_action=none; return 0 ;;
                 --rec-desc) __douctl_action=none; return 0 ;;
                 --rec-image) __douctl_action=none; return 0 ;;
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'shuo get')
             case $2 in
@@ -140,9 +145,25 @@ __douctl_option_value() {
                 --parallel) __douctl_action=none; return 0 ;;
                 --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
+        'shuo comment')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
         'shuo uncomment')
             case $2 in
                 --status) __douctl_action=none; return 0 ;;
+            esac ;;
+        'shuo like')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'shuo unlike')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'shuo reshare')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;
         'upload')
             case $2 in

@@ -45,7 +45,7 @@ function __douctl_takes_value
         case 'user followers'
             contains -- $argv[2] --start --count --parallel --format; and return 0
         case 'shuo post'
-            contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image; and return 0
+            contains -- $argv[2] --image --rec-url --rec-title --rec-desc --rec-image --format; and return 0
         case 'shuo get'
             contains -- $argv[2] --save-images --format; and return 0
         case 'shuo delete'
@@ -54,8 +54,16 @@ function __douctl_takes_value
             contains -- $argv[2] --user --count --since-id --until-id --format; and return 0
         case 'shuo comments'
             contains -- $argv[2] --start --count --parallel --format; and return 0
+        case 'shuo comment'
+            contains -- $argv[2] --format; and return 0
         case 'shuo uncomment'
             contains -- $argv[2] --status; and return 0
+        case 'shuo like'
+            contains -- $argv[2] --format; and return 0
+        case 'shuo unlike'
+            contains -- $argv[2] --format; and return 0
+        case 'shuo reshare'
+            contains -- $argv[2] --format; and return 0
         case 'upload'
             contains -- $argv[2] --to --field -f --raw-field --parallel --progress --format; and return 0
         case 'download'
@@ -260,7 +268,7 @@ complete -c douctl -n '__douctl_path_is user followers' -l json -d 'print JSON e
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'get' -d 'a status'
-complete -c douctl -n '__douctl_wants_command shuo' -a 'delete' -d 'delete your statuses; prints one JSON line per deleted id'
+complete -c douctl -n '__douctl_wants_command shuo' -a 'delete' -d 'delete your statuses; prints one JSON line per id'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'timeline' -d 'your home timeline, or a user\'s statuses'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'comments' -d 'the comments on a status'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'comment' -d 'comment on a status'
@@ -275,6 +283,8 @@ complete -c douctl -n '__douctl_path_is shuo post' -l rec-url -r -f -d 'recommen
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-title -r -f -d 'the link\'s title'
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-desc -r -f -d 'the link\'s description'
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-image -r -f -d 'the link\'s picture (a URL)'
+complete -c douctl -n '__douctl_path_is shuo post' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo post' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl shuo get
 complete -c douctl -n '__douctl_path_is shuo get' -l packed -d 'include comments, likers and resharers (Douban pack=true)'
@@ -307,8 +317,24 @@ complete -c douctl -n '__douctl_path_is shuo comments' -l parallel -r -f -d 'wit
 complete -c douctl -n '__douctl_path_is shuo comments' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is shuo comments' -l json -d 'print JSON even on a terminal (same as --format json)'
 
+# douctl shuo comment
+complete -c douctl -n '__douctl_path_is shuo comment' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo comment' -l json -d 'print JSON even on a terminal (same as --format json)'
+
 # douctl shuo uncomment
-complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'the status the comment is on (Coding needs it)'
+complete -c douctl -n '__douctl_path_is shuo uncomment' -l status -r -f -d 'deprecated: the status id, now given first (shuo uncomment ID COMMENT_ID)'
+
+# douctl shuo like
+complete -c douctl -n '__douctl_path_is shuo like' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo like' -l json -d 'print JSON even on a terminal (same as --format json)'
+
+# douctl shuo unlike
+complete -c douctl -n '__douctl_path_is shuo unlike' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo unlike' -l json -d 'print JSON even on a terminal (same as --format json)'
+
+# douctl shuo reshare
+complete -c douctl -n '__douctl_path_is shuo reshare' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
+complete -c douctl -n '__douctl_path_is shuo reshare' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl upload
 complete -c douctl -n '__douctl_path_is upload' -l to -r -f -d 'the endpoint to upload to (default: the status picture endpoint)'

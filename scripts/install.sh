@@ -7,8 +7,44 @@
 #   scripts/install.sh uninstall
 #   DESTDIR=/tmp/stage scripts/install.sh   # for packaging
 #   DOUCTL_BINARY=path scripts/install.sh   # install this binary instead of building one
+#   DOUCTL_BUILD_LOCK_WAIT=SECONDS          # how long to wait for another SwiftPM build (600)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Another SwiftPM process building in .build (an editor, a `swift test`) holds its lock,
+# and `swift build` would wait for it without end or a word where `| tail` hides it.
+# SwiftPM 6 takes flock(2) on a file in the temporary directory named after the build
+# path (/work/x/.build -> $TMPDIR/_work_x_.build.lock) and writes its PID in .build/.lock;
+# older ones lock .build/.lock itself. Wait here instead, saying for what, for a bound.
+build_lock_held() {
+  local file
+  for file in "$@"; do
+    [ -e "$file" ] || continue
+    flock -n "$file" true 2>/dev/null || return 0
+  done
+  return 1
+}
+
+wait_for_other_build() {
+  command -v flock >/dev/null 2>&1 || return 0   # cannot tell (no util-linux): let swift build say
+  local bound=${DOUCTL_BUILD_LOCK_WAIT:-600}
+  case "$bound" in ''|*[!0-9]*) echo "install.sh: DOUCTL_BUILD_LOCK_WAIT must be a number of seconds, not '$bound'" >&2; exit 2 ;; esac
+  local build; build="$(pwd -P)/.build"
+  local temporary=${TMPDIR:-/tmp}
+  local locks=("${temporary%/}/${build//\//_}.lock" "$build/.lock")
+  build_lock_held "${locks[@]}" || return 0
+  local holder; holder=$(head -c 20 "$build/.lock" 2>/dev/null | tr -cd '0-9' || true)
+  local who="another SwiftPM build${holder:+ (pid $holder)}"
+  echo "install.sh: waiting for $who to finish: it holds the lock on $build (up to ${bound}s; DOUCTL_BUILD_LOCK_WAIT sets it)" >&2
+  local deadline=$((SECONDS + bound))
+  while build_lock_held "${locks[@]}"; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "install.sh: gave up after ${bound}s: $who still holds the lock on $build; nothing was installed (let it finish or stop it, then run scripts/install.sh again)" >&2
+      exit 1
+    fi
+    sleep 1
+  done
+}
 
 prefix=${PREFIX:-/usr/local}
 root=${DESTDIR:-}
@@ -24,6 +60,7 @@ case "${1:-install}" in
   install)
     binary=${DOUCTL_BINARY:-}
     if [ -z "$binary" ]; then
+      wait_for_other_build
       swift build -c release --product douctl
       binary=.build/release/douctl
     fi

@@ -17,8 +17,11 @@ enum DemoCommand {
         abstract: "try everything against a built-in sandbox: log in, post with a picture, read, like, comment, delete",
         discussion: """
         Each step runs the real douctl command (shown on stderr) against a sandbox started
-        for the demo, with a temporary config directory that is removed afterwards. Each
-        reply's JSON goes to stdout. Nothing touches your own configuration or the network.
+        for the demo, with a temporary config directory that is removed afterwards. On a
+        terminal each step shows what the same command typed by hand shows (the feed, the
+        user card, "deleted ID"); in a pipe, or with --pretty or --compact, each reply's JSON
+        goes to stdout, as the commands print it in a pipe (shuo delete's are JSON lines).
+        Nothing touches your own configuration or the network.
         """), options: NoOptions.self, run: run)
 
     static func run(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
@@ -40,7 +43,7 @@ enum DemoCommand {
         do { try AtomicFile.write(DemoPicture.png(), to: picture, mode: 0o644) } catch {
             throw .localInput("cannot write the demo picture (\(error))")
         }
-        let posted = try demo.step("Post a 广播 with a picture", ["shuo", "post", "你好，豆瓣！这是 douctl demo 发的第一条广播。", "--image", picture])
+        let posted = try demo.step("Post a 广播 with a picture", ["shuo", "post", "你好，豆瓣！这是 douctl demo 发的第一条广播。", "--image", picture], keepingReplyShownAs: .feed)
         guard let id = posted?["id"]?.scalarText else { throw .badReply("the new status has no id") }
         try demo.step("Read it back", ["shuo", "get", id])
         try demo.step("The home timeline, newest first", ["shuo", "timeline", "--count", "3"])
@@ -80,34 +83,62 @@ private struct Demo {
         }
     }
 
-    /// Narrates, runs `douctl ARGS` with the demo's config, copies its JSON to stdout and
-    /// returns it (the first JSON value printed).
+    /// On a terminal (unless --pretty or --compact asks for JSON) each step writes to it
+    /// directly, so the commands show the views a person typing them sees.
+    var showsViews: Bool { context.stdout.isTerminal && !context.globals.pretty && !context.globals.compact }
+
+    /// Narrates and runs `douctl ARGS` with the demo's config. On a terminal its output goes
+    /// there as it would typed by hand; in a pipe its JSON is copied to stdout. With
+    /// `keepingReplyShownAs` the reply (the first JSON value printed) is captured and
+    /// returned; on a terminal it is then shown with the view the command itself uses.
     @discardableResult
-    func step(_ title: String, _ arguments: [String]) throws(DouctlError) -> JSON? {
+    func step(_ title: String, _ arguments: [String], keepingReplyShownAs view: HumanView? = nil) throws(DouctlError) -> JSON? {
         say("\n==> \(title)")
         say("    $ douctl \(arguments.map(quote).joined(separator: " "))")
+        var environment = context.environment
+        environment["DOUCTL_CONFIG_DIR"] = configDirectory
+        for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
+        let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(nullInput) }
+        func run(_ extra: [String], output: Int32) -> Int32 {
+            context.stdout.flush()
+            return Douctl.main(ProcessContext(
+                arguments: arguments + extra, environment: environment,
+                standardInput: nullInput, standardOutput: output, standardError: context.stderr.fileDescriptor))
+        }
+        func check(_ status: Int32) throws(DouctlError) {
+            guard status == 0 else {
+                throw .badReply("the demo stopped: 'douctl \(arguments.joined(separator: " "))' exited \(status)")
+            }
+        }
+        let color = context.globals.color == .auto ? [] : ["--color", context.globals.color.rawValue]
+        if showsViews && view == nil {
+            try check(run(color, output: context.stdout.fileDescriptor))
+            return nil
+        }
         let capture = workspace + "/step-output"
         let fd = open(capture, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .localInput("cannot create \(capture)") }
         defer { close(fd) }
-        var environment = context.environment
-        environment["DOUCTL_CONFIG_DIR"] = configDirectory
-        for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
-        let style = context.prettyJSON ? ["--pretty"] : ["--compact"]
-        let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { close(nullInput) }
-        let status = Douctl.main(ProcessContext(
-            arguments: arguments + style, environment: environment,
-            standardInput: nullInput, standardOutput: fd, standardError: context.stderr.fileDescriptor))
+        let style = showsViews ? ["--compact"] : context.prettyJSON ? ["--pretty"] : ["--compact"]
+        let status = run(style, output: fd)  // no --color: the reply is parsed, and a pipe gets plain JSON as before
         lseek(fd, 0, SEEK_SET)
         let output = (try? FileIO.readAll(fd)) ?? []
-        context.stdout.write(output)
-        context.stdout.flush()
-        guard status == 0 else {
-            throw .badReply("the demo stopped: 'douctl \(arguments.joined(separator: " "))' exited \(status)")
-        }
         let firstLine = output.split(separator: 0x0A, maxSplits: 1).first.map(Array.init) ?? []
-        return (try? JSONParser.parse(output)) ?? (try? JSONParser.parse(firstLine))
+        let reply = (try? JSONParser.parse(output)) ?? (try? JSONParser.parse(firstLine))
+        if showsViews {
+            // The demo itself has no --format: the view is drawn as printDocument draws it.
+            if let reply, let lines = view?.document(TerminalText.shown(reply), context.viewContext) {
+                context.printLines(lines)
+            } else {
+                context.stdout.write(output)
+            }
+        } else {
+            context.stdout.write(output)
+        }
+        context.stdout.flush()
+        try check(status)
+        return reply
     }
 
     private func quote(_ word: String) -> String {

@@ -18,20 +18,39 @@ enum ShuoCommands {
                 Example("douctl shuo get 1402640366 --save-images pics 2> saved.ndjson", "save its pictures in pics/"),
             ]), options: Get.self, run: get),
         Command(CommandSpec(
-            "delete", abstract: "delete your statuses; prints one JSON line per deleted id",
-            discussion: "On a terminal it says \"deleted ID\" per status instead; --json or --format json keeps the JSON lines."),
+            "delete", abstract: "delete your statuses; prints one JSON line per id",
+            discussion: """
+            Each id gets one JSON line, as upload's files do: {"id", "ok": true, "deleted":
+            true, "status"} or, for one that failed, {"id", "ok": false, "error", "exit"}
+            (its error line goes to stderr); one failure does not stop the rest, and the exit
+            code is the worst. On a terminal it says "deleted ID" per status instead; --json
+            or --format json keeps the JSON lines.
+            """),
             options: Delete.self, run: delete),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
             discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.\n" + OutputOptions.discussion,
             examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: timeline),
         Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: comments),
-        Command(CommandSpec("comment", abstract: "comment on a status"), options: Comment.self, run: comment),
-        Command(CommandSpec("uncomment", abstract: "delete a comment"), options: Uncomment.self, run: uncomment),
-        Command(CommandSpec("like", abstract: "like a status"), options: Target.self, run: like),
-        Command(CommandSpec("unlike", abstract: "take back a like"), options: Target.self, run: unlike),
-        Command(CommandSpec("reshare", abstract: "reshare (转播) a status"), options: Target.self, run: reshare),
+        Command(CommandSpec("comment", abstract: "comment on a status", discussion: OutputOptions.discussion), options: Comment.self, run: comment),
+        Command(CommandSpec(
+            "uncomment", abstract: "delete a comment",
+            discussion: """
+            Takes the status first, as comment does: shuo uncomment ID COMMENT_ID. Douban
+            needs only the comment's id, so ID may be left out there. The older spelling
+            shuo uncomment COMMENT_ID --status ID still works, with a warning.
+            """,
+            examples: [Example("douctl shuo uncomment 1402640366 9", "delete comment 9 on status 1402640366")]),
+            options: Uncomment.self, run: uncomment),
+        Command(CommandSpec("like", abstract: "like a status", discussion: likeDiscussion), options: Target.self, run: like),
+        Command(CommandSpec("unlike", abstract: "take back a like", discussion: likeDiscussion), options: Target.self, run: unlike),
+        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", discussion: OutputOptions.discussion), options: Target.self, run: reshare),
     ])
+
+    static let likeDiscussion = """
+    On a terminal it says "liked ID" (or "unliked ID"); in a pipe, or with --json, it prints
+    the reply, or {"id", "liked"} when the API answers with nothing.
+    """
 
     static let postSpec = CommandSpec(
         "post",
@@ -42,7 +61,7 @@ enum ShuoCommands {
         before anything is sent. Douban ignores --rec-* when a picture is sent, so douctl
         then leaves them out and says so. Coding-style APIs have no recommended links:
         there --rec-* is refused (exit 2), with or without a picture.
-        """,
+        """ + "\n" + OutputOptions.discussion,
         examples: [
             Example("douctl shuo post \"你好\" --image pic.jpg", "a status with a picture"),
             Example("fortune | douctl shuo post - | jq -r .id", "text from a pipe, print the new id"),
@@ -53,11 +72,12 @@ enum ShuoCommands {
     /// `shuo post [TEXT] [--image FILE] [--rec-*]`. Whether --rec-* goes with a picture is the
     /// API style's to say (Douban drops them with a warning; Coding refuses them), so it is
     /// decided at run time, not here.
-    struct Post: CommandOptions {
+    struct Post: CommandOptions, ShowsView {
         /// nil: none given; "-": read from stdin.
         var text: String?
         var image: String?
         var recommendation = StatusDraft.Recommendation()
+        var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.image = $1 }, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
@@ -65,6 +85,7 @@ enum ShuoCommands {
             .value({ $0.recommendation.title = $1 }, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
             .value({ $0.recommendation.description = $1 }, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),
             .value({ $0.recommendation.image = $1 }, OptionSpec("rec-image", value: ValueSpec("URL"), help: "the link's picture (a URL)")),
+            .group({ $0.view = $1 }, ViewOptions.self),
             .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "what to say; - reads stdin", arity: .optional)),
         ]
     }
@@ -142,30 +163,43 @@ enum ShuoCommands {
     }
 
     /// `shuo comment ID TEXT`.
-    struct Comment: CommandOptions {
+    struct Comment: CommandOptions, ShowsView {
         var id = ""
         /// "-": read from stdin.
         var text = ""
+        var view = ViewOptions()
         static let bindings: [OptionBinding<Self>] = [
+            .group({ $0.view = $1 }, ViewOptions.self),
             .argument({ $0.id = $1 }, idArgument),
             .argument({ $0.text = $1 }, ArgumentSpec("TEXT", help: "the comment; - reads it from stdin")),
         ]
     }
 
-    /// `shuo uncomment COMMENT_ID [--status ID]`.
+    /// `shuo uncomment [ID] COMMENT_ID`: the status first, as `comment ID TEXT` has it.
+    /// `--status ID` is the older spelling of ID, kept working with a warning.
     struct Uncomment: CommandOptions {
+        var id: String?
         var commentID = ""
         var status: String?
         static let bindings: [OptionBinding<Self>] = [
-            .value({ $0.status = $1 }, OptionSpec("status", value: ValueSpec("ID"), help: "the status the comment is on (Coding needs it)")),
+            .value({ $0.status = $1 }, OptionSpec("status", value: ValueSpec("ID"), help: "deprecated: the status id, now given first (shuo uncomment ID COMMENT_ID)")),
+            .argument({ $0.id = $1 }, ArgumentSpec("ID", help: "the status the comment is on (Coding needs it; Douban does not)", arity: .optional)),
             .argument({ $0.commentID = $1 }, ArgumentSpec("COMMENT_ID", help: "the comment's id")),
         ]
+
+        func validate() throws(OptionError) {
+            if id != nil, status != nil { throw OptionError("the status is given twice: use shuo uncomment ID COMMENT_ID, without --status") }
+        }
+
+        /// The status the comment is on, however it was given.
+        var statusID: String? { id ?? status }
     }
 
     /// `shuo like|unlike|reshare ID`.
-    struct Target: CommandOptions {
+    struct Target: CommandOptions, ShowsView {
         var id = ""
-        static let bindings: [OptionBinding<Self>] = [.argument({ $0.id = $1 }, idArgument)]
+        var view = ViewOptions()
+        static let bindings: [OptionBinding<Self>] = [.group({ $0.view = $1 }, ViewOptions.self), .argument({ $0.id = $1 }, idArgument)]
     }
 
     // MARK: - runs
@@ -177,7 +211,7 @@ enum ShuoCommands {
         let draft = StatusDraft(text: text, imagePath: options.image, recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try context.service()
         if let ignored = service.ignoredParts(of: draft) { context.warn(ignored) }
-        context.printJSON(try service.post(draft))
+        context.printDocument(try service.post(draft), view: .feed)
         return .success
     }
 
@@ -191,28 +225,28 @@ enum ShuoCommands {
         return try DownloadCommand.savePictures(of: status, into: directory, context)
     }
 
-    /// Deletes each id, reporting each; one failure does not stop the rest.
+    /// Deletes each id, reporting each as `upload` and `download` do: one JSON line per id,
+    /// `{"id","ok":true,"deleted":true,"status"}` or `{"id","ok":false,"error","exit"}`
+    /// (with the error line on stderr); one failure does not stop the rest.
     static func delete(_ options: Delete, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let service = try context.service()
         // Every id is checked before any is deleted.
         for id in options.ids { try checkStatusID(id, context) }
-        var statuses: [ExitStatus] = []
-        for id in options.ids {
+        context.stdout.flush()
+        let report = BatchReport(context, display: nil, linesFD: context.stdout.fileDescriptor,
+                                 textVerb: context.wantsView ? "deleted" : nil)
+        for (index, id) in options.ids.enumerated() {
             if context.cancellation.isRequested { return .interrupted }
             do {
                 let reply = try service.delete(id)
-                if context.wantsView {
-                    context.printLines(["deleted " + context.viewContext.style.bold(id)])
-                } else {
-                    context.printJSONLine(.object(JSONObject([("id", .string(id)), ("deleted", true), ("status", reply ?? .null)])))
-                }
-                statuses.append(.success)
+                report.succeeded(index, line: JSONObject([("id", .string(id)), ("ok", true), ("deleted", true), ("status", reply ?? .null)]),
+                                 name: id, bytes: 0, seconds: 0)
             } catch {
-                context.report(error, about: id)
-                statuses.append(ExitStatus(error))
+                report.failed(index, error, key: ("id", id), item: id, name: id)
             }
         }
-        return ExitStatus.worst(statuses)
+        report.passOutputFailure(to: context.stdout)
+        return report.worst
     }
 
     static func timeline(_ options: Timeline, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
@@ -238,31 +272,46 @@ enum ShuoCommands {
         var text = options.text
         if text == "-" { text = try StandardInput.text(context.process.standardInput) }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
-        context.printJSON(try context.service().comment(on: try statusID(options.id, context), text: text))
+        context.printDocument(try context.service().comment(on: try statusID(options.id, context), text: text), view: .feed)
         return .success
     }
 
     static func uncomment(_ options: Uncomment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let reply = try context.service().deleteComment(options.commentID, statusID: options.status)
+        if let status = options.status {
+            context.warn("--status is deprecated; give the status first: douctl shuo uncomment \(status) \(options.commentID)")
+        }
+        var status: String?
+        if let given = options.statusID { status = try statusID(given, context) }
+        let reply = try context.service().deleteComment(options.commentID, statusID: status)
         context.printJSON(reply ?? .object(JSONObject([("id", .string(options.commentID)), ("deleted", true)])))
         return .success
     }
 
     static func like(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        context.printJSON(try context.service().like(id) ?? .object(JSONObject([("id", .string(id)), ("liked", true)])))
+        printDone(try context.service().like(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", true)])), says: "liked", id, context)
         return .success
     }
 
     static func unlike(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        context.printJSON(try context.service().unlike(id) ?? .object(JSONObject([("id", .string(id)), ("liked", false)])))
+        printDone(try context.service().unlike(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", false)])), says: "unliked", id, context)
         return .success
     }
 
     static func reshare(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printJSON(try context.service().reshare(try statusID(options.id, context)))
+        context.printDocument(try context.service().reshare(try statusID(options.id, context)), view: .feed)
         return .success
+    }
+
+    /// What like and unlike did: on a terminal one line ("liked ID", as delete says
+    /// "deleted ID"), else the reply, or `fallback` when the API answers with nothing.
+    private static func printDone(_ reply: JSON?, fallback: JSON, says verb: String, _ id: String, _ context: CommandContext) {
+        if context.wantsView {
+            context.printLines([verb + " " + context.viewContext.style.bold(id)])
+        } else {
+            context.printJSON(reply ?? fallback)
+        }
     }
 
     // MARK: - helpers

@@ -18,6 +18,11 @@ enum LinkPaging {
         case end
         /// The reply carries no links: another scheme must decide.
         case unknown
+
+        var isLink: Bool {
+            if case .link = self { return true }
+            return false
+        }
     }
 
     static func next(after head: HTTPResponseHead, payload: JSON?, pageURL: String) -> Next {

@@ -54,6 +54,13 @@ public struct Paginator {
             let page = Self.page(of: payload)
             if scheme == nil { scheme = client.profile.rules.pageScheme(guessedFrom: payload) }
             guard let items = page.items ?? LinkPaging.items(of: payload) else {
+                // A lone document (`api /user --paginate`) that links nowhere is the whole
+                // answer: printed as the walk's one item, as gh does. Past the first page, or
+                // with a next link, a reply that is not a list is still an error.
+                if pages == 1, !linked.isLink {
+                    try emit(payload)
+                    return
+                }
                 throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
             }
             if seen.repeatsPreviousPage(items) || links.repeatsAnyPage(items) {

@@ -214,6 +214,19 @@ import Testing
         #expect(transport.requests.allSatisfy { $0.method == "GET" })
     }
 
+    /// Issue 33: `api /user --paginate` exited 8 "cannot paginate"; gh prints the object.
+    @Test func paginateOfALoneObjectPrintsItAndSucceeds() throws {
+        let transport = ScriptedTransport([.json(200, #"{"login":"ahbei","id":1}"#), .json(200, #"{"login":"ahbei","id":1}"#)])
+        let douctl = try InProcessDouctl.scripted(transport)
+        let result = try douctl.run("api", "/user", "--paginate", "--api-base", Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == #"{"login":"ahbei","id":1}"# + "\n")
+        #expect(result.stderr.isEmpty, "\(result)")
+        let slurped = try douctl.run("api", "/user", "--paginate", "--slurp", "--api-base", Self.base)
+        #expect(slurped.stdoutText == #"[{"login":"ahbei","id":1}]"# + "\n", "\(slurped)")
+        #expect(transport.requests.count == 2)
+    }
+
     @Test func paginateSlurpPrintsOneArray() throws {
         let transport = ScriptedTransport([
             .json(200, #"[{"id":1}]"#, headers: [.init("Link", #"<http://api.test/items?page=2>; rel="next""#)]),

@@ -60,8 +60,14 @@ import Testing
         #expect(try boundOptions(["shuo", "delete", "1", "2", "3"], as: ShuoCommands.Delete.self).ids == ["1", "2", "3"])
         let comment = try boundOptions(["shuo", "comment", "42", "好"], as: ShuoCommands.Comment.self)
         #expect(comment.id == "42" && comment.text == "好")
-        let uncomment = try boundOptions(["shuo", "uncomment", "9", "--status", "42"], as: ShuoCommands.Uncomment.self)
-        #expect(uncomment.commentID == "9" && uncomment.status == "42")
+        // Issue 33: the status first, as comment has it; the older --status still binds.
+        let uncomment = try boundOptions(["shuo", "uncomment", "42", "9"], as: ShuoCommands.Uncomment.self)
+        #expect(uncomment.commentID == "9" && uncomment.statusID == "42" && uncomment.status == nil)
+        let older = try boundOptions(["shuo", "uncomment", "9", "--status", "42"], as: ShuoCommands.Uncomment.self)
+        #expect(older.commentID == "9" && older.statusID == "42")
+        let douban = try boundOptions(["shuo", "uncomment", "9"], as: ShuoCommands.Uncomment.self)
+        #expect(douban.commentID == "9" && douban.statusID == nil)
+        #expect(throws: OptionError.self) { try boundOptions(["shuo", "uncomment", "42", "9", "--status", "42"], as: ShuoCommands.Uncomment.self) }
         for verb in ["like", "unlike", "reshare"] {
             #expect(try boundOptions(["shuo", verb, "42"], as: ShuoCommands.Target.self).id == "42")
         }
@@ -175,11 +181,17 @@ import Testing
         ])
         let result = try InProcessDouctl.scripted(transport).run(["shuo", "delete", "1402640366", "2"] + Self.base)
         #expect(result.status == 5, "\(result)")
+        // Issue 33: every id gets its line, as upload's files do (the failed one had none).
         let lines = try result.lines()
-        #expect(lines.count == 1)
+        #expect(lines.count == 2)
         #expect(lines.first?["id"]?.stringValue == "1402640366")
+        #expect(lines.first?["ok"] == .bool(true))
         #expect(lines.first?["deleted"] == .bool(true))
         #expect(lines.first?["status"]?["text"]?.stringValue == "你好")
+        #expect(lines.last?["id"]?.stringValue == "2")
+        #expect(lines.last?["ok"] == .bool(false))
+        #expect(lines.last?["exit"] == .int(5))
+        #expect(lines.last?["error"]?.stringValue?.contains("status not found") == true, "\(lines)")
         let errors = result.stderr.split(separator: "\n")
         #expect(errors.count == 1)
         #expect(errors.first?.hasPrefix("douctl: 2: ") == true, "\(result)")
@@ -284,5 +296,23 @@ import Testing
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == #"{"id":"9","deleted":true}"# + "\n")
         #expect(transport.requests.map { "\($0.method) \($0.url)" } == ["DELETE http://api.test/shuo/v2/statuses/comment/9"])
+    }
+
+    /// Issue 33: `uncomment ID COMMENT_ID`, the shape of `comment ID TEXT`; `--status` still
+    /// works and says it is the older spelling.
+    @Test func uncommentTakesTheStatusFirstAndTheOlderSpellingWarns() throws {
+        let transport = ScriptedTransport([.json(200, #"{"code":0,"data":true}"#), .json(200, #"{"code":0,"data":true}"#)])
+        let douctl = try InProcessDouctl.scripted(transport)
+        #expect(try douctl.run("profile", "add", "c", "--api-base", InProcessDouctl.scriptedBase, "--style", "coding").status == 0)
+        let result = try douctl.run("--profile", "c", "shuo", "uncomment", "42", "9")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        let older = try douctl.run("--profile", "c", "shuo", "uncomment", "9", "--status", "42")
+        #expect(older.status == 0, "\(older)")
+        #expect(older.stderr == "douctl: warning: --status is deprecated; give the status first: douctl shuo uncomment 42 9\n")
+        #expect(transport.requests.map { "\($0.method) \($0.path)" } == Array(repeating: "DELETE http://api.test/api/tweet/42/comment/9", count: 2))
+        let missing = try douctl.run("--profile", "c", "shuo", "uncomment", "9")
+        #expect(missing.status == 2)
+        #expect(missing.errorLine == "douctl: on Coding, deleting a comment needs its tweet: douctl shuo uncomment TWEET_ID COMMENT_ID")
     }
 }

@@ -37,6 +37,57 @@ struct ViewTests {
         #expect(DisplayWidth.of("你好，世界！") == 12)
     }
 
+    /// Issue 33: emoji sequences. Each row: the cluster's code points, its columns as one
+    /// glyph (kitty, WezTerm, Ghostty, foot, iTerm2), and code point by code point as tmux
+    /// 3.3a lays it out (measured: print it in a pane, read #{cursor_x}).
+    static let emojiWidths: [(scalars: [UInt32], graphemes: Int, tmux33: Int)] = [
+        ([0x1F44D], 2, 2),                                  // 👍
+        ([0x1F44D, 0x1F3FD], 2, 4),                         // 👍🏽 skin-tone modifier
+        ([0x1F3FD], 2, 2),                                  // a lone modifier
+        ([0x2764], 1, 1),                                   // ❤ text presentation
+        ([0x2764, 0xFE0F], 2, 1),                           // ❤️ VS16
+        ([0x263A, 0xFE0F], 2, 1),                           // ☺️
+        ([0x1F1E8, 0x1F1F3], 2, 2),                         // 🇨🇳 regional-indicator pair
+        ([0x1F1E8], 1, 1),                                  // a lone regional indicator
+        ([0x1F468, 0x200D, 0x1F469, 0x200D, 0x1F467], 2, 2), // 👨‍👩‍👧 ZWJ
+        ([0x1F469, 0x200D, 0x1F4BB], 2, 2),                 // 👩‍💻
+        ([0x1F3F3, 0xFE0F, 0x200D, 0x1F308], 2, 1),         // 🏳️‍🌈
+        ([0x23, 0xFE0F, 0x20E3], 2, 1),                     // #️⃣ keycap
+        ([0x65, 0x301], 1, 1),                              // é, combining
+        ([0x1F600, 0xFE0E], 2, 2),                          // 😀︎ VS15 (kept wide: never under-count)
+        ([0x1100, 0x1161, 0x11A8], 2, 2),                   // 각 from jamo
+        ([0x2B50], 2, 2),                                   // ⭐
+        ([0x1FAE8], 2, 2),                                  // 🫨 (Unicode 15)
+    ]
+
+    @Test func emojiSequencesCountAsTheTerminalDrawsThem() {
+        for row in Self.emojiWidths {
+            let text = String(String.UnicodeScalarView(row.scalars.compactMap(Unicode.Scalar.init)))
+            #expect(text.count == 1, "one cluster: \(row.scalars)")
+            #expect(DisplayWidth.of(text, .graphemes) == row.graphemes, "\(text) \(row.scalars.map { String($0, radix: 16) })")
+            #expect(DisplayWidth.of(text, .codePoints) == row.tmux33, "\(text) \(row.scalars.map { String($0, radix: 16) })")
+        }
+        // Wrapping follows the model: 30 thumbs with a skin tone at 50 columns.
+        let thumbs = String(repeating: "👍🏽", count: 30)
+        #expect(DisplayWidth.wrap(thumbs, width: 50, .codePoints).map(\.count) == [12, 12, 6])
+        #expect(DisplayWidth.wrap(thumbs, width: 50, .graphemes).map(\.count) == [25, 5])
+        #expect(DisplayWidth.truncate("👍🏽👍🏽👍🏽", to: 6, .codePoints) == "👍🏽…")
+    }
+
+    @Test func theWidthModelComesFromWhatTheTerminalSaysOfItself() {
+        #expect(DisplayWidth.Model(environment: [:]) == .graphemes)
+        #expect(DisplayWidth.Model(environment: ["TERM_PROGRAM": "WezTerm"]) == .graphemes)
+        #expect(DisplayWidth.Model(environment: ["TERM_PROGRAM": "tmux", "TERM_PROGRAM_VERSION": "3.3a"]) == .codePoints)
+        #expect(DisplayWidth.Model(environment: ["TERM_PROGRAM": "tmux", "TERM_PROGRAM_VERSION": "3.4"]) == .graphemes)
+        #expect(DisplayWidth.Model(environment: ["TERM_PROGRAM": "tmux", "TERM_PROGRAM_VERSION": "next-3.6"]) == .graphemes)
+        #expect(DisplayWidth.Model(environment: ["TERM_PROGRAM": "tmux"]) == .codePoints, "no version: an old one")
+        #expect(DisplayWidth.Model(environment: ["TMUX": "/tmp/tmux-0/default,1,0"]) == .codePoints, "tmux before 3.2")
+        // The feed wraps by it: a status of thumbs in tmux 3.3a, 50 columns.
+        let status: JSON = ["id": 1, "text": .string(String(repeating: "👍🏽", count: 30))]
+        let lines = StatusView.lines(status, width: 50, now: 0, style: TextStyle(enabled: false, widths: .codePoints))
+        #expect(lines.dropFirst().prefix(3).map(\.count) == [12, 12, 6], "\(lines)")
+    }
+
     @Test func wrapKeepsEveryLineWithinTheWidthByColumns() {
         let chinese = String(repeating: "豆瓣广播", count: 10) // 40 characters, 80 columns
         let lines = DisplayWidth.wrap(chinese, width: 20)
@@ -96,6 +147,25 @@ struct ViewTests {
         let colored = StatusView.lines(tweet, width: 40, now: Self.now, style: TextStyle(enabled: true))
         #expect(colored[0].hasPrefix("\u{1B}[1m码农\u{1B}[0m \u{1B}[2m@coder"))
         #expect(colored.map(Self.strip) == plain)
+    }
+
+    /// Issue 33: a Coding tweet's picture and link targets were dropped; Douban's view shows both.
+    @Test func aCodingTweetShowsItsPicturesAndLinkTargets() {
+        let content = #"<p>看图 <img src="https://c.test/static/p1.png?a=1&amp;b=2" alt="p"> 和 <a href="https://example.com/x" target="_blank">一个链接</a>，"#
+            + #"<a href="/u/devmei">@devmei</a> 与 <a href='https://example.com/y'>https://example.com/y</a></p>"#
+        let tweet: JSON = ["id": 8, "content": .string(content), "owner": ["global_key": "coder", "name": "码农"]]
+        let lines = StatusView.lines(tweet, width: 60, now: Self.now, style: .plain)
+        #expect(lines == [
+            "码农 @coder #8",
+            "看图  和 一个链接，@devmei 与 https://example.com/y",
+            "[picture] https://c.test/static/p1.png?a=1&b=2",
+            "[link] 一个链接 https://example.com/x",
+            "[link] https://example.com/y",
+            "",
+        ], "\(lines)")
+        // A Markdown picture (as Coding stores what was posted) counts too, as --save-images finds it.
+        let markdown: JSON = ["id": 9, "content": "hi ![p](https://c.test/p2.jpg)"]
+        #expect(StatusView.lines(markdown, width: 60, now: Self.now, style: .plain).contains("[picture] https://c.test/p2.jpg"))
     }
 
     @Test func agesAreRelativeThenDates() {

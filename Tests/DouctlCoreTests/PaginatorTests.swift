@@ -158,9 +158,30 @@ struct PaginatorTests {
         }
     }
 
-    @Test func aReplyThatIsNotAListCannotBeWalked() throws {
+    /// Issue 33: `api /user --paginate` printed nothing and exited 8; gh prints the object.
+    @Test func aLoneObjectThatLinksNowhereIsTheWalksOneItem() throws {
+        let (items, requests) = try walk([.json(200, #"{"uid":"ahbei"}"#)], APIRequest(path: "/v2/user/~me"))
+        #expect(items == [["uid": "ahbei"]])
+        #expect(requests.count == 1)
+        // A bare scalar is a lone document too.
+        #expect(try walk([.json(200, "42")], APIRequest(path: "/v2/answer")).items == [42])
+    }
+
+    @Test func aReplyThatIsNotAListAfterTheFirstPageCannotBeWalked() throws {
+        do {
+            _ = try walk([.json(200, #"[{"id":1},{"id":2}]"#), .json(200, #"{"uid":"ahbei"}"#)],
+                         APIRequest(path: "/v2/things", query: [("count", "2")]), scheme: .offset())
+            Issue.record("walked past a page that is not a list")
+        } catch let error as DouctlError {
+            guard case .badReply(let text, _) = error else { Issue.record("\(error)"); return }
+            #expect(text.hasPrefix("cannot paginate: the reply is not a list (GET /v2/things"), "\(text)")
+        }
+    }
+
+    @Test func aLoneObjectWithANextLinkCannotBeWalked() throws {
         #expect(throws: DouctlError.badReply("cannot paginate: the reply is not a list (GET /v2/user/~me)")) {
-            try walk([.json(200, #"{"uid":"ahbei"}"#)], APIRequest(path: "/v2/user/~me"))
+            try walk([.json(200, #"{"uid":"ahbei"}"#, headers: [HTTPHeader("Link", #"</v2/user/~me?page=2>; rel="next""#)])],
+                     APIRequest(path: "/v2/user/~me"))
         }
     }
 }

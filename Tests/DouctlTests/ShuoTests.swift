@@ -117,8 +117,10 @@ struct ShuoTests {
         let result = try fixture.douctl.run("shuo", "delete", first, "1", second)
         #expect(result.status == 5, "\(result)")
         let lines = try result.lines()
-        #expect(lines.map { $0["id"]?.stringValue } == [first, second])
-        #expect(lines.allSatisfy { $0["deleted"]?.boolValue == true })
+        // Every id has its line, the failed one too (issue 33; it had none).
+        #expect(lines.map { $0["id"]?.stringValue } == [first, "1", second])
+        #expect(lines.map { $0["deleted"]?.boolValue } == [true, nil, true])
+        #expect(lines[1]["ok"]?.boolValue == false && lines[1]["exit"]?.intValue == 5)
         #expect(result.errorLine == "douctl: 1: not found (uri_not_found, code 1001, DELETE /shuo/v2/statuses/1)")
         #expect(fixture.sandbox.requests.filter { $0.method == "DELETE" }.map(\.path) == ["/shuo/v2/statuses/\(first)", "/shuo/v2/statuses/1", "/shuo/v2/statuses/\(second)"])
     }

@@ -1,28 +1,122 @@
 import DouctlJSON
 
-/// Columns a string takes on a terminal: East Asian Wide and Fullwidth characters (中文,
-/// ｆｕｌｌ, most emoji) take two, combining marks and controls none, the rest one
-/// (UAX #11, as wcwidth does). Views and the progress display lay text out by it.
+/// Columns a string takes on a terminal, per grapheme cluster (a `Character`): East Asian
+/// Wide and Fullwidth characters (中文, ｆｕｌｌ) and emoji take two, combining marks and
+/// controls none, the rest one (UAX #11, as wcwidth does). How an emoji *sequence* counts
+/// depends on the terminal (`Model`). Views and the progress display lay text out by it.
 enum DisplayWidth {
-    static func of(_ text: String) -> Int {
+    /// How the terminal counts a cluster of several code points.
+    enum Model: Sendable, Equatable {
+        /// One cluster, one glyph, as Unicode's emoji data has it (UTS #51): an emoji with a
+        /// skin-tone modifier (👍🏽), a ZWJ sequence (👨‍👩‍👧), a symbol made emoji by VS16 (❤️)
+        /// and a flag of two regional indicators (🇨🇳) each take two columns. kitty, WezTerm,
+        /// Ghostty, foot, iTerm2 and Windows Terminal lay text out so.
+        case graphemes
+        /// Each code point by its own width, as tmux before 3.4 does (measured with 3.3a):
+        /// a skin-tone modifier is a wide character of its own (👍🏽 takes four), VS16 adds
+        /// nothing (❤️ takes one, 🏳️‍🌈 one), and a pictograph after a ZWJ joins the one before
+        /// (👨‍👩‍👧 takes two).
+        case codePoints
+
+        /// The terminal's model, from what it says of itself: tmux sets `TERM_PROGRAM` and
+        /// `TERM_PROGRAM_VERSION` (3.2 and later; older ones only `TMUX`) in its panes.
+        init(environment: [String: String]) {
+            let program = environment["TERM_PROGRAM"] ?? ""
+            if program == "tmux" {
+                self = Self.version(environment["TERM_PROGRAM_VERSION"] ?? "", isAtLeast: (3, 4)) ? .graphemes : .codePoints
+            } else if program.isEmpty, !(environment["TMUX"] ?? "").isEmpty {
+                self = .codePoints
+            } else {
+                self = .graphemes
+            }
+        }
+
+        /// "3.3a" or "next-3.5" against (major, minor); unreadable is old.
+        static func version(_ text: String, isAtLeast minimum: (Int, Int)) -> Bool {
+            let numbers = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            guard let major = numbers.first else { return false }
+            let minor = numbers.count > 1 ? numbers[1] : 0
+            return (major, minor) >= minimum
+        }
+    }
+
+    static func of(_ text: String, _ model: Model = .graphemes) -> Int {
         var total = 0
-        for character in text { total += of(character) }
+        for character in text { total += of(character, model) }
         return total
     }
 
-    static func of(_ character: Character) -> Int {
-        guard let first = character.unicodeScalars.first else { return 0 }
-        if isZeroWidth(first.value) { return 0 }
-        if isWide(first.value) { return 2 }
-        // An emoji presentation selector makes a text-style symbol wide.
-        if character.unicodeScalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
+    static func of(_ character: Character, _ model: Model = .graphemes) -> Int {
+        if character.isASCII { return character.asciiValue.map { $0 < 0x20 || $0 == 0x7F ? 0 : 1 } ?? 1 }
+        switch model {
+        case .graphemes: return clusterWidth(character.unicodeScalars)
+        case .codePoints: return codePointsWidth(character.unicodeScalars)
+        }
+    }
+
+    /// A cluster as one glyph: its first code point's width, made two by VS16 after an emoji
+    /// or by a second regional indicator (a flag); modifiers, ZWJ and what they join add none.
+    static func clusterWidth(_ scalars: Character.UnicodeScalarView) -> Int {
+        guard let first = scalars.first else { return 0 }
+        var width = of(scalar: first)
+        for scalar in scalars.dropFirst() {
+            switch scalar.value {
+            case 0xFE0F where first.properties.isEmoji:
+                width = 2
+            case 0x1F1E6...0x1F1FF where isRegionalIndicator(first.value):
+                width = 2
+            default:
+                // A cluster that starts with a mark or a joiner shows what follows.
+                if width == 0 { width = of(scalar: scalar) }
+            }
+        }
+        return width
+    }
+
+    /// Code point by code point, what follows a ZWJ joining the cluster (tmux before 3.4).
+    static func codePointsWidth(_ scalars: Character.UnicodeScalarView) -> Int {
+        var total = 0
+        var joined = false
+        for scalar in scalars {
+            if joined {
+                joined = false
+                continue
+            }
+            if scalar.value == 0x200D {
+                joined = true
+                continue
+            }
+            total += of(scalar: scalar)
+        }
+        return total
+    }
+
+    /// One code point's columns, as wcwidth gives them with current Unicode data: 0 for
+    /// controls, marks, format characters and Hangul medial and final jamo; 2 for East
+    /// Asian Wide and Fullwidth and for emoji presentation (except a lone regional
+    /// indicator, 1); else 1.
+    static func of(scalar: Unicode.Scalar) -> Int {
+        let value = scalar.value
+        if value < 0x7F { return value < 0x20 ? 0 : 1 }
+        if isZeroWidth(value) { return 0 }
+        if isWide(value) { return 2 }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark: return 0
+        case .format: return value == 0x00AD ? 1 : 0
+        default: break
+        }
+        if scalar.properties.isEmojiPresentation && !isRegionalIndicator(value) { return 2 }
         return 1
     }
+
+    static func isRegionalIndicator(_ value: UInt32) -> Bool { (0x1F1E6...0x1F1FF).contains(value) }
 
     static func isZeroWidth(_ value: UInt32) -> Bool {
         value < 0x20 || (0x7F..<0xA0).contains(value)
             || (0x0300...0x036F).contains(value) || (0x200B...0x200F).contains(value)
             || (0xFE00...0xFE0F).contains(value) || value == 0x2060 || value == 0xFEFF
+            || (0x1160...0x11FF).contains(value) || (0xD7B0...0xD7FF).contains(value)
+            || (0xE0000...0xE0FFF).contains(value)
     }
 
     static func isWide(_ value: UInt32) -> Bool {
@@ -50,13 +144,13 @@ enum DisplayWidth {
     }
 
     /// `text` cut to at most `width` columns, ending in "…" when cut.
-    static func truncate(_ text: String, to width: Int) -> String {
-        guard of(text) > width else { return text }
+    static func truncate(_ text: String, to width: Int, _ model: Model = .graphemes) -> String {
+        guard of(text, model) > width else { return text }
         guard width > 0 else { return "" }
         var result = ""
         var used = 0
         for character in text {
-            let columns = of(character)
+            let columns = of(character, model)
             if used + columns > width - 1 { break }
             result.append(character)
             used += columns
@@ -65,13 +159,13 @@ enum DisplayWidth {
     }
 
     /// `text` keeping its last columns, starting with "…" when cut (file names: the end matters).
-    static func truncateFront(_ text: String, to width: Int) -> String {
-        guard of(text) > width else { return text }
+    static func truncateFront(_ text: String, to width: Int, _ model: Model = .graphemes) -> String {
+        guard of(text, model) > width else { return text }
         guard width > 0 else { return "" }
         var kept: [Character] = []
         var used = 0
         for character in text.reversed() {
-            let columns = of(character)
+            let columns = of(character, model)
             if used + columns > width - 1 { break }
             kept.append(character)
             used += columns
@@ -80,15 +174,15 @@ enum DisplayWidth {
     }
 
     /// `text` padded with spaces to exactly `width` columns (cut from the front when longer).
-    static func pad(_ text: String, to width: Int) -> String {
-        let fitted = truncateFront(text, to: width)
-        return fitted + String(repeating: " ", count: max(0, width - of(fitted)))
+    static func pad(_ text: String, to width: Int, _ model: Model = .graphemes) -> String {
+        let fitted = truncateFront(text, to: width, model)
+        return fitted + String(repeating: " ", count: max(0, width - of(fitted, model)))
     }
 
     /// Lines of at most `width` columns: breaks at spaces where it can, anywhere between
     /// wide characters (Chinese has no spaces), and inside a word only when it must.
     /// Newlines in `text` are kept; runs of spaces at a break are dropped.
-    static func wrap(_ text: String, width: Int) -> [String] {
+    static func wrap(_ text: String, width: Int, _ model: Model = .graphemes) -> [String] {
         let width = max(width, 2)
         var lines: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -96,7 +190,7 @@ enum DisplayWidth {
             var used = 0
             var lastSpace: Int? // index in `line` of the last breakable space
             for character in paragraph {
-                let columns = of(character)
+                let columns = of(character, model)
                 if character == " " || character == "\t" {
                     if used + 1 > width {
                         lines.append(String(line))
@@ -117,7 +211,7 @@ enum DisplayWidth {
                         let tail = Array(line[(space + 1)...])
                         lines.append(String(head))
                         line = tail
-                        used = tail.reduce(0) { $0 + of($1) }
+                        used = tail.reduce(0) { $0 + of($1, model) }
                         lastSpace = nil
                         if used + columns > width {
                             lines.append(String(line))

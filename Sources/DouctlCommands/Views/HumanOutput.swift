@@ -74,7 +74,8 @@ extension CommandContext {
     }
 
     var viewContext: ViewContext {
-        ViewContext(width: Terminal.width(stdout.fileDescriptor) ?? 80, now: Timestamp.now(), style: TextStyle(enabled: colorsStdout))
+        ViewContext(width: Terminal.width(stdout.fileDescriptor) ?? 80, now: Timestamp.now(),
+                    style: TextStyle(enabled: colorsStdout, widths: DisplayWidth.Model(environment: environment)))
     }
 
     /// The view of `json` on a terminal, else (or when the view does not fit the reply) JSON.

@@ -1,5 +1,6 @@
 import DouctlCore
 import DouctlJSON
+import DouctlSystem
 
 /// The readable feed of `shuo timeline`, `shuo get` and `shuo comments` on a terminal:
 /// per status a header (author, @uid, relative time, id), the text wrapped to the width
@@ -7,7 +8,7 @@ import DouctlJSON
 /// Douban statuses and Coding tweets both; pure (JSON and a clock in, lines out).
 enum StatusView {
     static func lines(_ status: JSON, width: Int, now: Double, style: TextStyle, indent: String = "") -> [String] {
-        let width = max(width - DisplayWidth.of(indent), 20)
+        let width = max(width - DisplayWidth.of(indent, style.widths), 20)
         var lines: [String] = []
         let author = status["user"] ?? status["owner"] ?? .null
         var header = [style.bold(UserView.name(of: author))]
@@ -16,18 +17,27 @@ enum StatusView {
         if let id = status["id"]?.scalarText { header.append(style.dim("#" + id)) }
         if let title = status["title"]?.stringValue, status["reshared_status"] != nil { header.append(style.dim(title)) }
         lines.append(header.joined(separator: " "))
-        let text = status["text"]?.stringValue ?? status["content"].flatMap(\.stringValue).map(HTMLText.plain) ?? ""
-        if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width) }
+        // Coding's tweets are HTML: its pictures and link targets get the lines Douban's
+        // attachments get below.
+        let html = status["text"] == nil ? status["content"]?.stringValue.map(HTMLText.read) : nil
+        let text = status["text"]?.stringValue ?? html?.text ?? ""
+        if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width, style.widths) }
+        if let html {
+            for url in html.pictures { lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths))) }
+            for link in html.links {
+                lines.append(style.dim(DisplayWidth.truncate("[link] " + (link.text.isEmpty || link.text == link.href ? "" : link.text + " ") + link.href, to: width, style.widths)))
+            }
+        }
         for attachment in status["attachments"]?.arrayValue ?? [] {
             let type = attachment["type"]?.stringValue
             if type == "image" {
                 for media in attachment["media"]?.arrayValue ?? [] {
                     let url = media["original_src"]?.stringValue ?? media["src"]?.stringValue ?? ""
-                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width)))
+                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths)))
                 }
             } else if let href = attachment["href"]?.stringValue ?? attachment["expaned_href"]?.stringValue {
                 let title = attachment["title"]?.stringValue ?? ""
-                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width)))
+                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width, style.widths)))
             }
         }
         if let original = status["reshared_status"], original.objectValue != nil {
@@ -76,10 +86,22 @@ enum Age {
     }
 }
 
-/// Coding renders tweets to HTML: the text a person reads, without tags.
+/// Coding renders tweets to HTML: the text a person reads, without tags, and what the tags
+/// point at that the text does not show: pictures (`<img src>`, and Markdown `![](url)`, as
+/// `shuo get --save-images` finds them) and the targets of web links (`<a href>`).
 enum HTMLText {
-    static func plain(_ html: String) -> String {
+    struct Content {
+        var text: String
+        var pictures: [String]
+        var links: [(text: String, href: String)]
+    }
+
+    static func plain(_ html: String) -> String { read(html).text }
+
+    static func read(_ html: String) -> Content {
         var text = ""
+        var links: [(text: String, href: String)] = []
+        var openLink: (start: Int, href: String)?  // where its text starts, in UTF-8 bytes
         var inTag = false
         var tag = ""
         for character in html {
@@ -88,6 +110,12 @@ enum HTMLText {
                     inTag = false
                     let name = tag.lowercased()
                     if name.hasPrefix("br") || name.hasPrefix("/p") || name.hasPrefix("/div") || name.hasPrefix("/li") { text.append("\n") }
+                    if name == "a" || name.hasPrefix("a ") || name.hasPrefix("a\n") || name.hasPrefix("a\t") {
+                        openLink = attribute("href", in: tag).map { (text.utf8.count, $0) }
+                    } else if name.hasPrefix("/a"), let link = openLink {
+                        links.append((decode(String(decoding: text.utf8.dropFirst(link.start), as: UTF8.self)).trimmingCharacters(in: " \n\t"), link.href))
+                        openLink = nil
+                    }
                 } else {
                     tag.append(character)
                 }
@@ -98,10 +126,29 @@ enum HTMLText {
                 text.append(character)
             }
         }
+        text = decode(text)
+        while text.hasSuffix("\n") { text.removeLast() }
+        var seen = Set<String>()
+        let webLinks = links.filter { ($0.href.hasPrefix("http://") || $0.href.hasPrefix("https://")) && seen.insert($0.href).inserted }
+        return Content(text: text, pictures: StatusPictures.inContent(html), links: webLinks)
+    }
+
+    /// The value of `name="…"` (or '…') in a tag's text, entities decoded.
+    private static func attribute(_ name: String, in tag: String) -> String? {
+        for quote in ["\"", "'"] {
+            guard let start = tag.firstRange(ofBytes: name + "=" + quote) else { continue }
+            let value = tag[start.upperBound...]
+            guard let end = value.firstIndex(of: Character(quote)) else { return nil }
+            return decode(String(value[..<end]))
+        }
+        return nil
+    }
+
+    private static func decode(_ text: String) -> String {
+        var text = text
         for (entity, replacement) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&nbsp;", " "), ("&amp;", "&")] {
             text = text.replacingAll(entity, with: replacement)
         }
-        while text.hasSuffix("\n") { text.removeLast() }
         return text
     }
 }

@@ -1,7 +1,14 @@
 /// Restrained emphasis for human views: bold names, dim times and counts; nothing at all
-/// when colour is off (a pipe, NO_COLOR, --color never).
+/// when colour is off (a pipe, NO_COLOR, --color never). And how the terminal counts the
+/// columns of emoji sequences (`DisplayWidth.Model`), which the views lay text out by.
 struct TextStyle: Sendable {
     let enabled: Bool
+    var widths: DisplayWidth.Model = .graphemes
+
+    init(enabled: Bool, widths: DisplayWidth.Model = .graphemes) {
+        self.enabled = enabled
+        self.widths = widths
+    }
 
     static let plain = TextStyle(enabled: false)
 

@@ -19,7 +19,7 @@ enum UserView {
         if let id = user["id"]?.scalarText { header.append(style.dim("#" + id)) }
         lines.append(header.joined(separator: " "))
         let about = (user["description"] ?? user["desc"] ?? user["slogan"])?.stringValue ?? ""
-        if !about.isEmpty { lines += DisplayWidth.wrap(about, width: max(width, 20)) }
+        if !about.isEmpty { lines += DisplayWidth.wrap(about, width: max(width, 20), style.widths) }
         var facts: [String] = []
         if let location = (user["loc_name"] ?? user["location"])?.stringValue, !location.isEmpty { facts.append(location) }
         let counts: [(String, String)] = [
@@ -45,8 +45,8 @@ enum UserView {
         }
         let about = ((user["description"] ?? user["signature"] ?? user["slogan"])?.stringValue ?? "")
             .split(whereSeparator: \.isNewline).joined(separator: " ")
-        let room = width - DisplayWidth.of(plain) - 2
-        if !about.isEmpty, room > 4 { line += "  " + DisplayWidth.truncate(about, to: room) }
+        let room = width - DisplayWidth.of(plain, style.widths) - 2
+        if !about.isEmpty, room > 4 { line += "  " + DisplayWidth.truncate(about, to: room, style.widths) }
         return line
     }
 }
@@ -69,10 +69,10 @@ enum PageItems {
 enum FieldsView {
     static func lines(_ object: JSON, style: TextStyle, indent: String = "") -> [String] {
         guard let fields = object.objectValue else { return [indent + (object.scalarText ?? object.text(.compact))] }
-        let keyWidth = fields.map { DisplayWidth.of($0.key) }.max() ?? 0
+        let keyWidth = fields.map { DisplayWidth.of($0.key, style.widths) }.max() ?? 0
         var lines: [String] = []
         for (key, value) in fields {
-            let label = style.bold(key) + String(repeating: " ", count: keyWidth - DisplayWidth.of(key))
+            let label = style.bold(key) + String(repeating: " ", count: keyWidth - DisplayWidth.of(key, style.widths))
             switch value {
             case .object:
                 lines.append(indent + label)
@@ -97,13 +97,13 @@ enum FieldsView {
             return value.stringValue ?? (value.isNull ? "-" : value.scalarText ?? value.text(.compact))
         } }
         let widths = columns.indices.map { index in
-            max(DisplayWidth.of(columns[index]), cells.map { DisplayWidth.of($0[index]) }.max() ?? 0)
+            max(DisplayWidth.of(columns[index], style.widths), cells.map { DisplayWidth.of($0[index], style.widths) }.max() ?? 0)
         }
         func line(_ values: [String], _ decorate: (String) -> String) -> String {
             var text = ""
             for (index, value) in values.enumerated() {
                 text += decorate(value)
-                if index < values.count - 1 { text += String(repeating: " ", count: widths[index] - DisplayWidth.of(value) + 2) }
+                if index < values.count - 1 { text += String(repeating: " ", count: widths[index] - DisplayWidth.of(value, style.widths) + 2) }
             }
             while text.hasSuffix(" ") { text.removeLast() }
             return text

@@ -127,7 +127,7 @@ public struct CodingService: SocialService {
 
     public func deleteComment(_ commentID: String, statusID: String?) throws(DouctlError) -> JSON? {
         guard let statusID else {
-            throw .usage("on Coding, deleting a comment needs its tweet: douctl shuo uncomment COMMENT_ID --status TWEET_ID")
+            throw .usage("on Coding, deleting a comment needs its tweet: douctl shuo uncomment TWEET_ID COMMENT_ID")
         }
         return try client.optionalJSON(APIRequest(method: "DELETE", path: "/api/tweet/\(Self.segment(statusID))/comment/\(Self.segment(commentID))"))
     }

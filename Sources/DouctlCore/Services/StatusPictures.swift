@@ -10,6 +10,12 @@ public enum StatusPictures {
         return urls.filter { ($0.hasPrefix("http://") || $0.hasPrefix("https://")) && seen.insert($0).inserted }
     }
 
+    /// The pictures of a Coding-style tweet's `content`: `<img src>` and Markdown images,
+    /// web URLs only, each once.
+    public static func inContent(_ content: String) -> [String] {
+        webURLsOnce(htmlImageSources(content) + markdownImageTargets(content))
+    }
+
     /// `src` of each `<img …>` tag, with the HTML entities a URL can carry decoded.
     static func htmlImageSources(_ html: String) -> [String] {
         var sources: [String] = []

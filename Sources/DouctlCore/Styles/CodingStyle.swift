@@ -41,8 +41,7 @@ public struct CodingStyle: APIStyleRules {
     /// The pictures embedded in the tweet's `content`, as HTML `<img src="…">` (how the API
     /// renders them) or Markdown `![alt](url)` (how they are posted).
     public func pictureURLs(in status: JSON) -> [String] {
-        let content = status["content"]?.stringValue ?? ""
-        return StatusPictures.webURLsOnce(StatusPictures.htmlImageSources(content) + StatusPictures.markdownImageTargets(content))
+        StatusPictures.inContent(status["content"]?.stringValue ?? "")
     }
 
     // MARK: login
