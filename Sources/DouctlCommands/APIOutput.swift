@@ -193,7 +193,7 @@ final class OutputFile {
 /// The options of `api` that choose these outputs, and their help.
 enum APIOutputOptions {
     static let output = OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file),
-                                   help: "write the reply's body, as received, to FILE (atomically); - for stdout")
+                                   help: "write the reply's body, as received, to FILE (atomically; a device, FIFO or /dev/fd path is written into); - for stdout")
     static let head = OptionSpec.flag("head", short: "I", help: "send HEAD and print only the status line and headers")
 
     static let discussion = """
@@ -203,7 +203,8 @@ enum APIOutputOptions {
         reply, a link at FILE is replaced rather than written through, and memory does
         not grow with the reply. An error reply, a broken transfer or Ctrl-C leaves FILE
         as it was (the error body goes where --error-body says). -o - is stdout, as
-        without -o. -I (--head) sends HEAD and prints the status line and headers, as
+        without -o. A path that exists and is not a regular file (/dev/null, a FIFO,
+        /dev/stdout, /dev/fd/N) is written into as curl -o does, never replaced. -I (--head) sends HEAD and prints the status line and headers, as
         curl -I does; the exit code follows the status (404 → 5), and with -o FILE the
         head goes to FILE. Neither combines with --paginate; -I with -X is refused.
         """
