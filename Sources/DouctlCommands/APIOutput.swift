@@ -114,7 +114,7 @@ final class TemporaryOutput {
         var random = SystemRandomNumberGenerator()
         let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
         temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
-        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        fd = open(EscapedBytes.cString(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 { throw .localInput("cannot write \(path) (\(SystemError("create", path: temporary).reason))") }
     }
 
@@ -146,12 +146,12 @@ final class TemporaryOutput {
         close(fd)
         fd = -1
         // rename replaces the name itself: a link at PATH is replaced, never written through.
-        if rename(temporary, path) != 0 {
+        if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
             let error = SystemError("rename", path: path)
-            unlink(temporary)
+            unlink(EscapedBytes.cString(temporary))
             throw .localInput("cannot write \(path) (\(error.reason))")
         }
-        let directory = open(FileIO.directoryName(path), O_RDONLY | O_CLOEXEC)
+        let directory = open(EscapedBytes.cString(FileIO.directoryName(path)), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             fsync(directory)
             close(directory)
@@ -162,7 +162,7 @@ final class TemporaryOutput {
         guard fd >= 0 else { return }
         close(fd)
         fd = -1
-        unlink(temporary)
+        unlink(EscapedBytes.cString(temporary))
     }
 }
 

@@ -1,6 +1,7 @@
 import DouctlCore
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// douctl's exit codes, as the man page's EXIT STATUS lists them. The only place errors
 /// become numbers.
@@ -77,12 +78,16 @@ public enum ErrorFormat: String, Sendable {
 
 enum ErrorReport {
     /// `text` with line breaks and other control characters written as escapes (\n, \r,
-    /// \x1B), so it stays on one line and cannot move a terminal's cursor. Tabs stay.
+    /// \x1B), so it stays on one line and cannot move a terminal's cursor. Tabs stay. A
+    /// byte of the command line that was not UTF-8 (`EscapedBytes`) shows as \xff.
     static func escapingControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return text }
+        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else {
+            return EscapedBytes.shown(text)
+        }
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {
+            case _ where EscapedBytes.escapedByte(scalar) != nil: result += EscapedBytes.shown(String(scalar))
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result.unicodeScalars.append(scalar)
@@ -98,7 +103,7 @@ enum ErrorReport {
     /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
     static func json(_ error: DouctlError) -> JSONObject {
         var object = JSONObject()
-        object["error"] = .string(error.message)
+        object["error"] = .string(EscapedBytes.shown(error.message))
         object["exit"] = .int(ExitStatus(error).rawValue)
         if case .api(let apiError) = error {
             object["http_status"] = .int(apiError.httpStatus)
