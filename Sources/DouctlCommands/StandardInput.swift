@@ -54,13 +54,15 @@ struct StandardInput {
     /// The offset of the first byte that does not begin or continue a well-formed UTF-8
     /// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), or nil.
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
-        var index = 0
-        while index < bytes.count {
-            // Where the bad sequence begins, as Python says.
-            guard let length = EscapedBytes.sequenceLength(bytes, at: index) else { return index }
-            index += length
+        bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index < buffer.count {
+                // Where the bad sequence begins, as Python says.
+                guard let length = EscapedBytes.sequenceLength(buffer, at: index) else { return index }
+                index += length
+            }
+            return nil
         }
-        return nil
     }
 
     private static func hex(_ byte: UInt8) -> String {

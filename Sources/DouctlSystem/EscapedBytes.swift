@@ -43,7 +43,12 @@ public enum EscapedBytes {
     }
 
     /// The bytes as a String: valid UTF-8 as it is, every other byte escaped.
-    public static func string<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> String where Bytes.Index == Int {
+    public static func string(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBufferPointer { string($0) }
+    }
+
+    /// The bytes as a String: valid UTF-8 as it is, every other byte escaped.
+    public static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         if isPlain(bytes) { return String(decoding: bytes, as: UTF8.self) }
         var utf8: [UInt8] = []
         utf8.reserveCapacity(bytes.count * 2)
@@ -132,7 +137,12 @@ public enum EscapedBytes {
 
     /// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no
     /// surrogates, nothing above U+10FFFF) that starts at `index`, or nil.
-    public static func sequenceLength<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Int? where Bytes.Index == Int {
+    public static func sequenceLength(_ bytes: [UInt8], at index: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { sequenceLength($0, at: index) }
+    }
+
+    /// The length of the well-formed UTF-8 sequence that starts at `index`, or nil.
+    public static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
         let lead = bytes[index]
         let length: Int
         var low: UInt8 = 0x80, high: UInt8 = 0xBF
@@ -158,7 +168,7 @@ public enum EscapedBytes {
     }
 
     /// ASCII, or valid UTF-8 with no reserved scalar: taken as it is.
-    private static func isPlain<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Bool where Bytes.Index == Int {
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] < 0x80 { index += 1; continue }
@@ -169,7 +179,7 @@ public enum EscapedBytes {
     }
 
     /// A valid sequence that spells an escape's scalar (F4 8F BE/BF xx).
-    private static func isReserved<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Bool where Bytes.Index == Int {
+    private static func isReserved(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
         bytes[index] == 0xF4 && index + 2 < bytes.endIndex && bytes[index + 1] == 0x8F && (bytes[index + 2] == 0xBE || bytes[index + 2] == 0xBF)
     }
 
