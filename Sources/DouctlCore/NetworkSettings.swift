@@ -112,7 +112,7 @@ public struct NetworkSettings: Sendable, Equatable {
         guard status.isRegularFile else {
             throw .localInput("cannot read the \(what) \(path) (from \(source)): not a regular file")
         }
-        guard access(path, R_OK) == 0 else {
+        guard access(EscapedBytes.cString(path), R_OK) == 0 else {
             throw .localInput("cannot read the \(what) \(path) (from \(source)): permission denied")
         }
         return path
@@ -125,7 +125,7 @@ public struct NetworkSettings: Sendable, Equatable {
         } catch {
             throw .localInput("cannot read the CA directory \(path) (from \(source)): \((error as? SystemError)?.reason ?? "\(error)")")
         }
-        guard status.isDirectory, access(path, R_OK | X_OK) == 0 else {
+        guard status.isDirectory, access(EscapedBytes.cString(path), R_OK | X_OK) == 0 else {
             throw .localInput("cannot read the CA directory \(path) (from \(source)): not a readable directory")
         }
         return path

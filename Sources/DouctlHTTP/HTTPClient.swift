@@ -367,10 +367,10 @@ public final class HTTPClient: HTTPTransport {
     private func setTLSAndProxyOptions(_ handle: UnsafeMutableRawPointer, url: String, check: (Int32) -> Void) {
         check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
         let tls = configuration.tls
-        if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, caBundle)) }
-        if let caPath = tls.caPath { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, caPath)) }
-        if let certificate = tls.clientCertificate { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, certificate)) }
-        if let key = tls.clientKey { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, key)) }
+        if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, EscapedBytes.cString(caBundle))) }
+        if let caPath = tls.caPath { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, EscapedBytes.cString(caPath))) }
+        if let certificate = tls.clientCertificate { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, EscapedBytes.cString(certificate))) }
+        if let key = tls.clientKey { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, EscapedBytes.cString(key))) }
         if tls.insecure {
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
