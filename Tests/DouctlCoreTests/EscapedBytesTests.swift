@@ -60,6 +60,12 @@ struct EscapedBytesTests {
         #expect(PercentEncoding.encode(EscapedBytes.string([0xF4, 0x8F, 0xBE, 0x80])) == "%F4%8F%BE%80")
     }
 
+    /// md5-sorted signs the bytes the server receives and decodes, not the escapes.
+    @Test func aSignatureSignsTheBytes() {
+        let value = EscapedBytes.string([0xFF])
+        #expect(RequestSignature.md5Sorted([("t", value)], secret: "s") == Digest.hex(Digest.md5([0x74, 0x3D, 0xFF, 0x73])))
+    }
+
     @Test func multipartNamesAndValuesKeepTheirBytes() throws {
         let name = EscapedBytes.string([0x6B, 0xFF])
         let value = EscapedBytes.string([0xFE])
