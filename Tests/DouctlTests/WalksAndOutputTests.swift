@@ -260,6 +260,21 @@ struct WalksAndOutputTests {
         #expect(!result.stderr.contains("\u{1B}"), "no raw escape sequence reaches the terminal")
     }
 
+    /// Ctrl-C stops the same read: exit 130, nothing sent.
+    @Test func ctrlCStopsReadingABodyFromASlowStdin() throws {
+        let server = try TestServer(json: "{}")
+        let pipe = try FileIO.makePipe()
+        defer { close(pipe.write) }
+        _ = " ".withCString { write(pipe.write, $0, 1) }
+        let child = try spawnProcess(["api", "-X", "POST", "/x", "-F", "k=@-", "--api-base", server.baseURL], stdinFD: pipe.read)
+        close(pipe.read)
+        usleep(1_000_000)
+        kill(child.pid, SIGINT)
+        let result = child.wait(timeout: 30)
+        #expect(result.status == 130, "\(result)")
+        #expect(server.received.isEmpty, "nothing sent")
+    }
+
     // MARK: - spawning with closed descriptors
 
     /// Foundation's Process cannot close a child's descriptor, so: posix_spawn with file actions.
