@@ -207,7 +207,7 @@ enum APICommand {
     private static func send(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         // Every value's form first, before the config, standard input or a file is read.
         let draft = try RequestDraft(options)
-        var request = try draft.request(standardInput: context.process.standardInput, bodyFormat: try context.profile().bodyFormat)
+        var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.profile().bodyFormat)
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
@@ -646,7 +646,7 @@ enum APICommand {
         /// The request: files and standard input read (`-F KEY=@FILE`, `--attach`), or
         /// streamed (`--input`). GET and DELETE put fields in the query; a body is
         /// multipart with files, JSON with --json (or the profile's body_format), else a form.
-        func request(standardInput: Int32, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
+        func request(standardInput: StandardInput, bodyFormat: BodyFormat = .form) throws(DouctlError) -> APIRequest {
             var request = APIRequest(method: method, path: path, headers: headers)
             let bodyless = APIOptions.bodylessMethods.contains(method)
             let sendsJSON = json || bodyFormat == .json
@@ -665,7 +665,7 @@ enum APICommand {
             var files: [MultipartForm.Part] = []
             for (key, path) in attachments {
                 if path == "-" {
-                    let bytes = try StandardInput.bytes(standardInput)
+                    let bytes = try standardInput.bytes(for: "--attach \(key)=-")
                     files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))
                 } else {
                     try MultipartForm.checkReadableFile(path)
@@ -692,8 +692,10 @@ enum APICommand {
     }
 
     /// `--input FILE|-`: a file streams with Content-Length; a pipe is sent chunked.
-    fileprivate static func inputBody(_ input: String, standardInput: Int32) throws(DouctlError) -> APIRequest.Body {
+    fileprivate static func inputBody(_ input: String, standardInput stdin: StandardInput) throws(DouctlError) -> APIRequest.Body {
         if input == "-" {
+            try stdin.requireOpen(for: "--input -")
+            let standardInput = stdin.fileDescriptor
             var info = stat()
             if fstat(standardInput, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
                 // Redirected from a file: stream it from the current offset with a known length.
@@ -705,7 +707,7 @@ enum APICommand {
                     return .raw(.segments([.file(path: path, length: Int64(info.st_size))]), contentType: type)
                 }
             }
-            let prefix = readUntilSignificantByte(standardInput)
+            guard let prefix = try readUntilSignificantByte(stdin) else { throw .interrupted }
             return .raw(.stream(fileDescriptor: standardInput, prefix: prefix), contentType: looksLikeJSON(prefix) ? "application/json" : "application/octet-stream")
         }
         let status = try MultipartForm.checkReadableFile(input)
@@ -725,13 +727,19 @@ enum APICommand {
     }
 
     /// Reads from a pipe until its first byte that is not white space (or its end), to be
-    /// sent first: the rest streams after it.
-    private static func readUntilSignificantByte(_ fd: Int32) -> [UInt8] {
+    /// sent first: the rest streams after it. Nil when the run was stopped (Ctrl-C,
+    /// `--max-time`) while waiting.
+    private static func readUntilSignificantByte(_ stdin: StandardInput) throws(DouctlError) -> [UInt8]? {
         var prefix: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while prefix.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && currentErrno() == EINTR { continue }
+            let got: Int?
+            do {
+                got = try chunk.withUnsafeMutableBytes { try FileIO.readSome(stdin.fileDescriptor, into: $0, stoppingAt: stdin.cancellation) }
+            } catch {
+                throw .localInput("cannot read standard input (\(error))")
+            }
+            guard let count = got else { return nil }
             guard count > 0 else { break }
             prefix += chunk.prefix(count)
             if prefix.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) { break }
@@ -740,17 +748,18 @@ enum APICommand {
     }
 
     /// `-F KEY=@FILE`: the file's text as the field's value (gh's rule), kept byte for byte.
-    fileprivate static func textContents(of path: String, field: String, standardInput: Int32) throws(DouctlError) -> String {
+    fileprivate static func textContents(of path: String, field: String, standardInput: StandardInput) throws(DouctlError) -> String {
         let bytes: [UInt8]
         if path == "-" {
-            bytes = try StandardInput.bytes(standardInput)
+            bytes = try standardInput.bytes(for: "-F \(field)=@-")
         } else {
             try MultipartForm.checkReadableFile(path)
             do { bytes = try FileIO.readFile(path) } catch { throw .localInput("cannot read \(path) (\(error))") }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard StandardInput.firstInvalidUTF8(bytes) == nil else {
             throw .localInput("\(path == "-" ? "standard input" : path) is not UTF-8 text, so it cannot be the value of -F \(field); send the file itself with --attach \(field)=\(path)")
         }
-        return text
+        // As EscapedBytes carries text, so a value that spells an escape's scalar keeps its bytes.
+        return EscapedBytes.string(bytes)
     }
 }

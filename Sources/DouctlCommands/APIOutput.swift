@@ -130,7 +130,7 @@ final class OutputFile {
         let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
         let temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
         self.temporary = temporary
-        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        fd = open(EscapedBytes.cString(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 { throw .localInput("cannot write \(path) (\(SystemError("create", path: temporary).reason))") }
     }
 
@@ -170,12 +170,12 @@ final class OutputFile {
         close(fd)
         fd = -1
         // rename replaces the name itself: a link at PATH is replaced, never written through.
-        if rename(temporary, path) != 0 {
+        if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
             let error = SystemError("rename", path: path)
-            unlink(temporary)
+            unlink(EscapedBytes.cString(temporary))
             throw .localInput("cannot write \(path) (\(error.reason))")
         }
-        let directory = open(FileIO.directoryName(path), O_RDONLY | O_CLOEXEC)
+        let directory = open(EscapedBytes.cString(FileIO.directoryName(path)), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             fsync(directory)
             close(directory)
@@ -186,7 +186,7 @@ final class OutputFile {
         guard fd >= 0 else { return }
         close(fd)
         fd = -1
-        if let temporary { unlink(temporary) }
+        if let temporary { unlink(EscapedBytes.cString(temporary)) }
     }
 }
 

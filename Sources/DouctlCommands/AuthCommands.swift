@@ -281,8 +281,7 @@ enum AuthCommands {
     static func readExport(_ context: CommandContext) throws(DouctlError) -> [UInt8] {
         let stdin = context.process.standardInput
         if Terminal.isTerminal(stdin) { context.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
-        let bytes = try StandardInput.bytes(stdin)
-        if context.cancellation.isRequested { throw .interrupted }
+        let bytes = try StandardInput(context.process).bytes(for: "--with-credentials")
         return bytes
     }
 

@@ -78,15 +78,16 @@ public enum ErrorFormat: String, Sendable {
 
 enum ErrorReport {
     /// `text` on one line: line breaks and every other character a terminal would act on
-    /// written as escapes (\n, \r, \x1B, \u009B, \u202E), by `TerminalText`. Tabs stay.
+    /// written as escapes (\n, \r, \x1B, \u009B, \u202E), by `TerminalText`. Tabs stay. A
+    /// byte of the command line that was not UTF-8 (`EscapedBytes`) shows as \xff.
     static func escapingControls(_ text: String) -> String {
-        TerminalText.escaped(text)
+        EscapedBytes.shown(TerminalText.escaped(text))
     }
 
     /// The JSON object of `--error-format json`: error, exit, http_status, code, request.
     static func json(_ error: DouctlError) -> JSONObject {
         var object = JSONObject()
-        object["error"] = .string(error.message)
+        object["error"] = .string(EscapedBytes.shown(error.message))
         object["exit"] = .int(ExitStatus(error).rawValue)
         if case .api(let apiError) = error {
             object["http_status"] = .int(apiError.httpStatus)

@@ -40,7 +40,8 @@ final class Printer: @unchecked Sendable {
     /// message, a header, a file name — reaches the terminal only through
     /// `TerminalText.escaped`: no control, C1 or bidi character passes; newlines stay.
     func line(_ text: String, style: Style = .plain) {
-        let safe = TerminalText.escaped(text, keepingNewlines: true)
+        // A command-line byte that was not UTF-8 (EscapedBytes) shows as \xff.
+        let safe = EscapedBytes.shown(TerminalText.escaped(text, keepingNewlines: true))
         write(Array((String(styled(safe, style)) + "\n").utf8))
     }
 

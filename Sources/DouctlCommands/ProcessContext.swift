@@ -12,6 +12,9 @@ public struct ProcessContext: Sendable {
     public var arguments: [String]
     public var environment: [String: String]
     public var standardInput: Int32
+    /// Descriptor 0 was closed when douctl started (it holds /dev/null now): what must come
+    /// from standard input is refused, not sent empty.
+    public var standardInputClosed = false
     public var standardOutput: Int32
     public var standardError: Int32
     /// The transport requests go through: libcurl, or in tests a scripted one.
@@ -31,7 +34,8 @@ public struct ProcessContext: Sendable {
         self.standardError = standardError
     }
 
-    /// This process: argv without the program name, and `environ`.
+    /// This process: argv without the program name (bytes that are not UTF-8 escaped, not
+    /// replaced: `EscapedBytes`), and `environ`.
     public static func current() -> ProcessContext {
         var variables: [String: String] = [:]
         var count = 0
@@ -51,7 +55,9 @@ public struct ProcessContext: Sendable {
             }
             pointer += 1
         }
-        return ProcessContext(arguments: Array(CommandLine.arguments.dropFirst()), environment: variables)
+        var process = ProcessContext(arguments: EscapedBytes.commandLineArguments(), environment: variables)
+        process.standardInputClosed = StandardDescriptors.wasClosed(0)
+        return process
     }
 }
 

@@ -206,7 +206,7 @@ enum ShuoCommands {
 
     static func post(_ options: Post, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         var text = options.text
-        if text == "-" { text = try StandardInput.text(context.process.standardInput) }
+        if text == "-" { text = try StandardInput(context.process).text(for: "TEXT -") }
         let recommendation = options.recommendation
         let draft = StatusDraft(text: text, imagePath: options.image, recommendation: recommendation.isEmpty ? nil : recommendation)
         let service = try context.service()
@@ -270,7 +270,7 @@ enum ShuoCommands {
 
     static func comment(_ options: Comment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         var text = options.text
-        if text == "-" { text = try StandardInput.text(context.process.standardInput) }
+        if text == "-" { text = try StandardInput(context.process).text(for: "TEXT -") }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
         context.printDocument(try context.service().comment(on: try statusID(options.id, context), text: text), view: .feed)
         return .success

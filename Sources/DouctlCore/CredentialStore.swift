@@ -182,7 +182,7 @@ extension CredentialStore {
         defer { lock.unlock() }
         let stamp = Timestamp.rfc3339(now).filter { $0.isNumber }
         let target = "\(path).corrupt-\(stamp)"
-        guard rename(path, target) == 0 else {
+        guard rename(EscapedBytes.cString(path), EscapedBytes.cString(target)) == 0 else {
             throw .localInput("cannot move \(path) aside (\(SystemError("rename").reason))")
         }
         return target

@@ -121,7 +121,7 @@ public struct ExchangeRecorder: Sendable {
         var number = countRecordings() + 1
         while number < 1_000_000 {
             let name = directory + "/" + String(repeating: "0", count: max(0, 4 - String(number).count)) + "\(number)-\(endpoint).json"
-            let fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            let fd = open(EscapedBytes.cString(name), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 {
                 defer { close(fd) }
                 do { try FileIO.writeAll(fd, bytes) } catch { throw .localInput("cannot write \(name) (\(error))") }
@@ -133,7 +133,7 @@ public struct ExchangeRecorder: Sendable {
     }
 
     private func countRecordings() -> Int {
-        guard let handle = opendir(directory) else { return 0 }
+        guard let handle = opendir(EscapedBytes.cString(directory)) else { return 0 }
         defer { closedir(handle) }
         var count = 0
         while let entry = readdir(handle) {

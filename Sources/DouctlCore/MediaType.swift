@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlSystem
 
 /// Guesses a file's MIME type: from its first bytes (magic numbers) first, because names
 /// lie; then from its extension; else application/octet-stream.
@@ -48,7 +49,7 @@ public enum MediaType {
 
     /// Up to 16 bytes from the start of the file (empty when unreadable).
     public static func readPrefix(_ path: String, count: Int = 16) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: count)

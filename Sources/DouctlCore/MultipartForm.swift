@@ -40,7 +40,8 @@ public struct MultipartForm: Sendable, Equatable {
     public func requestBody() throws(DouctlError) -> RequestBody {
         var segments: [BodySegment] = []
         var pending: [UInt8] = []
-        func text(_ string: String) { pending.append(contentsOf: Array(string.utf8)) }
+        // Names, values and file names from a command line keep their bytes (EscapedBytes).
+        func text(_ string: String) { pending.append(contentsOf: EscapedBytes.bytes(string)) }
         for part in parts {
             text("--\(boundary)\r\n")
             switch part {
@@ -95,7 +96,7 @@ public struct MultipartForm: Sendable, Equatable {
         guard status.isRegularFile else {
             throw .localInput("cannot upload \(path): not a regular file")
         }
-        if access(path, R_OK) != 0 {
+        if access(EscapedBytes.cString(path), R_OK) != 0 {
             throw .localInput("cannot read \(path): permission denied")
         }
         return status

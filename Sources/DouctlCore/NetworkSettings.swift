@@ -122,7 +122,7 @@ public struct NetworkSettings: Sendable, Equatable {
         guard status.isRegularFile else {
             throw .localInput("cannot read the \(what) \(path) (from \(source)): not a regular file")
         }
-        guard access(path, R_OK) == 0 else {
+        guard access(EscapedBytes.cString(path), R_OK) == 0 else {
             throw .localInput("cannot read the \(what) \(path) (from \(source)): permission denied")
         }
         return path
@@ -135,7 +135,7 @@ public struct NetworkSettings: Sendable, Equatable {
         } catch {
             throw .localInput("cannot read the CA directory \(path) (from \(source)): \((error as? SystemError)?.reason ?? "\(error)")")
         }
-        guard status.isDirectory, access(path, R_OK | X_OK) == 0 else {
+        guard status.isDirectory, access(EscapedBytes.cString(path), R_OK | X_OK) == 0 else {
             throw .localInput("cannot read the CA directory \(path) (from \(source)): not a readable directory")
         }
         return path

@@ -47,7 +47,7 @@ final class PartialFile {
     /// file, owned by us, with one link, and the same file after opening as before.
     static func openOwnRegularFile(_ path: String) throws(DouctlError) -> Int32 {
         for _ in 0..<3 {
-            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            let created = open(EscapedBytes.cString(path), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if created >= 0 { return created }
             let error = SystemError("open", path: path)
             guard error.errno == EEXIST else {
@@ -55,13 +55,13 @@ final class PartialFile {
                 throw .localInput("cannot create \(path) (\(error.reason))")
             }
             var before = stat()
-            if lstat(path, &before) != 0 {
+            if lstat(EscapedBytes.cString(path), &before) != 0 {
                 if currentErrno() == ENOENT { continue }  // removed meanwhile: create it
                 throw .localInput("cannot use \(path) (\(SystemError("lstat", path: path).reason))")
             }
             try checkOwnRegularFile(before, path)
             // O_NONBLOCK: should a FIFO be swapped in after the lstat, opening it never waits.
-            let existing = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            let existing = open(EscapedBytes.cString(path), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             if existing < 0 {
                 let error = SystemError("open", path: path)
                 if error.errno == ENOENT { continue }
@@ -118,7 +118,7 @@ final class PartialFile {
     /// The validator saved with this partial by an earlier run, if any.
     func savedValidator() -> String? {
         // Read like the partial itself: never through a link, only a small file of ours.
-        let fd = open(validatorPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = open(EscapedBytes.cString(validatorPath), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
@@ -134,7 +134,7 @@ final class PartialFile {
         if let validator, !validator.isEmpty {
             try? AtomicFile.write(Array(validator.utf8), to: validatorPath, mode: 0o600)
         } else {
-            unlink(validatorPath)
+            unlink(EscapedBytes.cString(validatorPath))
         }
         closeFile()
     }
@@ -143,7 +143,7 @@ final class PartialFile {
     /// partial, so the download resumes from its size while `source` stays as it is until the
     /// finished file replaces it. `source` must be a regular file: a link is never followed.
     func seed(from source: String) throws(DouctlError) {
-        let input = open(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let input = open(EscapedBytes.cString(source), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard input >= 0 else {
             let error = SystemError("open", path: source)
             if error.errno == ELOOP {
@@ -213,23 +213,23 @@ final class PartialFile {
         // rename and link act on the names themselves: a link at the destination is replaced
         // (with --force) or refused, never written through.
         if overwrite {
-            if rename(path, destination) != 0 {
+            if rename(EscapedBytes.cString(path), EscapedBytes.cString(destination)) != 0 {
                 throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
             }
-        } else if link(path, destination) == 0 {
-            unlink(path)
-            unlink(validatorPath)
+        } else if link(EscapedBytes.cString(path), EscapedBytes.cString(destination)) == 0 {
+            unlink(EscapedBytes.cString(path))
+            unlink(EscapedBytes.cString(validatorPath))
         } else {
             let error = SystemError("link", path: destination)
             if error.errno == EEXIST { throw Self.exists(destination) }
             // Filesystems without hard links: check, then rename (not atomic, still no silent clobber).
             guard !FileIO.nameExists(destination) else { throw Self.exists(destination) }
-            if rename(path, destination) != 0 {
+            if rename(EscapedBytes.cString(path), EscapedBytes.cString(destination)) != 0 {
                 throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
             }
         }
-        unlink(validatorPath)
-        let directory = open(FileIO.directoryName(destination), O_RDONLY | O_CLOEXEC)
+        unlink(EscapedBytes.cString(validatorPath))
+        let directory = open(EscapedBytes.cString(FileIO.directoryName(destination)), O_RDONLY | O_CLOEXEC)
         if directory >= 0 {
             fsync(directory)
             close(directory)
@@ -239,8 +239,8 @@ final class PartialFile {
 
     /// Deletes the temp file (a failed download without --continue).
     func remove() {
-        unlink(path)
-        unlink(validatorPath)
+        unlink(EscapedBytes.cString(path))
+        unlink(EscapedBytes.cString(validatorPath))
         closeFile()
     }
 

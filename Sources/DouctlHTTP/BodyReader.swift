@@ -74,7 +74,7 @@ final class BodyReader {
 
     private func readFileSegment(path: String, length: Int64, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         if openFile < 0 {
-            openFile = open(path, O_RDONLY | O_CLOEXEC)
+            openFile = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
             if openFile < 0 {
                 failure = .bodyFile("cannot read \(path): \(SystemError("open").reason)")
                 return nil

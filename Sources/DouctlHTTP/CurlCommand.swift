@@ -119,6 +119,20 @@ public enum CurlCommand {
             if !word.isEmpty, word.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:=@,%+".contains($0)) }) {
                 return word
             }
+            // A command line's byte that is not UTF-8 (EscapedBytes): bash's $'…' writes it
+            // as \xff, so the line sends the same bytes.
+            if EscapedBytes.contains(word) {
+                var quoted = "$'"
+                for scalar in word.unicodeScalars {
+                    switch scalar {
+                    case "\\": quoted += "\\\\"
+                    case "'": quoted += "\\'"
+                    default:
+                        if EscapedBytes.escapedByte(scalar) != nil { quoted += EscapedBytes.shown(String(scalar)) } else { quoted.unicodeScalars.append(scalar) }
+                    }
+                }
+                return quoted + "'"
+            }
             return "'" + word.replacingAll("'", with: "'\\''") + "'"
         }
         var escaped = ""

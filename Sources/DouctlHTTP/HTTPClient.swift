@@ -300,7 +300,12 @@ public final class HTTPClient: HTTPTransport {
             }
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             // withCString: passing `line` itself would copy a short (inline) string to the heap.
-            headerList = line.withCString { ccurl_slist_append(headerList, $0) }
+            // A command line's bytes that are not UTF-8 go out as themselves (EscapedBytes).
+            if EscapedBytes.contains(line) {
+                headerList = ccurl_slist_append(headerList, EscapedBytes.cString(line))
+            } else {
+                headerList = line.withCString { ccurl_slist_append(headerList, $0) }
+            }
         }
         if headerList != nil { check(ccurl_setopt_pointer(handle, CCURLOPT_HTTPHEADER, headerList)) }
         if let problem = problems.first {
@@ -328,7 +333,13 @@ public final class HTTPClient: HTTPTransport {
         _ handle: UnsafeMutableRawPointer, url: String, transfer: Transfer, context: UnsafeMutableRawPointer,
         check: (Int32) -> Void
     ) {
-        check(ccurl_setopt_string(handle, CCURLOPT_URL, url))
+        // A PATH's bytes that are not UTF-8 go to libcurl as themselves (it sends %ff), not
+        // as their escapes' UTF-8 (EscapedBytes).
+        if EscapedBytes.contains(url) {
+            check(ccurl_setopt_string(handle, CCURLOPT_URL, EscapedBytes.cString(url)))
+        } else {
+            check(ccurl_setopt_string(handle, CCURLOPT_URL, url))
+        }
         check(restrictProtocols(handle, CCURLOPT_PROTOCOLS_STR, fallback: CCURLOPT_PROTOCOLS))
         check(ccurl_setopt_string(handle, CCURLOPT_USERAGENT, configuration.userAgent))
         check(ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1))
@@ -366,10 +377,10 @@ public final class HTTPClient: HTTPTransport {
     private func setTLSAndProxyOptions(_ handle: UnsafeMutableRawPointer, url: String, check: (Int32) -> Void) {
         check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
         let tls = configuration.tls
-        if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, caBundle)) }
-        if let caPath = tls.caPath { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, caPath)) }
-        if let certificate = tls.clientCertificate { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, certificate)) }
-        if let key = tls.clientKey { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, key)) }
+        if let caBundle = tls.caBundle { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, EscapedBytes.cString(caBundle))) }
+        if let caPath = tls.caPath { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, EscapedBytes.cString(caPath))) }
+        if let certificate = tls.clientCertificate { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, EscapedBytes.cString(certificate))) }
+        if let key = tls.clientKey { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, EscapedBytes.cString(key))) }
         if tls.insecure {
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
             check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))

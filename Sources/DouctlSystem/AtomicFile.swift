@@ -31,7 +31,7 @@ public enum AtomicFile {
             let candidate = directory + "/" + name
             guard let status = try? FileIO.linkStatus(candidate), status.isRegularFile,
                   status.ownerID == UInt32(geteuid()) else { continue }
-            if unlink(candidate) == 0 { removed += 1 }
+            if unlink(EscapedBytes.cString(candidate)) == 0 { removed += 1 }
         }
         return removed
     }
@@ -56,7 +56,7 @@ public enum AtomicFile {
             var random = SystemRandomNumberGenerator()
             let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
             temporary = "\(FileIO.directoryName(path))/\(AtomicFile.temporaryPrefix(of: path))\(getpid())-\(suffix)"
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            fd = open(EscapedBytes.cString(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd < 0 { throw SystemError("create", path: temporary) }
             guard reserved > 0 else { return }
             let zeros = [UInt8](repeating: 0, count: min(reserved, 64 * 1024))
@@ -97,16 +97,16 @@ public enum AtomicFile {
             close(fd)
             fd = -1
             if let failure {
-                unlink(temporary)
+                unlink(EscapedBytes.cString(temporary))
                 throw failure
             }
             holdBeforeRenameForTests()
-            if rename(temporary, path) != 0 {
+            if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
                 let error = SystemError("rename", path: path)
-                unlink(temporary)
+                unlink(EscapedBytes.cString(temporary))
                 throw error
             }
-            let directoryFD = open(FileIO.directoryName(path), O_RDONLY | O_CLOEXEC)
+            let directoryFD = open(EscapedBytes.cString(FileIO.directoryName(path)), O_RDONLY | O_CLOEXEC)
             if directoryFD >= 0 {
                 fsync(directoryFD)
                 close(directoryFD)
@@ -118,7 +118,7 @@ public enum AtomicFile {
             guard fd >= 0 else { return }
             close(fd)
             fd = -1
-            unlink(temporary)
+            unlink(EscapedBytes.cString(temporary))
         }
     }
 }
@@ -138,7 +138,7 @@ public final class FileLock: Sendable {
     /// Blocks until the lock is ours (or, with `wait` false, throws EWOULDBLOCK when another
     /// holder has it). Creates the lock file (0600) when missing.
     public init(path: String, wait: Bool = true) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(EscapedBytes.cString(path), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0 { throw SystemError("open", path: path) }
         while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if currentErrno() == EINTR { continue }

@@ -71,9 +71,45 @@ public enum FileIO {
         }
     }
 
+    /// Reads `fd` to its end, waiting at most 0.1 s at a time so that `cancellation`
+    /// (Ctrl-C, `--max-time`) is seen while a slow writer keeps a pipe open. Nil when it
+    /// was requested before the end.
+    public static func readAll(_ fd: Int32, stoppingAt cancellation: Cancellation) throws -> [UInt8]? {
+        var result: [UInt8] = []
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            guard let got = try readSome(fd, into: chunk, stoppingAt: cancellation) else { return nil }
+            if got == 0 { return result }
+            result.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<got]))
+        }
+    }
+
+    /// One read(2) of what is there (0 at the end), after waiting for it in steps of 0.1 s
+    /// while `cancellation` is not requested; nil once it is.
+    public static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, stoppingAt cancellation: Cancellation) throws -> Int? {
+        while true {
+            if cancellation.isRequested { return nil }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 100)
+            if polled < 0 {
+                if currentErrno() == EINTR { continue }
+                throw SystemError("poll")
+            }
+            if polled == 0 { continue }
+            let got = read(fd, buffer.baseAddress, buffer.count)
+            if got < 0 {
+                let error = currentErrno()
+                if error == EINTR || error == EAGAIN { continue }
+                throw SystemError("read")
+            }
+            return got
+        }
+    }
+
     /// Reads a whole file. A missing file is a `SystemError` whose `isNotFound` is true.
     public static func readFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw SystemError("open", path: path) }
         defer { close(fd) }
         var info = stat()
@@ -88,26 +124,26 @@ public enum FileIO {
     /// Facts about a path without following nothing fancy: `stat(2)`.
     public static func status(_ path: String) throws -> FileStatus {
         var info = stat()
-        if stat(path, &info) != 0 { throw SystemError("stat", path: path) }
+        if stat(EscapedBytes.cString(path), &info) != 0 { throw SystemError("stat", path: path) }
         return FileStatus(info)
     }
 
     /// Facts about the path itself, not what a symbolic link points to: `lstat(2)`.
     public static func linkStatus(_ path: String) throws -> FileStatus {
         var info = stat()
-        if lstat(path, &info) != 0 { throw SystemError("lstat", path: path) }
+        if lstat(EscapedBytes.cString(path), &info) != 0 { throw SystemError("lstat", path: path) }
         return FileStatus(info)
     }
 
     public static func fileExists(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0
+        return stat(EscapedBytes.cString(path), &info) == 0
     }
 
     /// Whether anything has this name, a dangling symbolic link included (`lstat(2)`).
     public static func nameExists(_ path: String) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0
+        return lstat(EscapedBytes.cString(path), &info) == 0
     }
 
     /// Creates `path` and its parents with `mode` where missing; tightens the last one to `mode`.
@@ -115,18 +151,18 @@ public enum FileIO {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, mode) != 0 && currentErrno() != EEXIST {
+            if mkdir(EscapedBytes.cString(prefix), mode) != 0 && currentErrno() != EEXIST {
                 throw SystemError("mkdir", path: prefix)
             }
         }
         var info = stat()
-        if stat(path, &info) == 0, info.st_mode & 0o777 != mode {
-            if chmod(path, mode) != 0 { throw SystemError("chmod", path: path) }
+        if stat(EscapedBytes.cString(path), &info) == 0, info.st_mode & 0o777 != mode {
+            if chmod(EscapedBytes.cString(path), mode) != 0 { throw SystemError("chmod", path: path) }
         }
     }
 
     public static func removeFile(_ path: String) throws {
-        if unlink(path) != 0 && currentErrno() != ENOENT { throw SystemError("unlink", path: path) }
+        if unlink(EscapedBytes.cString(path)) != 0 && currentErrno() != ENOENT { throw SystemError("unlink", path: path) }
     }
 
     /// The directory part of a path ("." when there is none).
@@ -166,11 +202,11 @@ public struct FileStatus: Sendable, Equatable {
 extension FileIO {
     /// The names in a directory (not "." or ".."), in no particular order.
     public static func listDirectory(_ path: String) throws -> [String] {
-        guard let handle = opendir(path) else { throw SystemError("opendir", path: path) }
+        guard let handle = opendir(EscapedBytes.cString(path)) else { throw SystemError("opendir", path: path) }
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { EscapedBytes.string(Array($0.prefix { $0 != 0 })) }
             if name != "." && name != ".." { names.append(name) }
         }
         return names

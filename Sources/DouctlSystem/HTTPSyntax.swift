@@ -75,6 +75,7 @@ public enum HTTPSyntax {
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\u{0}": out += "\\0"
+            case _ where EscapedBytes.escapedByte(scalar) != nil: out += EscapedBytes.shown(String(scalar))
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     out += "\\u{" + String(scalar.value, radix: 16) + "}"

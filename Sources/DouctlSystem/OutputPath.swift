@@ -35,10 +35,10 @@ public enum OutputPath {
         }
         var info = stat()
         // stat follows links: /dev/stdout → /proc/self/fd/1 → the pipe.
-        guard stat(path, &info) == 0 else { return .replaceFile }
+        guard stat(EscapedBytes.cString(path), &info) == 0 else { return .replaceFile }
         let kind = info.st_mode & S_IFMT
         if kind == S_IFREG || kind == S_IFDIR { return .replaceFile }
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        let fd = open(EscapedBytes.cString(path), O_WRONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw SystemError("open", path: path) }
         let description: String
         switch kind {

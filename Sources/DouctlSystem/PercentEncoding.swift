@@ -46,7 +46,9 @@ public enum PercentEncoding {
         let kept = Array(alsoKeeping.utf8)
         var result: [UInt8] = []
         result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
+        // A byte of the command line that is not UTF-8 goes out as itself (%FF), not as
+        // its escape's UTF-8 (EscapedBytes).
+        for byte in EscapedBytes.bytes(text) {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"),

@@ -12,7 +12,8 @@ public enum RequestSignature {
     public static func md5Sorted(_ params: [(String, String)], secret: String) -> String {
         let sorted = params.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
         let text = sorted.map { "\($0.0)=\($0.1)" }.joined(separator: "&") + secret
-        return Digest.hex(Digest.md5(Array(text.utf8)))
+        // A command line's byte that is not UTF-8 is signed as the byte the server receives.
+        return Digest.hex(Digest.md5(EscapedBytes.bytes(text)))
     }
 }
 

@@ -128,7 +128,7 @@ import Testing
         let draft = try APICommand.RequestDraft(options)
         // The missing file would be exit 3; the field names are refused first, exit 2.
         #expect(throws: DouctlError.usage("field 'a[b]' nests into something that is not an object")) {
-            try draft.request(standardInput: -1)
+            try draft.request(standardInput: StandardInput(fileDescriptor: -1))
         }
     }
 
@@ -189,6 +189,63 @@ import Testing
         #expect(request.method == "POST")
         #expect(request.header("Content-Type") == "application/json")
         #expect(request.body == .bytes(Array(#"{"s":"3","n":3,"a":{"b":true}}"#.utf8)))
+    }
+
+    /// Issue 30: an argument that is not UTF-8 (as `ProcessContext.current` escapes it)
+    /// reaches the body as its bytes, %FF, not as U+FFFD's %EF%BF%BD.
+    @Test func aFieldThatIsNotUTF8IsSentAsItsBytes() throws {
+        let transport = ScriptedTransport([.json(200, "{}")])
+        let value = EscapedBytes.string([0x74, 0x3D, 0xFF, 0xFE])
+        let result = try InProcessDouctl.scripted(transport).run("api", "-X", "POST", "/x", "-f", value, "--api-base", Self.base)
+        #expect(result.status == 0, "\(result)")
+        #expect(transport.requests.first?.body == .bytes(Array("t=%FF%FE".utf8)))
+    }
+
+    /// 100,000 fields into one --json body: each goes in place (a key index per object),
+    /// not by copying the object and searching its keys per field, which made 20,000
+    /// fields take 17.5 s and this test minutes (issue 30). The result is checked whole.
+    @Test func aJSONBodyOfManyFieldsIsBuiltInOnePass() throws {
+        let count = 100_000
+        var fields: [RequestField] = []
+        fields.reserveCapacity(count + 3)
+        for index in 0..<count {
+            switch index % 4 {
+            case 0: fields.append(.string("k\(index)", "v"))
+            case 1: fields.append(RequestField(key: "n[k\(index)]", value: .number(String(index))))
+            case 2: fields.append(.string("list[]", "x"))
+            default: fields.append(.string("rows[][c\(index % 8)]", "r"))
+            }
+        }
+        fields.append(.string("k0", "again"))  // a later plain key replaces the first, in place
+        let json = try RequestField.jsonObject(fields)
+        guard case .object(let root) = json else { Issue.record("not an object"); return }
+        #expect(root.count == count / 4 + 3)
+        #expect(root.keys.first == "k0" && root["k0"] == .string("again"))
+        #expect(root["n"]?.objectValue?.count == count / 4)
+        #expect(root["n"]?.objectValue?["k\(count - 3)"] == .number(String(count - 3)))
+        #expect(root["list"]?.arrayValue?.count == count / 4)
+        // rows[][c3] then rows[][c7]: c7 is new to the last object, so it fills it (gh's rule).
+        #expect(root["rows"]?.arrayValue?.count == count / 8)
+        #expect(root["rows"]?.arrayValue?.first == .object(["c3": "r", "c7": "r"]))
+    }
+
+    /// The merge keeps the rules of the value tree it replaced: a whole value (`:=`) may be
+    /// nested into, its repeated keys read the last and are replaced at the first.
+    @Test func aJSONBodyMergesIntoWholeValuesAsBefore() throws {
+        let fields = [
+            try RequestField.typed("a:", #"{"x":1,"y":2,"x":3}"#),
+            try RequestField.typed("a[z]", "4"),
+            try RequestField.typed("b:", "[1]"),
+            try RequestField.typed("b[]", "2"),
+            try RequestField.typed("a[x]", "5"),
+        ]
+        #expect(try RequestField.jsonObject(fields).text(.compact) == #"{"a":{"x":5,"y":2,"z":4},"b":[1,2]}"#)
+        #expect(throws: DouctlError.usage("field 'b[c]' nests into something that is not an object")) {
+            try RequestField.jsonObject([.string("b[]", "1"), .string("b[c]", "2")])
+        }
+        #expect(throws: DouctlError.usage("field 'a[]' appends to something that is not an array")) {
+            try RequestField.jsonObject([.string("a", "1"), .string("a[]", "2")])
+        }
     }
 
     @Test func outputWritesTheBodyAsReceivedToTheFile() throws {

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlCommands
 import DouctlCore
 import DouctlHTTP
@@ -229,5 +234,49 @@ struct CancellationCommandTests {
         #expect(refreshes() == 1)
         let stored = try JSONParser.parse(FileIO.readFile(run.douctl.configDirectory + "/credentials.json"))
         #expect(stored["profiles"]?["sandbox"]?["access_token"]?.stringValue != token)
+    }
+
+    // MARK: - a body from standard input (issue 30)
+
+    /// A stdin that was closed when douctl started (it holds /dev/null) is no body: exit 3,
+    /// one line naming the option, nothing sent, whatever the descriptor would read.
+    @Test(arguments: [
+        (["--input", "-"], "--input -"), (["-F", "k=@-"], "-F k=@-"), (["--attach", "k=-"], "--attach k=-"),
+    ])
+    func aClosedStdinIsRefusedForABody(body: [String], named: String) throws {
+        let scripted = ScriptedTransport([.json(200, "{}")])
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"], transport: scripted)
+        douctl.configure = { $0.standardInputClosed = true }
+        let result = try douctl.run(["api", "-X", "POST", "/x"] + body + ["--api-base", "http://api.test"])
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stderr == "douctl: \(named) reads standard input, which is closed (<&-); nothing was sent\n")
+        #expect(scripted.requests.isEmpty)
+    }
+
+    /// A pipe whose writer stays silent: the read of a body from it ends when the run is
+    /// stopped (here the deadline, requested from another thread), exit 7, nothing sent.
+    /// (The writer's end is closed after 20 s, so a read that ignored the stop would end
+    /// then, sending an empty body.)
+    @Test(arguments: [["--input", "-"], ["-F", "k=@-"], ["--attach", "k=-"]])
+    func aStdinBodyReadStopsWhenTheRunIsStopped(body: [String]) throws {
+        let scripted = ScriptedTransport([.json(200, "{}")])
+        let pipe = try FileIO.makePipe()
+        defer { close(pipe.read) }
+        let cancellation = Cancellation()
+        try startDetachedThread(stackSize: 64 << 10) {
+            usleep(200_000)
+            cancellation.request(.deadline(2))
+            usleep(20_000_000)
+            close(pipe.write)
+        }
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"], transport: scripted)
+        douctl.configure = { process in
+            process.standardInput = pipe.read
+            process.cancellation = cancellation
+        }
+        let result = try douctl.run(["api", "-X", "POST", "/x"] + body + ["--api-base", "http://api.test"])
+        #expect(result.status == 7, "\(result)")
+        #expect(result.errorLine == "douctl: timed out: the command ran longer than --max-time 2s")
+        #expect(scripted.requests.isEmpty)
     }
 }

@@ -52,11 +52,51 @@ struct WalksAndOutputTests {
         #expect(line["sha256"]?.stringValue == Digest.hex(Digest.sha256(Self.fileBody)))
     }
 
-    @Test func aClosedStdinReadsAsEmpty() throws {
+    /// Issue 30: with stdin closed (`<&-`), a body that must come from it was read from the
+    /// /dev/null put in its place and sent empty, exit 0. Now: exit 3, one line, nothing sent.
+    @Test(arguments: [
+        (["--input", "-"], "--input -"),
+        (["-F", "k=@-"], "-F k=@-"),
+        (["--attach", "k=-"], "--attach k=-"),
+    ])
+    func aClosedStdinIsNoBody(body: [String], named: String) throws {
         let server = try TestServer(json: "{}")
-        let result = try spawn(["api", "/x", "--input", "-", "--api-base", server.baseURL], closing: [0])
-        #expect(result.status == 0, "\(result)")
-        #expect(server.received.first?.body == [])
+        let result = try spawn(["api", "-X", "POST", "/x"] + body + ["--api-base", server.baseURL], closing: [0])
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stderr == "douctl: \(named) reads standard input, which is closed (<&-); nothing was sent\n")
+        #expect(result.stdout.isEmpty)
+        #expect(server.received.isEmpty, "nothing sent")
+    }
+
+    /// Issue 30: `--max-time 2` stopped `--input -` reading a slow pipe, but `-F k=@-` and
+    /// `--attach k=-` read on until the writer quit (15.6 s, then exit 7). Every read of a
+    /// body from stdin now stops at the deadline: exit 7, nothing sent.
+    @Test(arguments: [["--input", "-"], ["-F", "k=@-"], ["--attach", "k=-"]])
+    func maxTimeStopsReadingABodyFromASlowStdin(body: [String]) throws {
+        let server = try TestServer(json: "{}")
+        let pipe = try FileIO.makePipe()
+        let writing = LockedValue(true)
+        let writer = Thread {
+            // A byte every 0.2 s for up to 30 s, then the end.
+            var left = 150
+            while left > 0 && writing.value {
+                _ = " ".withCString { write(pipe.write, $0, 1) }
+                usleep(200_000)
+                left -= 1
+            }
+            close(pipe.write)
+        }
+        writer.start()
+        let started = Date()
+        let child = try spawnProcess(["--max-time", "2", "api", "-X", "POST", "/x"] + body + ["--api-base", server.baseURL], stdinFD: pipe.read)
+        close(pipe.read)
+        let result = child.wait(timeout: 60)
+        let elapsed = Date().timeIntervalSince(started)
+        writing.withLock { $0 = false }
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stderr == "douctl: timed out: the command ran longer than --max-time 2s\n", "\(result)")
+        #expect(elapsed < 12, "stopped near the deadline, not when the writer quit (30 s): \(elapsed) s")
+        #expect(server.received.isEmpty, "nothing sent")
     }
 
     /// A full disk on stdout was silent (exit 0): now one line and exit 3, like coreutils.
@@ -220,6 +260,21 @@ struct WalksAndOutputTests {
         #expect(!result.stderr.contains("\u{1B}"), "no raw escape sequence reaches the terminal")
     }
 
+    /// Ctrl-C stops the same read: exit 130, nothing sent.
+    @Test func ctrlCStopsReadingABodyFromASlowStdin() throws {
+        let server = try TestServer(json: "{}")
+        let pipe = try FileIO.makePipe()
+        defer { close(pipe.write) }
+        _ = " ".withCString { write(pipe.write, $0, 1) }
+        let child = try spawnProcess(["api", "-X", "POST", "/x", "-F", "k=@-", "--api-base", server.baseURL], stdinFD: pipe.read)
+        close(pipe.read)
+        usleep(1_000_000)
+        kill(child.pid, SIGINT)
+        let result = child.wait(timeout: 30)
+        #expect(result.status == 130, "\(result)")
+        #expect(server.received.isEmpty, "nothing sent")
+    }
+
     // MARK: - spawning with closed descriptors
 
     /// Foundation's Process cannot close a child's descriptor, so: posix_spawn with file actions.
@@ -250,14 +305,18 @@ struct WalksAndOutputTests {
 
     /// Starts douctl with `closing` descriptors closed; stdout goes to `stdoutFD`, else to
     /// `stdoutPath`, else to a temporary file; stderr to a temporary file.
-    func spawnProcess(_ arguments: [String], closing: Set<Int32> = [], stdoutFD: Int32? = nil, stdoutPath: String? = nil) throws -> Child {
+    func spawnProcess(_ arguments: [String], closing: Set<Int32> = [], stdinFD: Int32? = nil, stdoutFD: Int32? = nil, stdoutPath: String? = nil) throws -> Child {
         let scratch = TemporaryDirectory.make(prefix: "douctl-spawn")
         let outPath = stdoutFD == nil ? (stdoutPath ?? scratch + "/stdout") : nil
         let errPath = scratch + "/stderr"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdinFD {
+            posix_spawn_file_actions_adddup2(&actions, stdinFD, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         if let stdoutFD {
             posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
         } else if let outPath {

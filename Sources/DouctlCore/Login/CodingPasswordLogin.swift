@@ -103,24 +103,24 @@ public struct CodingPasswordLogin {
     private func solveCaptcha(_ client: APIClient) throws(DouctlError) -> String {
         let reply = try client.send(APIRequest(path: "/api/getCaptcha", sendsToken: false))
         let path = try saveCaptcha(reply.body)
-        defer { unlink(path) }
+        defer { unlink(EscapedBytes.cString(path)) }
         console.say("A captcha is needed: open \(path)")
         return try ask("and type the characters it shows:", secret: false)
     }
 
     private func saveCaptcha(_ bytes: [UInt8]) throws(DouctlError) -> String {
-        var template = Array("\(console.captchaDirectory)/douctl-captcha-XXXXXX".utf8CString)
+        var template = EscapedBytes.cString("\(console.captchaDirectory)/douctl-captcha-XXXXXX")
         let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemp(base)
         }
         guard fd >= 0 else { throw .localInput("cannot save the captcha in \(console.captchaDirectory)") }
         defer { close(fd) }
-        let base = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let base = EscapedBytes.string(template.dropLast().map { UInt8(bitPattern: $0) })
         do { try FileIO.writeAll(fd, bytes) } catch { throw .localInput("cannot save the captcha (\(error))") }
         let path = base + ".png"
-        guard rename(base, path) == 0 else {
-            unlink(base)
+        guard rename(EscapedBytes.cString(base), EscapedBytes.cString(path)) == 0 else {
+            unlink(EscapedBytes.cString(base))
             throw .localInput("cannot save the captcha as \(path)")
         }
         return path
