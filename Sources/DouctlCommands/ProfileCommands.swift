@@ -2,6 +2,7 @@ import DouctlArguments
 import DouctlCore
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// `douctl profile list|show|add|remove|use`.
 enum ProfileCommands {
@@ -174,6 +175,9 @@ enum ProfileCommands {
                 changes.append((key, try key.parse(text)))
             }
         }
+        if let issuer = options.settings[.issuer] {
+            changes = try discovered(issuer, options: options, changes: changes, context: context)
+        }
         let resolved = try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()
             for (key, value) in changes { settings[key] = value }
@@ -182,6 +186,30 @@ enum ProfileCommands {
         }
         context.printJSON(json(resolved, showSecrets: false))
         return .success
+    }
+
+    /// `profile add NAME --issuer URL`: the provider's metadata (`ProviderMetadata`) fills
+    /// the endpoints, token_auth and pkce; keys given on the command line win. Without an
+    /// api_base (given or already set), the issuer's origin is the API's.
+    static func discovered(_ issuer: String, options: Add, changes: [(ProfileKey, ProfileValue)], context: CommandContext) throws(DouctlError) -> [(ProfileKey, ProfileValue)] {
+        let existing = try context.config().profile(named: options.name)
+        let hasSecret = options.settings[.clientSecret] != nil || existing?[.clientSecret] != nil
+        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.http())
+        var result = changes
+        for (key, value) in metadata.settings(hasSecret: hasSecret) where options.settings[key] == nil || key == .issuer {
+            result.removeAll { $0.0 == key }
+            result.append((key, value))
+        }
+        if options.settings[.apiBase] == nil, existing?[.apiBase] == nil, options.preset == nil,
+           let parts = URLParts(metadata.issuer) {
+            let port = parts.port.map { ":\($0)" } ?? ""
+            result.append((.apiBase, .text("\(parts.scheme)://\(parts.host)\(port)")))
+        }
+        let found = [metadata.authorizationEndpoint.map { _ in "authorization" }, metadata.tokenEndpoint.map { _ in "token" },
+                     metadata.deviceAuthorizationEndpoint.map { _ in "device" }, metadata.revocationEndpoint.map { _ in "revocation" },
+                     metadata.userinfoEndpoint.map { _ in "userinfo" }].compactMap { $0 }
+        context.note("Read \(TerminalText.escaped(metadata.source)): \(found.isEmpty ? "no" : found.joined(separator: ", ")) endpoints\(metadata.supportsPKCE == false ? "; no PKCE S256, so none is sent" : "").")
+        return result
     }
 
     static func remove(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
