@@ -66,7 +66,11 @@ struct AnyAPIBinaryTests {
     @Test(arguments: [("--token-header", "X-API-Key"), ("--token-query", "key")])
     func anAPIKeyGoesWhereTheAPIWantsIt(option: String, name: String) throws {
         let key = "k3y-0123456789"
+        let landing = try TestServer(json: #"{"landed":true}"#)
         let server = try TestServer { request in
+            if request.path == "/hop" {
+                return HTTPServerResponse(status: 302, headers: [("Location", landing.baseURL + "/landed?page=2")], body: .bytes([]))
+            }
             let ok = request.header("X-API-Key") == key || request.queryValue("key") == key
             return HTTPServerResponse(status: ok ? 200 : 401, headers: [("Content-Type", "application/json")],
                                       body: .bytes(Array((ok ? #"{"ok":true}"# : #"{"error":"key"}"#).utf8)))
@@ -86,6 +90,11 @@ struct AnyAPIBinaryTests {
         let elsewhere = try douctl.run("--profile", "k", "api", "http://localhost:\(server.port)/v1/things")
         #expect(elsewhere.status == 4, "\(elsewhere)")
         #expect(server.received.last?.header("X-API-Key") == nil && server.received.last?.queryValue("key") == nil)
+        // A redirect to another origin does not carry the key along (header or query).
+        let hop = try douctl.run("--profile", "k", "api", "/hop")
+        #expect(hop.status == 0, "\(hop)")
+        let landed = try #require(landing.received.last)
+        #expect(landed.header("X-API-Key") == nil && landed.queryValue("key") == nil, "\(landed.target)")
     }
 
     /// --api-base elsewhere, or a URL outside the profile, with no login: no advice to log in
