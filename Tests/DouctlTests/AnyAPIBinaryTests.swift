@@ -23,6 +23,33 @@ struct AnyAPIBinaryTests {
         #expect(try douctl.run(["profile", "show", "mixed"]).status == 2, "no profile was written")
     }
 
+    /// OIDC Core §3.1.3.7 against a hostile provider: its ID token carries a nonce this
+    /// login never sent (a token injected from another login). Refused, exit 4, nothing stored.
+    @Test func anIDTokenWithAnotherNonceIsRefused() throws {
+        let claims = #"{"iss":"x","aud":"c","exp":4102444800,"sub":"mallory","nonce":"not-yours"}"#
+        let idToken = "eyJhbGciOiJub25lIn0." + Data(claims.utf8).base64EncodedString()
+            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_") + ".c2ln"
+        let server = try TestServer { request in
+            if request.path == "/authorize" {
+                let location = (request.queryValue("redirect_uri") ?? "") + "?code=abc&state=" + (request.queryValue("state") ?? "")
+                return HTTPServerResponse(status: 302, headers: [("Location", location)], body: .bytes([]))
+            }
+            let reply = #"{"access_token":"injected-token","token_type":"Bearer","id_token":"\#(idToken)"}"#
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(reply.utf8)))
+        }
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        #expect(try douctl.run("profile", "add", "o", "--api-base", server.baseURL, "--authorize-url", server.baseURL + "/authorize",
+                               "--token-url", server.baseURL + "/token", "--client-id", "c", "--token-auth", "none", "--scopes", "openid").status == 0)
+        let login = try douctl.run(["--profile", "o", "auth", "login", "--web", "--wait", "60"], timeout: 120)
+        #expect(login.status == 4, "\(login)")
+        #expect(login.errorLine.contains("nonce"), "\(login)")
+        let authorize = try #require(server.received.first { $0.path == "/authorize" })
+        #expect(authorize.queryValue("nonce")?.count ?? 0 >= 32)
+        let stored = (try? String(contentsOfFile: douctl.configDirectory + "/credentials.json", encoding: .utf8)) ?? ""
+        #expect(!stored.contains("injected-token"))
+    }
+
     /// auth login --basic: user:password on stdin, stored 0600, sent as Basic to the
     /// profile's origin only, never in -v or --record; status names the user; logout forgets.
     @Test func basicCredentialsStayWithTheProfilesOrigin() throws {
