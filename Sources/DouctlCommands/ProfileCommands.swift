@@ -50,6 +50,7 @@ enum ProfileCommands {
             examples: [
                 Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
+                Example("douctl profile add corp --issuer https://login.example.com --client-id ID --scopes openid,profile", "any OpenID Connect or RFC 8414 provider: endpoints, token_auth and pkce read from its metadata"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
             ]), options: Add.self, run: add),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
