@@ -25,7 +25,7 @@ __douctl_commands() {
 # the global ones it takes (accepted before or after any command word).
 __douctl_options() {
     case $1 in
-        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
+        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --client-credentials --basic --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'auth status') __douctl_words=(--show-token --check --no-check --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'auth export') __douctl_words=(--yes-i-know --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
         'user me') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --pretty --compact --error-format --error-body --color -h --help --version) ;;
@@ -54,7 +54,7 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --error-format --color -h --help --version) ;;
@@ -217,6 +217,10 @@ __douctl_option_value() {
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
                 --auth-scheme) __douctl_action=none; return 0 ;;
+                --token-header) __douctl_action=none; return 0 ;;
+                --token-query) __douctl_action=none; return 0 ;;
+                --issuer) __douctl_action=none; return 0 ;;
+                --pkce) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
                 --body-format) __douctl_action=choices; __douctl_choices=(form json); return 0 ;;
                 --common-params) __douctl_action=none; return 0 ;;
                 --common-headers) __douctl_action=none; return 0 ;;
@@ -283,15 +287,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

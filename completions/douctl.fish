@@ -73,7 +73,7 @@ function __douctl_takes_value
         case 'profile list'
             contains -- $argv[2] --format; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'sandbox'
@@ -207,6 +207,8 @@ complete -c douctl -n '__douctl_path_is auth login' -l paste -d 'paste the redir
 complete -c douctl -n '__douctl_path_is auth login' -l with-token -d 'read an access token from stdin'
 complete -c douctl -n '__douctl_path_is auth login' -l password -d 'Coding: account and password (cookie session)'
 complete -c douctl -n '__douctl_path_is auth login' -l with-credentials -d 'read the JSON of \'douctl auth export\' from stdin'
+complete -c douctl -n '__douctl_path_is auth login' -l client-credentials -d 'the client\'s own token (RFC 6749 §4.4) with the profile\'s client id and secret, for CI and machine-to-machine APIs'
+complete -c douctl -n '__douctl_path_is auth login' -l basic -d 'a user name and password sent as HTTP Basic (asked without echo; user:password on stdin otherwise)'
 complete -c douctl -n '__douctl_path_is auth login' -l scopes -r -f -d 'scopes to request instead of the profile\'s'
 complete -c douctl -n '__douctl_path_is auth login' -l no-browser -d 'print URLs instead of opening a browser'
 complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long to wait for approval (browser, pasted code or device)'
@@ -382,13 +384,13 @@ complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the pr
 
 # douctl config get
 complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
@@ -426,6 +428,10 @@ complete -c douctl -n '__douctl_path_is profile add' -l user-name-field -r -f -d
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
 complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Authorization) or query (access_token=)'
 complete -c douctl -n '__douctl_path_is profile add' -l auth-scheme -r -f -d 'the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)'
+complete -c douctl -n '__douctl_path_is profile add' -l token-header -r -f -d 'send the token (an API key read with auth login --with-token) as this header, e.g. X-API-Key, instead of Authorization'
+complete -c douctl -n '__douctl_path_is profile add' -l token-query -r -f -d 'send the token (an API key read with auth login --with-token) as this query parameter, e.g. key'
+complete -c douctl -n '__douctl_path_is profile add' -l issuer -r -f -d 'the OpenID Connect / RFC 8414 issuer the endpoints were read from (profile add --issuer); an ID token\'s iss must be it'
+complete -c douctl -n '__douctl_path_is profile add' -l pkce -r -f -a 'true false' -d 'false: send no PKCE challenge (a provider whose metadata lists no S256); default true'
 complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
 complete -c douctl -n '__douctl_path_is profile add' -l common-params -r -f -d 'parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; "$VAR" reads the environment at send time'
 complete -c douctl -n '__douctl_path_is profile add' -l common-headers -r -f -d 'headers added to every request: NAME=VALUE,... or a JSON object; "$VAR" reads the environment'

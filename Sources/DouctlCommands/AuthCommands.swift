@@ -108,6 +108,14 @@ enum AuthCommands {
           --password    Coding's account + password login with a cookie session.
                         A wrong captcha or two-factor code is asked for again,
                         3 tries each.
+          --client-credentials
+                        the client's own token (RFC 6749 §4.4) with the
+                        profile's client_id and client_secret: for CI and
+                        machine-to-machine APIs. No refresh token: when it
+                        expires, douctl fetches a new one by itself.
+          --basic       a user name and password, sent as HTTP Basic to the
+                        profile's origin only: asked on a terminal (the
+                        password without echo), else user:password on stdin.
           --with-credentials
                         store the JSON 'douctl auth export' printed on another
                         machine (refresh token included), read from stdin; nothing
@@ -142,6 +150,8 @@ enum AuthCommands {
         var withToken = false
         var password = false
         var withCredentials = false
+        var clientCredentials = false
+        var basic = false
         var scopes: String?
         var noBrowser = false
         var wait: Double = 300
@@ -153,6 +163,8 @@ enum AuthCommands {
             .flag({ $0.withToken = $1 }, OptionSpec.flag("with-token", help: "read an access token from stdin").hidingNextArgument()),
             .flag({ $0.password = $1 }, .flag("password", help: "Coding: account and password (cookie session)")),
             .flag({ $0.withCredentials = $1 }, OptionSpec.flag("with-credentials", help: "read the JSON of 'douctl auth export' from stdin").hidingNextArgument()),
+            .flag({ $0.clientCredentials = $1 }, .flag("client-credentials", help: "the client's own token (RFC 6749 §4.4) with the profile's client id and secret, for CI and machine-to-machine APIs")),
+            .flag({ $0.basic = $1 }, OptionSpec.flag("basic", help: "a user name and password sent as HTTP Basic (asked without echo; user:password on stdin otherwise)").hidingNextArgument()),
             .value({ $0.scopes = $1 }, OptionSpec("scopes", value: ValueSpec("S,..."), help: "scopes to request instead of the profile's")),
             .flag({ $0.noBrowser = $1 }, .flag("no-browser", help: "print URLs instead of opening a browser")),
             .number({ $0.wait = $1 }, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
@@ -164,6 +176,7 @@ enum AuthCommands {
             let flags: [(String, Bool, LoginMethod)] = [
                 ("web", web, .web), ("device", device, .device), ("paste", paste, .paste),
                 ("with-token", withToken, .token), ("password", password, .password), ("with-credentials", withCredentials, .credentials),
+                ("client-credentials", clientCredentials, .clientCredentials), ("basic", basic, .basic),
             ]
             return flags.filter(\.1).map { ($0.0, $0.2) }
         }
@@ -233,7 +246,8 @@ enum AuthCommands {
         case .token(let credential):
             Subprocess.reapFinished()
             let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
-            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(who)).")
+            let how = credential.isBasic ? " (HTTP Basic)" : credential.isClientCredentials ? " (client credentials; a new token is fetched when this one expires)" : ""
+            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(who))\(how).")
             context.printJSON(identityJSON(profile: profile.name, credential))
         }
         return .success
@@ -249,7 +263,42 @@ enum AuthCommands {
         case .password: return .password
         case .token: return .token { () throws(DouctlError) in try readToken(context) }
         case .credentials: return .exported { () throws(DouctlError) in try readExport(context) }
+        case .clientCredentials: return .clientCredentials
+        case .basic: return .basic { () throws(DouctlError) in try readBasic(context) }
         }
+    }
+
+    /// `--basic`: on a terminal the user name, then the password without echo; otherwise
+    /// one line `user:password` on stdin (never argv).
+    static func readBasic(_ context: CommandContext) throws(DouctlError) -> (user: String, password: String) {
+        let stdin = context.process.standardInput
+        if Terminal.isTerminal(stdin) {
+            context.note("User name:")
+            guard let user = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !user.isEmpty else {
+                if context.cancellation.isRequested { throw .interrupted }
+                throw .usage("--basic needs a user name")
+            }
+            context.note("Password (not shown):")
+            guard let password = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n") else {
+                if context.cancellation.isRequested { throw .interrupted }
+                throw .usage("--basic needs a password")
+            }
+            return try checkedBasic(user, password)
+        }
+        guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), let colon = line.firstIndex(of: ":") else {
+            if context.cancellation.isRequested { throw .interrupted }
+            throw .usage("--basic reads user:password from stdin (one line), which had none")
+        }
+        return try checkedBasic(String(line[..<colon]), String(line[line.index(after: colon)...]))
+    }
+
+    /// RFC 7617 §2: a user id holds no colon; neither holds a control character.
+    static func checkedBasic(_ user: String, _ password: String) throws(DouctlError) -> (user: String, password: String) {
+        if user.isEmpty || user.contains(":") { throw .usage("--basic: the user name must be non-empty and hold no ':' (RFC 7617)") }
+        if (user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw .usage("--basic: the user name and password must hold no control characters")
+        }
+        return (user, password)
     }
 
     static func console(_ context: CommandContext, _ options: LoginOptions) -> LoginConsole {
@@ -345,7 +394,7 @@ enum AuthCommands {
         }
         let now = Timestamp.now()
         object["logged_in"] = true
-        object["credential"] = "token"
+        object["credential"] = credential.isBasic ? "basic" : credential.isClientCredentials ? "client credentials" : "token"
         object["user_id"] = credential.userID.map(JSON.string) ?? .null
         object["user_name"] = credential.userName.map(JSON.string) ?? .null
         object["scopes"] = .array(credential.scopes.map(JSON.string))
@@ -354,7 +403,7 @@ enum AuthCommands {
         // expires_in), not that it never does.
         object["expires"] = credential.expiresAt.map { .string(Timestamp.describeRemaining($0 - now)) } ?? .string("unknown")
         object["expired"] = .bool(credential.isExpired(now: now, margin: 0))
-        object["refreshable"] = .bool(credential.refreshToken != nil)
+        object["refreshable"] = .bool(credential.refreshToken != nil || credential.isClientCredentials)
         object["token"] = .string(showToken ? credential.accessToken : Mask.secret(credential.accessToken))
         object["credentials_path"] = .string(store.path)
         if let session {
@@ -415,9 +464,12 @@ enum AuthCommands {
             let profile = try context.profile()
             throw cookieSessionHasNoToken(profile.name, "no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
         }
-        guard let token = try context.tokens()?.currentToken() else {
+        guard let tokens = try context.tokens(), let token = try tokens.currentToken() else {
             let profile = try context.profile()
             throw .notLoggedIn(profile.name)
+        }
+        if tokens.credentialScheme == "Basic" {
+            throw .authentication("\(try context.profile().name) is logged in with a user name and password (auth login --basic), which has no access token to print")
         }
         context.stdout.line(token)
         return .success

@@ -2,6 +2,7 @@ import DouctlArguments
 import DouctlCore
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// `douctl profile list|show|add|remove|use`.
 enum ProfileCommands {
@@ -49,6 +50,7 @@ enum ProfileCommands {
             examples: [
                 Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
+                Example("douctl profile add corp --issuer https://login.example.com --client-id ID --scopes openid,profile", "any OpenID Connect or RFC 8414 provider: endpoints, token_auth and pkce read from its metadata"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
             ]), options: Add.self, run: add),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
@@ -174,6 +176,9 @@ enum ProfileCommands {
                 changes.append((key, try key.parse(text)))
             }
         }
+        if let issuer = options.settings[.issuer] {
+            changes = try discovered(issuer, options: options, changes: changes, context: context)
+        }
         let resolved = try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()
             for (key, value) in changes { settings[key] = value }
@@ -182,6 +187,30 @@ enum ProfileCommands {
         }
         context.printJSON(json(resolved, showSecrets: false))
         return .success
+    }
+
+    /// `profile add NAME --issuer URL`: the provider's metadata (`ProviderMetadata`) fills
+    /// the endpoints, token_auth and pkce; keys given on the command line win. Without an
+    /// api_base (given or already set), the issuer's origin is the API's.
+    static func discovered(_ issuer: String, options: Add, changes: [(ProfileKey, ProfileValue)], context: CommandContext) throws(DouctlError) -> [(ProfileKey, ProfileValue)] {
+        let existing = try context.config().profile(named: options.name)
+        let hasSecret = options.settings[.clientSecret] != nil || existing?[.clientSecret] != nil
+        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.http())
+        var result = changes
+        for (key, value) in metadata.settings(hasSecret: hasSecret) where options.settings[key] == nil || key == .issuer {
+            result.removeAll { $0.0 == key }
+            result.append((key, value))
+        }
+        if options.settings[.apiBase] == nil, existing?[.apiBase] == nil, options.preset == nil,
+           let parts = URLParts(metadata.issuer) {
+            let port = parts.port.map { ":\($0)" } ?? ""
+            result.append((.apiBase, .text("\(parts.scheme)://\(parts.host)\(port)")))
+        }
+        let found = [metadata.authorizationEndpoint.map { _ in "authorization" }, metadata.tokenEndpoint.map { _ in "token" },
+                     metadata.deviceAuthorizationEndpoint.map { _ in "device" }, metadata.revocationEndpoint.map { _ in "revocation" },
+                     metadata.userinfoEndpoint.map { _ in "userinfo" }].compactMap { $0 }
+        context.note("Read \(TerminalText.escaped(metadata.source)): \(found.isEmpty ? "no" : found.joined(separator: ", ")) endpoints\(metadata.supportsPKCE == false ? "; no PKCE S256, so none is sent" : "").")
+        return result
     }
 
     static func remove(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {

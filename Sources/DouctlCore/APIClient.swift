@@ -91,14 +91,15 @@ public final class APIClient {
     /// a permission error (403, Douban's need_permission 1000) nor a URL outside the API,
     /// where no credentials go.
     func authenticationHint(for error: APIError, url: String) -> String? {
-        if !profile.isOwnOrigin(url) {
-            return "no credentials are sent outside \(profile.name)'s api_base (\(profile.apiBase))"
-        }
         let isPermission = profile.rules.refusesPermission(error)
-        if lastSentToken != nil, let tokens {
+        if profile.isOwnOrigin(url), lastSentToken != nil, let tokens {
             return isPermission ? nil : tokens.rejectionHint
         }
-        return "not logged in; run: \(DouctlError.loginCommand(profile.name))"
+        // No credentials went (a URL outside the API, or --api-base elsewhere with no login):
+        // advice names the profile that would send them there, or nothing.
+        guard let owner = profile.profileSendingCredentials(to: url) else { return nil }
+        if owner == profile.name { return "not logged in; run: \(DouctlError.loginCommand(profile.name))" }
+        return "profile \(owner) sends credentials there: add --profile \(owner)"
     }
 
     /// The logged-in user's id, for the `{me}` placeholder: what the login stored, else
@@ -148,7 +149,12 @@ public final class APIClient {
     /// the user reads the error once.
     public func requireLogin() throws(DouctlError) {
         guard !allowsAnonymous, session == nil else { return }
-        if try tokens?.currentToken() == nil { throw .notLoggedIn(profile.name) }
+        if try tokens?.currentToken() == nil {
+            guard profile.apiBaseOverridden else { throw .notLoggedIn(profile.name) }
+            // --api-base elsewhere: logging in to this profile is no advice for that server.
+            let owner = profile.profileSendingCredentials(to: profile.apiBase)
+            throw .authentication("not logged in: no credentials for \(Redaction.redactURL(profile.apiBase))" + (owner.map { "; profile \($0) sends credentials there: use --profile \($0)" } ?? ""))
+        }
     }
 
     /// Sends with authentication and the one refresh-and-replay, returning the raw reply
@@ -265,7 +271,22 @@ public final class APIClient {
         var headers: [HTTPHeader] = []
         if headersLack(request.headers, "Accept") { headers.append(HTTPHeader("Accept", "application/json")) }
         let url = profile.url(for: request.path)
+        var secrets: [String] = []
         if let token, profile.isOwnOrigin(url) {
+            secrets.append(token)
+            if tokens?.credentialScheme == "Basic" {
+                // auth login --basic: the stored user:password, as HTTP Basic, to this origin only.
+                headers.append(HTTPHeader("Authorization", "Basic \(token)"))
+            } else if let name = profile.tokenQuery {
+                // An API key in a query parameter of the API's choosing (token_query key).
+                query.append((name, token))
+            } else if let name = profile.tokenHeader {
+                // An API key in a header of the API's choosing (token_header X-API-Key).
+                guard HTTPSyntax.isFieldValue(token) else {
+                    throw .localInput("the API key (\(tokens is FixedToken ? "DOUCTL_TOKEN" : "the stored login of '\(profile.name)'")) contains a line break (CR or LF) or NUL, so it cannot be sent")
+                }
+                headers.append(HTTPHeader(name, token))
+            } else {
             switch profile.tokenPlacement {
             case .header:
                 // DOUCTL_TOKEN, or what a token endpoint sent: never let it end the header.
@@ -274,6 +295,7 @@ public final class APIClient {
                 }
                 headers.append(HTTPHeader("Authorization", "\(profile.authScheme) \(token)"))
             case .query: query.append(("access_token", token))
+            }
             }
         }
         let body: RequestBody
@@ -297,6 +319,7 @@ public final class APIClient {
             url: FormEncoding.appendQuery(query, to: url),
             headers: headers + request.headers,
             body: body)
+        httpRequest.secrets = secrets
         if profile.isOwnOrigin(url) { session?.prepare(&httpRequest) }
         return httpRequest
     }

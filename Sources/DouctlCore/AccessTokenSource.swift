@@ -10,10 +10,14 @@ public protocol AccessTokenSource: AnyObject {
     var rejectionHint: String { get }
     /// The tokens in force (access and refresh), for `--record` to scrub wherever they appear.
     func liveSecrets() -> [String]
+    /// "Basic" when the token in force is a stored user:password (`auth login --basic`),
+    /// else nil (the profile's scheme or API-key placement applies).
+    var credentialScheme: String? { get }
 }
 
 extension AccessTokenSource {
     public func liveSecrets() -> [String] { [] }
+    public var credentialScheme: String? { nil }
 }
 
 /// No login was stored when the run decided its credential (`CredentialInForce.none`, or a

@@ -34,6 +34,35 @@ public struct Credential: Sendable, Equatable {
         return now + margin >= expiresAt
     }
 
+    /// Where a credential says which grant made it, among its extra keys: "client_credentials"
+    /// for `auth login --client-credentials`, whose tokens are fetched again, not refreshed.
+    public static let grantKey = "grant"
+    public static let clientCredentialsGrant = "client_credentials"
+
+    /// True for a client-credentials login (RFC 6749 §4.4): no refresh token, and a new
+    /// token is had by asking again with the client's id and secret.
+    public var isClientCredentials: Bool { extra[Self.grantKey]?.stringValue == Self.clientCredentialsGrant }
+
+    /// Where a credential names its scheme among its extra keys: "Basic" for `auth login
+    /// --basic`, whose access_token is base64 of user:password.
+    public static let schemeKey = "scheme"
+
+    /// A user name and password sent as HTTP Basic (`auth login --basic`).
+    public var isBasic: Bool { extra[Self.schemeKey]?.stringValue == "Basic" }
+
+    /// The stored Basic credential for `user` and `password` (RFC 7617).
+    public static func basic(user: String, password: String) -> Credential {
+        var credential = Credential(accessToken: Base64.encode(Array("\(user):\(password)".utf8)), userName: user)
+        credential.extra[schemeKey] = "Basic"
+        return credential
+    }
+
+    /// The password of a Basic credential, for scrubbing wherever a server echoes it.
+    public var basicPassword: String? {
+        guard isBasic, let bytes = Base64.decode(accessToken), let colon = bytes.firstIndex(of: 0x3A) else { return nil }
+        return String(decoding: bytes[(colon + 1)...], as: UTF8.self)
+    }
+
     static let knownKeys: Set<String> = ["access_token", "refresh_token", "expires_at", "scopes", "user_id", "user_name"]
 
     public init?(json: JSON) {

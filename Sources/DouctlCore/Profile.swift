@@ -70,6 +70,13 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var userURL: String? = nil
     public var userIDField: String? = nil
     public var userNameField: String? = nil
+    /// An API key's header or query parameter (`token_header`, `token_query`).
+    public var tokenHeader: String? = nil
+    public var tokenQuery: String? = nil
+    /// The issuer the endpoints came from (`profile add --issuer`): an ID token's `iss`.
+    public var issuer: String? = nil
+    /// Whether the authorization request carries a PKCE challenge (`pkce`, default true).
+    public var pkce: Bool = true
     /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
     /// follows the RFCs (space-separated scopes, no Douban `~me` identity call). Read from
     /// the rules, which are decided from the same facts when the profile is resolved.
@@ -87,6 +94,23 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var redirectURIIsRegistered: Bool = false
     /// False when the profile exists only as a preset (no entry in config.json).
     public var isConfigured: Bool
+    /// True when `--api-base` moved this run's requests off the profile's own api_base:
+    /// logging in to this profile is then no advice for where they go.
+    public var apiBaseOverridden: Bool = false
+    /// The other profiles' api_base (name → URL), so advice can name the profile whose
+    /// credentials would go to a URL.
+    public var otherProfileBases: [ProfileValue.Pair] = []
+
+    /// The profile whose requests carry credentials to `url`'s origin (its api_base), or nil.
+    public func profileSendingCredentials(to url: String) -> String? {
+        if !apiBaseOverridden, isOwnOrigin(url) { return name }
+        for other in otherProfileBases {
+            var probe = self
+            probe.apiBase = other.value
+            if probe.isOwnOrigin(url) { return other.name }
+        }
+        return nil
+    }
 
     /// What kind of API the profile talks to, as `config get style`, `profile show` and
     /// `profile list` say it: its style (douban, coding), or oauth2 for a profile with neither a
@@ -114,6 +138,10 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
         case .authScheme: return .text(authScheme)
+        case .tokenHeader: return tokenHeader.map(ProfileValue.text)
+        case .tokenQuery: return tokenQuery.map(ProfileValue.text)
+        case .issuer: return issuer.map(ProfileValue.text)
+        case .pkce: return pkce ? nil : .text("false")
         case .bodyFormat: return .text(bodyFormat.rawValue)
         case .commonParams: return commonParams.isEmpty ? nil : .map(commonParams)
         case .commonHeaders: return commonHeaders.isEmpty ? nil : .map(commonHeaders)
@@ -134,6 +162,9 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// Scopes as the authorization server reads them: space-separated (RFC 6749 §3.3) for a
     /// plain OAuth2 profile, comma-separated for the Douban and Coding conventions.
     public var scopeParameter: String { scopes.joined(separator: rules.scopeSeparator) }
+
+    /// True when the login asks for an OpenID Connect ID token (the `openid` scope).
+    public var asksForIDToken: Bool { scopes.contains("openid") }
 
     /// True when `url` is on the API's own origin (scheme, host, port): only there do tokens
     /// and session cookies go, so `douctl api https://elsewhere/…` never leaks them.
@@ -197,6 +228,18 @@ extension ConfigFile {
         var resolved = try ResolvedProfile(name: name, preset: presetName, merged: merged, isConfigured: settings != nil)
         resolved.rules = APIStyle.rules(style: resolved.style, isPlainOAuth2: presetName == nil && merged.text(.style) == nil)
         resolved.redirectURIIsRegistered = settings?[.redirectURI] != nil
+        if let override = overrides.apiBase {
+            var own = MergedSettings()
+            if let presetName, let preset = Preset.named(presetName) { own.values = preset.settings }
+            for entry in settings?.entries ?? [] { own.values[entry.key] = entry.value }
+            resolved.apiBaseOverridden = own.text(.apiBase) != override
+        }
+        resolved.otherProfileBases = knownProfileNames.filter { $0 != name }.compactMap { other in
+            let base = profile(named: other)?[.apiBase]?.display
+                ?? (profile(named: other)?[.preset]?.display ?? (Preset.named(other) != nil ? other : nil))
+                    .flatMap { Preset.named($0)?.settings[.apiBase]?.display }
+            return base.map { ProfileValue.Pair(other, $0) }
+        }
         return resolved
     }
 
@@ -277,5 +320,9 @@ extension ResolvedProfile {
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
         userNameField = merged.text(.userNameField)
+        tokenHeader = merged.text(.tokenHeader)
+        tokenQuery = merged.text(.tokenQuery)
+        issuer = merged.text(.issuer)
+        pkce = merged.text(.pkce) != "false"
     }
 }

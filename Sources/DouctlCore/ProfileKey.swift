@@ -20,6 +20,10 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
     case authScheme = "auth_scheme"
+    case tokenHeader = "token_header"
+    case tokenQuery = "token_query"
+    case issuer
+    case pkce
     case bodyFormat = "body_format"
     case commonParams = "common_params"
     case commonHeaders = "common_headers"
@@ -42,7 +46,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     /// Keys whose value is an object of names to values (`common_params`, `common_headers`).
     public var isMap: Bool { self == .commonParams || self == .commonHeaders }
     public var isSecret: Bool { self == .clientSecret || self == .signingSecret }
-    public var isURL: Bool { [.apiBase, .authorizeURL, .tokenURL, .deviceAuthorizationURL, .revokeURL, .redirectURI].contains(self) }
+    public var isURL: Bool { [.apiBase, .authorizeURL, .tokenURL, .deviceAuthorizationURL, .revokeURL, .redirectURI, .issuer].contains(self) }
 
     public var allowedValues: [String]? {
         switch self {
@@ -52,7 +56,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenPlacement: return TokenPlacement.allCases.map(\.rawValue)
         case .bodyFormat: return BodyFormat.allCases.map(\.rawValue)
         case .signing: return SigningScheme.allCases.map(\.rawValue)
-        case .insecure: return ["true", "false"]
+        case .insecure, .pkce: return ["true", "false"]
         default: return nil
         }
     }
@@ -76,6 +80,10 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
         case .tokenPlacement: return "where the access token goes: header (Authorization) or query (access_token=)"
         case .authScheme: return "the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)"
+        case .tokenHeader: return "send the token (an API key read with auth login --with-token) as this header, e.g. X-API-Key, instead of Authorization"
+        case .tokenQuery: return "send the token (an API key read with auth login --with-token) as this query parameter, e.g. key"
+        case .issuer: return "the OpenID Connect / RFC 8414 issuer the endpoints were read from (profile add --issuer); an ID token's iss must be it"
+        case .pkce: return "false: send no PKCE challenge (a provider whose metadata lists no S256); default true"
         case .bodyFormat: return "how douctl api sends -f/-F fields by default: form or json (like --json)"
         case .commonParams: return "parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment at send time"
         case .commonHeaders: return "headers added to every request: NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment"
@@ -115,6 +123,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if self == .authScheme, !AuthScheme.isValid(text) {
             throw .usage("invalid value '\(text)' for auth_scheme: expected one word of letters, digits, '-', '_' or '.', e.g. Bearer or token")
+        }
+        if self == .tokenHeader || self == .tokenQuery, text.isEmpty || HTTPSyntax.headerProblem(name: text, value: "x") != nil || text.contains("=") || text.contains("&") {
+            throw .usage("invalid value '\(text)' for \(rawValue): expected a name such as X-API-Key or key")
         }
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")

@@ -239,14 +239,22 @@ public final class HTTPClient: HTTPTransport {
             throw .redirect("refusing to follow the redirect from \(Redaction.redactURL(request.url)) to \(shown): it downgrades https to plain http")
         }
         var next = request
+        // The request's own secrets (an API key in a header or query parameter the profile
+        // chose) are credentials too, by value.
+        let secretParameters = configuration.credentialParameters.union(
+            (base.query ?? "").split(separator: "&").compactMap { pair -> String? in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2, request.secrets.contains(PercentEncoding.decode(String(parts[1]), plusAsSpace: true)) else { return nil }
+                return String(parts[0])
+            })
         if target.sameOrigin(as: base) {
             // A Location on the same origin may drop the query; the credential parameters
             // the request carried (access_token) still belong here.
-            target = target.addingQueryParameters(from: base, named: configuration.credentialParameters)
+            target = target.addingQueryParameters(from: base, named: secretParameters)
         } else {
             // Credentials belong to the origin they were made for (RFC 9110 §15.4).
-            next.headers.removeAll { Self.originBoundHeaders.contains($0.name.lowercased()) }
-            target = target.removingQueryParameters(configuration.credentialParameters)
+            next.headers.removeAll { Self.originBoundHeaders.contains($0.name.lowercased()) || request.secrets.contains($0.value) }
+            target = target.removingQueryParameters(secretParameters)
             target.userinfo = ""
         }
         next.url = target.text

@@ -29,6 +29,9 @@ public struct HTTPRequest: Sendable, Equatable {
     public var url: String
     public var headers: [HTTPHeader]
     public var body: RequestBody
+    /// Values this request carries that must never be logged or recorded, wherever they
+    /// appear (an API key in a header or query parameter of the API's choosing).
+    public var secrets: [String] = []
 
     public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: RequestBody = .none) {
         self.method = method

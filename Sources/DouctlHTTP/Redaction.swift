@@ -5,12 +5,13 @@ public enum Redaction {
     /// Headers whose whole value is secret (the auth scheme word of Authorization is kept).
     static let secretHeaders: Set<String> = [
         "authorization", "proxy-authorization", "cookie", "set-cookie", "x-xsrf-token",
+        "x-api-key", "api-key", "apikey", "private-token", "x-auth-token",
     ]
 
     /// Query and form parameter names whose values are secret.
     public static let secretParameters: Set<String> = [
         "access_token", "refresh_token", "client_secret", "code", "code_verifier", "password",
-        "token", "device_code", "apikey", "j_captcha",
+        "token", "device_code", "apikey", "api_key", "key", "j_captcha",
     ]
 
     public static let mask = "***"
@@ -263,7 +264,7 @@ extension Redaction {
     /// as written, and the Basic value libcurl makes of it. Scrubbed from every log line and
     /// recording, wherever a server echoes them.
     public static func credentials(of request: HTTPRequest) -> [String] {
-        var secrets: [String] = []
+        var secrets: [String] = request.secrets
         for header in request.headers {
             let name = HTTPSyntax.lowercased(Substring(header.name))
             guard name == "authorization" || name == "proxy-authorization" else { continue }

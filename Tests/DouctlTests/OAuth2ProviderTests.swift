@@ -20,7 +20,8 @@ struct OAuth2ProviderTests {
         #expect(try login.json()["user_name"]?.stringValue == "alice")
         #expect(try login.json()["scopes"] == .array(["read", "write"]))
         #expect(login.stderr.contains("Logged in to dot as alice (1)."))
-        let authorize = try #require(provider.requests.first { $0.hasPrefix("GET /o/authorize/") })
+        // The provider is shared: this login's request, not another test's.
+        let authorize = try #require(provider.requests.first { $0.hasPrefix("GET /o/authorize/") && $0.contains("client_id=dotx") })
         #expect(authorize.contains("scope=read%20write&"))
         #expect(authorize.contains("code_challenge_method=S256"))
         let target = String(authorize.dropFirst(4).prefix { $0 != " " })
@@ -280,6 +281,11 @@ final class DOTProvider: @unchecked Sendable {
 #   python3 dot_provider.py DIR
 import json, os, sys
 DIR = sys.argv[1]
+# OpenID Connect signs ID tokens with RS256: a key made for this run.
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
 import django
 from django.conf import settings
 settings.configure(
@@ -291,7 +297,8 @@ settings.configure(
     USE_TZ=True, LOGGING_CONFIG=None,
     TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}],
     OAUTH2_PROVIDER={
-        "SCOPES": {"read": "Read", "write": "Write"}, "DEFAULT_SCOPES": ["read"],
+        "SCOPES": {"read": "Read", "write": "Write", "openid": "OpenID Connect"}, "DEFAULT_SCOPES": ["read"],
+        "OIDC_ENABLED": True, "OIDC_RSA_PRIVATE_KEY": RSA_KEY,
         "PKCE_REQUIRED": True, "ROTATE_REFRESH_TOKEN": True, "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
         "DEVICE_FLOW_INTERVAL": 1,
         "OAUTH_DEVICE_VERIFICATION_URI": "http://127.0.0.1/device",
@@ -315,6 +322,13 @@ class SignedIn:
         return self.get_response(request)
 
 @protected_resource()
+def client(request):
+    # What a client-credentials token may read: the client it was issued to (no user).
+    from oauth2_provider.models import get_access_token_model
+    token = get_access_token_model().objects.get(token=request.META["HTTP_AUTHORIZATION"].split()[1])
+    return JsonResponse({"client_id": token.application.client_id})
+
+@protected_resource()
 def user(request):
     return JsonResponse({"id": request.resource_owner.id, "username": request.resource_owner.username})
 
@@ -325,8 +339,11 @@ def approve_device(request):
     grant.save()
     return HttpResponse("approved; close this tab")
 
+from oauth2_provider import views as dot_views
+# RFC 8414 §3.1: for the issuer BASE/o the metadata is also at BASE/.well-known/oauth-authorization-server/o.
 urlpatterns = [path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")), path("api/user", user),
-               path("test/approve-device", approve_device)]
+               path("api/client", client), path("test/approve-device", approve_device),
+               path(".well-known/oauth-authorization-server/<path:issuer_path>", dot_views.OAuthServerMetadataView.as_view())]
 
 call_command("migrate", verbosity=0)
 alice = User.objects.create_user("alice", password="not-used")
@@ -340,6 +357,11 @@ Application.objects.create(name="dotc", client_id="dotc", client_secret="dotc-se
 Application.objects.create(name="dot6", client_id="dot6", client_type=Application.CLIENT_PUBLIC,
     authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris="http://[::1]/callback/dot6",
     skip_authorization=True, algorithm="")
+Application.objects.create(name="doto", client_id="doto", client_type=Application.CLIENT_PUBLIC,
+    authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris="http://127.0.0.1/callback/doto",
+    skip_authorization=True, algorithm=Application.RS256_ALGORITHM)
+Application.objects.create(name="dotcc", client_id="dotcc", client_secret="dotcc-secret", client_type=Application.CLIENT_CONFIDENTIAL,
+    authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS, redirect_uris="", algorithm="")
 Application.objects.create(name="dotd", client_id="dotd", client_type=Application.CLIENT_PUBLIC,
     authorization_grant_type=Application.GRANT_DEVICE_CODE, redirect_uris="", skip_authorization=True, algorithm="")
 

@@ -55,6 +55,10 @@ public enum LoginMethod: String, Sendable, CaseIterable {
     case password
     /// The JSON of `douctl auth export` from stdin (moving a login to CI).
     case credentials
+    /// RFC 6749 §4.4: the client's own token, with the profile's client id and secret.
+    case clientCredentials
+    /// A user name and password sent as HTTP Basic.
+    case basic
 
     /// The automatic choice: device when no browser can open and the profile has a
     /// device endpoint; paste when the registered redirect is not loopback; web otherwise.

@@ -38,6 +38,11 @@ public struct LoginService {
         case exported(read: () throws(DouctlError) -> [UInt8])
         /// Coding's account and password, for a cookie session.
         case password
+        /// The client's own token (RFC 6749 §4.4) with the profile's client id and secret:
+        /// no user, no refresh token; fetched again by itself when it expires.
+        case clientCredentials
+        /// A user name and password, stored and sent as HTTP Basic to the profile's origin.
+        case basic(read: () throws(DouctlError) -> (user: String, password: String))
     }
 
     /// What a login stored.
@@ -103,7 +108,7 @@ public struct LoginService {
             throw .unsupported("--password is Coding's login; profile '\(profile.name)' is \(profile.style.rawValue)-style (use --web, --device or --paste)")
         }
         _ = try store.loadForLogin(profile.name)
-        let credential: Credential
+        var credential: Credential
         switch source {
         case .password:
             let identity = try loginWithPassword()
@@ -115,6 +120,8 @@ public struct LoginService {
             credential = try identify(Credential(accessToken: try read(), scopes: profile.scopes))
         case .exported(let read):
             credential = try importCredential(try read())
+        case .clientCredentials:
+            credential = try clientCredentials()
         case .web, .device, .paste:
             let connection = try connect()
             let flow = OAuthLogin(profile: profile, http: connection.http, console: console, recorder: connection.clients.recorder)
@@ -125,6 +132,11 @@ public struct LoginService {
             default: grant = try flow.paste()
             }
             credential = try identify(grant.credential(now: now(), requestedScopes: profile.scopes))
+            // An ID token's subject is who logged in (OIDC Core §2), when nothing else said.
+            if credential.userID == nil, let subject = grant.subject { credential.userID = subject }
+        case .basic(let read):
+            let (user, password) = try read()
+            credential = Credential.basic(user: user, password: password)
         }
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
@@ -158,6 +170,29 @@ public struct LoginService {
             warn("could not look up the user (\(error.message)); keeping what the token endpoint said")
         }
         return credential
+    }
+
+    /// RFC 6749 §4.4: the token endpoint gives the client a token of its own. Nothing asks
+    /// whose it is (it is the client's); the grant is marked so an expired token is fetched
+    /// again instead of refreshed.
+    func clientCredentials() throws(DouctlError) -> Credential {
+        guard let clientID = profile.clientID, !clientID.isEmpty else {
+            throw .usage("--client-credentials needs the profile's client_id; set it with: douctl config set client_id ID --profile \(profile.name)")
+        }
+        if profile.tokenAuth != .none, profile.clientSecret?.isEmpty ?? true {
+            throw .usage("--client-credentials needs the profile's client_secret; set it with: douctl config set client_secret - --profile \(profile.name) (or DOUCTL_CLIENT_SECRET)")
+        }
+        let endpoint = TokenEndpoint(profile: profile, http: try connect().http)
+        switch try endpoint.clientCredentials(scopes: profile.scopes) {
+        case .granted(let grant):
+            var credential = grant.credential(now: now(), requestedScopes: profile.scopes)
+            credential.refreshToken = nil
+            credential.userName = credential.userName ?? clientID
+            credential.extra[Credential.grantKey] = .string(Credential.clientCredentialsGrant)
+            return credential
+        case .refused(let error):
+            throw .authentication("the token endpoint refused the client's credentials (\(error.summary))")
+        }
     }
 
     /// The JSON of `auth export`: stored as it is, so a single-use refresh token is not
@@ -211,7 +246,8 @@ public struct LoginService {
     /// access token, at the profile's revoke_url; returns why the server did not confirm
     /// each it did not (an HTTP status, a network error).
     public func revoke(_ credential: Credential) throws(DouctlError) -> [String] {
-        guard let revokeURL = profile.revokeURL else { return [] }
+        // A password is not a token: it is forgotten here, never sent to a revocation endpoint.
+        guard let revokeURL = profile.revokeURL, !credential.isBasic else { return [] }
         let connection = try connect()
         let endpoint = TokenEndpoint(profile: profile, http: connection.http, recorder: connection.clients.recorder)
         var failures: [String] = []

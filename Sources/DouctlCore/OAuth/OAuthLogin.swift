@@ -28,12 +28,13 @@ public final class OAuthLogin {
         defer { listener.stop() }
 
         let redirectURI = redirect.uri(port: listener.port)
-        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
+        let nonce = profile.asksForIDToken ? Self.randomState() : nil
+        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce, nonce: nonce)
         showAndOpen(url)
         console.say("Waiting for the browser to return to \(redirectURI) …")
 
         let code = try waitForCallback(listener)
-        return try grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier))
+        return try checkedIDToken(grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: profile.pkce ? pkce.verifier : nil)), nonce: nonce)
     }
 
     /// Prints the URL first (so it is there whatever the browser does), worded for what
@@ -83,7 +84,8 @@ public final class OAuthLogin {
         _ = try require(profile.clientID, "client_id")
         let pkce = PKCE()
         let state = Self.randomState()
-        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce)
+        let nonce = profile.asksForIDToken ? Self.randomState() : nil
+        let url = Self.authorizationURL(base: authorizeURL, profile: profile, redirectURI: redirectURI, state: state, pkce: pkce, nonce: nonce)
         showAndOpen(url)
         console.say("After approving, paste the address the browser was sent to (or just the code):")
         guard let line = console.readLine()?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
@@ -91,7 +93,7 @@ public final class OAuthLogin {
             throw .authentication("no code was pasted")
         }
         let code = try Self.code(fromPasted: line, expectedState: state)
-        return try grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: pkce.verifier))
+        return try checkedIDToken(grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: profile.pkce ? pkce.verifier : nil)), nonce: nonce)
     }
 
     /// The code from a pasted redirect URL (state checked when present) or a bare code.
@@ -123,7 +125,7 @@ public final class OAuthLogin {
         let deadline = console.now() + console.approvalTimeout
         let authorization = try authorizeDevice(deviceURL, deadline: deadline)
         showDeviceInstructions(authorization)
-        return try pollForApproval(authorization, deadline: deadline)
+        return try checkedIDToken(pollForApproval(authorization, deadline: deadline), nonce: nil)
     }
 
     /// The longest wait between two polls, whatever the server asks (`interval`, `slow_down`,
@@ -322,6 +324,16 @@ public final class OAuthLogin {
 
     // MARK: - helpers
 
+    /// The grant, once its ID token passes `TokenGrant.idTokenProblem` (a login that asked
+    /// for the openid scope); nothing is stored otherwise.
+    func checkedIDToken(_ grant: TokenGrant, nonce: String?) throws(DouctlError) -> TokenGrant {
+        guard profile.asksForIDToken else { return grant }
+        if let problem = grant.idTokenProblem(issuer: profile.issuer, clientID: profile.clientID, nonce: nonce, now: console.now()) {
+            throw .authentication("the login was refused: \(problem); nothing was stored")
+        }
+        return grant
+    }
+
     private func grant(from answer: TokenEndpoint.Answer) throws(DouctlError) -> TokenGrant {
         switch answer {
         case .granted(let grant): return grant
@@ -343,14 +355,17 @@ public final class OAuthLogin {
 
     /// The authorization request (RFC 6749 §4.1.1 + PKCE). Scopes are space-separated for a
     /// plain OAuth2 profile, comma-separated for Douban and Coding (`scopeParameter`).
-    public static func authorizationURL(base: String, profile: ResolvedProfile, redirectURI: String, state: String, pkce: PKCE) -> String {
+    public static func authorizationURL(base: String, profile: ResolvedProfile, redirectURI: String, state: String, pkce: PKCE, nonce: String? = nil) -> String {
         var fields = [
             ("client_id", profile.clientID ?? ""),
             ("redirect_uri", redirectURI),
             ("response_type", "code"),
         ]
         if !profile.scopes.isEmpty { fields.append(("scope", profile.scopeParameter)) }
-        fields += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
+        fields.append(("state", state))
+        if profile.pkce { fields += [("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)] }
+        // OpenID Connect Core §3.1.2.1: the nonce comes back in the ID token, tying it to this login.
+        if let nonce { fields.append(("nonce", nonce)) }
         return FormEncoding.appendQuery(fields, to: base)
     }
 }

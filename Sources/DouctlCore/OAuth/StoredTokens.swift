@@ -22,12 +22,15 @@ public final class StoredTokens: AccessTokenSource {
 
     public func liveSecrets() -> [String] {
         guard let credential = try? store.load(profile.name) else { return [] }
-        return [credential.accessToken, credential.refreshToken].compactMap { $0 }
+        return [credential.accessToken, credential.refreshToken].compactMap { $0 } + [credential.basicPassword].compactMap { $0 }
     }
+
+    public private(set) var credentialScheme: String?
 
     public func currentToken() throws(DouctlError) -> String? {
         guard let credential = try store.load(profile.name) else { return nil }
-        if credential.isExpired(now: now()), credential.refreshToken != nil {
+        credentialScheme = credential.isBasic ? "Basic" : nil
+        if credential.isExpired(now: now()), credential.refreshToken != nil || credential.isClientCredentials {
             return try refresh(rejected: credential.accessToken, becauseExpired: true)
         }
         return credential.accessToken
@@ -63,6 +66,19 @@ public final class StoredTokens: AccessTokenSource {
                 // or spend the rotated refresh token. Should the server refuse the new token,
                 // the request's one refresh comes back here with it and refreshes then.
                 return current.accessToken
+            }
+            if current.isClientCredentials {
+                // No refresh token (RFC 6749 §4.4.3): the client asks again, under the same lock,
+                // so concurrent jobs fetch one new token between them.
+                switch try endpoint.clientCredentials(scopes: current.scopes) {
+                case .granted(let grant):
+                    var renewed = grant.credential(now: clock(), requestedScopes: current.scopes, previous: current)
+                    renewed.refreshToken = nil
+                    entry = renewed
+                    return grant.accessToken
+                case .refused(let error):
+                    throw .authentication("the client-credentials token expired and a new one was refused (\(error.summary)); check the profile's client_id and client_secret")
+                }
             }
             guard let refreshToken = current.refreshToken else {
                 if force { throw .authentication("this login has no refresh token; \(hint)") }

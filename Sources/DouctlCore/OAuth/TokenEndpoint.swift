@@ -17,6 +17,8 @@ public struct TokenGrant: Sendable, Equatable {
     /// The `sub` of the OpenID Connect ID token that came with the grant: who the provider
     /// says logged in (OIDC Core §2). Read, not verified: TLS to the token endpoint vouches.
     public var subject: String?
+    /// The ID token's claims (its payload), when the grant carried one.
+    public var idTokenClaims: JSON?
 
     public init(accessToken: String, refreshToken: String? = nil, expiresIn: Double? = nil, scopes: [String]? = nil, userID: String? = nil, userName: String? = nil) {
         self.accessToken = accessToken
@@ -39,15 +41,50 @@ public struct TokenGrant: Sendable, Equatable {
         userID = json["douban_user_id"]?.scalarText ?? json["user_id"]?.scalarText
         userName = json["douban_user_name"]?.stringValue ?? json["user_name"]?.stringValue
         tokenType = json["token_type"]?.stringValue
-        subject = json["id_token"]?.stringValue.flatMap(Self.idTokenSubject)
+        idTokenClaims = json["id_token"]?.stringValue.flatMap(Self.idTokenClaims)
+        subject = idTokenClaims?["sub"]?.scalarText
     }
 
     /// The `sub` claim of a JWT's payload (the second dot-separated part, base64url JSON).
     static func idTokenSubject(_ token: String) -> String? {
+        idTokenClaims(token)?["sub"]?.scalarText
+    }
+
+    /// A JWT's payload: the second dot-separated part, base64url JSON, an object.
+    static func idTokenClaims(_ token: String) -> JSON? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64.decode(String(parts[1])),
-              let claims = try? JSONParser.parse(payload) else { return nil }
-        return claims["sub"]?.scalarText
+              let claims = try? JSONParser.parse(payload), claims.objectValue != nil else { return nil }
+        return claims
+    }
+
+    /// Why the ID token of a login that asked for the `openid` scope must be refused, or nil
+    /// (OpenID Connect Core §3.1.3.7): it must be there (unless the scopes granted leave
+    /// openid out), name the issuer the profile's endpoints came from (`iss`, where known),
+    /// be meant for this client (`aud`), not have expired (`exp`, a minute of clock skew
+    /// allowed) and carry the nonce the authorization request sent. TLS to the token
+    /// endpoint stands in for the signature (§3.1.3.7 point 6).
+    public func idTokenProblem(issuer: String?, clientID: String?, nonce: String?, now: Double) -> String? {
+        guard let claims = idTokenClaims else {
+            if let scopes, !scopes.contains("openid") { return nil }
+            return "the openid scope was asked for, but the token endpoint sent no readable ID token"
+        }
+        let iss = claims["iss"]?.stringValue
+        if let issuer, iss != issuer {
+            return "the ID token's issuer is '\(TerminalText.escaped(iss ?? "(none)"))', not the profile's issuer '\(TerminalText.escaped(issuer))'"
+        }
+        if let clientID {
+            let audiences = claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? claims["aud"]?.stringValue.map { [$0] } ?? []
+            if !audiences.contains(clientID) {
+                return "the ID token is meant for '\(TerminalText.escaped(audiences.joined(separator: ", ")))', not this client '\(TerminalText.escaped(clientID))'"
+            }
+        }
+        guard let exp = claims["exp"]?.doubleValue else { return "the ID token has no exp" }
+        if exp + 60 <= now { return "the ID token expired at \(Timestamp.rfc3339(exp))" }
+        if let nonce, claims["nonce"]?.stringValue != nonce {
+            return "the ID token's nonce is not the one this login sent (a replayed or injected token)"
+        }
+        return nil
     }
 
     /// Why this grant must not be stored, or nil. A client must not use a token type it does
@@ -151,6 +188,13 @@ public struct TokenEndpoint {
     public func refresh(refreshToken: String) throws(DouctlError) -> Answer {
         var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let redirectURI = profile.redirectURI { fields.append(("redirect_uri", redirectURI)) }
+        return try post(fields)
+    }
+
+    /// The client's own token (RFC 6749 §4.4): client id and secret per `token_auth`, no user.
+    public func clientCredentials(scopes: [String]) throws(DouctlError) -> Answer {
+        var fields = [("grant_type", "client_credentials")]
+        if !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: profile.rules.scopeSeparator))) }
         return try post(fields)
     }
 
