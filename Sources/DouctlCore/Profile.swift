@@ -69,6 +69,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
     public var userIDField: String? = nil
+    /// Where `api --paginate` finds a page's items (`items_key`).
+    public var itemsKey: String? = nil
     public var userNameField: String? = nil
     /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
     /// follows the RFCs (space-separated scopes, no Douban `~me` identity call). Read from
@@ -110,6 +112,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .redirectURI: return redirectURI.map(ProfileValue.text)
         case .userURL: return userURL.map(ProfileValue.text)
         case .userIDField: return userIDField.map(ProfileValue.text)
+        case .itemsKey: return itemsKey.map(ProfileValue.text)
         case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
@@ -276,6 +279,7 @@ extension ResolvedProfile {
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
+        itemsKey = merged.text(.itemsKey)
         userNameField = merged.text(.userNameField)
     }
 }

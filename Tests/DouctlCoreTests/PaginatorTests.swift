@@ -159,7 +159,7 @@ struct PaginatorTests {
     }
 
     @Test func aReplyThatIsNotAListCannotBeWalked() throws {
-        #expect(throws: DouctlError.badReply("cannot paginate: the reply is not a list (GET /v2/user/~me)")) {
+        #expect(throws: DouctlError.badReply("cannot paginate: the reply is not a list (GET /v2/user/~me); name the key of its items with --items KEY")) {
             try walk([.json(200, #"{"uid":"ahbei"}"#)], APIRequest(path: "/v2/user/~me"))
         }
     }
