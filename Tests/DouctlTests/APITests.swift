@@ -228,15 +228,24 @@ struct APITests {
         #expect(request.header("Content-Type") == "application/json")
     }
 
-    @Test func inputFromAPipeIsChunked() throws {
+    /// Issue 32: as curl -d @-, stdin is read first and sent with a Content-Length (WSGI
+    /// servers such as Django's cannot read a chunked body); chunked only when asked.
+    @Test func inputFromAPipeHasAContentLengthUnlessChunkedIsAsked() throws {
         let server = try TestServer(json: "{}")
         let body = Array(#"{"from":"stdin"}"#.utf8)
         let result = try douctl.run(["api", "/blob", "--input", "-", "--api-base", server.baseURL], input: body)
         #expect(result.status == 0, "\(result)")
         let request = try #require(server.received.first)
         #expect(request.method == "POST")
-        #expect(request.isChunked)
+        #expect(!request.isChunked)
+        #expect(request.contentLength == Int64(body.count))
         #expect(request.body == body)
+
+        let chunked = try douctl.run(["api", "/blob", "--input", "-", "-H", "Transfer-Encoding: chunked", "--api-base", server.baseURL], input: body)
+        #expect(chunked.status == 0, "\(chunked)")
+        let streamed = try #require(server.received.last)
+        #expect(streamed.isChunked)
+        #expect(streamed.body == body)
     }
 
     // MARK: envelopes
