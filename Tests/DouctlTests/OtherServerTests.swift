@@ -59,8 +59,8 @@ struct OtherServerTests {
         #expect(invalid.stdout.isEmpty)
     }
 
-    /// upload prints no error body: the reason is in its line.
-    @Test func uploadsToDRFSayWhyTheyFailed() throws {
+    /// upload and download print no error body: the reason is in their lines.
+    @Test func uploadsAndDownloadsFromDRFSayWhyTheyFailed() throws {
         let peer = try Self.drf()
         let douctl = try drfDouctl(peer)
         let file = TemporaryDirectory.make(prefix: "douctl-upload") + "/note.txt"
@@ -68,6 +68,12 @@ struct OtherServerTests {
         let upload = try douctl.run(["--profile", "drf", "upload", file, "--to", "/api/items/", "-f", "name=pen"])
         #expect(upload.status == 1, "\(upload)")
         #expect(upload.stderr.contains("qty: This field is required."), "\(upload)")
+
+        let target = TemporaryDirectory.make(prefix: "douctl-download") + "/item.json"
+        let download = try douctl.run(["--profile", "drf", "download", "/api/admin/", "-o", target])
+        #expect(download.status == 4, "\(download)")
+        #expect(download.stderr.contains("permission denied (You do not have permission to perform this action., GET /api/admin/)"), "\(download)")
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 
     /// The README's stdin JSON example: Django's server cannot read a chunked body
