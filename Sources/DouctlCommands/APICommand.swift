@@ -268,7 +268,7 @@ enum APICommand {
 
     /// Whether the reply can stream to stdout as it arrives: not when it must be held for a
     /// recording or the cache, nor under --dry-run, with files to upload (they show
-    /// progress) or with a body from a pipe (a refreshed token cannot resend it). A
+    /// progress) or with a body streamed chunked from a pipe (a refreshed token cannot resend it). A
     /// rate-limited reply is waited out on the streamed path too, before anything is printed.
     private static func canStream(_ request: APIRequest, client: APIClient, context: CommandContext) -> Bool {
         client.dryRun == nil && client.cachePolicy == nil && client.recorder == nil
