@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         // In-process: the real command tree parsed, and `Douctl.main` run through a
         // ProcessContext against a sandbox on 127.0.0.1.
-        .testTarget(name: "DouctlCommandsTests", dependencies: ["DouctlCommands", "DouctlArguments", "DouctlCore", "DouctlJSON", "DouctlSandbox", "DouctlSystem", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlCommandsTests", dependencies: ["DouctlCommands", "DouctlArguments", "DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSandbox", "DouctlSystem", "DouctlTestSupport"]),
         // End-to-end: runs the built `douctl` binary against real servers on 127.0.0.1.
         .testTarget(name: "DouctlTests", dependencies: ["douctl", "DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
     ]

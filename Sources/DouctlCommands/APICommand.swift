@@ -32,11 +32,14 @@ enum APICommand {
         values keep their types, a[b]=1 nests ({"a":{"b":1}}), a[]=1 builds arrays, and
         -F 'KEY:=JSON' takes any JSON value as it is. The profile key body_format (form
         or json) sets the default; the CODING OpenAPI takes JSON.
-        --input sends a file (or - for stdin) as the body, streamed. Its Content-Type is
+        --input sends a file (or - for stdin) as the body, streamed, with a Content-Length
+        (standard input is read first, past 1 MiB into a private temporary file, as
+        curl -d @- reads it; -H 'Transfer-Encoding: chunked' sends it chunked). Its Content-Type is
         what -H says; else application/json for a .json file or for standard input that
         starts with { or [, else application/octet-stream.
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
-        bytes exactly as received.
+        bytes exactly as received. A successful reply that is not JSON (HTML from a
+        WebDAV server's 201, text, an image) is printed as received, exit 0, as gh does.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
         what was printed, then the error line). A Coding-style envelope whose
@@ -58,7 +61,9 @@ enum APICommand {
         Gitea), a next link in the body (next, next_url, paging.next, _links.next.href,
         links.next), or start/count (Douban), page/pageSize (Coding) or last_id pages,
         and prints every item as one line of JSON (NDJSON). The items are the reply when
-        it is an array, else the first array of data, items, results, values, list,
+        it is an array, or its lines when it is NDJSON (Datasette's _nl=on), else the
+        array --items KEY (or the profile's items_key) names, e.g. --items rows for
+        Datasette, else the first array of data, items, results, values, list,
         entries, records or nodes (also under data), else the object's only array. The
         page size may be a field or in PATH's query (/x?count=50). Next links are followed
         on the same origin only: a link to another origin stops the walk with exit 7. A
@@ -110,6 +115,8 @@ enum APICommand {
         var output: String?
         var head = false
         var raw = false
+        /// `--items KEY`: where --paginate finds a page's items.
+        var items: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)")),
@@ -124,6 +131,7 @@ enum APICommand {
             .flag({ $0.json = $1 }, .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)")),
             .flag({ $0.paginate = $1 }, .flag("paginate", help: "fetch every page and print each item as a JSON line")),
             .flag({ $0.slurp = $1 }, PagingOptions.slurpPaginate),
+            .value({ $0.items = $1 }, OptionSpec("items", value: ValueSpec("KEY"), help: "with --paginate: the key of each page's items when the reply is an object (dotted path, e.g. rows or data.items; profile key items_key)")),
             .integer({ $0.parallel = $1 }, PagingOptions.parallelPaginate),
             .flag({ $0.include = $1 }, .flag("include", short: "i", help: "print the status line and headers before the body")),
             .value({ $0.output = $1 }, APIOutputOptions.output),
@@ -171,6 +179,8 @@ enum APICommand {
                     throw OptionError("file parts need a method with a body (POST, PUT, PATCH), not \(method)")
                 }
             }
+            if items != nil && !paginate { throw OptionError("--items goes with --paginate") }
+            if items == "" { throw OptionError("--items needs a key, e.g. --items rows") }
             if paginate && (head || outputFile != nil) {
                 throw OptionError("\(head ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
             }
@@ -213,7 +223,7 @@ enum APICommand {
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
 
         if options.paginate {
-            try context.walk(request, client: client, paging: options.paging)
+            try context.walk(request, client: client, paging: options.paging, itemsKey: options.items ?? client.profile.itemsKey)
             return .success
         }
 
@@ -235,6 +245,13 @@ enum APICommand {
         do {
             reply = try client.decode(response, for: request, parsesArrays: false)
         } catch {
+            // --raw prints a successful reply's bytes as received, whatever they are (as the
+            // streamed path does): only an error status or envelope is an error.
+            if options.raw, case .badReply = error, (200..<300).contains(response.status) {
+                if options.include && !headPrinted { printHead(response.head, to: context.stdout) }
+                context.stdout.write(response.body)
+                return .success
+            }
             // The error body (printed with the error) goes where --error-body says; so does
             // the head --include asked for.
             if options.include, let stream = context.errorBodyStream { printHead(response.head, to: stream) }
@@ -251,7 +268,7 @@ enum APICommand {
 
     /// Whether the reply can stream to stdout as it arrives: not when it must be held for a
     /// recording or the cache, nor under --dry-run, with files to upload (they show
-    /// progress) or with a body from a pipe (a refreshed token cannot resend it). A
+    /// progress) or with a body streamed chunked from a pipe (a refreshed token cannot resend it). A
     /// rate-limited reply is waited out on the streamed path too, before anything is printed.
     private static func canStream(_ request: APIRequest, client: APIClient, context: CommandContext) -> Bool {
         client.dryRun == nil && client.cachePolicy == nil && client.recorder == nil
@@ -676,7 +693,7 @@ enum APICommand {
             // validate() has refused files with --json, --input or a bodyless method.
             if let input {
                 request.query = fields.map(\.formPair)
-                request.body = try inputBody(input, standardInput: standardInput)
+                request.body = try inputBody(input, standardInput: standardInput, chunked: StdinBody.asksForChunked(headers))
             } else if bodyless {
                 request.query = fields.map(\.formPair)
             } else if !files.isEmpty {
@@ -691,8 +708,9 @@ enum APICommand {
         }
     }
 
-    /// `--input FILE|-`: a file streams with Content-Length; a pipe is sent chunked.
-    fileprivate static func inputBody(_ input: String, standardInput stdin: StandardInput) throws(DouctlError) -> APIRequest.Body {
+    /// `--input FILE|-`: a file streams with Content-Length; so does a pipe, read first
+    /// (`StdinBody`), unless `-H 'Transfer-Encoding: chunked'` asks for it chunked.
+    fileprivate static func inputBody(_ input: String, standardInput stdin: StandardInput, chunked: Bool = false) throws(DouctlError) -> APIRequest.Body {
         if input == "-" {
             try stdin.requireOpen(for: "--input -")
             let standardInput = stdin.fileDescriptor
@@ -708,7 +726,9 @@ enum APICommand {
                 }
             }
             guard let prefix = try readUntilSignificantByte(stdin) else { throw .interrupted }
-            return .raw(.stream(fileDescriptor: standardInput, prefix: prefix), contentType: looksLikeJSON(prefix) ? "application/json" : "application/octet-stream")
+            let type = looksLikeJSON(prefix) ? "application/json" : "application/octet-stream"
+            if chunked { return .raw(.stream(fileDescriptor: standardInput, prefix: prefix), contentType: type) }
+            return .raw(try StdinBody.spooled(stdin, prefix: prefix), contentType: type)
         }
         let status = try MultipartForm.checkReadableFile(input)
         return .raw(.segments([.file(path: input, length: status.size)]), contentType: inputContentType(path: input))

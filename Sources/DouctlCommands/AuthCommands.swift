@@ -442,7 +442,7 @@ enum AuthCommands {
         } catch {
             let refused: Bool
             switch error {
-            case .api(let apiError): refused = apiError.kind == .authentication
+            case .api(let apiError): refused = apiError.kind == .authentication || apiError.kind == .permission
             case .authentication: refused = true
             default: refused = false
             }

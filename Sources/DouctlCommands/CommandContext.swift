@@ -154,10 +154,12 @@ struct CommandContext {
     /// Walks every page, printing each item as an NDJSON line, or with `--slurp` as one
     /// JSON array written as the items arrive (memory stays flat). When the walk fails
     /// part-way, what was printed stays, and a slurped array is closed so it still parses.
-    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil) throws(DouctlError) {
+    func walk(_ request: APIRequest, scheme: PageScheme? = nil, client given: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil,
+              itemsKey: String? = nil) throws(DouctlError) {
         let client: APIClient
         if let given { client = given } else { client = try api() }
         var paginator = Paginator(client: client)
+        paginator.itemsKey = itemsKey
         paginator.warn = { self.warn($0) }
         // Hidden, for tests: a small page cap instead of 100,000.
         if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }

@@ -28,7 +28,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .api(let apiError):
             switch apiError.kind {
             case .general: self = .apiError
-            case .authentication: self = .authentication
+            case .authentication, .permission: self = .authentication
             case .notFound: self = .notFound
             case .rateLimited: self = .rateLimited
             }
@@ -53,7 +53,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .apiError: return "the API answered with an error not listed below"
         case .usage: return "usage error (unknown command or flag, missing or malformed argument, options that do not go together: refused before anything is read or sent)"
         case .localInput: return "local input or output error (file missing or unreadable, bad config file, a write to standard output failed)"
-        case .authentication: return "authentication needed, refused, or expired beyond refresh"
+        case .authentication: return "authentication needed, refused, or expired beyond refresh; or permission denied (HTTP 403: the credential is fine but may not do this)"
         case .notFound: return "not found (with --cache-only: not in the cache, nothing was sent)"
         case .rateLimited: return "rate limited, after retries"
         case .network: return "network error (connect, DNS, TLS, timeout)"

@@ -9,14 +9,14 @@ enum ShuoCommands {
 
     static let command = Command(group: CommandSpec(
         "shuo", abstract: "post, read and delete 广播 (statuses), comments and likes"), [
-        Command(postSpec, options: Post.self, run: post),
+        Command(postSpec, options: Post.self, run: statuses(post)),
         Command(CommandSpec(
             "get", abstract: "a status",
             discussion: OutputOptions.discussion + "\n" + DownloadCommand.saveImagesDiscussion,
             examples: [
                 Example("douctl shuo get 1402640366 | jq -r .text", "just the text"),
                 Example("douctl shuo get 1402640366 --save-images pics 2> saved.ndjson", "save its pictures in pics/"),
-            ]), options: Get.self, run: get),
+            ]), options: Get.self, run: statuses(get)),
         Command(CommandSpec(
             "delete", abstract: "delete your statuses; prints one JSON line per id",
             discussion: """
@@ -26,13 +26,13 @@ enum ShuoCommands {
             code is the worst. On a terminal it says "deleted ID" per status instead; --json
             or --format json keeps the JSON lines.
             """),
-            options: Delete.self, run: delete),
+            options: Delete.self, run: statuses(delete)),
         Command(CommandSpec(
             "timeline", abstract: "your home timeline, or a user's statuses",
             discussion: "--all walks back with until_id, so statuses posted meanwhile cause neither gaps nor repeats.\n" + OutputOptions.discussion,
-            examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: timeline),
-        Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: comments),
-        Command(CommandSpec("comment", abstract: "comment on a status", discussion: OutputOptions.discussion), options: Comment.self, run: comment),
+            examples: [Example("douctl shuo timeline --all | jq -c '{id, text}'", "every status, compactly")]), options: Timeline.self, run: statuses(timeline)),
+        Command(CommandSpec("comments", abstract: "the comments on a status", discussion: OutputOptions.discussion), options: Comments.self, run: statuses(comments)),
+        Command(CommandSpec("comment", abstract: "comment on a status", discussion: OutputOptions.discussion), options: Comment.self, run: statuses(comment)),
         Command(CommandSpec(
             "uncomment", abstract: "delete a comment",
             discussion: """
@@ -41,10 +41,10 @@ enum ShuoCommands {
             shuo uncomment COMMENT_ID --status ID still works, with a warning.
             """,
             examples: [Example("douctl shuo uncomment 1402640366 9", "delete comment 9 on status 1402640366")]),
-            options: Uncomment.self, run: uncomment),
-        Command(CommandSpec("like", abstract: "like a status", discussion: likeDiscussion), options: Target.self, run: like),
-        Command(CommandSpec("unlike", abstract: "take back a like", discussion: likeDiscussion), options: Target.self, run: unlike),
-        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", discussion: OutputOptions.discussion), options: Target.self, run: reshare),
+            options: Uncomment.self, run: statuses(uncomment)),
+        Command(CommandSpec("like", abstract: "like a status", discussion: likeDiscussion), options: Target.self, run: statuses(like)),
+        Command(CommandSpec("unlike", abstract: "take back a like", discussion: likeDiscussion), options: Target.self, run: statuses(unlike)),
+        Command(CommandSpec("reshare", abstract: "reshare (转播) a status", discussion: OutputOptions.discussion), options: Target.self, run: statuses(reshare)),
     ])
 
     static let likeDiscussion = """
@@ -315,6 +315,18 @@ enum ShuoCommands {
     }
 
     // MARK: - helpers
+
+    /// Every shuo verb, refused first (exit 2, nothing read or sent) on a profile whose API
+    /// has no 广播: a plain OAuth2 API, which `douctl api` serves.
+    static func statuses<Options>(
+        _ run: @escaping @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus
+    ) -> @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus {
+        { (options: Options, context: CommandContext) throws(DouctlError) -> ExitStatus in
+            let profile = try context.profile()
+            guard profile.rules.hasStatuses else { throw PlainService.notThisAPI("shuo", profile: profile.name) }
+            return try run(options, context)
+        }
+    }
 
     /// The ID argument with `{me}` expanded, checked as the API style wants it.
     static func statusID(_ id: String, _ context: CommandContext) throws(DouctlError) -> String {

@@ -68,10 +68,14 @@ enum UploadCommand {
         let files = options.files
         let extraFields: [(String, String)]
         do { extraFields = try options.formFields() } catch { throw .usage(error.message) } // validate() has refused a bad one
+        let toStatuses = options.to == nil
+        if toStatuses, try !context.profile().rules.hasStatuses {
+            let name = try context.profile().name
+            throw .usage("upload needs --to PATH on profile '\(name)': posting 广播 is Douban's and Coding's, and a plain OAuth2 API has no default endpoint")
+        }
         let service = try context.service()
         // The default target posts statuses and needs a login; --to any endpoint is
         // curl-like, as `api` is: sent anonymously when there is no login.
-        let toStatuses = options.to == nil
         if toStatuses {
             try context.api().requireLogin()
             try confirmPublicPosts(context, count: files.count, yes: options.yes)

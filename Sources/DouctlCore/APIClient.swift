@@ -79,7 +79,7 @@ public final class APIClient {
             if let token = lastSentToken {
                 apiError.message = Redaction.scrub(apiError.message, secrets: [token])
             }
-            if apiError.kind == .authentication, apiError.hint == nil {
+            if apiError.kind == .authentication || apiError.kind == .permission, apiError.hint == nil {
                 apiError.hint = authenticationHint(for: apiError, url: profile.url(for: request.path))
             }
             throw .api(apiError)

@@ -44,7 +44,8 @@ public protocol APIStyleRules: Sendable {
     /// The error code a reply carries, if any (for the expired-token and rate-limit checks).
     func errorCode(in json: JSON) -> String?
     /// What an error code means in this style, when it says more than the HTTP status;
-    /// nil leaves the decision to the status (401/403 authentication, 404, 429, else general).
+    /// nil leaves the decision to the status (401 authentication, 403 permission, 404, 429,
+    /// else general).
     func kind(ofCode code: String) -> APIError.Kind?
     /// Whether an error code (with its HTTP status) says the access token expired or is
     /// invalid, so a refresh and one replay may help. (Any 401 does, in every style.)
@@ -71,6 +72,8 @@ public protocol APIStyleRules: Sendable {
 
     /// The typed operations (`user`, `shuo`, `upload`) on this style's endpoints.
     func service(for client: APIClient) -> SocialService
+    /// Whether the API has 广播 (statuses): `shuo`, and `upload` without `--to`, post them.
+    var hasStatuses: Bool { get }
     /// Who the client's credential belongs to, when the profile has no `user_url`; nil when
     /// the style has no way to ask.
     func identity(with client: APIClient) throws(DouctlError) -> Identity?
@@ -102,7 +105,7 @@ extension APIStyleRules {
 
     public func hint(forCode code: String) -> String? { nil }
 
-    public func refusesPermission(_ error: APIError) -> Bool { error.httpStatus == 403 }
+    public func refusesPermission(_ error: APIError) -> Bool { error.kind == .permission || error.httpStatus == 403 }
 
     public func meansExpiredToken(_ response: HTTPResponse) -> Bool {
         if response.head.status == 401 { return true }
@@ -124,6 +127,8 @@ extension APIStyleRules {
     }
 
     public func checkStatusID(_ id: String) throws(DouctlError) {}
+
+    public var hasStatuses: Bool { true }
 
     public var hasCookieSessions: Bool { false }
 

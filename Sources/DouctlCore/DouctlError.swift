@@ -13,7 +13,8 @@ public enum DouctlError: Error, Equatable, Sendable {
     case badConfig(path: String, detail: String)
     /// No credentials, or the server refused them beyond what a refresh can fix. Exit 4.
     case authentication(String)
-    /// The API answered with an error. Exit 1, 4, 5 or 6 by `APIError.kind`.
+    /// The API answered with an error. Exit 1, 4, 5 or 6 by `APIError.kind` (4 for both
+    /// authentication and permission).
     case api(APIError)
     /// The request got no usable reply. Exit 7; 130 when interrupted, 3 when a file of the
     /// body could not be read.
@@ -79,7 +80,11 @@ public enum DouctlError: Error, Equatable, Sendable {
 public struct APIError: Equatable, Sendable {
     public enum Kind: Sendable, Equatable {
         case general
+        /// The credential is missing, refused or expired (HTTP 401, a style's token codes).
         case authentication
+        /// The credential is fine but may not do this (HTTP 403, Douban's need_permission):
+        /// logging in again does not help. Exit 4, as authentication, with its own words.
+        case permission
         case notFound
         case rateLimited
     }
@@ -121,6 +126,7 @@ public struct APIError: Equatable, Sendable {
         switch kind {
         case .general: what = "the API answered HTTP \(httpStatus)"
         case .authentication: what = "authentication failed"
+        case .permission: what = "permission denied"
         case .notFound: what = "not found"
         case .rateLimited: what = "rate limited"
         }

@@ -29,6 +29,9 @@ public struct Paginator {
     /// Numbered pages several at a time, when the first reply says where the list ends
     /// (see `ParallelPaging`); nil walks one page at a time.
     public var parallel: ParallelPaging?
+    /// Where a page's items are when the reply is an object (`--items`, the profile's
+    /// `items_key`): a member name or a dotted path (`rows`, `data.items`).
+    public var itemsKey: String?
 
     public init(client: APIClient) {
         self.client = client
@@ -45,14 +48,22 @@ public struct Paginator {
         var seen = SeenItems()
         var links = LinkWalk()
         var pages = 0
+        var ndjson = false
+        var followedLink = false
         while pages < maximumPages {
             pages += 1
             let reply = try fetchPage(request, number: pages, emittedBefore: seen.emitted)
-            let payload = try reply.requireJSON()
+            let payload = try Self.pagePayload(reply, ndjson: &ndjson)
             let pageURL = FormEncoding.appendQuery(request.query, to: client.profile.url(for: request.path))
             let linked = LinkPaging.next(after: reply.head, payload: payload, pageURL: pageURL)
-            let page = Self.page(of: payload)
+            var page = Self.page(of: payload)
             if scheme == nil { scheme = client.profile.rules.pageScheme(guessedFrom: payload) }
+            if let itemsKey, case .object = payload {
+                guard case .array(let named)? = Self.value(in: payload, at: itemsKey) else {
+                    throw .badReply("cannot paginate: the reply has no list at '\(itemsKey)' (\(request.summary))")
+                }
+                page.items = named
+            }
             guard let items = page.items ?? LinkPaging.items(of: payload) else {
                 // A lone document (`api /user --paginate`) that links nowhere is the whole
                 // answer: printed as the walk's one item, as gh does. Past the first page, or
@@ -61,7 +72,7 @@ public struct Paginator {
                     try emit(payload)
                     return
                 }
-                throw .badReply("cannot paginate: the reply is not a list (\(request.summary))")
+                throw .badReply("cannot paginate: the reply is not a list (\(request.summary)); name the key of its items with --items KEY")
             }
             if seen.repeatsPreviousPage(items) || links.repeatsAnyPage(items) {
                 warn?("page \(pages) repeats an earlier page: the server ignored the paging parameters or links back; stopped there, after \(seen.emitted) items")
@@ -70,9 +81,12 @@ public struct Paginator {
             try seen.emitUnseen(items, emit)
             if let next = try links.request(after: linked, of: request, pageURL: pageURL, page: pages, emitted: seen.emitted, warn: warn) {
                 request = next
+                followedLink = true
                 continue
             }
-            if linked == .end { return }
+            // A walk by next links ends at the page that has none (Datasette's last page
+            // carries no Link header at all).
+            if linked == .end || (followedLink && linked == .unknown) { return }
             if pages == 1, linked == .unknown, let parallel, parallel.width > 1,
                let plan = NumberedPages.plan(after: page, payload: payload, items: items, of: request, scheme: scheme ?? .offset(), maximumPages: maximumPages) {
                 try walkRest(plan, parallel: parallel, seen: &seen, emit: emit)
@@ -87,6 +101,45 @@ public struct Paginator {
             request = next
         }
         throw .badReply("stopped after \(maximumPages) pages without reaching the last one (the page cap; \(seen.emitted) items were printed; \(request.summary))")
+    }
+
+    /// A page's JSON: the reply's payload, or its lines when it is NDJSON (one item a line,
+    /// as Datasette's `_nl=on` sends): an array of them. Once a walk has met NDJSON, a page
+    /// of one line (one object) or of none is a page of one item or of none.
+    static func pagePayload(_ reply: APIReply, ndjson: inout Bool) throws(DouctlError) -> JSON {
+        if reply.payload == nil, !reply.isUnparsedJSONArray, let lines = ndjsonItems(reply.body) {
+            if !lines.isEmpty || ndjson {
+                ndjson = true
+                return .array(lines)
+            }
+        }
+        let payload = try reply.requireJSON()
+        if ndjson, case .object = payload { return .array([payload]) }
+        return payload
+    }
+
+    /// The values of an NDJSON body, one a line (blank lines skipped); nil when a line is
+    /// not JSON.
+    static func ndjsonItems(_ body: [UInt8]) -> [JSON]? {
+        var items: [JSON] = []
+        for line in body.split(separator: 0x0A) {
+            let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            if trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            guard let item = try? JSONParser.parse(Array(trimmed)) else { return nil }
+            items.append(item)
+        }
+        return items
+    }
+
+    /// The value at a dotted path ("data.items"); a member whose own name has a dot is
+    /// found by its whole name first.
+    static func value(in json: JSON, at path: String) -> JSON? {
+        if let whole = json[path] { return whole }
+        var current: JSON? = json
+        for key in path.split(separator: ".", omittingEmptySubsequences: false) {
+            current = current?[String(key)]
+        }
+        return current
     }
 
     /// A cursor walk's first page asks from the scheme's starting cursor, unless the caller

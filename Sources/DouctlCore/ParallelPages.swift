@@ -169,6 +169,8 @@ extension Paginator {
     /// One page's request: the reply, which must be JSON.
     static func fetch(_ request: APIRequest, with client: APIClient) throws(DouctlError) -> APIReply {
         let reply = try client.send(request)
+        // NDJSON pages (one item a line) are read by the walk.
+        if reply.payload == nil, !reply.body.isEmpty, ndjsonItems(reply.body) != nil { return reply }
         _ = try reply.requireJSON()
         return reply
     }

@@ -69,6 +69,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
     public var userIDField: String? = nil
+    /// Where `api --paginate` finds a page's items (`items_key`).
+    public var itemsKey: String? = nil
     public var userNameField: String? = nil
     /// An API key's header or query parameter (`token_header`, `token_query`).
     public var tokenHeader: String? = nil
@@ -134,6 +136,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .redirectURI: return redirectURI.map(ProfileValue.text)
         case .userURL: return userURL.map(ProfileValue.text)
         case .userIDField: return userIDField.map(ProfileValue.text)
+        case .itemsKey: return itemsKey.map(ProfileValue.text)
         case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
@@ -319,6 +322,7 @@ extension ResolvedProfile {
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
+        itemsKey = merged.text(.itemsKey)
         userNameField = merged.text(.userNameField)
         tokenHeader = merged.text(.tokenHeader)
         tokenQuery = merged.text(.tokenQuery)

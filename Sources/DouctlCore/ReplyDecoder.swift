@@ -32,6 +32,9 @@ public struct APIReply: Sendable, Equatable {
             if body.isEmpty {
                 throw .badReply("the reply was empty (HTTP \(head.status)) where JSON was due", httpStatus: head.status)
             }
+            if let mediaType = head.mediaType, mediaType.containsBytes("html") {
+                throw .badReply("the reply is HTML, not JSON (HTTP \(head.status), \(mediaType))", httpStatus: head.status)
+            }
             throw .badReply("the reply is not JSON (HTTP \(head.status), \(head.mediaType ?? "no content type"))", httpStatus: head.status)
         }
         return payload
@@ -97,13 +100,14 @@ public enum ReplyDecoder {
         } catch {
             let mediaType = head.mediaType ?? "no content type"
             if (200..<300).contains(status) {
-                if mediaType.containsBytes("json") {
+                // NDJSON (application/x-ndjson, jsonl, json-seq) is many values, not one.
+                let isLines = mediaType.containsBytes("ndjson") || mediaType.containsBytes("jsonl") || mediaType.containsBytes("json-seq")
+                if mediaType.containsBytes("json") && !isLines {
                     throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
                 }
-                if mediaType.containsBytes("html") {
-                    throw .badReply("the reply is HTML, not JSON (HTTP \(status), \(mediaType))", httpStatus: status)
-                }
-                // Images and other non-JSON payloads are data too (`douctl api` prints them as they are).
+                // HTML (Apache's WebDAV answers PUT and MKCOL with a 201 page), images and
+                // other non-JSON payloads are data too: `douctl api` prints them as they are,
+                // as gh does; a command that needs JSON says so (`APIReply.requireJSON`).
                 return APIReply(head: head, body: response.body, json: nil, payload: nil)
             }
             if status < 400 { return APIReply(head: head, body: response.body, json: nil, payload: nil) }
@@ -174,20 +178,19 @@ public enum ReplyDecoder {
 
         var message = ""
         var keys: [String] = []
+        var dialectCode: String?
         if let (text, messageKeys) = messageText(in: object) {
             message = text
             keys = messageKeys
-        } else if let oauthError = object["error"]?.scalarText {
-            // RFC 6749 §5.2 token endpoint errors.
-            message = oauthError
-            if let description = object["error_description"]?.scalarText { message += ": \(description)" }
-        } else if let text = object["message"]?.scalarText {
-            message = text
+        } else if let reason = ErrorDialects.reason(in: object) {
+            // RFC 9457, DRF, GitHub, GitLab, JSON:API, Google, Datasette, RFC 6749 §5.2.
+            message = reason.text
+            dialectCode = reason.code
         }
         let requestText = object["request"]?.stringValue ?? request
         var error = APIError(
             kind: kind(status: status, code: isEnvelope ? code : nil, rules: rules), httpStatus: status,
-            code: isEnvelope ? code : nil, message: message, messageKeys: keys, request: requestText)
+            code: isEnvelope ? code : dialectCode, message: message, messageKeys: keys, request: requestText)
         if let code, let hint = rules.hint(forCode: code) { error.hint = hint }
         return error
     }
@@ -221,7 +224,8 @@ public enum ReplyDecoder {
     /// What an HTTP status alone says about an error.
     static func statusKind(_ status: Int) -> APIError.Kind {
         switch status {
-        case 401, 403: return .authentication
+        case 401: return .authentication
+        case 403: return .permission
         case 404: return .notFound
         case 429: return .rateLimited
         default: return .general
@@ -230,7 +234,8 @@ public enum ReplyDecoder {
 
     private static func openAPIKind(code: String?, status: Int) -> APIError.Kind {
         guard let code else { return statusKind(status) }
-        if code.hasPrefix("AuthFailure") || code.hasPrefix("UnauthorizedOperation") { return .authentication }
+        if code.hasPrefix("AuthFailure") { return .authentication }
+        if code.hasPrefix("UnauthorizedOperation") { return .permission }
         if code.hasPrefix("ResourceNotFound") { return .notFound }
         if code.hasPrefix("RequestLimitExceeded") || code.hasPrefix("LimitExceeded") { return .rateLimited }
         return statusKind(status)

@@ -109,7 +109,7 @@ struct APIClientTests {
         (404, #"{"msg":"user_not_found","code":1001,"request":"GET /v2/user/x"}"#, APIError.Kind.notFound),
         (429, #"{"msg":"rate_limit_exceeded2","code":112,"request":"GET /v2/user/x"}"#, .rateLimited),
         (500, #"{"msg":"unknown","code":999,"request":"GET /v2/user/x"}"#, .general),
-        (403, "{}", .authentication),
+        (403, "{}", .permission),  // a refused permission (exit 4 still), not a failed login
     ])
     func errorRepliesBecomeTypedErrors(status: Int, body: String, kind: APIError.Kind) throws {
         let transport = ScriptedTransport([.json(status, body)])
@@ -134,7 +134,7 @@ struct APIClientTests {
         let transport = ScriptedTransport([.reply(HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "text/html")]),
                                                                body: Array("<html>".utf8)))])
         #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 200, text/html)", httpStatus: 200)) {
-            try client(transport).send(Self.me)
+            try client(transport).send(Self.me).requireJSON()
         }
     }
 

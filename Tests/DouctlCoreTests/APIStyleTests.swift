@@ -182,7 +182,8 @@ struct APIStyleTests {
         let all: [any APIStyleRules] = [douban, coding, plain]
         #expect(all.allSatisfy { $0.pageScheme(guessedFrom: pageable) == .pageNumber() })
         let permission = APIError(kind: .authentication, httpStatus: 400, code: "1000", message: "need_permission")
-        #expect(douban.refusesPermission(permission) && plain.refusesPermission(permission) && !coding.refusesPermission(permission))
+        // Douban's need_permission is Douban's: a plain API's code 1000 means nothing.
+        #expect(douban.refusesPermission(permission) && !plain.refusesPermission(permission) && !coding.refusesPermission(permission))
         #expect(coding.hint(forCode: "907")?.contains("type=3") == true)
         #expect(douban.hint(forCode: "907") == nil)
         var refused: DouctlError?

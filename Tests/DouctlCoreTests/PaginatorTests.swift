@@ -179,7 +179,7 @@ struct PaginatorTests {
     }
 
     @Test func aLoneObjectWithANextLinkCannotBeWalked() throws {
-        #expect(throws: DouctlError.badReply("cannot paginate: the reply is not a list (GET /v2/user/~me)")) {
+        #expect(throws: DouctlError.badReply("cannot paginate: the reply is not a list (GET /v2/user/~me); name the key of its items with --items KEY")) {
             try walk([.json(200, #"{"uid":"ahbei"}"#, headers: [HTTPHeader("Link", #"</v2/user/~me?page=2>; rel="next""#)])],
                      APIRequest(path: "/v2/user/~me"))
         }

@@ -36,7 +36,7 @@ struct ReplyDecoderTests {
 
     @Test(arguments: [
         (400, #"{"msg":"access_token_has_expired : x","code":106,"request":"GET \/v2\/user\/~me"}"#, APIStyle.douban, APIError.Kind.authentication),
-        (403, #"{"msg":"need_permission","code":1000,"request":"GET /v2/user/~me"}"#, .douban, .authentication),
+        (403, #"{"msg":"need_permission","code":1000,"request":"GET /v2/user/~me"}"#, .douban, .permission),
         (404, #"{"msg":"uri_not_found","code":1001,"request":"GET /x"}"#, .douban, .notFound),
         (400, #"{"msg":"rate_limit_exceeded1","code":111}"#, .douban, .rateLimited),
         (400, #"{"msg":"image_too_large","code":1003}"#, .douban, .general),
@@ -88,8 +88,13 @@ struct ReplyDecoderTests {
     @Test func nonJSONBodies() throws {
         #expect(try decode(200, "", type: "application/json").payload == nil)
         #expect(try decode(204, "  \n").payload == nil)
-        #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 200, text/html)", httpStatus: 200)) {
-            try decode(200, "<html></html>", type: "text/html; charset=utf-8")
+        // A 2xx HTML page is data (Apache's WebDAV answers PUT and MKCOL with one): the
+        // body as received; a command that needs JSON says it is HTML.
+        let page = try decode(201, "<html></html>", type: "text/html; charset=utf-8")
+        #expect(page.payload == nil)
+        #expect(page.body == Array("<html></html>".utf8))
+        #expect(throws: DouctlError.badReply("the reply is HTML, not JSON (HTTP 201, text/html)", httpStatus: 201)) {
+            try page.requireJSON()
         }
         #expect(throws: DouctlError.api(APIError(kind: .general, httpStatus: 502, message: "", request: "GET /x"))) {
             try decode(502, "")

@@ -97,26 +97,31 @@ struct RobustnessTests {
 
     // MARK: behaviour
 
+    /// A piped body is read first (issue 32: sent with a Content-Length), so the replay
+    /// after a refresh sends it whole; a body streamed chunked (-H 'Transfer-Encoding:
+    /// chunked') cannot be sent again, and is never replayed empty.
     @Test func aPipedBodyIsNotReplayedEmptyAfterARefresh() throws {
-        let calls = Counter()
         let server = try TestServer { received in
             if received.path == "/token" {
                 return .bytes(200, Array(#"{"access_token":"fresh-token-0000","refresh_token":"r2","expires_in":3600}"#.utf8), contentType: "application/json")
             }
-            return calls.next() == 0
+            return (received.header("Authorization") ?? "").contains("old-token")
                 ? .bytes(401, Array(#"{"error":"invalid_token"}"#.utf8), contentType: "application/json")
                 : .bytes(200, Array(#"{"received":\#(received.body.count)}"#.utf8), contentType: "application/json")
         }
         let douctl = Douctl()
         try douctl.run("profile", "add", "p", "--api-base", server.baseURL, "--token-url", server.baseURL + "/token", "--client-id", "x")
         try Credentials.write(["p": "old-token-0000"], in: douctl.configDirectory, expiresAt: "2099-01-01T00:00:00Z", refreshTokens: ["p": "r1"])
-        let result = try douctl.run(["api", "/x", "--input", "-", "--profile", "p"], input: Array("payload".utf8))
-        #expect(result.status == 4, "\(result)")
-        #expect(result.errorLine.contains("cannot be sent again; run the command again"))
-        #expect(server.received.filter { $0.path == "/x" }.count == 1)
-        let again = try douctl.run(["api", "/x", "--input", "-", "--profile", "p"], input: Array("payload".utf8))
-        #expect(again.status == 0, "\(again)")
-        #expect(try again.json()["received"]?.intValue == 7)
+        let replayed = try douctl.run(["api", "/x", "--input", "-", "--profile", "p"], input: Array("payload".utf8))
+        #expect(replayed.status == 0, "\(replayed)")
+        #expect(try replayed.json()["received"]?.intValue == 7)
+        #expect(server.received.filter { $0.path == "/x" }.map(\.body.count) == [7, 7])
+
+        try Credentials.write(["p": "old-token-0000"], in: douctl.configDirectory, expiresAt: "2099-01-01T00:00:00Z", refreshTokens: ["p": "r1"])
+        let chunked = try douctl.run(["api", "/x", "--input", "-", "-H", "Transfer-Encoding: chunked", "--profile", "p"], input: Array("payload".utf8))
+        #expect(chunked.status == 4, "\(chunked)")
+        #expect(chunked.errorLine.contains("cannot be sent again; run the command again"))
+        #expect(server.received.filter { $0.path == "/x" }.count == 3)
     }
 
     @Test func ctrlCAtAPromptStopsAtOnce() throws {

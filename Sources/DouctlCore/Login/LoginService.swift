@@ -163,7 +163,7 @@ public struct LoginService {
             credential.userID = identity.id ?? credential.userID
             credential.userName = identity.name ?? credential.userName
         } catch {
-            if case .api(let apiError) = error, apiError.kind == .authentication, credential.refreshToken == nil {
+            if case .api(let apiError) = error, apiError.kind == .authentication || apiError.kind == .permission, credential.refreshToken == nil {
                 throw .authentication("the API refused this token (\(apiError.message.isEmpty ? "HTTP \(apiError.httpStatus)" : apiError.message))")
             }
             if credential.userID == nil { throw error }

@@ -13,7 +13,8 @@ public struct DoubanStyle: APIStyleRules {
     /// are the token's or the permission's, 1001 a missing resource, 111/112 rate limits.
     public func kind(ofCode code: String) -> APIError.Kind? {
         switch code {
-        case "102", "103", "106", "108", "109", "119", "123", "1000": return .authentication
+        case "102", "103", "106", "108", "109", "119", "123": return .authentication
+        case "1000": return .permission
         case "1001": return .notFound
         case "111", "112": return .rateLimited
         default: return nil
@@ -27,7 +28,7 @@ public struct DoubanStyle: APIStyleRules {
 
     /// 1000 need_permission: the token is fine, the app lacks the scope.
     public func refusesPermission(_ error: APIError) -> Bool {
-        error.httpStatus == 403 || error.code == "1000"
+        error.kind == .permission || error.httpStatus == 403 || error.code == "1000"
     }
 
     // MARK: paging

@@ -1,0 +1,82 @@
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// A real server nobody here wrote, run by python3 from a one-file script on 127.0.0.1
+/// (Django REST Framework, WsgiDAV, Datasette): the script prints "ready PORT" when it
+/// listens, and exits when the test process does (`orphanWatch` runs first). Skipped, naming the PyPI package, when
+/// python3 cannot import it (a failure under DOUCTL_REQUIRE_TOOLS=1; .ci/run installs them).
+final class PythonPeer: @unchecked Sendable {
+    let base: String
+    let directory: String
+    private let process: Process
+
+    var log: String { (try? String(contentsOfFile: directory + "/peer.log", encoding: .utf8)) ?? "" }
+
+    /// python3 that imports `module`; otherwise skip (fail under DOUCTL_REQUIRE_TOOLS=1).
+    static func require(module: String, package: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let what = "python3 with \(package)"
+        if let python = Tools.find("python3") {
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: python)
+            probe.arguments = ["-c", "import \(module)"]
+            probe.standardOutput = FileHandle.nullDevice
+            probe.standardError = FileHandle.nullDevice
+            try probe.run()
+            probe.waitUntilExit()
+            if probe.terminationStatus == 0 { return }
+        }
+        if Tools.areRequired {
+            Issue.record("\(what) is not installed, and DOUCTL_REQUIRE_TOOLS=1 makes a missing tool a failure", sourceLocation: sourceLocation)
+            throw TestFailure("\(what) is not installed")
+        }
+        try Test.cancel("skipped: needs \(what) (python3 -m pip install \(package)), which is not installed", sourceLocation: sourceLocation)
+    }
+
+    /// Runs `source` as `python3 SCRIPT ARGUMENTS…` (with `{dir}` in an argument replaced
+    /// by the peer's own temporary directory) and waits for its "ready PORT" line.
+    init(name: String, source: String, arguments: [String] = []) throws {
+        let directory = TemporaryDirectory.make(prefix: "douctl-\(name)")
+        self.directory = directory
+        let script = directory + "/peer.py"  // not the name of a module it imports
+        try Data((Self.orphanWatch + "\n" + source).utf8).write(to: URL(fileURLWithPath: script))
+        let readyFile = directory + "/ready.txt"
+        FileManager.default.createFile(atPath: readyFile, contents: nil)
+        FileManager.default.createFile(atPath: directory + "/peer.log", contents: nil)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try Tools.require("python3"))
+        process.arguments = [script] + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: readyFile))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/peer.log"))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(180)
+        var port: String?
+        while Date() < deadline && process.isRunning {
+            let text = (try? String(contentsOfFile: readyFile, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
+                port = String(line.dropFirst(6))
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        guard let port else {
+            if process.isRunning { process.terminate() }
+            let log = (try? String(contentsOfFile: directory + "/peer.log", encoding: .utf8)) ?? ""
+            throw TestFailure("\(name) did not start:\n\(log.suffix(3000))")
+        }
+        base = "http://127.0.0.1:\(port)"
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+
+    /// Ends the script when the test process goes (Python code for the scripts).
+    static let orphanWatch = """
+    import os, threading, time
+    def _orphaned(parent=os.getppid()):
+        while os.getppid() == parent: time.sleep(1)
+        os._exit(0)
+    threading.Thread(target=_orphaned, daemon=True).start()
+    """
+}
