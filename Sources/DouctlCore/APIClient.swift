@@ -141,8 +141,8 @@ public final class APIClient {
     /// `rate_limit`: waits (interruptibly) until the profile's quota allows one more request.
     /// Before that, a reset a server announced (by any douctl process of the profile) is
     /// waited for with `--wait-on-rate-limit`; without it the request is not sent (exit 6).
-    private func waitForRateLimit(_ request: APIRequest) throws(DouctlError) {
-        if let serverRateLimit = options.serverRateLimit, let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
+    private func waitForRateLimit(_ request: APIRequest, honouringServerReset: Bool = true) throws(DouctlError) {
+        if honouringServerReset, let serverRateLimit = options.serverRateLimit, let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
             let seconds = until - Timestamp.now()
             guard let rateLimitWait, seconds <= rateLimitWait.maximum else {
                 throw .api(APIError(
@@ -278,8 +278,11 @@ public final class APIClient {
         _ request: APIRequest, attempt: () throws(DouctlError) -> HTTPResponse
     ) throws(DouctlError) -> HTTPResponse {
         var waited = 0.0
+        // Just waited out a reset this process was told of: the shared record of the same
+        // reset is not waited for twice.
+        var justWaited = false
         while true {
-            try waitForRateLimit(request)
+            try waitForRateLimit(request, honouringServerReset: !justWaited)
             let response = try attempt()
             let notice = RateLimitNotice.read(response.head, now: Timestamp.now())
             let limited = profile.rules.meansRateLimited(response)
@@ -292,6 +295,7 @@ public final class APIClient {
             guard waited + seconds <= rateLimitWait.maximum else { return response }
             waited += seconds
             if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
+            justWaited = true
         }
     }
 
@@ -483,16 +487,16 @@ public struct RateLimitWait: Sendable {
         self.wait = wait
     }
 
-    /// The reset the headers announce (`RateLimitNotice`: Retry-After, RateLimit,
-    /// X-RateLimit-Reset, capped at an hour); else `Retry-After` in any form; else a minute
+    /// `Retry-After` when the server sends it; else the reset the other headers announce
+    /// (`RateLimitNotice`: RateLimit, X-RateLimit-Reset, capped at an hour); else a minute
     /// (Douban's X-Ratelimit headers tell the hourly quota, not when it resets).
     static func delay(for response: HTTPResponse, notice: RateLimitNotice? = nil) -> (Double, String) {
-        if let notice, let until = notice.resetAt {
-            return (max(until - Timestamp.now(), 1), notice.reason)
-        }
         if let value = response.head.header("Retry-After"),
            let seconds = RetryPolicy.parseRetryAfter(value, now: currentUnixTime()), seconds.isFinite {
             return (min(max(seconds, 1), 86400), "Retry-After: \(value)")
+        }
+        if let notice, let until = notice.resetAt {
+            return (max(until - Timestamp.now(), 1), notice.reason)
         }
         return (60, "HTTP \(response.status), no Retry-After")
     }
