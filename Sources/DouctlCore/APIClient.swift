@@ -138,16 +138,24 @@ public final class APIClient {
         return try ReplyShape.check(json, has: fields, what: what, request: request)
     }
 
+    /// The shared record of the server's resets, for requests to the profile's own API:
+    /// a URL elsewhere (`api https://other.example/x`, a download from a CDN) neither
+    /// spends nor waits for the profile's quota.
+    private func serverRateLimit(for request: APIRequest) -> ServerRateLimit? {
+        guard let limit = options.serverRateLimit, profile.isOwnOrigin(profile.url(for: request.path)) else { return nil }
+        return limit
+    }
+
     /// `rate_limit`: waits (interruptibly) until the profile's quota allows one more request.
     /// Before that, a reset a server announced (by any douctl process of the profile) is
     /// waited for with `--wait-on-rate-limit`; without it the request is not sent (exit 6).
     private func waitForRateLimit(_ request: APIRequest, honouringServerReset: Bool = true) throws(DouctlError) {
-        if honouringServerReset, let serverRateLimit = options.serverRateLimit, let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
+        if honouringServerReset, let serverRateLimit = serverRateLimit(for: request), let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
             let seconds = until - Timestamp.now()
             guard let rateLimitWait, seconds <= rateLimitWait.maximum else {
                 throw .api(APIError(
                     kind: .rateLimited, httpStatus: 429,
-                    message: "rate limited for \(Timestamp.describeRemaining(max(seconds, 1))) more (\(reason)); nothing was sent",
+                    message: "the server's quota is spent for \(Int(max(seconds, 1).rounded(.up)))s more, per \(reason); nothing was sent",
                     request: request.summary, hint: "the quota is shared by every douctl of profile '\(profile.name)'; pass --wait-on-rate-limit to wait for it"))
             }
             if seconds > 0, !rateLimitWait.wait(seconds, reason) { throw .interrupted }
@@ -287,7 +295,7 @@ public final class APIClient {
             let notice = RateLimitNotice.read(response.head, now: Timestamp.now())
             let limited = profile.rules.meansRateLimited(response)
             if let notice, let until = notice.resetAt, notice.isExhausted || limited {
-                options.serverRateLimit?.record(until: until, reason: notice.reason, now: Timestamp.now())
+                serverRateLimit(for: request)?.record(until: until, reason: notice.reason, now: Timestamp.now())
             }
             guard let rateLimitWait, limited,
                   request.body.isReplayable else { return response }

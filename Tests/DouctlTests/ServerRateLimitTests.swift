@@ -29,17 +29,20 @@ struct ServerRateLimitTests {
             }
         }
         let douctl = Douctl()
-        let url = server.baseURL + "/repos"
-        let first = try douctl.run("api", url)
+        let first = try douctl.run("api", "/repos", "--api-base", server.baseURL)
         #expect(first.status == 6, "403 with X-RateLimit-Remaining: 0 is rate limited: \(first)")
-        let second = try douctl.run("api", url)
+        let second = try douctl.run("api", "/repos", "--api-base", server.baseURL)
         #expect(second.status == 6, "\(second)")
         #expect(second.stderr.contains("nothing was sent") && second.stderr.contains("--wait-on-rate-limit"), "\(second.stderr)")
         #expect(server.requestCount == 1, "the second process waited for no reply to learn it")
-        let waited = try douctl.run("--wait-on-rate-limit", "api", url)
+        let waited = try douctl.run("--wait-on-rate-limit", "api", "/repos", "--api-base", server.baseURL)
         #expect(waited.status == 0, "\(waited)")
         #expect(waited.stderr.contains("X-RateLimit-Reset"), "says what it waits for: \(waited.stderr)")
         #expect(server.requestCount == 2)
+        // A URL outside the profile's API neither spends nor waits for its quota.
+        served.withLock { $0 = 0 }
+        #expect(try douctl.run("api", "/repos", "--api-base", server.baseURL).status == 6)
+        #expect(try douctl.run("api", server.baseURL + "/elsewhere").status == 0, "another origin is not blocked")
     }
 
     @Test func theIETFFieldOnASuccessPacesTheNextRequest() throws {
@@ -47,11 +50,11 @@ struct ServerRateLimitTests {
             HostileListener.send(connection, Self.reply("200 OK", "RateLimit-Policy: \"default\";q=1;w=2\r\nRateLimit: \"default\";r=0;t=2\r\n", #"{"ok":true}"#))
         }
         let douctl = Douctl()
-        #expect(try douctl.run("api", server.baseURL + "/a").status == 0)
-        let refused = try douctl.run("api", server.baseURL + "/b")
+        #expect(try douctl.run("api", "/a", "--api-base", server.baseURL).status == 0)
+        let refused = try douctl.run("api", "/b", "--api-base", server.baseURL)
         #expect(refused.status == 6, "\(refused)")
         #expect(server.requestCount == 1)
-        let waited = try douctl.run("--wait-on-rate-limit", "api", server.baseURL + "/c")
+        let waited = try douctl.run("--wait-on-rate-limit", "api", "/c", "--api-base", server.baseURL)
         #expect(waited.status == 0, "\(waited)")
         #expect(waited.stderr.contains("RateLimit: \"default\";r=0;t=2"), "\(waited.stderr)")
         #expect(server.requestCount == 2)
@@ -67,15 +70,15 @@ struct ServerRateLimitTests {
             }
         }
         let douctl = Douctl()
-        #expect(try douctl.run("api", server.baseURL).status == 0)
-        #expect(try douctl.run("api", server.baseURL).status == 0, "a reset in the past blocks nothing")
+        #expect(try douctl.run("api", "/q", "--api-base", server.baseURL).status == 0)
+        #expect(try douctl.run("api", "/q", "--api-base", server.baseURL).status == 0, "a reset in the past blocks nothing")
         mode.withLock { $0 = "garbage" }
-        #expect(try douctl.run("api", server.baseURL).status == 0)
-        #expect(try douctl.run("api", server.baseURL).status == 0, "garbage blocks nothing")
+        #expect(try douctl.run("api", "/q", "--api-base", server.baseURL).status == 0)
+        #expect(try douctl.run("api", "/q", "--api-base", server.baseURL).status == 0, "garbage blocks nothing")
         #expect(server.requestCount == 4)
         mode.withLock { $0 = "far" }
-        #expect(try douctl.run("--no-retry", "api", server.baseURL).status == 6)
-        let capped = try douctl.run("api", server.baseURL)
+        #expect(try douctl.run("--no-retry", "api", "/q", "--api-base", server.baseURL).status == 6)
+        let capped = try douctl.run("api", "/q", "--api-base", server.baseURL)
         #expect(capped.status == 6, "\(capped)")
         #expect(capped.stderr.contains("capped at 1h"), "\(capped.stderr)")
         #expect(!capped.stderr.contains("29 days") && !capped.stderr.contains("30 days"), "\(capped.stderr)")
@@ -115,11 +118,11 @@ struct ServerRateLimitTests {
         }
         let douctl = Douctl()
         for index in 0..<3 {
-            #expect(try douctl.run("--wait-on-rate-limit", "api", server.baseURL + "/first/\(index)").status == 0)
+            #expect(try douctl.run("--wait-on-rate-limit", "api", "/first/\(index)", "--api-base", server.baseURL).status == 0)
         }
         let results = LockedValue<[Int32]>([])
         DispatchQueue.concurrentPerform(iterations: 5) { index in
-            let status = (try? douctl.run(["--wait-on-rate-limit", "api", server.baseURL + "/item/\(index)"], timeout: 120).status) ?? -1
+            let status = (try? douctl.run(["--wait-on-rate-limit", "api", "/item/\(index)", "--api-base", server.baseURL], timeout: 120).status) ?? -1
             results.withLock { $0.append(status) }
         }
         #expect(results.value == Array(repeating: 0, count: 5), "\(results.value)")
