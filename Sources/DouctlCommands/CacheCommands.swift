@@ -15,10 +15,19 @@ enum CacheCommands {
         never served to another. auth login and auth logout drop the profile's replies;
         Set-Cookie headers are never kept. The profile key cache_max_mb bounds the
         directory (default 50); the least recently used replies go first. Replies marked
-        Cache-Control: no-store are never kept.
+        Cache-Control: no-store are never kept, nor error replies (4xx, 5xx), nor the answer
+        to a request you made conditional or partial yourself (-H 'Range: ...',
+        -H 'If-None-Match: ...').
+
+        Once a reply is older than the --cache duration and it came with an ETag or a
+        Last-Modified, douctl asks again with If-None-Match / If-Modified-Since; a 304 Not
+        Modified that names the version held renews it and its body is served. A 304 naming
+        another version (a different ETag) renews nothing: the whole reply is fetched again.
+        cache info counts, across runs, hits (served from the cache without asking),
+        revalidations (renewed by a 304) and misses (fetched whole); cache clear resets them.
         """), [
         Command(CommandSpec(
-            "info", abstract: "print the cache's directory, entries and size as JSON",
+            "info", abstract: "print the cache's directory, entries, size and hit counts as JSON",
             discussion: "On a terminal the same fields are shown as aligned lines; in a pipe, or with --json or --format json, the JSON object."),
             options: UserCommands.ViewOnly.self, run: info),
         Command(CommandSpec("clear", abstract: "delete every cached reply"), options: NoOptions.self, run: clear),
@@ -27,9 +36,12 @@ enum CacheCommands {
     static func info(_ options: UserCommands.ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let cache = try context.responseCache()
         let summary = cache.summary()
+        let counts = cache.counts()
         context.printDocument(.object(JSONObject([
             ("path", .string(cache.directory)), ("entries", .int(Int64(summary.entries))),
             ("bytes", .int(summary.bytes)), ("max_bytes", .int(cache.maximumBytes)),
+            ("hits", .int(counts[.hits] ?? 0)), ("revalidations", .int(counts[.revalidations] ?? 0)),
+            ("misses", .int(counts[.misses] ?? 0)),
         ])), view: .fields)
         return .success
     }

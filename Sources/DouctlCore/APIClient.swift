@@ -13,6 +13,9 @@ public struct APIClientOptions {
     public var cachePolicy: CachePolicy?
     /// `rate_limit`: every request waits for its turn under the profile's quota.
     public var rateLimiter: ClientRateLimiter?
+    /// The reset a server announced (`X-RateLimit-*`, `RateLimit`, `Retry-After`), shared
+    /// by the profile's processes: nothing is sent before it.
+    public var serverRateLimit: ServerRateLimit?
     /// The environment "$VAR" values in common_params, common_headers and signing_secret
     /// are read from.
     public var environment: [String: String] = [:]
@@ -136,8 +139,28 @@ public final class APIClient {
         return try ReplyShape.check(json, has: fields, what: what, request: request)
     }
 
+    /// The shared record of the server's resets, for requests to the profile's own API:
+    /// a URL elsewhere (`api https://other.example/x`, a download from a CDN) neither
+    /// spends nor waits for the profile's quota.
+    private func serverRateLimit(for request: APIRequest) -> ServerRateLimit? {
+        guard let limit = options.serverRateLimit, profile.isOwnOrigin(profile.url(for: request.path)) else { return nil }
+        return limit
+    }
+
     /// `rate_limit`: waits (interruptibly) until the profile's quota allows one more request.
-    private func waitForRateLimit() throws(DouctlError) {
+    /// Before that, a reset a server announced (by any douctl process of the profile) is
+    /// waited for with `--wait-on-rate-limit`; without it the request is not sent (exit 6).
+    private func waitForRateLimit(_ request: APIRequest, honouringServerReset: Bool = true) throws(DouctlError) {
+        if honouringServerReset, let serverRateLimit = serverRateLimit(for: request), let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
+            let seconds = until - Timestamp.now()
+            guard let rateLimitWait, seconds <= rateLimitWait.maximum else {
+                throw .api(APIError(
+                    kind: .rateLimited, httpStatus: 429,
+                    message: "the server's quota is spent for \(Int(max(seconds, 1).rounded(.up)))s more, per \(reason); nothing was sent",
+                    request: request.summary, hint: "the quota is shared by every douctl of profile '\(profile.name)'; pass --wait-on-rate-limit to wait for it"))
+            }
+            if seconds > 0, !rateLimitWait.wait(seconds, reason) { throw .interrupted }
+        }
         try rateLimiter?.acquire { seconds in
             cancellation.sleep(seconds)
             return !cancellation.isRequested
@@ -166,9 +189,15 @@ public final class APIClient {
         return try uncachedExchange(request, progress: progress)
     }
 
-    /// A fresh cached reply, else the network (storing a success), else — when the network
-    /// fails or answers 5xx — a stale copy with a note (stale-if-error).
+    /// A fresh cached reply; else, for a stale entry with validators, a conditional request
+    /// whose 304 renews the entry (RFC 9111 §4.3); else the network (storing a plain
+    /// success); else — when the network fails or answers 5xx — a stale copy with a note
+    /// (stale-if-error). Error replies are never stored, so never served.
     private func cachedExchange(_ request: APIRequest, policy: CachePolicy, progress: ((TransferProgress) -> Void)?) throws(DouctlError) -> HTTPResponse {
+        // A request made conditional or partial by the caller gets the server's own answer.
+        if ResponseCache.asksConditionally(request.headers) {
+            return try uncachedExchange(request, progress: progress)
+        }
         let token = request.sendsToken ? try tokens?.currentToken() : nil
         // Logged out means logged out, whatever the cache holds.
         if request.sendsToken, token == nil { try requireLogin() }
@@ -180,25 +209,52 @@ public final class APIClient {
         let now = Timestamp.now()
         let entry = policy.cache.load(key)
         if let entry, policy.cacheOnly || policy.freshFor.map({ now - entry.storedAt <= $0 }) == true {
+            policy.cache.count(.hits)
             return entry.response
         }
         if policy.cacheOnly {
             throw .notCached("not in the cache: \(request.summary) (--cache-only sends nothing; nothing was contacted)")
         }
-        let response: HTTPResponse
+        var conditional = request
+        if let entry { conditional.headers += entry.conditionalHeaders }
+        var response: HTTPResponse
         do {
-            response = try uncachedExchange(request, progress: progress)
+            response = try uncachedExchange(conditional, progress: progress)
         } catch .transport(let error) where error.cameFromTheNetwork {
             guard let entry else { throw .transport(error) }
             policy.note("douctl: warning: \(error.message); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
+            policy.cache.count(.hits)
             return entry.response
         }
-        if (200..<300).contains(response.status) {
+        if response.status == 304 {
+            if let entry, entry.hasValidator, entry.isConfirmed(by: response.head) {
+                policy.cache.count(.revalidations)
+                do {
+                    return try policy.cache.refresh(key, entry, with: response.head, now: now).response
+                } catch {
+                    policy.note("douctl: warning: \(error.message)")
+                    return entry.response
+                }
+            }
+            // A 304 that is not about what we hold (another ETag, or none asked for):
+            // its "not modified" confirms nothing; ask again for the whole reply.
+            if entry?.hasValidator == true {
+                policy.note("douctl: warning: the server answered 304 Not Modified for a version douctl does not hold; fetching the whole reply")
+                response = try uncachedExchange(request, progress: progress)
+            }
+            // Still "not modified", with nothing asked or nothing held: no body to serve.
+            if response.status == 304 {
+                throw .badReply("the server answered 304 Not Modified, but douctl holds no copy it confirms: \(request.summary)", httpStatus: 304)
+            }
+        }
+        if ResponseCache.isStorable(response, requestHeaders: request.headers) {
             do { try policy.cache.store(key, response, now: now) } catch { policy.note("douctl: warning: \(error.message)") }
         } else if response.status >= 500, let entry {
             policy.note("douctl: warning: the server answered HTTP \(response.status); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
+            policy.cache.count(.hits)
             return entry.response
         }
+        policy.cache.count(.misses)
         return response
     }
 
@@ -236,15 +292,24 @@ public final class APIClient {
         _ request: APIRequest, attempt: () throws(DouctlError) -> HTTPResponse
     ) throws(DouctlError) -> HTTPResponse {
         var waited = 0.0
+        // Just waited out a reset this process was told of: the shared record of the same
+        // reset is not waited for twice.
+        var justWaited = false
         while true {
-            try waitForRateLimit()
+            try waitForRateLimit(request, honouringServerReset: !justWaited)
             let response = try attempt()
-            guard let rateLimitWait, profile.rules.meansRateLimited(response),
+            let notice = RateLimitNotice.read(response.head, now: Timestamp.now())
+            let limited = profile.rules.meansRateLimited(response)
+            if let notice, let until = notice.resetAt, notice.isExhausted || limited {
+                serverRateLimit(for: request)?.record(until: until, reason: notice.reason, now: Timestamp.now())
+            }
+            guard let rateLimitWait, limited,
                   request.body.isReplayable else { return response }
-            let (seconds, reason) = RateLimitWait.delay(for: response)
+            let (seconds, reason) = RateLimitWait.delay(for: response, notice: notice)
             guard waited + seconds <= rateLimitWait.maximum else { return response }
             waited += seconds
             if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
+            justWaited = true
         }
     }
 
@@ -453,12 +518,16 @@ public struct RateLimitWait: Sendable {
         self.wait = wait
     }
 
-    /// `Retry-After` when the server sends it; else a minute (Douban's X-Ratelimit headers
-    /// tell the hourly quota, not when it resets).
-    static func delay(for response: HTTPResponse) -> (Double, String) {
+    /// `Retry-After` when the server sends it; else the reset the other headers announce
+    /// (`RateLimitNotice`: RateLimit, X-RateLimit-Reset, capped at an hour); else a minute
+    /// (Douban's X-Ratelimit headers tell the hourly quota, not when it resets).
+    static func delay(for response: HTTPResponse, notice: RateLimitNotice? = nil) -> (Double, String) {
         if let value = response.head.header("Retry-After"),
            let seconds = RetryPolicy.parseRetryAfter(value, now: currentUnixTime()), seconds.isFinite {
             return (min(max(seconds, 1), 86400), "Retry-After: \(value)")
+        }
+        if let notice, let until = notice.resetAt {
+            return (max(until - Timestamp.now(), 1), notice.reason)
         }
         return (60, "HTTP \(response.status), no Retry-After")
     }

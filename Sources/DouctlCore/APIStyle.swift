@@ -114,7 +114,7 @@ extension APIStyleRules {
     }
 
     public func meansRateLimited(_ response: HTTPResponse) -> Bool {
-        if response.head.status == 429 { return true }
+        if response.head.status == 429 || RateLimitNotice.isExhaustedGitHubStyle(response.head) { return true }
         guard response.head.status >= 400, let json = try? JSONParser.parse(response.body),
               let code = errorCode(in: json) else { return false }
         return ReplyDecoder.kind(status: response.head.status, code: code, rules: self) == .rateLimited

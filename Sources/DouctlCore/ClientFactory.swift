@@ -19,6 +19,8 @@ public struct ClientFactory: Sendable {
     public var environment: [String: String]
     /// See `APIClient.recorder`.
     public var recorder: ExchangeRecorder?
+    /// `--dry-run` (`printingRequests`): no shared rate-limit state is read or written.
+    var isDryRun = false
     /// The transport each client's requests go through.
     public var makeTransport: TransportFactory = { HTTPClient($0) }
 
@@ -49,6 +51,7 @@ public struct ClientFactory: Sendable {
         factory.credential = .environmentToken(DryRunPrinter.tokenPlaceholder)
         factory.makeTransport = { _ in DryRunTransport(printer) }
         factory.profile.rateLimit = nil
+        factory.isDryRun = true
         factory.recorder = nil
         return factory
     }
@@ -67,6 +70,7 @@ public struct ClientFactory: Sendable {
         options.rateLimitWait = rateLimitWait
         options.environment = environment
         options.rateLimiter = rateLimiter
+        if !isDryRun { options.serverRateLimit = ServerRateLimit(directory: store.directory, profile: profile.name) }
         options.recorder = recorder
         options.cachePolicy = cachePolicy
         options.cancellation = self.http.cancellation

@@ -79,6 +79,19 @@ public enum ReplyDecoder {
     /// With `parsesArrays` false, a successful array reply is left as bytes (see
     /// `APIReply.isUnparsedJSONArray`).
     public static func decode(_ response: HTTPResponse, rules: any APIStyleRules, request: String, parsesArrays: Bool = true) throws(DouctlError) -> APIReply {
+        do {
+            return try decodeAsSent(response, rules: rules, request: request, parsesArrays: parsesArrays)
+        } catch {
+            // GitHub answers a spent quota with 403 and X-RateLimit-Remaining: 0: rate
+            // limited (exit 6), not a permission error.
+            guard case .api(var apiError) = error, apiError.kind != .rateLimited,
+                  RateLimitNotice.isExhaustedGitHubStyle(response.head) else { throw error }
+            apiError.kind = .rateLimited
+            throw .api(apiError)
+        }
+    }
+
+    private static func decodeAsSent(_ response: HTTPResponse, rules: any APIStyleRules, request: String, parsesArrays: Bool) throws(DouctlError) -> APIReply {
         let head = response.head
         let status = head.status
         if !parsesArrays, (200..<300).contains(status), firstSignificantByte(response.body) == UInt8(ascii: "[") {

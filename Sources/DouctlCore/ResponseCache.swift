@@ -32,6 +32,63 @@ public struct ResponseCache: Sendable {
     public struct Entry: Sendable {
         public var response: HTTPResponse
         public var storedAt: Double
+
+        /// The validators a stale entry is revalidated with (RFC 9111 §4.3.1).
+        public var entityTag: String? { response.head.header("ETag") }
+        public var lastModified: String? { response.head.header("Last-Modified") }
+        public var hasValidator: Bool { entityTag != nil || lastModified != nil }
+
+        /// `If-None-Match` and `If-Modified-Since` from this entry's validators.
+        public var conditionalHeaders: [HTTPHeader] {
+            var headers: [HTTPHeader] = []
+            if let entityTag, HTTPSyntax.isFieldValue(entityTag) { headers.append(HTTPHeader("If-None-Match", entityTag)) }
+            if let lastModified, HTTPSyntax.isFieldValue(lastModified) { headers.append(HTTPHeader("If-Modified-Since", lastModified)) }
+            return headers
+        }
+
+        /// Whether a 304 answering this entry's conditional request is about this entry
+        /// (RFC 9111 §4.3.4), so its body may be served: an `ETag` in the 304 must match the
+        /// entry's (weak comparison, as `If-None-Match` uses); a 304 without one only
+        /// confirms an entry that had none, and a `Last-Modified` in it must be the entry's.
+        /// Anything else — a 304 naming another representation — confirms nothing.
+        public func isConfirmed(by notModified: HTTPResponseHead) -> Bool {
+            if let tag = notModified.header("ETag") {
+                guard let own = entityTag else { return false }
+                return ResponseCache.weakMatch(tag, own)
+            }
+            if entityTag != nil { return false }
+            guard let own = lastModified else { return false }
+            if let date = notModified.header("Last-Modified") { return date == own }
+            return true
+        }
+    }
+
+    /// RFC 9110 §8.8.3.2 weak comparison: the opaque tags are equal, `W/` or not.
+    static func weakMatch(_ a: String, _ b: String) -> Bool {
+        func opaque(_ tag: String) -> Substring? {
+            let trimmed = tag.trimmingCharacters(in: " \t")
+            let body = trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+            guard body.count >= 2, body.first == "\"", body.last == "\"" else { return nil }
+            return body
+        }
+        guard let left = opaque(a), let right = opaque(b) else { return false }
+        return left == right
+    }
+
+    /// Whether a reply may be kept for `requestHeaders`: a plain 200, 203 or 204 to a
+    /// request that asked for all of the resource, unconditionally. An error (4xx, 5xx) is
+    /// never kept — a stale 401 served later would be a lie — nor a 206 to a `Range`
+    /// request, whose part would be served as the whole under the same key.
+    public static func isStorable(_ response: HTTPResponse, requestHeaders: [HTTPHeader]) -> Bool {
+        [200, 203, 204].contains(response.status) && !asksConditionally(requestHeaders)
+    }
+
+    /// A request the caller made conditional or partial itself (`api -H 'Range: …'`,
+    /// `-H 'If-None-Match: …'`): its answer is the caller's to see, so the cache neither
+    /// answers it nor keeps what comes back.
+    public static func asksConditionally(_ headers: [HTTPHeader]) -> Bool {
+        let names: Set<String> = ["range", "if-range", "if-none-match", "if-modified-since", "if-match", "if-unmodified-since"]
+        return headers.contains { names.contains($0.name.lowercased()) }
     }
 
     /// The cache key: the profile's tag, then a SHA-256 over what identifies the reply —
@@ -72,6 +129,26 @@ public struct ResponseCache: Sendable {
         return Entry(response: HTTPResponse(head: head, body: Array(bytes[(newline + 1)...])), storedAt: storedAt)
     }
 
+    /// An entry a 304 confirmed (`Entry.isConfirmed(by:)`): fresh again from `now`, its
+    /// headers updated with the 304's (RFC 9111 §3.2), its body kept.
+    public func refresh(_ key: String, _ entry: Entry, with notModified: HTTPResponseHead, now: Double) throws(DouctlError) -> Entry {
+        var updated = entry
+        let replaced = Set(notModified.headers.filter(Self.isUpdatable).map { $0.name.lowercased() })
+        var headers = entry.response.head.headers.filter { !replaced.contains($0.name.lowercased()) }
+        headers += notModified.headers.filter(Self.isUpdatable)
+        updated.response.head.headers = headers
+        updated.storedAt = now
+        try store(key, updated.response, now: now)
+        return updated
+    }
+
+    /// Headers of a 304 that update the stored reply: not those describing the 304's own
+    /// (empty) framing, nor cookies.
+    static func isUpdatable(_ header: HTTPHeader) -> Bool {
+        let name = header.name.lowercased()
+        return isKept(header) && !["content-length", "content-encoding", "transfer-encoding", "content-range", "connection", "keep-alive"].contains(name)
+    }
+
     /// Stores a reply unless it says `no-store`; then trims the directory to its bound.
     public func store(_ key: String, _ response: HTTPResponse, now: Double) throws(DouctlError) {
         if let control = response.head.header("Cache-Control")?.lowercased(), control.containsBytes("no-store") { return }
@@ -105,12 +182,49 @@ public struct ResponseCache: Sendable {
         return Summary(entries: files.count, bytes: files.reduce(0) { $0 + $1.size })
     }
 
-    /// Removes every entry; returns how many there were.
+    /// Removes every entry and the counts; returns how many entries there were.
     @discardableResult
     public func clear() -> Int {
         let files = entries()
         for file in files { unlink(file.path) }
+        if let lock = try? FileLock(path: lockPath) {
+            unlink(countsPath)
+            lock.unlock()
+        }
         return files.count
+    }
+
+    /// What a cached request came to, counted for `cache info`: served fresh from the
+    /// cache (`hits`, stale-if-error copies included), confirmed by a 304 (`revalidations`),
+    /// or fetched whole (`misses`).
+    public enum Outcome: String, Sendable, CaseIterable {
+        case hits, revalidations, misses
+    }
+
+    private var countsPath: String { directory + "/counts.json" }
+    private var lockPath: String { directory + "/.counts.lock" }
+
+    /// Adds one to `outcome`'s count, under the cache's lock so concurrent douctl
+    /// processes add up; the file is replaced atomically. Counting never fails a command.
+    public func count(_ outcome: Outcome) {
+        guard (try? FileIO.makeDirectory(directory, mode: 0o700)) != nil,
+              let lock = try? FileLock(path: lockPath) else { return }
+        defer { lock.unlock() }
+        var counts = self.counts()
+        counts[outcome, default: 0] += 1
+        var object = JSONObject()
+        for kind in Outcome.allCases { object[kind.rawValue] = .int(counts[kind] ?? 0) }
+        try? AtomicFile.write(JSON.object(object).serialized(.compact), to: countsPath, mode: 0o600)
+    }
+
+    /// The counts so far; a missing or damaged file counts as zeros.
+    public func counts() -> [Outcome: Int64] {
+        var counts: [Outcome: Int64] = [:]
+        guard let bytes = try? FileIO.readFile(countsPath), let json = try? JSONParser.parse(bytes) else { return counts }
+        for kind in Outcome.allCases {
+            if let value = json[kind.rawValue]?.intValue, value > 0 { counts[kind] = Int64(value) }
+        }
+        return counts
     }
 
     /// Removes `profile`'s entries (its identity changed: `auth login`, `auth logout`);

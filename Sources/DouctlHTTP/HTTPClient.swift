@@ -362,10 +362,12 @@ public final class HTTPClient: HTTPTransport {
         // A hint only: libcurl refuses to change the buffer of a handle that has one, so a
         // refusal must not fail the request (it did, on retries: issue 16.1).
         _ = ccurl_setopt_long(handle, CCURLOPT_BUFFERSIZE, 256 * 1024)
-        // Measured with Benchmarks/run.py (1 GiB to a loopback server, vs curl -F): 64 KiB
-        // (libcurl's default) ties curl, 512 KiB and 1 MiB are slower, 2 MiB (the maximum)
-        // is 0.7-0.8x curl's time. It costs 2 MiB of memory per transfer.
-        check(ccurl_setopt_long(handle, CCURLOPT_UPLOAD_BUFFERSIZE, 2 * 1024 * 1024))
+        // 64 KiB, libcurl's default and curl's: file reads and socket sends alternate in
+        // small steps, so the disk and the network overlap. 2 MiB won against a sink that
+        // discards the body, but behind nginx (which writes the body to disk before
+        // proxying) it took 1.57x curl's time: 103 sends after 2 MiB reads on 200 MB, curl
+        // 3,202 (issue 34.3; Benchmarks/upload_nginx.py).
+        check(ccurl_setopt_long(handle, CCURLOPT_UPLOAD_BUFFERSIZE, 64 * 1024))
 
         check(ccurl_setopt_data_callback(handle, CCURLOPT_WRITEFUNCTION, writeCallback))
         check(ccurl_setopt_pointer(handle, CCURLOPT_WRITEDATA, context))

@@ -137,8 +137,11 @@ struct RequestShapingTests {
         let second = try douctl.run("api", "/x", "--cache", "1m", "--api-base", server.baseURL)
         #expect(first.stdoutText == second.stdoutText)
         #expect(server.received.filter { $0.path == "/x" }.count == 1, "the second came from the cache")
-        let files = try FileManager.default.contentsOfDirectory(atPath: cacheHome + "/douctl")
+        // One reply; beside it only the hit counts of `cache info` and their lock.
+        let all = try FileManager.default.contentsOfDirectory(atPath: cacheHome + "/douctl")
+        let files = all.filter { $0.hasSuffix(".reply") }
         #expect(files.count == 1)
+        #expect(Set(all).subtracting(files).isSubset(of: ["counts.json", ".counts.lock"]), "\(all)")
         let mode = (try FileManager.default.attributesOfItem(atPath: cacheHome + "/douctl/" + (files.first ?? ""))[.posixPermissions] as? NSNumber)?.intValue
         #expect(mode == 0o600)
         let onDisk = try String(contentsOfFile: cacheHome + "/douctl/" + (files.first ?? ""), encoding: .utf8)

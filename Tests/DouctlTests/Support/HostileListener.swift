@@ -15,11 +15,14 @@ final class HostileListener: @unchecked Sendable {
     private let fd: Int32
     private let requests = LockedValue(0)
     private let stopped = LockedValue(false)
+    private let receivedHeads = LockedValue<[String]>([])
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
     /// Request heads read so far.
     var requestCount: Int { requests.value }
     var isStopped: Bool { stopped.value }
+    /// The request heads read so far, in order, as text.
+    var heads: [String] { receivedHeads.value }
 
     /// `reply` gets the connection and writes the reply; the connection is closed after it.
     init(reply: @escaping @Sendable (_ connection: Int32, _ listener: HostileListener) -> Void) throws {
@@ -56,6 +59,7 @@ final class HostileListener: @unchecked Sendable {
             guard read(connection, &byte, 1) == 1 else { return false }
             received.append(byte)
         }
+        receivedHeads.withLock { $0.append(String(decoding: received, as: UTF8.self)) }
         return true
     }
 
