@@ -79,7 +79,7 @@ function __douctl_takes_value
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
     end
-    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --error-format --error-body --color
+    contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --jq --arg --argjson --error-format --error-body --color
 end
 
 # Reads the words before the cursor the way douctl parses them (global options
@@ -171,6 +171,9 @@ complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is con
 complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l proxy -r -f -d 'send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)'
 complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l jq -r -f -d 'filter the JSON output with jq\'s engine (libjq): strings printed as text, other values as compact JSON'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l arg -r -f -d 'bind $NAME to the string VALUE in --jq\'s program'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l argjson -r -f -d 'bind $NAME to the JSON value in --jq\'s program'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
 complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
 complete -c douctl -l color -r -f -a 'auto always never' -d 'colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never'
