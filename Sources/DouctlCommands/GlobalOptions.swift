@@ -43,6 +43,7 @@ struct GlobalOptionValues: CommandOptions {
     var clientKey: String?
     var insecure: Bool = false
     var proxy: String?
+    var unixSocket: String?
     var pretty: Bool = false
     var compact: Bool = false
     var jq: String?
@@ -86,6 +87,8 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.insecure = $1 }, (OptionSpec.flag("insecure", short: "k", help: "do not verify the server's TLS certificate (warns on every use)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .value({ $0.proxy = $1 }, (OptionSpec("proxy", value: ValueSpec("URL"),
                        help: "send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)")).inGroup(GlobalOptions.Group.network.rawValue)),
+        .value({ $0.unixSocket = $1 }, (OptionSpec("unix-socket", value: ValueSpec("PATH", completion: .file),
+                       help: "connect to this Unix domain socket instead of the URL's host and port (the URL still gives Host and path)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .flag({ $0.pretty = $1 }, (OptionSpec.flag("pretty", help: "indent JSON output (default when stdout is a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
         .flag({ $0.compact = $1 }, (OptionSpec.flag("compact", help: "print JSON on one line (default when stdout is not a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
         .value({ $0.jq = $1 }, (OptionSpec("jq", value: ValueSpec("EXPR"),

@@ -297,6 +297,7 @@ public final class APIClient {
             url: FormEncoding.appendQuery(query, to: url),
             headers: headers + request.headers,
             body: body)
+        httpRequest.acceptsCompression = request.acceptsCompression
         if profile.isOwnOrigin(url) { session?.prepare(&httpRequest) }
         return httpRequest
     }
