@@ -97,6 +97,8 @@ let package = Package(
     dependencies: [],
     targets: [
         .target(name: "CCurl", cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // jq's engine for --jq: the system's libjq, loaded at run time as CCurl loads libcurl.
+        .target(name: "CJQ", cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DouctlSystem", swiftSettings: releaseSwift),
         .target(name: "DouctlArguments", dependencies: ["DouctlSystem"], swiftSettings: releaseSwift),
         .target(name: "DouctlJSON", swiftSettings: releaseSwift),
@@ -105,7 +107,7 @@ let package = Package(
         .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"], swiftSettings: releaseSwift),
         .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"], swiftSettings: releaseSwift),
         // Every module a target imports is declared, not reached through another's dependencies.
-        .target(name: "DouctlCommands", dependencies: ["DouctlArguments", "DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSandbox", "DouctlSystem"], swiftSettings: releaseSwift),
+        .target(name: "DouctlCommands", dependencies: ["CJQ", "DouctlArguments", "DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSandbox", "DouctlSystem"], swiftSettings: releaseSwift),
         .executableTarget(
             name: "douctl",
             dependencies: ["DouctlCommands", "DouctlSystem"],

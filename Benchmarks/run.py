@@ -298,6 +298,31 @@ def main():
                 rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, goal, verdict + " (pairs %.2f-%.2fx)" % (low, high)))
                 print("%-28s douctl %.4fs %.1f MiB | curl %.4fs | ratio %.2f" % (name, d_wall, d_rss, c_wall, ratio), flush=True)
             walk_server.shutdown()
+        # Issue 34: --jq (libjq in process) beside `douctl ... | jq -c` (a second process and a
+        # pipe), on a 100-page walk (1,000 items a page, no latency: the filter's own cost) and
+        # on one 200 MB reply. The "other" column is the pipeline; its peak RSS is its largest
+        # process's (jq's, holding the 200 MB document as jv values).
+        if not only or any(name.startswith("jq ") for name in only):
+            sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+            from walk import serve as serve_walk
+            jq_walk = serve_walk(100, 1000, 0, total=True)
+            jq_base = "http://127.0.0.1:%d" % jq_walk.server_port
+            jq_env = dict(env, DOUCTL_TOKEN="bench")
+            walk_command = "%s api /items -f count=1000 --paginate --api-base %s" % (DOUCTL, jq_base)
+            for name, program in (("jq walk .id", ".id"), ("jq walk select", "select(.id % 7 == 0) | {id, text}")):
+                if only and name not in only:
+                    continue
+                (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
+                    "%s --jq '%s' > /dev/null" % (walk_command, program),
+                    "%s | jq -c '%s' > /dev/null" % (walk_command, program), 5, jq_env)
+                rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss, "<= 1.0x douctl | jq -c, RSS flat", "(pairs %.2f-%.2fx)" % (low, high)))
+                print("%-28s douctl %.4fs %.1f MiB | | jq %.4fs %.1f MiB | ratio %.2f" % (name, d_wall, d_rss, c_wall, c_rss, d_wall / c_wall), flush=True)
+            jq_walk.shutdown()
+            reply_200 = make_big_array(os.path.join(www, "200m.json"), big_json, 200 * MiB)
+            for name, program in (("jq 200 MB length", "length"), ("jq 200 MB .[0]", ".[0]")):
+                case(name, "<= 1.0x douctl | jq -c",
+                     "%s api /200m.json --api-base %s --jq '%s' > /dev/null" % (DOUCTL, small_base, program),
+                     "%s api /200m.json --api-base %s | jq -c '%s' > /dev/null" % (DOUCTL, small_base, program), runs=3)
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()

@@ -189,6 +189,9 @@ enum APICommand {
     }
 
     static func run(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+        if context.globals.jq != nil, let other = [(options.raw, "--raw"), (options.include, "-i"), (options.head, "-I"), (options.outputFile != nil, "-o FILE")].first(where: { $0.0 }) {
+            throw .usage("--jq cannot be combined with \(other.1) (it filters the JSON douctl prints)")
+        }
         do {
             return try send(options, context)
         } catch {

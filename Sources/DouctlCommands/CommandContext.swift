@@ -53,7 +53,7 @@ struct CommandContext {
         settings.network = NetworkSettings.Options(
             caBundle: globals.caBundle, caPath: globals.caPath,
             clientCert: globals.clientCert, clientKey: globals.clientKey,
-            insecure: globals.insecure, proxy: globals.proxy)
+            insecure: globals.insecure, proxy: globals.proxy, unixSocket: globals.unixSocket)
         settings.timeout = globals.timeout
         settings.retry = retryPolicy(globals)
         settings.verboseLog = globals.verbose ? line : nil

@@ -66,6 +66,14 @@ public enum Douctl {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
+            // --jq compiles before anything is read or sent; a program that does not compile
+            // is a usage error.
+            do throws(DouctlError) {
+                if let filter = try jqFilter(globals) { stdout.stage = filter }
+            } catch {
+                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
+                return ExitStatus.usage.rawValue
+            }
             if let seconds = globals.maxTime { process.cancellation.expire(after: seconds) }
             if globals.dryRun {
                 return dryRun(prepared.run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
@@ -73,6 +81,24 @@ public enum Douctl {
             let context = CommandContext(globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
             return execute(prepared.run, in: context)
         }
+    }
+
+    /// `--jq EXPR` compiled with its `--arg` and `--argjson` variables; nil without --jq.
+    private static func jqFilter(_ globals: GlobalOptionValues) throws(DouctlError) -> JQFilter? {
+        guard let program = globals.jq else {
+            if !globals.jqStrings.isEmpty || !globals.jqJSON.isEmpty { throw .usage("--arg and --argjson bind variables of --jq's program; give --jq EXPR") }
+            return nil
+        }
+        if globals.dryRun { throw .usage("--jq cannot be combined with --dry-run (it prints requests, not replies)") }
+        return try JQFilter(program, variables: JQFilter.variables(strings: globals.jqStrings, json: globals.jqJSON))
+    }
+
+    /// The end of `--jq`'s input: what the filter says went wrong, if anything. After a
+    /// command that failed, the filter's own failure (if it stopped the command) comes first.
+    private static func finishFilter(_ stdout: OutputStream, failed: Bool) -> DouctlError? {
+        guard let filter = stdout.stage as? JQFilter else { return nil }
+        if failed { return filter.problem }
+        return filter.finish(into: stdout)
     }
 
     /// Runs the command and turns how it ended into the exit status: its own, an error's
@@ -84,11 +110,21 @@ public enum Douctl {
         do {
             status = try run(context)
         } catch {
+            if let problem = finishFilter(stdout, failed: true) {
+                stdout.flush()
+                report(problem, context: context)
+                return ExitStatus(problem).rawValue
+            }
             stdout.flush()
             if let failed = outputFailure(stdout, context: context) { return failed }
             let reported = ExitStatus(error) == .interrupted ? maxTimeError(cancellation) ?? error : error
             report(reported, context: context)
             return ExitStatus(reported).rawValue
+        }
+        if let problem = finishFilter(stdout, failed: false) {
+            stdout.flush()
+            report(problem, context: context)
+            return ExitStatus(problem).rawValue
         }
         stdout.flush()
         if let failed = outputFailure(stdout, context: context) { return failed }

@@ -15,6 +15,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case rateLimited = 6
     case network = 7
     case badReply = 8
+    /// `--jq`'s program failed at run time (a compile error is a usage error, 2).
+    case filterFailed = 9
     case interrupted = 130
     /// The reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports a tool
     /// killed by SIGPIPE (gh, coreutils). Quiet: nothing is wrong but that nobody reads.
@@ -43,6 +45,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .badReply: self = .badReply
         case .notCached: self = .notFound
         case .interrupted: self = .interrupted
+        case .filter: self = .filterFailed
         }
     }
 
@@ -58,6 +61,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .rateLimited: return "rate limited, after retries"
         case .network: return "network error (connect, DNS, TLS, timeout)"
         case .badReply: return "the reply could not be understood (not JSON where JSON was due, truncated)"
+        case .filterFailed: return "the --jq program failed on a value (error(...), a type error such as .a.b on a number): what came before it was printed (a program that does not compile is 2)"
         case .interrupted: return "interrupted"
         case .outputClosed: return "standard output was closed by its reader (e.g. | head); douctl stopped quietly, fetching nothing more"
         }

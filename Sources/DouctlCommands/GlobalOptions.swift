@@ -43,8 +43,12 @@ struct GlobalOptionValues: CommandOptions {
     var clientKey: String?
     var insecure: Bool = false
     var proxy: String?
+    var unixSocket: String?
     var pretty: Bool = false
     var compact: Bool = false
+    var jq: String?
+    var jqStrings: [String] = []
+    var jqJSON: [String] = []
     var errorFormat: ErrorFormat = .text
     var errorBody: ErrorBodyDestination?
     var color: ColorChoice = .auto
@@ -83,8 +87,14 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.insecure = $1 }, (OptionSpec.flag("insecure", short: "k", help: "do not verify the server's TLS certificate (warns on every use)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .value({ $0.proxy = $1 }, (OptionSpec("proxy", value: ValueSpec("URL"),
                        help: "send requests through this proxy (else $HTTPS_PROXY, $http_proxy, $ALL_PROXY, profile proxy)")).inGroup(GlobalOptions.Group.network.rawValue)),
+        .value({ $0.unixSocket = $1 }, (OptionSpec("unix-socket", value: ValueSpec("PATH", completion: .file),
+                       help: "connect to this Unix domain socket instead of the URL's host and port (the URL still gives Host and path)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .flag({ $0.pretty = $1 }, (OptionSpec.flag("pretty", help: "indent JSON output (default when stdout is a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
         .flag({ $0.compact = $1 }, (OptionSpec.flag("compact", help: "print JSON on one line (default when stdout is not a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
+        .value({ $0.jq = $1 }, (OptionSpec("jq", value: ValueSpec("EXPR"),
+                       help: "filter the JSON output with jq's engine (libjq): strings printed as text, other values as compact JSON")).inGroup(GlobalOptions.Group.output.rawValue)),
+        .values({ $0.jqStrings = $1 }, (OptionSpec("arg", value: ValueSpec("NAME=VALUE"), help: "bind $NAME to the string VALUE in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
+        .values({ $0.jqJSON = $1 }, (OptionSpec("argjson", value: ValueSpec("NAME=JSON"), help: "bind $NAME to the JSON value in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
         .choice({ $0.errorFormat = $1 }, OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
                        help: "print errors as one text line or as a JSON object")),
         .choice({ $0.errorBody = $1 }, (OptionSpec("error-body", value: ValueSpec("WHERE", kind: .choice(["stdout", "stderr", "none"])),

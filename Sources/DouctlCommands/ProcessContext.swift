@@ -61,12 +61,25 @@ public struct ProcessContext: Sendable {
     }
 }
 
+/// A step between a command's output and its descriptor (`--jq`).
+public protocol OutputStage: AnyObject {
+    /// Takes the next bytes the command wrote, writing its own output through
+    /// `out.writeThrough`; false stops the output (the stage keeps why).
+    func take(_ bytes: UnsafeRawBufferPointer, into out: OutputStream) -> Bool
+}
+
 /// A byte stream to a file descriptor, buffered so big outputs take few write(2) calls.
 /// After a write fails (a closed pipe, a full disk), later writes are dropped, `failed` is
 /// set and `failure` keeps why; `Douctl.main` reports it (a write error is never silent).
 public final class OutputStream {
     public let fileDescriptor: Int32
-    public let isTerminal: Bool
+    /// False once a stage (`--jq`) reads the command's output instead of a person.
+    public private(set) var isTerminal: Bool
+    /// What the command's writes go through before the descriptor (`--jq`'s filter); nil:
+    /// straight to it. The stage writes its own output with `writeThrough`.
+    public var stage: OutputStage? {
+        didSet { if stage != nil { isTerminal = false } }
+    }
     private var buffer: [UInt8] = []
     private let bufferLimit: Int
     public private(set) var failed = false
@@ -86,6 +99,18 @@ public final class OutputStream {
     deinit { flush() }
 
     public func write(_ bytes: UnsafeRawBufferPointer) {
+        guard let stage else { return writeThrough(bytes) }
+        guard !failed else { return }
+        // A stage that stops (the program failed) keeps why; later writes are dropped.
+        // What it printed before it stopped still goes out.
+        if !stage.take(bytes, into: self) {
+            flush()
+            failed = true
+        }
+    }
+
+    /// Writes to the descriptor (buffered), past any stage.
+    public func writeThrough(_ bytes: UnsafeRawBufferPointer) {
         if buffer.count + bytes.count > bufferLimit { flush() }
         if bytes.count >= bufferLimit {
             writeNow(bytes)

@@ -385,6 +385,7 @@ public final class APIClient {
             headers: headers + request.headers,
             body: body)
         httpRequest.secrets = secrets
+        httpRequest.acceptsCompression = request.acceptsCompression
         if profile.isOwnOrigin(url) { session?.prepare(&httpRequest) }
         return httpRequest
     }

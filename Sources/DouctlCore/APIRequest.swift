@@ -11,6 +11,9 @@ public struct APIRequest: Sendable, Equatable {
     public var body: Body
     /// Whether to attach the profile's token (public endpoints and the token endpoint do not).
     public var sendsToken: Bool
+    /// Ask for a compressed reply (see `HTTPRequest.acceptsCompression`): replies that are
+    /// read, yes; downloads, which keep the bytes as served, no.
+    public var acceptsCompression = true
 
     public enum Body: Sendable, Equatable {
         case none

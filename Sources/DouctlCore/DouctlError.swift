@@ -26,6 +26,9 @@ public enum DouctlError: Error, Equatable, Sendable {
     case notCached(String)
     /// Ctrl-C. Exit 130.
     case interrupted
+    /// `--jq`'s program failed on a value (`error("x")`, `.a.b` on a number): jq's message.
+    /// Exit 9.
+    case filter(String)
 
     /// The one error every command gives when a profile has no login: it names the
     /// profile and the exact command that fixes it.
@@ -55,6 +58,7 @@ public enum DouctlError: Error, Equatable, Sendable {
         case .badReply(let text, let status): return .badReply("\(text) (\(note))", httpStatus: status)
         case .notCached(let text): return .notCached("\(text) (\(note))")
         case .interrupted: return .interrupted
+        case .filter(let text): return .filter("\(text) (\(note))")
         }
     }
 
@@ -72,6 +76,8 @@ public enum DouctlError: Error, Equatable, Sendable {
             return error.message
         case .interrupted:
             return "interrupted"
+        case .filter(let text):
+            return "--jq: " + text
         }
     }
 }

@@ -200,6 +200,8 @@ public struct Download {
     private func receive(url: String, reception: Reception, directory: String,
                          progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> (response: HTTPResponse, completeAlready: Bool) {
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        // A .gz file stays a .gz file: no Accept-Encoding, the bytes as served.
+        request.acceptsCompression = false
         if reception.resumedFrom > 0 {
             request.headers.append(HTTPHeader("Range", "bytes=\(reception.resumedFrom)-"))
             // The rest only if the file is still the one we have the start of; else all of it.
@@ -335,7 +337,8 @@ public struct Download {
         var prefix: [UInt8] = []
         var bytes: Int64 = 0
         var failure: DouctlError?
-        let request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+        request.acceptsCompression = false
         let response: HTTPResponse
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in

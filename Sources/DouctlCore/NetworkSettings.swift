@@ -25,6 +25,8 @@ public struct NetworkSettings: Sendable, Equatable {
     public var fallbackProxies: [String: String] = [:]
     /// Where `insecure` came from ("--insecure", "profile key insecure"), for the warning.
     public var insecureSource: String?
+    /// `--unix-socket PATH`: every connection goes to this socket (curl's --unix-socket).
+    public var unixSocket: String?
 
     /// The command-line options of this group.
     public struct Options: Sendable, Equatable {
@@ -34,8 +36,10 @@ public struct NetworkSettings: Sendable, Equatable {
         public var clientKey: String?
         public var insecure: Bool
         public var proxy: String?
+        public var unixSocket: String?
 
-        public init(caBundle: String? = nil, caPath: String? = nil, clientCert: String? = nil, clientKey: String? = nil, insecure: Bool = false, proxy: String? = nil) {
+        public init(caBundle: String? = nil, caPath: String? = nil, clientCert: String? = nil, clientKey: String? = nil, insecure: Bool = false, proxy: String? = nil, unixSocket: String? = nil) {
+            self.unixSocket = unixSocket
             self.caBundle = caBundle
             self.caPath = caPath
             self.clientCert = clientCert
@@ -103,13 +107,29 @@ public struct NetworkSettings: Sendable, Equatable {
                 fallbackProxies[scheme] = proxy
             }
         }
-        return NetworkSettings(tls: tls, proxy: options.proxy, fallbackProxies: fallbackProxies, insecureSource: insecureSource)
+        var settings = NetworkSettings(tls: tls, proxy: options.proxy, fallbackProxies: fallbackProxies, insecureSource: insecureSource)
+        settings.unixSocket = try options.unixSocket.map { path throws(DouctlError) in try checkSocket(path) }
+        return settings
     }
 
     /// `~/x` → `$HOME/x`, for paths written in config.json.
     private static func expand(_ path: String, _ environment: [String: String]) -> String {
         guard path.hasPrefix("~/"), let home = environment["HOME"], !home.isEmpty else { return path }
         return home + path.dropFirst()
+    }
+
+    /// `--unix-socket PATH` names a socket: anything else (a missing path, a file) is exit 3,
+    /// before anything is sent, rather than a connection error.
+    private static func checkSocket(_ path: String) throws(DouctlError) -> String {
+        guard !path.isEmpty else { throw .usage("invalid value '' for --unix-socket: expected the path of a Unix domain socket") }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw .localInput("cannot use the Unix socket \(path) (from --unix-socket): \(SystemError("stat", path: path).reason)")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw .localInput("cannot use the Unix socket \(path) (from --unix-socket): not a socket")
+        }
+        return path
     }
 
     private static func checkFile(_ path: String, what: String, source: String) throws(DouctlError) -> String {

@@ -147,7 +147,8 @@ public final class RunSession {
             cancellation: settings.cancellation,
             tls: network.tls,
             proxy: network.proxy,
-            fallbackProxies: network.fallbackProxies)
+            fallbackProxies: network.fallbackProxies,
+            unixSocket: network.unixSocket)
         cachedHTTPConfiguration = configuration
         return configuration
     }

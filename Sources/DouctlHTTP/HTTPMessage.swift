@@ -32,6 +32,11 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Values this request carries that must never be logged or recorded, wherever they
     /// appear (an API key in a header or query parameter of the API's choosing).
     public var secrets: [String] = []
+    /// Ask for a compressed reply (Accept-Encoding: every encoding libcurl decodes, as
+    /// curl --compressed): the body arrives decoded, and every bound on a reply's size
+    /// applies to the decoded bytes. For replies a person or a script reads, not for files
+    /// downloaded as they are.
+    public var acceptsCompression = false
 
     public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: RequestBody = .none) {
         self.method = method

@@ -13,6 +13,8 @@
 
 // Option numbers: CURLOPTTYPE_* base + index, exactly as in curl.h (stable ABI since 7.x).
 #define CCURLOPT_WRITEDATA              10001
+#define CCURLOPT_ACCEPT_ENCODING        10102
+#define CCURLOPT_UNIX_SOCKET_PATH       10231
 #define CCURLOPT_URL                    10002
 #define CCURLOPT_PROXY                  10004
 #define CCURLOPT_READDATA               10009

@@ -70,7 +70,8 @@ extension CommandContext {
 
     /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal).
     var colorsStdout: Bool {
-        ColorChoice.enabled(globals.color, isTerminal: stdout.isTerminal, environment: environment)
+        if stdout.stage != nil { return false }  // --jq reads the output, not a person
+        return ColorChoice.enabled(globals.color, isTerminal: stdout.isTerminal, environment: environment)
     }
 
     var viewContext: ViewContext {

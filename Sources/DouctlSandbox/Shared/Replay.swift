@@ -24,7 +24,7 @@ final class ReplayStore: Sendable {
     let grants: Int
     private let served = LockedValue<[Int: Int]>([:])
     static let ignoredParameters: Set<String> = ["access_token", "refresh_token", "client_secret", "password", "code", "code_verifier", "_sig", "_ts", "sign", "apikey"]
-    static let ignoredHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "date", "keep-alive"]
+    static let ignoredHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "date", "keep-alive", "content-encoding"]
 
     init(directory: String) throws(SandboxError) {
         let names: [String]

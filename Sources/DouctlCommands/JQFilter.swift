@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CJQ
+import DouctlCore
+
+/// `--jq EXPR`: what a command prints to stdout goes through jq's own engine (the system's
+/// libjq, loaded at run time; see CJQ) instead of to the descriptor. The output is a stream
+/// of JSON texts (one document, or a walk's NDJSON lines, or --slurp's array); each value is
+/// filtered as soon as it is whole, so a walk is filtered item by item at flat memory. A
+/// string result is printed as its text, any other as compact JSON, each on its own line:
+/// what `douctl ... | jq -rc EXPR` prints, byte for byte.
+final class JQFilter: OutputStage {
+    private let filter: OpaquePointer
+    /// Why the output stopped: the program failed (exit 9), or the output was not JSON (8).
+    private(set) var problem: DouctlError?
+    private var out: OutputStream?
+
+    /// `--arg NAME=VALUE` binds $NAME to a string; `--argjson NAME=JSON` to a JSON value.
+    struct Variable {
+        var name: String
+        var value: String
+        var json: Bool
+    }
+
+    /// Compiles `program`. A program that does not compile, an `--argjson` that is not
+    /// JSON, or no libjq: a usage error (exit 2), before anything is sent.
+    init(_ program: String, variables: [Variable]) throws(DouctlError) {
+        var error = [CChar](repeating: 0, count: 512)
+        let names = variables.map { strdup($0.name) }
+        let values = variables.map { strdup($0.value) }
+        defer { (names + values).forEach { free($0) } }
+        let flags = variables.map { Int32($0.json ? 1 : 0) }
+        let compiled: OpaquePointer? = names.map { UnsafePointer($0) }.withUnsafeBufferPointer { namePointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                flags.withUnsafeBufferPointer { flagPointer in
+                    error.withUnsafeMutableBufferPointer { buffer in
+                        cjq_filter_new(program, Int32(variables.count), namePointers.baseAddress, valuePointers.baseAddress,
+                                       flagPointer.baseAddress, buffer.baseAddress, buffer.count)
+                    }
+                }
+            }
+        }
+        guard let compiled else {
+            let reason = Self.text(error)
+            if cjq_load() != 0 {
+                throw .usage("--jq needs jq's library, libjq: \(reason); install it (Debian, Ubuntu: libjq1; it comes with jq) or set DOUCTL_LIBJQ to its path")
+            }
+            throw .usage(reason.hasPrefix("invalid JSON for --argjson") ? reason : "invalid --jq program: \(reason)")
+        }
+        filter = compiled
+    }
+
+    deinit { cjq_filter_free(filter) }
+
+    /// `--arg NAME=VALUE` and `--argjson NAME=JSON`, split; a missing `=` is a usage error.
+    static func variables(strings: [String], json: [String]) throws(DouctlError) -> [Variable] {
+        try KeyValueOptions.split(strings, shown: "--arg").map { Variable(name: $0.key, value: $0.value, json: false) }
+            + KeyValueOptions.split(json, shown: "--argjson").map { Variable(name: $0.key, value: $0.value, json: true) }
+    }
+
+    func take(_ bytes: UnsafeRawBufferPointer, into out: OutputStream) -> Bool {
+        feed(bytes, last: false, into: out)
+    }
+
+    /// The end of the output: a value left unfinished is an error; nil when all went well.
+    func finish(into out: OutputStream) -> DouctlError? {
+        guard problem == nil, !out.failed else { return problem }
+        _ = feed(UnsafeRawBufferPointer(start: nil, count: 0), last: true, into: out)
+        return problem
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer, last: Bool, into out: OutputStream) -> Bool {
+        self.out = out
+        var error = [CChar](repeating: 0, count: 512)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let status = error.withUnsafeMutableBufferPointer { buffer in
+            cjq_filter_feed(filter, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, last ? 1 : 0, { context, bytes, count in
+                guard let context else { return 0 }
+                let stage = Unmanaged<JQFilter>.fromOpaque(context).takeUnretainedValue()
+                guard let out = stage.out else { return 0 }
+                out.writeThrough(UnsafeRawBufferPointer(start: bytes, count: count))
+                return out.failed ? 0 : 1
+            }, context, buffer.baseAddress, buffer.count)
+        }
+        switch status {
+        case CJQ_OK: return true
+        case CJQ_RUNTIME_ERROR: problem = .filter(Self.text(error))
+        case CJQ_INPUT_ERROR: problem = .badReply("--jq: the output to filter is not JSON (\(Self.text(error)))")
+        default: break  // stdout failed: Douctl.main reports that
+        }
+        return false
+    }
+
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DouctlJSON
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// Compressed replies: api and the typed commands ask for every encoding libcurl decodes
+/// (as gh and httpie do; curl needs --compressed), download never does, and every bound on
+/// a reply's size applies to the decoded bytes, so a decompression bomb is one line, exit 8.
+@Suite("Compressed replies")
+struct CompressionTests {
+    /// nginx with gzip on, over plain HTTP, logging each request's bytes sent and its
+    /// Accept-Encoding.
+    final class GzipNginx: @unchecked Sendable {
+        let process = Process()
+        let port: UInt16
+        let root: String
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        init(files: [String: [UInt8]]) throws {
+            let nginx = try Tools.require("nginx")
+            root = TemporaryDirectory.make(prefix: "douctl-gzip")
+            port = unusedPort()
+            for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + name)) }
+            let config = """
+            daemon off; master_process off; worker_processes 1; pid \(root)/nginx.pid;
+            error_log \(root)/error.log;
+            events { worker_connections 64; }
+            http {
+              log_format sizes '$uri $body_bytes_sent "$http_accept_encoding"';
+              access_log \(root)/access.log sizes;
+              client_body_temp_path \(root); proxy_temp_path \(root); fastcgi_temp_path \(root); uwsgi_temp_path \(root); scgi_temp_path \(root);
+              default_type application/json;
+              gzip on; gzip_types application/json application/octet-stream; gzip_min_length 0;
+              server { listen 127.0.0.1:\(port); root \(root); }
+            }
+            """
+            try Data(config.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
+            process.executableURL = URL(fileURLWithPath: nginx)
+            process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if canConnect(port: port) { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")
+        }
+
+        /// The access log's lines: "URI BYTES_SENT \"ACCEPT_ENCODING\"".
+        var log: [String] {
+            ((try? String(contentsOfFile: root + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    static let items: [UInt8] = Array(("[" + (0..<2000).map { #"{"id":\#($0),"text":"状态 \#($0)","user":{"uid":"ahbei","name":"阿北"}}"# }.joined(separator: ",") + "]").utf8)
+
+    @Test func apiAsksForACompressedReplyAndPrintsItDecoded() throws {
+        let nginx = try GzipNginx(files: ["items.json": Self.items, "me.json": Array(#"{"id":"1000001","uid":"ahbei","name":"阿北"}"#.utf8)])
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "t"])
+        let result = try douctl.run("api", "/items.json", "--api-base", nginx.base, "--include")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText.contains("Content-Encoding: gzip\r\n"), "\(result.stdoutText.prefix(400))")
+        let plain = try douctl.run("api", "/items.json", "--api-base", nginx.base)
+        #expect(plain.stdout == Self.items + [0x0A], "the reply printed decoded")
+        let sent = nginx.log.filter { $0.hasPrefix("/items.json ") }
+        #expect(sent.count == 2)
+        for line in sent {
+            let bytes = Int(line.split(separator: " ")[1]) ?? .max
+            #expect(bytes < Self.items.count / 4, "gzip on the wire: \(line)")
+        }
+    }
+
+    @Test func downloadKeepsTheBytesAsServedAndAsksForNoEncoding() throws {
+        let gz = Data([0x1F, 0x8B, 0x08, 0x00] + Array(repeating: 0x41, count: 5000))
+        let nginx = try GzipNginx(files: ["items.json": Self.items, "archive.gz": [UInt8](gz)])
+        let directory = TemporaryDirectory.make(prefix: "douctl-gzip-dl")
+        let douctl = Douctl()
+        let result = try douctl.run("download", nginx.base + "/items.json", nginx.base + "/archive.gz", "-d", directory)
+        #expect(result.status == 0, "\(result)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/items.json"))) == Self.items)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/archive.gz")) == gz, "a .gz file stays a .gz file")
+        for line in nginx.log {
+            #expect(line.hasSuffix(" \"-\""), "download sends no Accept-Encoding: \(line)")
+        }
+    }
+
+    /// 1 GiB of zeros gzipped (about 1 MiB on the wire), served with Content-Encoding: gzip.
+    static func bomb() throws -> [UInt8] {
+        let python = try Tools.require("python3")
+        let path = TemporaryDirectory.make(prefix: "douctl-bomb") + "/bomb.gz"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", """
+            import zlib, sys
+            c = zlib.compressobj(9, zlib.DEFLATED, 31)
+            block = bytes(1 << 20)
+            with open(sys.argv[1], "wb") as f:
+                for _ in range(1024): f.write(c.compress(block))
+                f.write(c.flush())
+            """, path]
+        try process.run()
+        process.waitUntilExit()
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func aDecompressionBombIsOneLineAndExit8() throws {
+        let bomb = try Self.bomb()
+        #expect(bomb.count < 2 << 20)
+        for status in ["200 OK", "500 Internal Server Error"] {
+            let listener = try HostileListener { connection, _ in
+                guard HostileListener.send(connection, "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\nConnection: close\r\n\r\n") else { return }
+                _ = try? LoopbackSocket.sendAll(connection, bomb)
+            }
+            let douctl = Douctl()
+            let result = try douctl.run(["api", "/bomb", "--api-base", listener.baseURL, "--no-retry"], timeout: 120)
+            let lines = result.stderr.split(separator: "\n")
+            if status.hasPrefix("200") {
+                #expect(result.status == 8, "\(result)")
+                #expect(result.stdout.isEmpty)
+                #expect(lines.count == 1 && result.stderr.contains("larger than 64 MiB"), "\(result.stderr)")
+            } else {
+                // An error reply is read to its first 64 KiB, decoded.
+                #expect(result.status == 1, "\(result)")
+                #expect(lines.count <= 2, "\(result.stderr.prefix(300))")
+            }
+        }
+    }
+}

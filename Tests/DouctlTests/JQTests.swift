@@ -1,0 +1,106 @@
+import DouctlServer
+import Foundation
+import Testing
+import DouctlTestSupport
+
+/// `--jq EXPR`: douctl's output filtered by jq's own engine (the system's libjq), as
+/// `douctl ... | jq -rc EXPR` filters it, without the pipe or the second program.
+@Suite("JQ")
+struct JQTests {
+    static let document = #"{"name":"阿北","n":1.50,"big":100000000000000000000,"tags":["a","b"],"o":{"x":null,"s":"tab\there"},"e":"\u001b[31m"}"#
+
+    /// What the real jq binary prints for `input | jq -rc program`.
+    static func realJQ(_ jq: String, _ program: String, input: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jq)
+        process.arguments = ["-rc", program]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try stdin.fileHandleForWriting.write(contentsOf: input)
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](out)
+    }
+
+    @Test func aReplyFilteredIsWhatJqPrintsInAPipe() throws {
+        let jq = try Tools.require("jq")
+        let server = try TestServer(json: Self.document)
+        let douctl = Douctl()
+        let plain = try douctl.run("api", "/x", "--api-base", server.baseURL)
+        #expect(plain.status == 0)
+        for program in [".", ".name", ".n", ".big", ".tags[]", ".o", ".o.s", ".e", "keys", "[.tags[] | ascii_upcase]", "empty", ".missing", "{name, n}"] {
+            let filtered = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", program)
+            #expect(filtered.status == 0, "\(program): \(filtered)")
+            #expect(filtered.stdout == (try Self.realJQ(jq, program, input: plain.stdout)), "--jq '\(program)' prints what | jq -rc prints")
+        }
+        let name = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".name")
+        #expect(name.stdoutText == "阿北\n", "a string is printed as its text, as gh's --jq prints it")
+    }
+
+    @Test func aWalkIsFilteredItemByItemAndSlurpFiltersTheArray() throws {
+        let server = try TestServer { received in
+            let start = Int(received.queryValue("start") ?? "0") ?? 0
+            let items = start < 6 ? (start..<start + 2).map { #"{"id":\#($0),"text":"t\#($0)"}"# }.joined(separator: ",") : ""
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"start":\#(start),"count":2,"total":6,"items":[\#(items)]}"#.utf8)))
+        }
+        let douctl = Douctl()
+        let ids = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL, "--jq", ".id")
+        #expect(ids.status == 0, "\(ids)")
+        #expect(ids.stdoutText == "0\n1\n2\n3\n4\n5\n")
+        let slurped = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--slurp", "--api-base", server.baseURL, "--jq", "map(.id) | add")
+        #expect(slurped.stdoutText == "15\n", "\(slurped)")
+        let bound = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL,
+                                   "--jq", #"select(.id >= $min) | "\($who) \(.text)""#, "--argjson", "min=4", "--arg", "who=阿北")
+        #expect(bound.stdoutText == "阿北 t4\n阿北 t5\n", "\(bound)")
+    }
+
+    @Test func aTypedCommandIsFilteredToo() throws {
+        let fixture = try SandboxFixture()
+        try fixture.login()
+        let result = try fixture.douctl.run("user", "me", "--jq", "type")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText == "object\n")
+    }
+
+    @Test func filterErrorsAreOneLineWithTheirOwnExitCodes() throws {
+        let server = try TestServer(json: #"{"a":1}"#)
+        let douctl = Douctl()
+        let compile = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".a[")
+        #expect(compile.status == 2, "\(compile)")
+        #expect(compile.stderr.hasPrefix("douctl: invalid --jq program: "), "\(compile.stderr)")
+        #expect(server.received.isEmpty, "a program that does not compile sends nothing")
+        let badJSON = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--argjson", "v={nope")
+        #expect(badJSON.status == 2)
+        #expect(badJSON.stderr.hasPrefix("douctl: invalid JSON for --argjson v"), "\(badJSON.stderr)")
+        let orphan = try douctl.run("api", "/x", "--api-base", server.baseURL, "--arg", "v=1")
+        #expect(orphan.status == 2)
+        let raw = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--raw")
+        #expect(raw.status == 2)
+        #expect(server.received.isEmpty)
+
+        let index = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".a.b")
+        #expect(index.status == 9, "\(index)")
+        #expect(index.stdout.isEmpty)
+        #expect(index.stderr.hasPrefix("douctl: --jq: Cannot index number with "), "jq's own message: \(index.stderr)")
+        #expect(index.stderr.split(separator: "\n").count == 1)
+        let raised = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", #".a, error("stop here")"#)
+        #expect(raised.status == 9)
+        #expect(raised.stdoutText == "1\n", "what came before the error is printed")
+        #expect(raised.stderr == "douctl: --jq: stop here\n")
+    }
+
+    @Test func aMissingLibjqIsOneLineNamingIt() throws {
+        let server = try TestServer(json: #"{"a":1}"#)
+        let douctl = Douctl(environment: ["DOUCTL_LIBJQ": "/nonexistent/libjq.so.1"])
+        let result = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".a")
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr.hasPrefix("douctl: --jq needs jq's library, libjq: cannot load libjq (/nonexistent/libjq.so.1"), "\(result.stderr)")
+        #expect(server.received.isEmpty)
+        let without = try douctl.run("api", "/x", "--api-base", server.baseURL)
+        #expect(without.status == 0, "without --jq, libjq is never loaded")
+    }
+}
