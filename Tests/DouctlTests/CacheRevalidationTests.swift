@@ -13,42 +13,23 @@ struct CacheRevalidationTests {
     /// nginx on plain HTTP serving `root` (etag on, its default), logging each request's
     /// status and If-None-Match.
     final class StaticNginx: @unchecked Sendable {
-        let process = Process()
+        let process: Process
         let port: UInt16
         let root: String
 
         init() throws {
-            let nginx = try Tools.require("nginx")
+            _ = try Tools.require("nginx")
             root = TemporaryDirectory.make(prefix: "douctl-nginx-cache")
             port = unusedPort()
-            let config = """
-            daemon off; master_process off; worker_processes 1; pid \(root)/nginx.pid;
-            error_log \(root)/error.log;
-            events { worker_connections 64; }
-            http {
+            process = try NginxPeer.start(root: root, port: port, http: """
               log_format validators '$status inm=[$http_if_none_match] ims=[$http_if_modified_since]';
               access_log \(root)/access.log validators;
-              client_body_temp_path \(root); proxy_temp_path \(root); fastcgi_temp_path \(root); uwsgi_temp_path \(root); scgi_temp_path \(root);
-              default_type application/json;
               server {
                 listen 127.0.0.1:\(port);
                 etag on;
                 root \(root);
               }
-            }
-            """
-            try Data(config.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if canConnect(port: port) { return }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")
+            """)
         }
 
         /// The access log's lines so far (nginx writes each one when the request ends).
@@ -62,12 +43,7 @@ struct CacheRevalidationTests {
             try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: path)
         }
 
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        deinit { NginxPeer.stop(process) }
     }
 
     static func douctl() -> Douctl {

@@ -14,41 +14,22 @@ struct CompressionTests {
     /// nginx with gzip on, over plain HTTP, logging each request's bytes sent and its
     /// Accept-Encoding.
     final class GzipNginx: @unchecked Sendable {
-        let process = Process()
+        let process: Process
         let port: UInt16
         let root: String
         var base: String { "http://127.0.0.1:\(port)" }
 
         init(files: [String: [UInt8]]) throws {
-            let nginx = try Tools.require("nginx")
+            _ = try Tools.require("nginx")
             root = TemporaryDirectory.make(prefix: "douctl-gzip")
             port = unusedPort()
             for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + name)) }
-            let config = """
-            daemon off; master_process off; worker_processes 1; pid \(root)/nginx.pid;
-            error_log \(root)/error.log;
-            events { worker_connections 64; }
-            http {
+            process = try NginxPeer.start(root: root, port: port, http: """
               log_format sizes '$uri $body_bytes_sent "$http_accept_encoding"';
               access_log \(root)/access.log sizes;
-              client_body_temp_path \(root); proxy_temp_path \(root); fastcgi_temp_path \(root); uwsgi_temp_path \(root); scgi_temp_path \(root);
-              default_type application/json;
               gzip on; gzip_types application/json application/octet-stream; gzip_min_length 0;
               server { listen 127.0.0.1:\(port); root \(root); }
-            }
-            """
-            try Data(config.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if canConnect(port: port) { return }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")
+            """)
         }
 
         /// The access log's lines: "URI BYTES_SENT \"ACCEPT_ENCODING\"".
@@ -56,12 +37,7 @@ struct CompressionTests {
             ((try? String(contentsOfFile: root + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
 
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        deinit { NginxPeer.stop(process) }
     }
 
     static let items: [UInt8] = Array(("[" + (0..<2000).map { #"{"id":\#($0),"text":"状态 \#($0)","user":{"uid":"ahbei","name":"阿北"}}"# }.joined(separator: ",") + "]").utf8)

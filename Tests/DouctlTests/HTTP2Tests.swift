@@ -10,12 +10,12 @@ import DouctlTestSupport
 struct HTTP2Tests {
     /// nginx in the foreground on a free port, serving `directory` over TLS + HTTP/2.
     final class Nginx: @unchecked Sendable {
-        let process = Process()
+        let process: Process
         let port: UInt16
         let root: String
 
         init(pki: TestPKI) throws {
-            let nginx = try Tools.require("nginx")
+            _ = try Tools.require("nginx")
             root = TemporaryDirectory.make(prefix: "douctl-nginx")
             port = unusedPort()
             for page in 0..<3 {
@@ -23,41 +23,17 @@ struct HTTP2Tests {
                 try Data("[\(items)]".utf8).write(to: URL(fileURLWithPath: root + "/page\(page).json"))
             }
             try Data(#"{"ok":true}"#.utf8).write(to: URL(fileURLWithPath: root + "/small.json"))
-            let config = """
-            daemon off; master_process off; worker_processes 1; pid \(root)/nginx.pid;
-            error_log \(root)/error.log;
-            events { worker_connections 64; }
-            http {
+            process = try NginxPeer.start(root: root, port: port, http: """
               access_log \(root)/access.log;
-              client_body_temp_path \(root); proxy_temp_path \(root); fastcgi_temp_path \(root); uwsgi_temp_path \(root); scgi_temp_path \(root);
-              default_type application/json;
               server {
                 listen 127.0.0.1:\(port) ssl http2;
                 ssl_certificate \(pki.serverCertificate); ssl_certificate_key \(pki.serverKey);
                 root \(root);
               }
-            }
-            """
-            try Data(config.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if canConnect(port: port) { return }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            throw PeerError("nginx did not start: \((try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? "")")
+            """)
         }
 
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        deinit { NginxPeer.stop(process) }
     }
 
     /// libcurl's HTTP/2 text lines quote the request's headers (`* h2h3 [authorization:
