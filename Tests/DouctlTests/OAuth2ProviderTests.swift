@@ -225,33 +225,9 @@ final class DOTProvider: @unchecked Sendable {
         directory = TemporaryDirectory.make(prefix: "douctl-dot")
         let script = directory + "/dot_provider.py"
         try Data(Self.source.utf8).write(to: URL(fileURLWithPath: script))
-        let readyFile = directory + "/ready.txt"
-        FileManager.default.createFile(atPath: readyFile, contents: nil)
-        FileManager.default.createFile(atPath: directory + "/provider.log", contents: nil)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Tools.require("python3"))
-        process.arguments = [script, directory]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: readyFile))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/provider.log"))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
         // Migrating a fresh sqlite database takes a while on a busy machine.
-        let deadline = Date().addingTimeInterval(300)
-        var port: String?
-        while Date() < deadline && process.isRunning {
-            let text = (try? String(contentsOfFile: readyFile, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
-                port = String(line.dropFirst(6))
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        guard let port else {
-            if process.isRunning { process.terminate() }
-            let log = (try? String(contentsOfFile: directory + "/provider.log", encoding: .utf8)) ?? ""
-            throw TestFailure("Django OAuth Toolkit did not start:\n\(log.suffix(3000))")
-        }
-        base = "http://127.0.0.1:\(port)"
+        (process, base) = try PythonPeer.launch(name: "Django OAuth Toolkit", script: script, arguments: [directory],
+                                                directory: directory, log: "provider.log", waiting: 300)
     }
 
     deinit { if process.isRunning { process.terminate() } }

@@ -40,36 +40,39 @@ final class PythonPeer: @unchecked Sendable {
         self.directory = directory
         let script = directory + "/peer.py"  // not the name of a module it imports
         try Data((Self.orphanWatch + "\n" + source).utf8).write(to: URL(fileURLWithPath: script))
-        let readyFile = directory + "/ready.txt"
-        FileManager.default.createFile(atPath: readyFile, contents: nil)
-        FileManager.default.createFile(atPath: directory + "/peer.log", contents: nil)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Tools.require("python3"))
-        process.arguments = [script] + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: readyFile))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/peer.log"))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(180)
-        var port: String?
-        while Date() < deadline && process.isRunning {
-            let text = (try? String(contentsOfFile: readyFile, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
-                port = String(line.dropFirst(6))
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        guard let port else {
-            if process.isRunning { process.terminate() }
-            let log = (try? String(contentsOfFile: directory + "/peer.log", encoding: .utf8)) ?? ""
-            throw TestFailure("\(name) did not start:\n\(log.suffix(3000))")
-        }
-        base = "http://127.0.0.1:\(port)"
+        (process, base) = try Self.launch(name: name, script: script, arguments: arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory) },
+                                          directory: directory, log: "peer.log", waiting: 180)
     }
 
     deinit { if process.isRunning { process.terminate() } }
+
+    /// Starts `python3 SCRIPT ARGUMENTS…` in `directory`, stdout to ready.txt and stderr to
+    /// `log` there, and waits (at most `waiting` seconds) for its "ready PORT" line: the
+    /// process and its base URL. Django OAuth Toolkit's provider starts the same way.
+    static func launch(name: String, script: String, arguments: [String], directory: String, log: String, waiting: Double) throws -> (Process, String) {
+        let readyFile = directory + "/ready.txt"
+        FileManager.default.createFile(atPath: readyFile, contents: nil)
+        FileManager.default.createFile(atPath: directory + "/" + log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Tools.require("python3"))
+        process.arguments = [script] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: readyFile))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/" + log))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(waiting)
+        while Date() < deadline && process.isRunning {
+            let text = (try? String(contentsOfFile: readyFile, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
+                return (process, "http://127.0.0.1:\(line.dropFirst(6))")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        if process.isRunning { process.terminate() }
+        let text = (try? String(contentsOfFile: directory + "/" + log, encoding: .utf8)) ?? ""
+        throw TestFailure("\(name) did not start:\n\(text.suffix(3000))")
+    }
 
     /// Ends the script when the test process goes (Python code for the scripts).
     static let orphanWatch = """
