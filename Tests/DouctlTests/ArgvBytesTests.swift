@@ -159,18 +159,7 @@ struct ArgvBytesTests {
         var envpArray = envp + [nil]
         let spawned = posix_spawn(&pid, Douctl.binary, &actions, nil, &argvArray, &envpArray)
         guard spawned == 0 else { throw SystemError("posix_spawn", errno: spawned) }
-        let deadline = Date().addingTimeInterval(timeout)
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                Issue.record("douctl did not finish within \(timeout)s")
-                _ = waitpid(pid, &status, 0)
-                break
-            }
-            usleep(10_000)
-        }
-        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return CommandResult(status: code, stdout: (try? FileIO.readFile(outPath)) ?? [], stderrBytes: (try? FileIO.readFile(errPath)) ?? [])
+        // Waited for as the closed-descriptor tests wait for theirs.
+        return WalksAndOutputTests.Child(pid: pid, stdoutPath: outPath, stderrPath: errPath).wait(timeout: timeout)
     }
 }
