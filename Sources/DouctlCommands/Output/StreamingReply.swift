@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import DouctlArguments
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// Where a streamed reply goes: straight to stdout (--raw), through the incremental
+/// reformatter (a JSON array), or into memory up to the bound (anything else).
+final class StreamingPrinter {
+    enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
+    let context: CommandContext
+    /// --raw: the bytes as received; --include: the head first.
+    let raw: Bool
+    let include: Bool
+    var mode: Mode
+    var held: [UInt8] = []
+    var delivered = 0
+    var problem: DouctlError?
+    var status = 200
+    var headPrinted = false
+    /// jq's colours on a terminal, fed chunk by chunk as the reformatter writes.
+    var colorizer: JSONColorizer?
+    /// A Coding-style envelope being unwrapped as it arrives (see `unwrapEnvelope`), and
+    /// how a reply is decoded to find the error it carries.
+    var unwrapper: EnvelopeStreamUnwrapper?
+    var responseHead: HTTPResponseHead?
+    var decode: (HTTPResponse) throws(DouctlError) -> Void = { _ throws(DouctlError) in }
+
+    init(context: CommandContext, raw: Bool, include: Bool) {
+        self.context = context
+        self.raw = raw
+        self.include = include
+        mode = raw ? .raw : .undecided
+    }
+
+    func head(_ head: HTTPResponseHead) {
+        status = head.status
+        responseHead = head
+        if include {
+            context.stdout.write(APIOutput.headText(head))
+            headPrinted = true
+        }
+    }
+
+    /// A retry may start over only while nothing reached stdout.
+    func restart() -> Bool {
+        guard delivered == 0 else { return false }
+        held.removeAll()
+        if case .reformat = mode { mode = .undecided }
+        if unwrapper != nil { (unwrapper, mode) = (nil, .undecided) }
+        return true
+    }
+
+    func take(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if case .undecided = mode {
+            guard let first = chunk.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+                return hold(chunk)
+            }
+            // An array is never an envelope: it streams. Anything else is held, to be
+            // unwrapped or checked whole.
+            if first == UInt8(ascii: "[") && held.count < 4096 {
+                if !startReformatting() { return false }
+            } else {
+                mode = .hold
+                if first == UInt8(ascii: "{") { unwrapper = EnvelopeStreamUnwrapper(rule: ReplyDecoder.envelopeStreamRule, output: .reformat(context.prettyJSON ? .pretty : .compact), emit: emitter()) }
+            }
+        }
+        switch mode {
+        case .raw:
+            delivered += chunk.count
+            context.stdout.write(chunk)
+            return !context.stdout.failed
+        case .reformat(let reformatter):
+            return feed(chunk, to: reformatter) && !context.stdout.failed
+        case .hold, .undecided:
+            return hold(chunk)
+        }
+    }
+
+    /// From here on the reply goes through the incremental reformatter, what was held first.
+    private func startReformatting() -> Bool {
+        let reformatter = JSONStreamReformatter(format: context.prettyJSON ? .pretty : .compact, emit: emitter())
+        mode = .reformat(reformatter)
+        let before = held
+        held = []
+        return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
+    }
+
+    /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
+    private func emitter() -> (UnsafeRawBufferPointer) -> Void {
+        let stdout = context.stdout
+        // On a terminal even without colours: the colorizer also escapes what the
+        // terminal would obey (TerminalText).
+        if context.stdout.isTerminal || context.colorsStdout { colorizer = JSONColorizer(colors: context.colorsStdout) }
+        return { [unowned self] bytes in
+            delivered += bytes.count
+            if var colorizer {
+                stdout.write(colorizer.feed(Array(bytes)))
+                self.colorizer = colorizer
+            } else {
+                stdout.write(bytes)
+            }
+        }
+    }
+
+    /// An object is held so that an envelope can be unwrapped and an error found; past
+    /// this size one that does not begin like an envelope is a resource, and streams.
+    static let objectStreamingThreshold = 1 << 20
+
+    /// The first member name of a held object, once it has arrived whole.
+    private func heldFirstKey() -> String? {
+        var index = held.startIndex
+        func skipSpace() { while index < held.endIndex, [0x20, 0x0A, 0x0D, 0x09].contains(held[index]) { index += 1 } }
+        skipSpace()
+        guard index < held.endIndex, held[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        skipSpace()
+        guard index < held.endIndex, held[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        while end < held.endIndex, end - start < 64 {
+            if held[end] == UInt8(ascii: "\\") { return nil }  // an escaped name is no envelope key
+            if held[end] == UInt8(ascii: "\"") { return String(decoding: held[start..<end], as: UTF8.self) }
+            end += 1
+        }
+        return end - start >= 64 ? "" : nil
+    }
+
+    private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if let unwrapper, let taken = unwrapEnvelope(chunk, unwrapper) { return taken }
+        if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
+           let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
+            guard startReformatting() else { return false }
+            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !context.stdout.failed }
+        }
+        guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
+            if unwrapper?.dataBeforeCode == true {
+                problem = .transport(.replyTooLarge("the reply is an envelope larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB whose data comes before its code, so it is held to be unwrapped and cannot be; --raw prints any size"))
+                return false
+            }
+            problem = .transport(.replyTooLarge("the reply is larger than \(HTTPResponse.maximumBodyBytes >> 20) MiB and is not a JSON array, so it cannot be printed as a stream; --raw prints any size"))
+            return false
+        }
+        held.append(contentsOf: chunk)
+        return true
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer, to reformatter: JSONStreamReformatter) -> Bool {
+        do throws(JSONParseError) {
+            try reformatter.feed(bytes)
+            return true
+        } catch {
+            problem = notJSON(error)
+            return false
+        }
+    }
+
+    /// Feeds a reply that began with "{" to the unwrapper: once a success status has come
+    /// before the data, the data streams (nothing more is held); after an error status the
+    /// reply is held only to 64 KiB, then reported from what came whole. Nil: hold the
+    /// chunk as before (undecided, or data before the status: up to 64 MiB).
+    private func unwrapEnvelope(_ chunk: UnsafeRawBufferPointer, _ unwrapper: EnvelopeStreamUnwrapper) -> Bool? {
+        do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.feed(chunk) } catch {
+            problem = envelopeProblem(error)
+            return false
+        }
+        switch unwrapper.decision {
+        case .streaming:
+            held = []
+            return !context.stdout.failed
+        case .failing where held.count + chunk.count > HTTPResponse.maximumErrorBodyBytes:
+            held.append(contentsOf: chunk.prefix(HTTPResponse.maximumErrorBodyBytes - held.count))
+            do throws(DouctlError) {
+                try decode(HTTPResponse(head: responseHead ?? HTTPResponseHead(status: status), body: unwrapper.remainder))
+                problem = .transport(.replyTooLarge("the reply is an error envelope larger than \(HTTPResponse.maximumErrorBodyBytes >> 10) KiB"))
+            } catch {
+                if case .api(var apiError) = error { apiError.body = held; problem = .api(apiError) } else { problem = error }
+            }
+            return false
+        case .failing, .holding, .undecided:
+            if unwrapper.decision == .holding && !unwrapper.dataBeforeCode { self.unwrapper = nil }
+            return nil
+        }
+    }
+
+    private func envelopeProblem(_ failure: EnvelopeStreamUnwrapper.Failure) -> DouctlError {
+        switch failure {
+        case .malformed(let error): return notJSON(error)
+        case .ambiguous(let text): return .badReply("the reply is not a valid envelope (HTTP \(status): \(text))", httpStatus: status)
+        }
+    }
+
+    private func notJSON(_ error: JSONParseError) -> DouctlError {
+        .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
+    }
+
+    /// After a successful transfer: ends the stream, or hands back the held reply.
+    func finish(_ head: HTTPResponseHead) throws(DouctlError) -> HTTPResponse? {
+        if let problem { throw problem }  // a sink's refusal the transport did not act on
+        switch mode {
+        case .raw:
+            return nil
+        case .reformat(let reformatter):
+            do throws(JSONParseError) {
+                try reformatter.finish()
+            } catch {
+                throw notJSON(error)
+            }
+            if var colorizer { context.stdout.write(colorizer.finish()) }
+            context.stdout.write([0x0A])
+            return nil
+        case .hold, .undecided:
+            if let unwrapper, case .streaming = unwrapper.decision {
+                do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.finish() } catch { throw envelopeProblem(error) }
+                if var colorizer { context.stdout.write(colorizer.finish()) }
+                context.stdout.write([0x0A])
+                // A status member after the data may still make the reply an error.
+                try decode(HTTPResponse(head: head, body: unwrapper.remainder))
+                return nil
+            }
+            return HTTPResponse(head: head, body: held)
+        }
+    }
+}
