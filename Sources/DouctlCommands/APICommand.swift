@@ -220,7 +220,7 @@ enum APICommand {
     private static func send(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         // Every value's form first, before the config, standard input or a file is read.
         let draft = try RequestDraft(options)
-        var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.profile().bodyFormat)
+        var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
@@ -251,20 +251,18 @@ enum APICommand {
             // --raw prints a successful reply's bytes as received, whatever they are (as the
             // streamed path does): only an error status or envelope is an error.
             if options.raw, case .badReply = error, (200..<300).contains(response.status) {
-                if options.include && !headPrinted { context.stdout.write(APIOutput.headText(response.head)) }
-                context.stdout.write(response.body)
+                context.output.reply(response, payload: nil, raw: true, withHead: options.include && !headPrinted)
                 return .success
             }
             // The error body (printed with the error) goes where --error-body says; so does
             // the head --include asked for.
-            if options.include, let stream = context.errorBodyStream { stream.write(APIOutput.headText(response.head)) }
+            if options.include { context.output.errorHead(response.head) }
             throw error
         }
-        if options.include && !headPrinted { context.stdout.write(APIOutput.headText(response.head)) }
         if reply.isUnparsedJSONArray && !options.raw {
-            try printReformatted(response.body, status: response.status, context: context)
+            try context.output.reformattedReply(response, withHead: options.include && !headPrinted)
         } else {
-            printBody(of: response, raw: options.raw, payload: options.raw ? nil : reply.payload, context: context)
+            context.output.reply(response, payload: options.raw ? nil : reply.payload, raw: options.raw, withHead: options.include && !headPrinted)
         }
         return .success
     }
@@ -284,7 +282,7 @@ enum APICommand {
     /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
     /// reply (its first 64 KiB). Nil when the reply was printed.
     private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
-        let printer = StreamingPrinter(context: context, raw: options.raw, include: options.include)
+        let printer = StreamingReply(output: context.output, raw: options.raw, include: options.include)
         printer.decode = { (reply: HTTPResponse) throws(DouctlError) in _ = try client.decode(reply, for: request, parsesArrays: false) }
         let response: HTTPResponse
         do {
@@ -301,7 +299,7 @@ enum APICommand {
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
     private static func exchangeShowingProgress(_ request: APIRequest, progress mode: ProgressMode, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        guard !files.isEmpty, context.dryRun == nil, let display = context.progressDisplay(mode) else {
+        guard !files.isEmpty, context.session.settings.dryRun == nil, let display = context.output.progress(mode) else {
             return try client.exchange(request)
         }
         let name = files.joined(separator: ", ")
@@ -331,37 +329,6 @@ enum APICommand {
             }
         default:
             return []
-        }
-    }
-
-    /// Validates and reformats JSON bytes without building a tree; nothing is printed when
-    /// they turn out not to be JSON.
-    private static func printReformatted(_ body: [UInt8], status: Int, context: CommandContext) throws(DouctlError) {
-        do {
-            var formatted = try JSONReformatter.reformat(body, format: context.prettyJSON ? .pretty : .compact)
-            formatted.append(0x0A)
-            context.stdout.write(context.colored(formatted))
-        } catch {
-            throw .badReply("the reply is not valid JSON (HTTP \(status): \(error.description))", httpStatus: status)
-        }
-    }
-
-    /// Prints the payload as JSON, or the body as received (--raw, non-JSON, or an error body).
-    private static func printBody(of response: HTTPResponse, raw: Bool, payload: JSON?, context: CommandContext) {
-        if raw || response.body.isEmpty {
-            context.stdout.write(response.body)
-            return
-        }
-        if let payload {
-            context.printJSON(payload)
-            return
-        }
-        let format: JSONFormat = context.prettyJSON ? .pretty : .compact
-        if let formatted = try? JSONReformatter.reformat(response.body, format: format) {
-            context.stdout.write(context.colored(formatted))
-            context.stdout.write([0x0A])
-        } else {
-            context.stdout.write(response.body)
         }
     }
 }

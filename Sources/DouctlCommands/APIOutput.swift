@@ -16,7 +16,7 @@ enum APIOutput {
     /// --paginate: `APIOptions.validate()` has refused that.
     static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
         guard options.head || options.outputFile != nil else { return nil }
-        if context.dryRun != nil { return nil }
+        if context.session.settings.dryRun != nil { return nil }
         if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
         guard let output = options.outputFile else { return nil }
         return try toFile(output, include: options.include, request: request, client: client, context: context)
@@ -48,7 +48,7 @@ enum APIOutput {
         if let failure { throw failure }
         if !(200..<300).contains(response.status) {
             // The error body goes where --error-body says, never into FILE.
-            if includeHead, let stream = context.errorBodyStream { stream.write(headText(response.head)) }
+            if includeHead { context.output.errorHead(response.head) }
             _ = try client.decode(response, for: request)
             throw .badReply("the server answered HTTP \(response.status)", httpStatus: response.status)
         }
@@ -69,7 +69,7 @@ enum APIOutput {
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
         } else {
-            context.stdout.write(Array(text.utf8))
+            context.output.write(Array(text.utf8))
         }
         if !(200..<400).contains(response.status) {
             _ = try client.decode(response, for: request)

@@ -231,15 +231,15 @@ enum AuthCommands {
         if let token = context.environment["DOUCTL_TOKEN"], !token.isEmpty {
             throw .usage("DOUCTL_TOKEN is set, so douctl would ignore a stored login; unset it first")
         }
-        var profile = try context.profile()
+        var profile = try context.session.profile()
         if let scopes = options.requestedScopes { profile.scopes = scopes }
         let method = options.method ?? LoginMethod.automatic(
             profile: profile, browserAvailable: BrowserLauncher(environment: context.environment).isAvailable && !options.noBrowser)
         let service = try context.loginService(profile: profile, console: console(context, options))
         switch try service.login(source(method, context)) {
         case .cookieSession(let identity):
-            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(identity.name ?? identity.id ?? "an unknown user")) (cookie session).")
-            context.printJSON(.object(JSONObject([
+            context.output.note("Logged in to \(profile.name) as \(TerminalText.escaped(identity.name ?? identity.id ?? "an unknown user")) (cookie session).")
+            context.output.json(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
                 ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
             ])))
@@ -247,8 +247,8 @@ enum AuthCommands {
             Subprocess.reapFinished()
             let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
             let how = credential.isBasic ? " (HTTP Basic)" : credential.isClientCredentials ? " (client credentials; a new token is fetched when this one expires)" : ""
-            context.note("Logged in to \(profile.name) as \(TerminalText.escaped(who))\(how).")
-            context.printJSON(identityJSON(profile: profile.name, credential))
+            context.output.note("Logged in to \(profile.name) as \(TerminalText.escaped(who))\(how).")
+            context.output.json(identityJSON(profile: profile.name, credential))
         }
         return .success
     }
@@ -272,13 +272,13 @@ enum AuthCommands {
     /// one line `user:password` on stdin (never argv).
     static func readBasic(_ context: CommandContext) throws(DouctlError) -> (user: String, password: String) {
         let stdin = context.process.standardInput
-        if Terminal.isTerminal(stdin) {
-            context.note("User name:")
+        if context.output.terminal.stdinIsTerminal {
+            context.output.note("User name:")
             guard let user = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !user.isEmpty else {
                 if context.cancellation.isRequested { throw .interrupted }
                 throw .usage("--basic needs a user name")
             }
-            context.note("Password (not shown):")
+            context.output.note("Password (not shown):")
             guard let password = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n") else {
                 if context.cancellation.isRequested { throw .interrupted }
                 throw .usage("--basic needs a password")
@@ -305,7 +305,7 @@ enum AuthCommands {
         let browser = BrowserLauncher(environment: context.environment)
         let stdin = context.process.standardInput
         return LoginConsole(
-            say: { context.note($0) },
+            say: { context.output.note($0) },
             readLine: { Terminal.readLine(stdin) },
             readSecret: { Terminal.readSecretLine(stdin) },
             openBrowser: options.noBrowser ? nil : { browser.open($0) },
@@ -318,7 +318,7 @@ enum AuthCommands {
     /// `--with-token`: one line of stdin, never echoed.
     static func readToken(_ context: CommandContext) throws(DouctlError) -> String {
         let stdin = context.process.standardInput
-        if Terminal.isTerminal(stdin) { context.note("Paste an access token and press Enter:") }
+        if context.output.terminal.stdinIsTerminal { context.output.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
             if context.cancellation.isRequested { throw .interrupted }
             throw .usage("--with-token reads the token from stdin, which was empty")
@@ -329,7 +329,7 @@ enum AuthCommands {
     /// `--with-credentials`: what `auth export` printed, all of stdin.
     static func readExport(_ context: CommandContext) throws(DouctlError) -> [UInt8] {
         let stdin = context.process.standardInput
-        if Terminal.isTerminal(stdin) { context.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
+        if context.output.terminal.stdinIsTerminal { context.output.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
         let bytes = try StandardInput(context.process).bytes(for: "--with-credentials")
         return bytes
     }
@@ -337,14 +337,14 @@ enum AuthCommands {
     /// `auth export`: the whole stored login as JSON, for `auth login --with-credentials`
     /// elsewhere. It carries the refresh token, so a terminal gets it only when asked.
     static func export(_ options: ExportOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        if context.stdout.isTerminal && !options.yesIKnow {
+        if context.output.stdoutIsTerminal && !options.yesIKnow {
             throw .usage("auth export prints the refresh token; redirect it (douctl auth export > credentials-ci.json) or pass --yes-i-know to print it here")
         }
-        let profile = try context.profile()
-        guard let credential = try context.credentialStore().load(profile.name) else {
+        let profile = try context.session.profile()
+        guard let credential = try context.session.credentialStore().load(profile.name) else {
             throw .notLoggedIn(profile.name)
         }
-        context.printJSON(.object(JSONObject([
+        context.output.json(.object(JSONObject([
             ("douctl", "credentials"), ("profile", .string(profile.name)), ("api_base", .string(profile.apiBase)),
             ("credential", credential.json),
         ])))
@@ -364,19 +364,19 @@ enum AuthCommands {
     // MARK: - status, token, refresh, logout
 
     static func status(_ options: StatusOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let profile = try context.profile()
+        let profile = try context.session.profile()
         let showToken = options.showToken
-        let checks = options.checks(stdoutIsTerminal: context.stdout.isTerminal)
+        let checks = options.checks(stdoutIsTerminal: context.output.stdoutIsTerminal)
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
-        if case .environmentToken(let token) = try context.credentialInForce() {
+        if case .environmentToken(let token) = try context.session.credentialInForce() {
             object["logged_in"] = true
             object["credential"] = "DOUCTL_TOKEN"
             object["token"] = .string(showToken ? token : Mask.secret(token))
             return try finishStatus(object, checks: checks, context: context, profile: profile)
         }
-        let store = try context.credentialStore()
+        let store = try context.session.credentialStore()
         let session = try CodingSession.status(context, profile: profile)
         guard let credential = try store.load(profile.name) else {
             if let session {
@@ -389,7 +389,7 @@ enum AuthCommands {
             }
             object["logged_in"] = false
             object["credentials_path"] = .string(store.path)
-            context.printDocument(.object(object), view: .fields)
+            context.output.document(.object(object), view: .fields)
             throw .notLoggedIn(profile.name)
         }
         let now = Timestamp.now()
@@ -423,21 +423,21 @@ enum AuthCommands {
     private static func finishStatus(_ status: JSONObject, checks: Bool, context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> ExitStatus {
         var object = status
         guard checks else {
-            context.printDocument(.object(object), view: .fields)
+            context.output.document(.object(object), view: .fields)
             return .success
         }
         do {
-            guard let identity = try Identity.fetch(with: try context.api()) else {
+            guard let identity = try Identity.fetch(with: try context.session.api()) else {
                 // No endpoint says whose the token is: nothing to check it against.
                 object["valid"] = .null
-                context.printDocument(.object(object), view: .fields)
-                context.note("Cannot check the login of \(profile.name): the profile has no user_url.")
+                context.output.document(.object(object), view: .fields)
+                context.output.note("Cannot check the login of \(profile.name): the profile has no user_url.")
                 return .success
             }
             object["valid"] = true
             if let id = identity.id { object["user_id"] = .string(id) }
             if let name = identity.name { object["user_name"] = .string(name) }
-            context.printDocument(.object(object), view: .fields)
+            context.output.document(.object(object), view: .fields)
             return .success
         } catch {
             let refused: Bool
@@ -448,7 +448,7 @@ enum AuthCommands {
             }
             guard refused else { throw error }
             object["valid"] = false
-            context.printDocument(.object(object), view: .fields)
+            context.output.document(.object(object), view: .fields)
             // The error's own hint may already say how to log in: say it once.
             var reason = error.message
             if case .api(var apiError) = error {
@@ -460,18 +460,18 @@ enum AuthCommands {
     }
 
     static func token(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        if try context.credentialInForce() == .cookieSession {
-            let profile = try context.profile()
+        if try context.session.credentialInForce() == .cookieSession {
+            let profile = try context.session.profile()
             throw cookieSessionHasNoToken(profile.name, "no access token to print; for a token, run: douctl auth login --web --profile \(profile.name)")
         }
-        guard let tokens = try context.tokens(), let token = try tokens.currentToken() else {
-            let profile = try context.profile()
+        guard let tokens = try context.session.tokens(), let token = try tokens.currentToken() else {
+            let profile = try context.session.profile()
             throw .notLoggedIn(profile.name)
         }
         if tokens.credentialScheme == "Basic" {
-            throw .authentication("\(try context.profile().name) is logged in with a user name and password (auth login --basic), which has no access token to print")
+            throw .authentication("\(try context.session.profile().name) is logged in with a user name and password (auth login --basic), which has no access token to print")
         }
-        context.stdout.line(token)
+        context.output.line(token)
         return .success
     }
 
@@ -481,35 +481,35 @@ enum AuthCommands {
     }
 
     static func refresh(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        guard let tokens = try context.tokens() as? StoredTokens else {
-            switch try context.credentialInForce() {
+        guard let tokens = try context.session.tokens() as? StoredTokens else {
+            switch try context.session.credentialInForce() {
             case .environmentToken:
                 throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
             case .cookieSession:
-                throw cookieSessionHasNoToken(try context.profile().name, "no token to refresh")
+                throw cookieSessionHasNoToken(try context.session.profile().name, "no token to refresh")
             case .storedToken, .none:
-                throw .notLoggedIn(try context.profile().name)
+                throw .notLoggedIn(try context.session.profile().name)
             }
         }
         let (credential, renewed) = try tokens.forceRefresh()
-        context.note(renewed
+        context.output.note(renewed
             ? "Refreshed the token of \(tokens.profile.name)."
             : "The token of \(tokens.profile.name) has not expired, and the server keeps it (it refreshes only expired tokens).")
-        context.printJSON(identityJSON(profile: tokens.profile.name, credential))
+        context.output.json(identityJSON(profile: tokens.profile.name, credential))
         return .success
     }
 
     static func logout(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let profile = try context.profile()
+        let profile = try context.session.profile()
         let logout = try context.loginService(profile: profile, console: console(context, LoginOptions())).logout()
         guard logout.removed != nil else {
-            context.note(logout.endedSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
+            context.output.note(logout.endedSession ? "Logged out of \(profile.name)." : "Not logged in to \(profile.name); nothing to do.")
             return .success
         }
         if !logout.revocationFailures.isEmpty {
-            context.warn("the server did not confirm revocation (\(logout.revocationFailures.joined(separator: ", "))); the local copy is deleted")
+            context.output.warn("the server did not confirm revocation (\(logout.revocationFailures.joined(separator: ", "))); the local copy is deleted")
         }
-        context.note("Logged out of \(profile.name).")
+        context.output.note("Logged out of \(profile.name).")
         return .success
     }
 }
@@ -518,12 +518,12 @@ extension CommandContext {
     /// The login service for `profile` (whose scopes may be the command's): this run's
     /// credential store, and its clients and transport, built when the service first sends.
     func loginService(profile: ResolvedProfile, console: LoginConsole) throws(DouctlError) -> LoginService {
-        LoginService(profile: profile, store: try credentialStore(), console: console,
-                     warn: { self.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) },
+        LoginService(profile: profile, store: try session.credentialStore(), console: console,
+                     warn: { self.output.warn($0) }, dropCachedReplies: { CacheCommands.dropReplies(self, profile: $0) },
                      now: clock.now) { () throws(DouctlError) in
-            var clients = try self.clientFactory()
+            var clients = try self.session.clientFactory()
             clients.profile = profile
-            return LoginService.Connection(clients: clients, http: try self.http())
+            return LoginService.Connection(clients: clients, http: try self.session.http())
         }
     }
 }

@@ -34,10 +34,10 @@ enum CacheCommands {
     ])
 
     static func info(_ options: UserCommands.ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let cache = try context.responseCache()
+        let cache = try context.session.responseCache()
         let summary = cache.summary()
         let counts = cache.counts()
-        context.printDocument(.object(JSONObject([
+        context.output.document(.object(JSONObject([
             ("path", .string(cache.directory)), ("entries", .int(Int64(summary.entries))),
             ("bytes", .int(summary.bytes)), ("max_bytes", .int(cache.maximumBytes)),
             ("hits", .int(counts[.hits] ?? 0)), ("revalidations", .int(counts[.revalidations] ?? 0)),
@@ -47,15 +47,15 @@ enum CacheCommands {
     }
 
     static func clear(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let removed = try context.responseCache().clear()
-        context.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
+        let removed = try context.session.responseCache().clear()
+        context.output.note("Removed \(removed) cached \(removed == 1 ? "reply" : "replies").")
         return .success
     }
 
     /// The profile's identity changed (`auth login`, `auth logout`): its cached replies
     /// belong to the old one. Without a cache directory there is nothing to drop.
     static func dropReplies(_ context: CommandContext, profile: String) {
-        guard let cache = try? context.responseCache() else { return }
+        guard let cache = try? context.session.responseCache() else { return }
         cache.drop(profile: profile)
     }
 }

@@ -8,7 +8,7 @@ enum CodingSession {
     /// when there is none.
     static func status(_ context: CommandContext, profile: ResolvedProfile) throws(DouctlError) -> (json: JSON, owner: Identity?)? {
         guard profile.rules.hasCookieSessions else { return nil }
-        let jar = CookieJar(directory: try context.configDirectory(), profile: profile.name)
+        let jar = CookieJar(directory: try context.session.configDirectory(), profile: profile.name)
         guard jar.exists else { return nil }
         let names = try jar.load().map(\.name)
         let json: JSON = .object(JSONObject([("cookie_jar", .string(jar.path)), ("cookies", .array(names.map(JSON.string)))]))

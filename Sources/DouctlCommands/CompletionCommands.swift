@@ -53,7 +53,7 @@ enum CompletionCommands {
         guard let script = script(for: options.shell) else {
             throw .usage("missing argument SHELL")
         }
-        context.stdout.write(script)
+        context.output.write(script)
         return .success
     }
 
@@ -62,7 +62,7 @@ enum CompletionCommands {
         var candidates: [String] = []
         switch options.kind {
         case "profiles":
-            let configured = (try? context.config().profiles.map(\.name)) ?? []
+            let configured = (try? context.session.config().profiles.map(\.name)) ?? []
             candidates = configured + Preset.names.filter { !configured.contains($0) }
         case "keys":
             candidates = ProfileKey.allCases.map(\.rawValue)
@@ -71,12 +71,12 @@ enum CompletionCommands {
         default:
             break
         }
-        for candidate in candidates { context.stdout.line(candidate) }
+        for candidate in candidates { context.output.line(candidate) }
         return .success
     }
 
     static func printManual(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.stdout.write(ManPageText.page.render())
+        context.output.write(ManPageText.page.render())
         return .success
     }
 }

@@ -80,8 +80,8 @@ enum ConfigCommands {
 
     static func get(_ options: Get, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(options.key)
-        guard let value = try context.profile().value(key) else { return .success }
-        context.stdout.line(Mask.shown(key, value.display, showSecrets: options.showSecrets))
+        guard let value = try context.session.profile().value(key) else { return .success }
+        context.output.line(Mask.shown(key, value.display, showSecrets: options.showSecrets))
         return .success
     }
 
@@ -92,9 +92,9 @@ enum ConfigCommands {
             text = try secretValue(text, context: context)
         }
         let value = try key.parse(text)
-        let name = try context.profileName
+        let name = try context.session.profileName
         try ConfigFile.checkProfileName(name)
-        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+        try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             var settings = config.profile(named: name) ?? ProfileSettings()
             settings[key] = value
             config.setProfile(name, settings)
@@ -117,7 +117,7 @@ enum ConfigCommands {
         if text.hasPrefix("$") { return text }
         guard text == "-" else { throw .usage(secretOnCommandLine) }
         let stdin = context.process.standardInput
-        if Terminal.isTerminal(stdin) { context.note("Secret:") }
+        if context.output.terminal.stdinIsTerminal { context.output.note("Secret:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), !line.isEmpty else {
             throw .usage("no secret on standard input")
         }
@@ -126,8 +126,8 @@ enum ConfigCommands {
 
     static func unset(_ options: Unset, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(options.key)
-        let name = try context.profileName
-        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+        let name = try context.session.profileName
+        try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             guard var settings = config.profile(named: name) else { return }
             settings[key] = nil
             config.setProfile(name, settings)
@@ -136,9 +136,9 @@ enum ConfigCommands {
     }
 
     static func list(_ options: List, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let name = try context.profileName
-        for (key, value) in try context.config().profile(named: name)?.entries ?? [] {
-            context.stdout.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: options.showSecrets))")
+        let name = try context.session.profileName
+        for (key, value) in try context.session.config().profile(named: name)?.entries ?? [] {
+            context.output.line("\(key.rawValue)=\(Mask.shown(key, value.display, showSecrets: options.showSecrets))")
         }
         return .success
     }

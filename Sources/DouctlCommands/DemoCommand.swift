@@ -72,7 +72,7 @@ private struct Demo {
     var configDirectory: String { workspace + "/config" }
 
     func say(_ text: String) {
-        context.printer.line(text, style: text.hasPrefix("\n==>") || text.hasPrefix("==>") ? .heading : .plain)
+        context.output.printer.line(text, style: text.hasPrefix("\n==>") || text.hasPrefix("==>") ? .heading : .plain)
     }
 
     func writeProfile(base: String) throws(DouctlError) {
@@ -85,7 +85,7 @@ private struct Demo {
 
     /// On a terminal (unless --pretty or --compact asks for JSON) each step writes to it
     /// directly, so the commands show the views a person typing them sees.
-    var showsViews: Bool { context.stdout.isTerminal && !context.globals.pretty && !context.globals.compact }
+    var showsViews: Bool { context.output.stdoutIsTerminal && !context.globals.pretty && !context.globals.compact }
 
     /// Narrates and runs `douctl ARGS` with the demo's config. On a terminal its output goes
     /// there as it would typed by hand; in a pipe its JSON is copied to stdout. With
@@ -100,11 +100,14 @@ private struct Demo {
         for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
         let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(nullInput) }
-        func run(_ extra: [String], output: Int32) -> Int32 {
-            context.stdout.flush()
-            return Douctl.main(ProcessContext(
+        func run(_ extra: [String], output: Int32?) -> Int32 {
+            let stdout = context.output.handOver()
+            var process = ProcessContext(
                 arguments: arguments + extra, environment: environment,
-                standardInput: nullInput, standardOutput: output, standardError: context.stderr.fileDescriptor))
+                standardInput: nullInput, standardOutput: output ?? stdout, standardError: context.output.stderrDescriptor)
+            // On our own stdout the step sees the terminal we were told of (a test's, too).
+            if output == nil { process.terminal = context.output.terminal }
+            return Douctl.main(process)
         }
         func check(_ status: Int32) throws(DouctlError) {
             guard status == 0 else {
@@ -113,14 +116,14 @@ private struct Demo {
         }
         let color = context.globals.color == .auto ? [] : ["--color", context.globals.color.rawValue]
         if showsViews && view == nil {
-            try check(run(color, output: context.stdout.fileDescriptor))
+            try check(run(color, output: nil))
             return nil
         }
         let capture = workspace + "/step-output"
         let fd = open(capture, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .localInput("cannot create \(capture)") }
         defer { close(fd) }
-        let style = showsViews ? ["--compact"] : context.prettyJSON ? ["--pretty"] : ["--compact"]
+        let style = showsViews ? ["--compact"] : context.output.prettyJSON ? ["--pretty"] : ["--compact"]
         let status = run(style, output: fd)  // no --color: the reply is parsed, and a pipe gets plain JSON as before
         lseek(fd, 0, SEEK_SET)
         let output = (try? FileIO.readAll(fd)) ?? []
@@ -128,15 +131,15 @@ private struct Demo {
         let reply = (try? JSONParser.parse(output)) ?? (try? JSONParser.parse(firstLine))
         if showsViews {
             // The demo itself has no --format: the view is drawn as printDocument draws it.
-            if let reply, let lines = view?.document(TerminalText.shown(reply), context.viewContext) {
-                context.printLines(lines)
+            if let reply, let lines = view?.document(TerminalText.shown(reply), context.output.viewContext) {
+                context.output.viewLines(lines)
             } else {
-                context.stdout.write(output)
+                context.output.write(output)
             }
         } else {
-            context.stdout.write(output)
+            context.output.write(output)
         }
-        context.stdout.flush()
+        context.output.flush()
         try check(status)
         return reply
     }

@@ -31,8 +31,9 @@ public enum Douctl {
     }
 
     public static func main(_ process: ProcessContext) -> Int32 {
-        let stdout = OutputStream(fileDescriptor: process.standardOutput)
-        let stderr = OutputStream(fileDescriptor: process.standardError, bufferLimit: 0)
+        let terminal = process.terminalFacts
+        let stdout = OutputStream(fileDescriptor: process.standardOutput, isTerminal: terminal.stdoutIsTerminal)
+        let stderr = OutputStream(fileDescriptor: process.standardError, bufferLimit: 0, isTerminal: terminal.stderrIsTerminal)
         defer {
             stdout.flush()
             stderr.flush()
@@ -75,10 +76,12 @@ public enum Douctl {
                 return ExitStatus.usage.rawValue
             }
             if let seconds = globals.maxTime { process.cancellation.expire(after: seconds) }
+            let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, settings: Output.OutputSettings(globals),
+                                presentation: prepared.presentation, environment: process.environment, clock: process.clock)
             if globals.dryRun {
-                return dryRun(prepared.run, path: parsed.path, globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+                return dryRun(prepared.run, path: parsed.path, globals: globals, output: output, process: process)
             }
-            let context = CommandContext(globals: globals, presentation: prepared.presentation, process: process, stdout: stdout, stderr: stderr)
+            let context = CommandContext(globals: globals, output: output, process: process)
             return execute(prepared.run, in: context)
         }
     }
@@ -93,47 +96,15 @@ public enum Douctl {
         return try JQFilter(program, variables: JQFilter.variables(strings: globals.jqStrings, json: globals.jqJSON))
     }
 
-    /// The end of `--jq`'s input: what the filter says went wrong, if anything. After a
-    /// command that failed, the filter's own failure (if it stopped the command) comes first.
-    private static func finishFilter(_ stdout: OutputStream, failed: Bool) -> DouctlError? {
-        guard let filter = stdout.stage as? JQFilter else { return nil }
-        if failed { return filter.problem }
-        return filter.finish(into: stdout)
-    }
-
-    /// Runs the command and turns how it ended into the exit status: its own, an error's
-    /// (reported), a failed stdout's, Ctrl-C's (130) or `--max-time`'s (7).
+    /// Runs the command; the output turns how it ended into the exit status (`Output.finish`).
     private static func execute(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, in context: CommandContext) -> Int32 {
-        let stdout = context.stdout
-        let cancellation = context.process.cancellation
-        let status: ExitStatus
-        do {
-            status = try run(context)
+        let outcome: Result<ExitStatus, DouctlError>
+        do throws(DouctlError) {
+            outcome = .success(try run(context))
         } catch {
-            if let problem = finishFilter(stdout, failed: true) {
-                stdout.flush()
-                report(problem, context: context)
-                return ExitStatus(problem).rawValue
-            }
-            stdout.flush()
-            if let failed = outputFailure(stdout, context: context) { return failed }
-            let reported = ExitStatus(error) == .interrupted ? maxTimeError(cancellation) ?? error : error
-            report(reported, context: context)
-            return ExitStatus(reported).rawValue
+            outcome = .failure(error)
         }
-        if let problem = finishFilter(stdout, failed: false) {
-            stdout.flush()
-            report(problem, context: context)
-            return ExitStatus(problem).rawValue
-        }
-        stdout.flush()
-        if let failed = outputFailure(stdout, context: context) { return failed }
-        if status == .interrupted || cancellation.isRequested, let timedOut = maxTimeError(cancellation) {
-            report(timedOut, context: context)
-            return ExitStatus.network.rawValue
-        }
-        if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
-        return status.rawValue
+        return context.output.finish(outcome, cancellation: context.cancellation)
     }
 
     /// What `--max-time` running out is: a timeout (exit 7), however the command unwound;
@@ -142,39 +113,28 @@ public enum Douctl {
         cancellation.deadlineMessage.map { .transport(.timedOut($0)) }
     }
 
-    /// A write to stdout that failed. The reader going away (EPIPE: `| head -n 3`) ends
-    /// the run quietly with 141, the status of a tool killed by SIGPIPE (gh's, and what
-    /// the shell reports for coreutils); any other failure (a full disk, a stdout closed
-    /// with `>&-`) is an error, as for coreutils: one line, exit 3.
-    private static func outputFailure(_ stdout: OutputStream, context: CommandContext) -> Int32? {
-        guard stdout.failed else { return nil }
-        if stdout.readerClosed { return ExitStatus.outputClosed.rawValue }
-        let reason = stdout.failure?.reason ?? "unknown error"
-        let error = DouctlError.localInput("write error on standard output (\(reason))")
-        context.report(error, about: nil)
-        return ExitStatus(error).rawValue
-    }
-
     /// `--dry-run`: the command runs against no network and no token store; each request
     /// it would send goes to stdout as a curl command line, and the command's own output
     /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
-    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, path: [String], globals: GlobalOptionValues, presentation: OutputPresentation, process: ProcessContext, stdout: OutputStream, stderr: OutputStream) -> Int32 {
+    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, path: [String], globals: GlobalOptionValues, output: Output, process: ProcessContext) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
-        let out = stdout.fileDescriptor
+        let out = output.stdout.fileDescriptor
         let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
-        let context = CommandContext(globals: globals, presentation: presentation, process: process, stdout: OutputStream(fileDescriptor: discard), stderr: stderr, dryRun: printer)
+        let discarding = Output(stdout: OutputStream(fileDescriptor: discard, isTerminal: false), stderr: output.stderr, terminal: output.terminal,
+                                settings: Output.OutputSettings(globals), presentation: output.presentation, environment: process.environment, clock: process.clock)
+        let context = CommandContext(globals: globals, output: discarding, process: process, dryRun: printer)
         guard let command = path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
             let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
-            report(error, context: context)
+            discarding.reportFailure(error)
             return ExitStatus(error).rawValue
         }
-        do {
+        do throws(DouctlError) {
             _ = try run(context)
         } catch .badReply {
-            context.printer.line("douctl: dry run: the next request depends on the reply to the one above; stopping there")
+            discarding.note("douctl: dry run: the next request depends on the reply to the one above; stopping there")
         } catch {
-            report(error, context: context)
+            discarding.reportFailure(error)
             return ExitStatus(error).rawValue
         }
         return ExitStatus.success.rawValue
@@ -187,12 +147,6 @@ public enum Douctl {
             text += "  " + code + String(repeating: " ", count: 5 - code.count) + status.meaning + "\n"
         }
         return text
-    }
-
-    /// One line (or one JSON object) on stderr for an error.
-    static func report(_ error: DouctlError, context: CommandContext) {
-        context.printErrorBody(of: error)
-        context.report(error, about: nil)
     }
 
     private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream) {

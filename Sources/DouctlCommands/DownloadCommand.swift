@@ -133,8 +133,9 @@ enum DownloadCommand {
     static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         var download: DownloadOptions
         do { download = try options.download() } catch { throw .usage(error.message) } // validate() has refused these
-        download.standardOutput = context.stdout.fileDescriptor
-        var factory = try context.clientFactory()
+        let output = context.output
+        download.writeStandardOutput = { bytes in output.sink(bytes) }
+        var factory = try context.session.clientFactory()
         factory.allowsAnonymous = true
         return runBatch(context, sources: options.sources, options: download, factory: factory, parallel: options.parallel,
                         progress: options.progress)
@@ -160,12 +161,12 @@ enum DownloadCommand {
     /// `shuo get ID --save-images DIR`, after the status was printed.
     /// (`shuo get`'s options have refused an empty DIR.)
     static func savePictures(of status: JSON, into directory: String, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        var factory = try context.clientFactory()
+        var factory = try context.session.clientFactory()
         factory.allowsAnonymous = true
-        let urls = try context.service().pictureURLs(in: status)
+        let urls = try context.session.service().pictureURLs(in: status)
         guard !urls.isEmpty else { return .success }
         return runBatch(context, sources: urls, options: DownloadOptions(target: .directory(directory)), factory: factory,
-                        parallel: 4, output: context.stderr.fileDescriptor, resumeCommand: { url in
+                        parallel: 4, lines: .standardError, resumeCommand: { url in
             "douctl download --continue -d \(CurlCommand.quote(directory, placeholders: [])) \(CurlCommand.quote(url, placeholders: []))"
         })
     }
@@ -187,15 +188,14 @@ enum DownloadCommand {
     /// `resumeCommand`: how the user resumes a broken download — nil for "the same command
     /// with --continue" (`download`), else the command for one URL (`shuo get --save-images`).
     static func runBatch(_ context: CommandContext, sources: [String], options: DownloadOptions, factory: ClientFactory, parallel: Int,
-                         progress: ProgressMode = .auto, output: Int32? = nil,
+                         progress: ProgressMode = .auto, lines: BatchReport.Lines = .standardOutput,
                          resumeCommand: (@Sendable (String) -> String)? = nil) -> ExitStatus {
         // Lines on stderr take the place of the error lines and the progress display.
-        let display = output == context.stderr.fileDescriptor ? nil : context.progressDisplay(progress)
-        let linesFD = options.target == .standardOutput ? nil : output ?? context.stdout.fileDescriptor
+        let display = lines == .standardError ? nil : context.output.progress(progress)
+        let lines = options.target == .standardOutput ? .none : lines
         // A person at a terminal reads "downloaded PATH"; the JSON lines are for programs.
-        let textVerb = linesFD == context.stdout.fileDescriptor && context.wantsView ? "downloaded" : nil
-        let report = BatchReport(context, display: display, linesFD: linesFD, textVerb: textVerb)
-        context.stdout.flush()
+        let textVerb = lines == .standardOutput && context.output.wantsView ? "downloaded" : nil
+        let report = BatchReport(context.output, cancellation: context.cancellation, display: display, lines: lines, textVerb: textVerb)
 
         let started = LockedValue<Set<Int>>([])
         let complete = LockedValue<[String]>([])  // notes for files --continue found whole
@@ -226,13 +226,12 @@ enum DownloadCommand {
             }
         })
         display?.stop()
-        for line in complete.value + keptNotes.value { context.note(line) }
+        for line in complete.value + keptNotes.value { context.output.note(line) }
 
         if context.cancellation.isRequested {
-            if !context.cancellation.deadlineExpired { context.note("douctl: interrupted; unfinished downloads left no final file") }
+            if !context.cancellation.deadlineExpired { context.output.note("douctl: interrupted; unfinished downloads left no final file") }
             return .interrupted
         }
-        report.passOutputFailure(to: context.stdout)
         return report.worst
     }
 }

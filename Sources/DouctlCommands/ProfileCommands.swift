@@ -102,11 +102,11 @@ enum ProfileCommands {
     // MARK: - runs
 
     static func list(_ options: List, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let config = try context.config()
-        let active = config.activeProfileName(requested: context.requestedProfile)
-        let store = try context.credentialStore()
+        let config = try context.session.config()
+        let active = config.activeProfileName(requested: context.session.settings.requestedProfile)
+        let store = try context.session.credentialStore()
         var rows: [JSON] = []
-        let table = context.wantsView
+        let table = context.output.wantsView
         for name in config.knownProfileNames {
             guard let profile = try? config.resolve(name) else { continue }
             // The same decision requests and auth status use; DOUCTL_TOKEN counts for the
@@ -123,20 +123,20 @@ enum ProfileCommands {
                 ("default", .bool(name == active)),
                 ("logged_in", .bool(credential.isLoggedIn)),
             ]))
-            if table { rows.append(row) } else { context.printJSONLine(row) }
+            if table { rows.append(row) } else { context.output.jsonLine(row) }
         }
         if table {
             let columns = ["name", "preset", "style", "api_base", "default", "logged_in"]
-            context.printLines(FieldsView.table(rows, columns: columns, style: context.viewContext.style))
+            context.output.viewLines(FieldsView.table(rows, columns: columns, style: context.output.viewContext.style))
         }
         return .success
     }
 
     static func show(_ options: Show, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name: String
-        if let given = options.name { name = given } else { name = try context.profileName }
-        let profile = try context.config().resolve(name)
-        context.printJSON(json(profile, showSecrets: options.showSecrets))
+        if let given = options.name { name = given } else { name = try context.session.profileName }
+        let profile = try context.session.config().resolve(name)
+        context.output.json(json(profile, showSecrets: options.showSecrets))
         return .success
     }
 
@@ -179,13 +179,13 @@ enum ProfileCommands {
         if let issuer = options.settings[.issuer] {
             changes = try discovered(issuer, options: options, changes: changes, context: context)
         }
-        let resolved = try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
+        let resolved = try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()
             for (key, value) in changes { settings[key] = value }
             config.setProfile(name, settings)
             return try config.resolve(name)
         }
-        context.printJSON(json(resolved, showSecrets: false))
+        context.output.json(json(resolved, showSecrets: false))
         return .success
     }
 
@@ -193,9 +193,9 @@ enum ProfileCommands {
     /// the endpoints, token_auth and pkce; keys given on the command line win. Without an
     /// api_base (given or already set), the issuer's origin is the API's.
     static func discovered(_ issuer: String, options: Add, changes: [(ProfileKey, ProfileValue)], context: CommandContext) throws(DouctlError) -> [(ProfileKey, ProfileValue)] {
-        let existing = try context.config().profile(named: options.name)
+        let existing = try context.session.config().profile(named: options.name)
         let hasSecret = options.settings[.clientSecret] != nil || existing?[.clientSecret] != nil
-        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.http())
+        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.session.http())
         var result = changes
         for (key, value) in metadata.settings(hasSecret: hasSecret) where options.settings[key] == nil || key == .issuer {
             result.removeAll { $0.0 == key }
@@ -209,32 +209,32 @@ enum ProfileCommands {
         let found = [metadata.authorizationEndpoint.map { _ in "authorization" }, metadata.tokenEndpoint.map { _ in "token" },
                      metadata.deviceAuthorizationEndpoint.map { _ in "device" }, metadata.revocationEndpoint.map { _ in "revocation" },
                      metadata.userinfoEndpoint.map { _ in "userinfo" }].compactMap { $0 }
-        context.note("Read \(TerminalText.escaped(metadata.source)): \(found.isEmpty ? "no" : found.joined(separator: ", ")) endpoints\(metadata.supportsPKCE == false ? "; no PKCE S256, so none is sent" : "").")
+        context.output.note("Read \(TerminalText.escaped(metadata.source)): \(found.isEmpty ? "no" : found.joined(separator: ", ")) endpoints\(metadata.supportsPKCE == false ? "; no PKCE S256, so none is sent" : "").")
         return result
     }
 
     static func remove(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name = options.name
-        let existed = try context.updateConfig { (config: inout ConfigFile) -> Bool in
+        let existed = try context.session.updateConfig { (config: inout ConfigFile) -> Bool in
             let existed = config.profile(named: name) != nil
             config.setProfile(name, nil)
             if config.defaultProfile == name { config.defaultProfile = nil }
             return existed
         }
-        try context.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
-        try CookieJar(directory: try context.configDirectory(), profile: name).remove()
-        if !existed { throw .usage("no profile named '\(name)' in \(try context.configDirectory().configPath)") }
-        context.note("Removed profile \(name).")
+        try context.session.credentialStore().update(name) { (entry: inout Credential?) throws(DouctlError) in entry = nil }
+        try CookieJar(directory: try context.session.configDirectory(), profile: name).remove()
+        if !existed { throw .usage("no profile named '\(name)' in \(try context.session.configDirectory().configPath)") }
+        context.output.note("Removed profile \(name).")
         return .success
     }
 
     static func use(_ options: Named, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let name = options.name
-        try context.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
+        try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             _ = try config.resolve(name)
             config.defaultProfile = name
         }
-        context.note("Default profile is now \(name).")
+        context.output.note("Default profile is now \(name).")
         return .success
     }
 }

@@ -118,10 +118,10 @@ enum SandboxCommand {
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
         var configuration = try options.configuration()
-        let printer = context.printer
+        let printer = context.output.printer
         configuration.log = { line in printer.line(line) }
 
-        let slot = try SandboxSlot.claim(in: try context.configDirectory())
+        let slot = try SandboxSlot.claim(in: try context.session.configDirectory())
         let sandbox = try start(configuration)
         defer {
             sandbox.stop()
@@ -129,24 +129,24 @@ enum SandboxCommand {
         }
         if let count = options.seed, count > 0 { _ = sandbox.seedStatuses(count: count, user: "ahbei") }
         // Profiles first: the URL on stdout tells scripts the sandbox is ready to use.
-        let firstBase = slot.number > 1 ? (try? context.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
+        let firstBase = slot.number > 1 ? (try? context.session.config().profile(named: "sandbox")?[.apiBase]) ?? nil : nil
         try writeProfiles(base: sandbox.baseURL, slot: slot, context: context)
-        context.stdout.line(sandbox.baseURL)
-        context.stdout.flush()
+        context.output.line(sandbox.baseURL)
+        context.output.flush()
         if slot.number > 1 {
             var running = ""
             if case .text(let url)? = firstBase { running = " (\(url))" }
-            context.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
+            context.output.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
-        context.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
+        context.output.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
         if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {
-            context.note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
+            context.output.note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
         } else {
-            context.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
+            context.output.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
         }
 
         while !context.cancellation.isRequested { context.sleep(0.1) }
-        context.note("Stopping the sandbox.")
+        context.output.note("Stopping the sandbox.")
         sandbox.stop()
         context.cancellation.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
@@ -181,7 +181,7 @@ enum SandboxCommand {
     /// Points the slot's profiles (`sandbox` and `coding-sandbox` for the first sandbox) at
     /// `base`, keeping other settings.
     static func writeProfiles(base: String, slot: SandboxSlot, context: CommandContext) throws(DouctlError) {
-        try context.updateConfig { (config: inout ConfigFile) in
+        try context.session.updateConfig { (config: inout ConfigFile) in
             for (name, style) in [(slot.doubanProfile, APIStyle.douban), (slot.codingProfile, APIStyle.coding)] {
                 var settings = config.profile(named: name) ?? ProfileSettings()
                 for (key, value) in Preset.sandboxSettings(style: style, base: base) { settings[key] = value }

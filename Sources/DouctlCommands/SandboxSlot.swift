@@ -54,13 +54,13 @@ struct SandboxSlot {
     func release(base: String, context: CommandContext) {
         defer { lock.unlock() }
         guard number > 1 else { return }
-        let removed: [String] = (try? context.updateConfig { (config: inout ConfigFile) in
+        let removed: [String] = (try? context.session.updateConfig { (config: inout ConfigFile) in
             let mine = profiles.filter { config.profile(named: $0)?[.apiBase] == .text(base) }
             for name in mine { config.setProfile(name, nil) }
             if let current = config.defaultProfile, mine.contains(current) { config.defaultProfile = nil }
             return mine
         }) ?? []
-        guard let store = try? context.credentialStore() else { return }
+        guard let store = try? context.session.credentialStore() else { return }
         for name in removed { _ = try? store.update(name) { (entry: inout Credential?) in entry = nil } }
     }
 }

@@ -209,17 +209,17 @@ enum ShuoCommands {
         if text == "-" { text = try StandardInput(context.process).text(for: "TEXT -") }
         let recommendation = options.recommendation
         let draft = StatusDraft(text: text, imagePath: options.image, recommendation: recommendation.isEmpty ? nil : recommendation)
-        let service = try context.service()
-        if let ignored = service.ignoredParts(of: draft) { context.warn(ignored) }
-        context.printDocument(try service.post(draft), view: .feed)
+        let service = try context.session.service()
+        if let ignored = service.ignoredParts(of: draft) { context.output.warn(ignored) }
+        context.output.document(try service.post(draft), view: .feed)
         return .success
     }
 
     static func get(_ options: Get, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let status = try context.service().status(try statusID(options.id, context), packed: options.packed)
-        context.printDocument(status, view: .feed)
-        if options.images, context.wantsView {
-            InlineImages.show(pictures: try context.service().pictureURLs(in: status), context)
+        let status = try context.session.service().status(try statusID(options.id, context), packed: options.packed)
+        context.output.document(status, view: .feed)
+        if options.images, context.output.wantsView {
+            InlineImages.show(pictures: try context.session.service().pictureURLs(in: status), context)
         }
         guard let directory = options.saveImages else { return .success }
         return try DownloadCommand.savePictures(of: status, into: directory, context)
@@ -229,12 +229,11 @@ enum ShuoCommands {
     /// `{"id","ok":true,"deleted":true,"status"}` or `{"id","ok":false,"error","exit"}`
     /// (with the error line on stderr); one failure does not stop the rest.
     static func delete(_ options: Delete, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let service = try context.service()
+        let service = try context.session.service()
         // Every id is checked before any is deleted.
         for id in options.ids { try checkStatusID(id, context) }
-        context.stdout.flush()
-        let report = BatchReport(context, display: nil, linesFD: context.stdout.fileDescriptor,
-                                 textVerb: context.wantsView ? "deleted" : nil)
+        let report = BatchReport(context.output, cancellation: context.cancellation, display: nil, lines: .standardOutput,
+                                 textVerb: context.output.wantsView ? "deleted" : nil)
         for (index, id) in options.ids.enumerated() {
             if context.cancellation.isRequested { return .interrupted }
             do {
@@ -245,26 +244,25 @@ enum ShuoCommands {
                 report.failed(index, error, key: ("id", id), item: id, name: id)
             }
         }
-        report.passOutputFailure(to: context.stdout)
         return report.worst
     }
 
     static func timeline(_ options: Timeline, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let query = TimelineQuery(
-            user: try options.user.map { value throws(DouctlError) in try context.api().expandingPlaceholders(value) },
+            user: try options.user.map { value throws(DouctlError) in try context.session.api().expandingPlaceholders(value) },
             count: options.count,
             sinceID: options.sinceID, untilID: options.untilID, isPublic: options.isPublic)
-        let listing = try context.service().timeline(query)
+        let listing = try context.session.service().timeline(query)
         if options.all {
             try context.walk(listing.request, scheme: listing.scheme, paging: options.paging, view: .feed)
         } else {
-            context.printDocument(try context.api().send(listing.request).requireJSON(), view: .feed)
+            context.output.document(try context.session.api().send(listing.request).requireJSON(), view: .feed)
         }
         return .success
     }
 
     static func comments(_ options: Comments, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        try context.printListing(try context.service().comments(try statusID(options.id, context)), paging: options.paging, view: .feed)
+        try context.printListing(try context.session.service().comments(try statusID(options.id, context)), paging: options.paging, view: .feed)
         return .success
     }
 
@@ -272,45 +270,45 @@ enum ShuoCommands {
         var text = options.text
         if text == "-" { text = try StandardInput(context.process).text(for: "TEXT -") }
         guard !text.isEmpty else { throw .usage("the comment is empty") }
-        context.printDocument(try context.service().comment(on: try statusID(options.id, context), text: text), view: .feed)
+        context.output.document(try context.session.service().comment(on: try statusID(options.id, context), text: text), view: .feed)
         return .success
     }
 
     static func uncomment(_ options: Uncomment, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         if let status = options.status {
-            context.warn("--status is deprecated; give the status first: douctl shuo uncomment \(status) \(options.commentID)")
+            context.output.warn("--status is deprecated; give the status first: douctl shuo uncomment \(status) \(options.commentID)")
         }
         var status: String?
         if let given = options.statusID { status = try statusID(given, context) }
-        let reply = try context.service().deleteComment(options.commentID, statusID: status)
-        context.printJSON(reply ?? .object(JSONObject([("id", .string(options.commentID)), ("deleted", true)])))
+        let reply = try context.session.service().deleteComment(options.commentID, statusID: status)
+        context.output.json(reply ?? .object(JSONObject([("id", .string(options.commentID)), ("deleted", true)])))
         return .success
     }
 
     static func like(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        printDone(try context.service().like(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", true)])), says: "liked", id, context)
+        printDone(try context.session.service().like(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", true)])), says: "liked", id, context)
         return .success
     }
 
     static func unlike(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let id = try statusID(options.id, context)
-        printDone(try context.service().unlike(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", false)])), says: "unliked", id, context)
+        printDone(try context.session.service().unlike(id), fallback: .object(JSONObject([("id", .string(id)), ("liked", false)])), says: "unliked", id, context)
         return .success
     }
 
     static func reshare(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printDocument(try context.service().reshare(try statusID(options.id, context)), view: .feed)
+        context.output.document(try context.session.service().reshare(try statusID(options.id, context)), view: .feed)
         return .success
     }
 
     /// What like and unlike did: on a terminal one line ("liked ID", as delete says
     /// "deleted ID"), else the reply, or `fallback` when the API answers with nothing.
     private static func printDone(_ reply: JSON?, fallback: JSON, says verb: String, _ id: String, _ context: CommandContext) {
-        if context.wantsView {
-            context.printLines([verb + " " + context.viewContext.style.bold(id)])
+        if context.output.wantsView {
+            context.output.viewLines([verb + " " + context.output.viewContext.style.bold(id)])
         } else {
-            context.printJSON(reply ?? fallback)
+            context.output.json(reply ?? fallback)
         }
     }
 
@@ -322,7 +320,7 @@ enum ShuoCommands {
         _ run: @escaping @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus
     ) -> @Sendable (Options, CommandContext) throws(DouctlError) -> ExitStatus {
         { (options: Options, context: CommandContext) throws(DouctlError) -> ExitStatus in
-            let profile = try context.profile()
+            let profile = try context.session.profile()
             guard profile.rules.hasStatuses else { throw PlainService.notThisAPI("shuo", profile: profile.name) }
             return try run(options, context)
         }
@@ -338,6 +336,6 @@ enum ShuoCommands {
     /// A status id the profile's style cannot have (`shuo get abc` on Douban, whose ids are
     /// numbers) is refused here, exit 2, rather than sent to come back as a 404.
     static func checkStatusID(_ id: String, _ context: CommandContext) throws(DouctlError) {
-        try context.profile().rules.checkStatusID(id)
+        try context.session.profile().rules.checkStatusID(id)
     }
 }

@@ -69,15 +69,15 @@ enum UploadCommand {
         let extraFields: [(String, String)]
         do { extraFields = try options.formFields() } catch { throw .usage(error.message) } // validate() has refused a bad one
         let toStatuses = options.to == nil
-        if toStatuses, try !context.profile().rules.hasStatuses {
-            let name = try context.profile().name
+        if toStatuses, try !context.session.profile().rules.hasStatuses {
+            let name = try context.session.profile().name
             throw .usage("upload needs --to PATH on profile '\(name)': posting 广播 is Douban's and Coding's, and a plain OAuth2 API has no default endpoint")
         }
-        let service = try context.service()
+        let service = try context.session.service()
         // The default target posts statuses and needs a login; --to any endpoint is
         // curl-like, as `api` is: sent anonymously when there is no login.
         if toStatuses {
-            try context.api().requireLogin()
+            try context.session.api().requireLogin()
             try confirmPublicPosts(context, count: files.count, yes: options.yes)
         }
         let defaults = service.defaultUpload
@@ -86,13 +86,12 @@ enum UploadCommand {
             field: options.field ?? defaults.field,
             fields: extraFields,
             checksPicture: toStatuses)
-        var factory = try context.clientFactory()
+        var factory = try context.session.clientFactory()
         factory.allowsAnonymous = !toStatuses
         let batch = UploadBatch(files: files, target: target, parallel: options.parallel, factory: factory)
 
-        let report = BatchReport(context, display: context.progressDisplay(options.progress), linesFD: context.stdout.fileDescriptor,
-                                 textVerb: context.wantsView ? "uploaded" : nil)
-        context.stdout.flush()
+        let report = BatchReport(context.output, cancellation: context.cancellation, display: context.output.progress(options.progress),
+                                 lines: .standardOutput, textVerb: context.output.wantsView ? "uploaded" : nil)
         let completed = LockedValue<[String]>([])
         batch.run(progress: { index, sent, total in
             if sent == 0 { report.display?.started(index, name: files[index]) }
@@ -111,10 +110,9 @@ enum UploadCommand {
 
         if context.cancellation.isRequested {
             let done = completed.value
-            context.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
+            context.output.note("douctl: interrupted; \(done.count) of \(files.count) files uploaded\(done.isEmpty ? "" : ": " + done.joined(separator: ", "))")
             return .interrupted
         }
-        report.passOutputFailure(to: context.stdout)
         return report.worst
     }
 
@@ -122,10 +120,9 @@ enum UploadCommand {
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
     static func confirmPublicPosts(_ context: CommandContext, count: Int, yes: Bool) throws(DouctlError) {
         let stdin = context.process.standardInput
-        guard count > 1, !yes, context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
-        let profile = try context.profileName
-        context.printer.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
-        context.stderr.flush()
+        guard count > 1, !yes, context.session.settings.dryRun == nil, context.output.terminal.stdinIsTerminal, context.output.terminal.stderrIsTerminal else { return }
+        let profile = try context.session.profileName
+        context.output.prompt("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ")
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
         if context.cancellation.isRequested { throw .interrupted }
         guard answer == "y" || answer == "yes" else {

@@ -70,37 +70,37 @@ enum UserCommands {
     // MARK: - runs
 
     static func me(_ options: ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printDocument(try context.service().me(), view: .users)
+        context.output.document(try context.session.service().me(), view: .users)
         return .success
     }
 
     static func get(_ options: OneUser, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printDocument(try context.service().user(try context.expandingID(options.id)), view: .users)
+        context.output.document(try context.session.service().user(try context.expandingID(options.id)), view: .users)
         return .success
     }
 
     static func search(_ options: Search, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        try context.printListing(try context.service().searchUsers(options.query), paging: options.paging, view: .users)
+        try context.printListing(try context.session.service().searchUsers(options.query), paging: options.paging, view: .users)
         return .success
     }
 
     static func following(_ options: Relations, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        try context.printListing(try context.service().following(try context.expandingID(options.id)), paging: options.paging, view: .users)
+        try context.printListing(try context.session.service().following(try context.expandingID(options.id)), paging: options.paging, view: .users)
         return .success
     }
 
     static func followers(_ options: Relations, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        try context.printListing(try context.service().followers(try context.expandingID(options.id)), paging: options.paging, view: .users)
+        try context.printListing(try context.session.service().followers(try context.expandingID(options.id)), paging: options.paging, view: .users)
         return .success
     }
 
     static func follow(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printJSON(try context.service().follow(try context.expandingID(options.id)))
+        context.output.json(try context.session.service().follow(try context.expandingID(options.id)))
         return .success
     }
 
     static func unfollow(_ options: Target, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.printJSON(try context.service().unfollow(try context.expandingID(options.id)))
+        context.output.json(try context.session.service().unfollow(try context.expandingID(options.id)))
         return .success
     }
 }

@@ -8,12 +8,12 @@ enum VersionCommand {
     static let command = Command(CommandSpec("version", abstract: "print douctl's version and the libcurl it uses"), options: NoOptions.self, run: run)
 
     static func run(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        context.stdout.line("douctl \(Douctl.version)")
+        context.output.line("douctl \(Douctl.version)")
         do {
             try CurlLibrary.load()
-            context.stdout.line("libcurl \(CurlLibrary.version ?? "(unknown version)")")
+            context.output.line("libcurl \(CurlLibrary.version ?? "(unknown version)")")
         } catch {
-            context.stdout.line("libcurl not available: \(error.message)")
+            context.output.line("libcurl not available: \(error.message)")
         }
         return .success
     }

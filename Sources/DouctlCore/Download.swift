@@ -22,9 +22,17 @@ public struct DownloadOptions: Sendable, Equatable {
     public var resume: Bool
     /// `--force`: replace an existing file.
     public var overwrite: Bool
-    /// Where `.standardOutput` writes: the command's stdout, which is not always this
-    /// process's descriptor 1 (a command run in-process writes where its context says).
-    public var standardOutput: Int32 = STDOUT_FILENO
+    /// How `.standardOutput` writes: through the command's output, which owns stdout
+    /// (its buffer, `--jq`, and what a reader that went away means); nil on success.
+    public var writeStandardOutput: @Sendable (UnsafeRawBufferPointer) -> SystemError? = { bytes in
+        do { try FileIO.writeAll(STDOUT_FILENO, bytes) } catch { return error as? SystemError ?? SystemError("write", errno: EIO) }
+        return nil
+    }
+
+    /// What the user asked for; where stdout's bytes go is no option of theirs.
+    public static func == (lhs: DownloadOptions, rhs: DownloadOptions) -> Bool {
+        lhs.target == rhs.target && lhs.resume == rhs.resume && lhs.overwrite == rhs.overwrite
+    }
 
     public init(target: DownloadTarget, resume: Bool = false, overwrite: Bool = false) {
         self.target = target
@@ -100,7 +108,10 @@ public struct Download {
             // into as it is, never replaced (OutputPath); there is nothing there to resume.
             if case .stream(let fd, _) = try Self.outputPath(path) {
                 defer { close(fd) }
-                return try toStream(fd, named: path, url: url, progress: progress)
+                return try toStream({ bytes in
+                    do { try FileIO.writeAll(fd, bytes) } catch { return error as? SystemError ?? SystemError("write", errno: EIO) }
+                    return nil
+                }, named: path, url: url, progress: progress)
             }
             directory = FileIO.directoryName(path)
             destination = path
@@ -117,7 +128,7 @@ public struct Download {
                 if FileIO.nameExists(candidate) { destination = candidate }
             }
         case .standardOutput:
-            return try toStream(options.standardOutput, named: "-", url: url, progress: progress)
+            return try toStream(options.writeStandardOutput, named: "-", url: url, progress: progress)
         }
         // --continue with a file already at the destination (from curl, a browser, an earlier
         // run): its bytes seed the temp file, and the finished file replaces it by rename.
@@ -332,7 +343,7 @@ public struct Download {
     }
 
     /// The body into `fd` as it arrives: no temp file, no resume. `name` is "-" for stdout.
-    private func toStream(_ fd: Int32, named name: String, url: String, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
+    private func toStream(_ write: @escaping (UnsafeRawBufferPointer) -> SystemError?, named name: String, url: String, progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> DownloadedFile {
         var hasher = SHA256()
         var prefix: [UInt8] = []
         var bytes: Int64 = 0
@@ -344,9 +355,7 @@ public struct Download {
             response = try client.stream(request, progress: { transfer in
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
-                do {
-                    try FileIO.writeAll(fd, chunk)
-                } catch {
+                if let error = write(chunk) {
                     failure = .transport(.outputFailed("\(name == "-" ? "standard output" : name) (\(error))"))
                     return false
                 }

@@ -212,6 +212,25 @@ public final class RunSession {
         return factory
     }
 
+    /// A paginator ready to walk with `client`: items found at `itemsKey`, numbered pages
+    /// fetched `parallel` at a time by worker clients like `client` (each built on its own
+    /// thread), what it could not tell to `warn`. A walk through the response cache goes
+    /// one page at a time (a dry run's stand-in first page ends its walk).
+    public func paginator(client: APIClient, itemsKey: String? = nil, parallel width: Int, warn: @escaping (String) -> Void) throws(DouctlError) -> Paginator {
+        var paginator = Paginator(client: client)
+        paginator.itemsKey = itemsKey
+        paginator.warn = warn
+        // Hidden, for tests: a small page cap instead of 100,000.
+        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        if width > 1, client.cachePolicy == nil {
+            var factory = try clientFactory()
+            factory.allowsAnonymous = client.allowsAnonymous
+            let workers = factory
+            paginator.parallel = ParallelPaging(width: width) { () throws(DouctlError) -> APIClient in try workers.make() }
+        }
+        return paginator
+    }
+
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
     public func tokens() throws(DouctlError) -> AccessTokenSource? {
         if let cachedTokens { return cachedTokens }

@@ -167,11 +167,11 @@ struct ParseTests {
     @Test func noRetryIsRetryZero() throws {
         for argv in [["user", "me", "--no-retry"], ["user", "me", "--retry", "0"]] {
             let invocation = try invocation(argv)
-            #expect(invocation.retryPolicy.maxAttempts == 1, "\(argv)")
+            #expect(invocation.session.settings.retry.maxAttempts == 1, "\(argv)")
         }
-        #expect(try invocation(["user", "me"]).retryPolicy.maxAttempts == 3)
-        #expect(try invocation(["user", "me", "--retry", "5", "--retry-max-time", "9"]).retryPolicy.maxAttempts == 6)
-        #expect(try invocation(["user", "me", "--retry-max-time", "9"]).retryPolicy.maxElapsed == 9)
+        #expect(try invocation(["user", "me"]).session.settings.retry.maxAttempts == 3)
+        #expect(try invocation(["user", "me", "--retry", "5", "--retry-max-time", "9"]).session.settings.retry.maxAttempts == 6)
+        #expect(try invocation(["user", "me", "--retry-max-time", "9"]).session.settings.retry.maxElapsed == 9)
     }
 
     @Test func mockIsTheOldNameOfReplay() throws {
@@ -182,16 +182,19 @@ struct ParseTests {
     }
 
     @Test func theProfileComesFromTheFlagElseTheEnvironment() throws {
-        #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": "team"]).requestedProfile == "team")
-        #expect(try invocation(["user", "me", "--profile", "mine"], environment: ["DOUCTL_PROFILE": "team"]).requestedProfile == "mine")
-        #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": ""]).requestedProfile == nil)
+        #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": "team"]).session.settings.requestedProfile == "team")
+        #expect(try invocation(["user", "me", "--profile", "mine"], environment: ["DOUCTL_PROFILE": "team"]).session.settings.requestedProfile == "mine")
+        #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": ""]).session.settings.requestedProfile == nil)
     }
 
     /// An invocation of `argv`, built but not run.
     func invocation(_ argv: [String], environment: [String: String] = [:]) throws -> CommandContext {
         let parsed = try parsed(argv)
         let context = ProcessContext(arguments: argv, environment: environment, standardInput: -1, standardOutput: -1, standardError: -1)
-        return CommandContext(globals: try GlobalOptionValues.bind(parsed), process: context, stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1))
+        let globals = try GlobalOptionValues.bind(parsed)
+        let output = Output(stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1), terminal: TerminalFacts(),
+                            settings: Output.OutputSettings(globals), environment: environment)
+        return CommandContext(globals: globals, output: output, process: context)
     }
 
     // MARK: usage errors: exit 2, the error, then the usage line

@@ -262,7 +262,7 @@ struct ViewTests {
         let ends = try FileIO.makePipe()  // never inherited by a child another test spawns
         let fds = [ends.read, ends.write]
         defer { close(fds[0]) }
-        let display = ProgressDisplay(fd: fds[1], redrawsInPlace: true)
+        let display = ProgressDisplay(fd: fds[1], style: .redrawInPlace, columns: nil)
         var expected: [String] = []
         for pair in [[0, 1], [2, 3]] {
             for index in pair { display.started(index, name: "文件\(index).bin") }

@@ -21,6 +21,9 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     private var script: [Answer]
     /// Sees each request as it is sent (a test's clock, say).
     public var observe: ((HTTPRequest) -> Void)?
+    /// Reports an upload of this many bytes, half then all, before each reply (for the
+    /// progress display); 0 reports nothing.
+    public var reportsUploadOf: Int64 = 0
 
     public init(_ script: [Answer] = []) {
         self.script = script
@@ -43,6 +46,10 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     ) throws(TransportError) -> HTTPResponseHead {
         requests.append(request)
         observe?(request)
+        if reportsUploadOf > 0, let progress {
+            progress(TransferProgress(uploaded: reportsUploadOf / 2, uploadTotal: reportsUploadOf))
+            progress(TransferProgress(uploaded: reportsUploadOf, uploadTotal: reportsUploadOf))
+        }
         guard !script.isEmpty else {
             Issue.record("an unscripted request: \(request.method) \(request.url)")
             throw .connectionLost("no scripted answer for \(request.method) \(request.url)")

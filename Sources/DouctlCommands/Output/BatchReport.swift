@@ -12,18 +12,26 @@ import DouctlSystem
 /// it (or the lines themselves are on stderr). It keeps each item's exit status, for the
 /// worst one.
 final class BatchReport: Sendable {
+    /// Where the JSON (or text) lines go.
+    enum Lines: Sendable, Equatable {
+        /// stdout, the usual place (through `--jq` when given).
+        case standardOutput
+        /// stderr: `shuo get --save-images`, whose stdout is the status; these lines take
+        /// the place of the error lines.
+        case standardError
+        /// None: a download to stdout, whose bytes are the output.
+        case none
+    }
+
     let display: ProgressDisplay?
-    /// Where the JSON lines go; nil prints none (a download to stdout).
-    private let linesFD: Int32?
-    private let printer: Printer
+    private let lines: Lines
+    private let output: Output
     private let printsErrorLines: Bool
-    private let errorFormatJSON: Bool
     private let statuses = LockedValue<[ExitStatus]>([])
-    /// The first failed write of a JSON line (see `passOutputFailure`).
-    private let outputFailure = LockedValue<SystemError?>(nil)
-    private let stdoutFD: Int32
+    /// Results arrive from worker threads; stdout's buffer takes one line at a time.
+    private let writing = LockedValue(())
     /// The lines go to a terminal the progress display draws on: they go through it.
-    private let linesSharesTerminal: Bool
+    private let linesShareTerminal: Bool
 
     /// For a person at a terminal: "VERB NAME" lines instead of JSON (failures are told on stderr).
     private let textVerb: String?
@@ -31,17 +39,16 @@ final class BatchReport: Sendable {
     /// The run's stop request: an item it stopped says "interrupted" only when Ctrl-C did.
     private let cancellation: Cancellation
 
-    init(_ context: CommandContext, display: ProgressDisplay?, linesFD: Int32?, textVerb: String? = nil) {
+    init(_ output: Output, cancellation: Cancellation, display: ProgressDisplay?, lines: Lines, textVerb: String? = nil) {
         self.textVerb = textVerb
-        cancellation = context.cancellation
-        style = TextStyle(enabled: context.colorsStdout)
+        self.cancellation = cancellation
+        self.output = output
+        style = TextStyle(enabled: output.colorsStdout)
         self.display = display
-        self.linesFD = linesFD
-        printer = context.printer
-        stdoutFD = context.stdout.fileDescriptor
-        printsErrorLines = display == nil && linesFD != context.stderr.fileDescriptor
-        errorFormatJSON = context.wantsJSONErrors
-        linesSharesTerminal = linesFD.map(Terminal.isTerminal) ?? false
+        self.lines = lines
+        printsErrorLines = display == nil && lines != .standardError
+        linesShareTerminal = lines == .standardOutput && output.stdoutIsTerminal
+        output.flush()
     }
 
     /// The exit status of the whole batch.
@@ -70,7 +77,7 @@ final class BatchReport: Sendable {
         display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
         // A stopped item's line would repeat the command's own (interrupted, or --max-time).
         if printsErrorLines && !stopped {
-            printer.line(ErrorReport.line(error, item: item, json: errorFormatJSON), style: .error)
+            output.report(error, about: item)
         }
         // As text, a failure is told once: by its error line or the progress display.
         if textVerb == nil {
@@ -85,23 +92,26 @@ final class BatchReport: Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
-        guard let linesFD else { return }
-        do {
-            if let display, linesSharesTerminal {
-                try display.emit(bytes, to: linesFD)
-            } else {
-                try FileIO.writeAll(linesFD, bytes)
+        switch lines {
+        case .none:
+            return
+        case .standardError:
+            output.printer.write(bytes)
+        case .standardOutput:
+            let stdout = output.stdout
+            writing.withLock { _ in
+                guard let display, linesShareTerminal else {
+                    stdout.write(bytes)
+                    stdout.flush()
+                    return
+                }
+                do {
+                    stdout.flush()
+                    try display.emit(bytes, to: stdout.fileDescriptor)
+                } catch {
+                    stdout.markFailed(error as? SystemError ?? SystemError("write", errno: EIO))
+                }
             }
-        } catch {
-            let failure = error as? SystemError ?? SystemError("write", errno: EIO)
-            outputFailure.withLock { if $0 == nil { $0 = failure } }
         }
-    }
-
-    /// A JSON line that could not be written to stdout is a write error, never silent:
-    /// marks `stdout` failed, for `Douctl.main` to report.
-    func passOutputFailure(to stdout: OutputStream) {
-        guard linesFD == stdoutFD, let failure = outputFailure.value else { return }
-        stdout.markFailed(failure)
     }
 }

@@ -10,6 +10,8 @@ import DouctlSystem
 final class Printer: @unchecked Sendable {
     let stderr: OutputStream
     private let stderrFD: Int32
+    /// stderr is a terminal (`TerminalFacts`).
+    let isTerminal: Bool
     /// Whether douctl's own lead words are coloured (a terminal, no NO_COLOR, `--color`).
     let color: Bool
     /// The live progress display, if any (`startProgress`).
@@ -17,9 +19,10 @@ final class Printer: @unchecked Sendable {
     /// Serializes writes to stderr made outside a display.
     private let lock = LockedValue(())
 
-    init(stderr: OutputStream, color: Bool = false) {
+    init(stderr: OutputStream, isTerminal: Bool = false, color: Bool = false) {
         self.stderr = stderr
         stderrFD = stderr.fileDescriptor
+        self.isTerminal = isTerminal
         self.color = color
     }
 
@@ -69,11 +72,23 @@ final class Printer: @unchecked Sendable {
         }
     }
 
-    /// A progress display on stderr for `mode` (see `ProgressMode`), which lines go
-    /// through from now on; nil when the mode says none.
-    func startProgress(_ mode: ProgressMode) -> ProgressDisplay? {
-        guard mode == .always || (mode == .auto && stderr.isTerminal) else { return nil }
-        let progress = ProgressDisplay(fd: stderrFD, redrawsInPlace: stderr.isTerminal)
+    /// A progress display on stderr for `mode`, which lines go through from now on; nil
+    /// when there is none. The rule (gh's, and one line more): `never` draws nothing; on
+    /// a terminal, the display redraws its rows in place — unless stdout feeds another
+    /// program (`| jq`), which may be writing to the same screen: then `auto` draws
+    /// nothing live (the finished lines still come, whole) and `always` one line, redrawn
+    /// on its own row, so nothing another program printed is ever erased. Without a
+    /// terminal, `always` prints plain lines.
+    func startProgress(_ mode: ProgressMode, stdoutFeedsProgram: Bool, columns: Int?) -> ProgressDisplay? {
+        let style: ProgressDisplay.Style
+        switch (mode, isTerminal, stdoutFeedsProgram) {
+        case (.never, _, _), (.auto, false, _): return nil
+        case (.auto, true, true): style = .finishedLinesOnly
+        case (.always, true, true): style = .oneLine
+        case (_, true, false): style = .redrawInPlace
+        case (.always, false, _): style = .plainLines
+        }
+        let progress = ProgressDisplay(fd: stderrFD, style: style, columns: columns)
         display.withLock { $0 = progress }
         return progress
     }

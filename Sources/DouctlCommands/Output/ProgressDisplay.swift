@@ -10,7 +10,8 @@ import DouctlSystem
 /// Upload progress on stderr: one line per running upload (bytes, percent, rate, ETA),
 /// redrawn in place on a terminal; a plain final line per finished file. Without a
 /// terminal (only with `--progress always`) it prints plain lines, at most one a second
-/// per file. It owns the terminal while it runs: a result line for stdout goes through
+/// per file. When stdout feeds another program that may share the screen, it never moves
+/// the cursor up: one line for everything, or only the finished lines (`Style`). It owns the terminal while it runs: a result line for stdout goes through
 /// `emit`, which clears the live lines, writes the result, and draws them again below it,
 /// so neither overwrites the other. Widths are display widths (中文 takes two columns).
 final class ProgressDisplay: Sendable {
@@ -30,15 +31,28 @@ final class ProgressDisplay: Sendable {
         var lastDraw: Double = 0
     }
 
+    /// How the display draws (chosen by `Printer.startProgress`).
+    enum Style: Sendable, Equatable {
+        /// A row per running transfer, redrawn in place (the cursor moves up over them).
+        case redrawInPlace
+        /// One row for all running transfers, redrawn with a carriage return only.
+        case oneLine
+        /// Nothing live: each finished transfer's line, whole.
+        case finishedLinesOnly
+        /// No terminal: plain lines, at most one a second per transfer.
+        case plainLines
+    }
+
     private let fd: Int32
-    private let redrawsInPlace: Bool
+    let style: Style
+    private var redrawsInPlace: Bool { style == .redrawInPlace }
     private let width: Int
     private let state = LockedValue(State())
 
-    init(fd: Int32, redrawsInPlace: Bool) {
+    init(fd: Int32, style: Style, columns: Int?) {
         self.fd = fd
-        self.redrawsInPlace = redrawsInPlace
-        width = Terminal.width(fd) ?? 100
+        self.style = style
+        width = columns ?? 100
     }
 
     func started(_ index: Int, name: String) {
@@ -57,13 +71,13 @@ final class ProgressDisplay: Sendable {
             // Plain lines: at most one a second, and the complete count once, so the last
             // figure shown is the one the done line repeats.
             let complete = total > 0 && sent >= total && !entry.printedComplete
-            if !redrawsInPlace, now - entry.lastPlainLine >= 1 || complete {
+            if style == .plainLines, now - entry.lastPlainLine >= 1 || complete {
                 entry.lastPlainLine = now
                 if complete { entry.printedComplete = true }
                 write(line(for: entry, now: now) + "\n")
             }
             state.running[index] = entry
-            if redrawsInPlace, now - state.lastDraw >= 0.1 {
+            if style == .redrawInPlace || style == .oneLine, now - state.lastDraw >= 0.1 {
                 state.lastDraw = now
                 draw(&state, now: now)
             }
@@ -79,6 +93,10 @@ final class ProgressDisplay: Sendable {
     /// the live lines cleared first and drawn again after, under the display's lock.
     func emit(_ bytes: [UInt8], to fd: Int32) throws {
         try state.withLock { state in
+            if style == .oneLine && state.liveLines > 0 {
+                write("\r\u{1B}[2K")
+                state.liveLines = 0
+            }
             if redrawsInPlace && state.liveLines > 0 {
                 write("\u{1B}[\(state.liveLines)F\u{1B}[J")
                 state.liveLines = 0
@@ -87,7 +105,7 @@ final class ProgressDisplay: Sendable {
                 write(state.finishedLines.map { "\u{1B}[2K" + $0 + "\n" }.joined())
                 state.finishedLines = []
             }
-            defer { if redrawsInPlace { draw(&state, now: Timestamp.now()) } }
+            defer { if redrawsInPlace || style == .oneLine { draw(&state, now: Timestamp.now()) } }
             try FileIO.writeAll(fd, bytes)
         }
     }
@@ -97,10 +115,11 @@ final class ProgressDisplay: Sendable {
         let summary = TerminalText.escaped(summary)
         state.withLock { state in
             state.running[index] = nil
-            if redrawsInPlace {
+            switch style {
+            case .redrawInPlace, .oneLine:
                 state.finishedLines.append(summary)
                 draw(&state, now: Timestamp.now())
-            } else {
+            case .finishedLinesOnly, .plainLines:
                 write(summary + "\n")
             }
         }
@@ -110,11 +129,12 @@ final class ProgressDisplay: Sendable {
     func stop() {
         state.withLock { state in
             state.running = [:]
-            if redrawsInPlace { draw(&state, now: Timestamp.now()) }
+            if redrawsInPlace || style == .oneLine { draw(&state, now: Timestamp.now()) }
         }
     }
 
     private func draw(_ state: inout State, now: Double) {
+        if style == .oneLine { return drawOneLine(&state, now: now) }
         var text = ""
         if state.liveLines > 0 { text += "\u{1B}[\(state.liveLines)F" } // to the start of the first live line
         for line in state.finishedLines { text += "\u{1B}[2K" + line + "\n" }
@@ -123,6 +143,29 @@ final class ProgressDisplay: Sendable {
         for line in live { text += "\u{1B}[2K" + line + "\n" }
         text += "\u{1B}[J"
         state.liveLines = live.count
+        write(text)
+    }
+
+    /// The `oneLine` style: the row the cursor is on is cleared and drawn again (`\r`, never
+    /// up), finished lines printed whole before it, every running transfer summed in it.
+    private func drawOneLine(_ state: inout State, now: Double) {
+        var text = state.liveLines > 0 ? "\r\u{1B}[2K" : ""
+        for line in state.finishedLines { text += line + "\n" }
+        state.finishedLines = []
+        let running = state.running.sorted { $0.key < $1.key }.map(\.value)
+        if let first = running.first {
+            var sum = first
+            if running.count > 1 {
+                sum.name = "\(running.count) files"
+                sum.sent = running.reduce(0) { $0 + $1.sent }
+                sum.total = running.contains { $0.total <= 0 } ? 0 : running.reduce(0) { $0 + $1.total }
+                sum.started = running.map(\.started).min() ?? first.started
+            }
+            text += line(for: sum, now: now)
+            state.liveLines = 1
+        } else {
+            state.liveLines = 0
+        }
         write(text)
     }
 

@@ -9,11 +9,11 @@ import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
-/// Where a streamed reply goes: straight to stdout (--raw), through the incremental
+/// Where a streamed reply (`api`) goes: straight to stdout (--raw), through the incremental
 /// reformatter (a JSON array), or into memory up to the bound (anything else).
-final class StreamingPrinter {
+final class StreamingReply {
     enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
-    let context: CommandContext
+    let output: Output
     /// --raw: the bytes as received; --include: the head first.
     let raw: Bool
     let include: Bool
@@ -31,8 +31,8 @@ final class StreamingPrinter {
     var responseHead: HTTPResponseHead?
     var decode: (HTTPResponse) throws(DouctlError) -> Void = { _ throws(DouctlError) in }
 
-    init(context: CommandContext, raw: Bool, include: Bool) {
-        self.context = context
+    init(output: Output, raw: Bool, include: Bool) {
+        self.output = output
         self.raw = raw
         self.include = include
         mode = raw ? .raw : .undecided
@@ -42,7 +42,7 @@ final class StreamingPrinter {
         status = head.status
         responseHead = head
         if include {
-            context.stdout.write(APIOutput.headText(head))
+            output.head(head)
             headPrinted = true
         }
     }
@@ -67,16 +67,16 @@ final class StreamingPrinter {
                 if !startReformatting() { return false }
             } else {
                 mode = .hold
-                if first == UInt8(ascii: "{") { unwrapper = EnvelopeStreamUnwrapper(rule: ReplyDecoder.envelopeStreamRule, output: .reformat(context.prettyJSON ? .pretty : .compact), emit: emitter()) }
+                if first == UInt8(ascii: "{") { unwrapper = EnvelopeStreamUnwrapper(rule: ReplyDecoder.envelopeStreamRule, output: .reformat(output.prettyJSON ? .pretty : .compact), emit: emitter()) }
             }
         }
         switch mode {
         case .raw:
             delivered += chunk.count
-            context.stdout.write(chunk)
-            return !context.stdout.failed
+            output.stdout.write(chunk)
+            return !output.stdout.failed
         case .reformat(let reformatter):
-            return feed(chunk, to: reformatter) && !context.stdout.failed
+            return feed(chunk, to: reformatter) && !output.stdout.failed
         case .hold, .undecided:
             return hold(chunk)
         }
@@ -84,7 +84,7 @@ final class StreamingPrinter {
 
     /// From here on the reply goes through the incremental reformatter, what was held first.
     private func startReformatting() -> Bool {
-        let reformatter = JSONStreamReformatter(format: context.prettyJSON ? .pretty : .compact, emit: emitter())
+        let reformatter = JSONStreamReformatter(format: output.prettyJSON ? .pretty : .compact, emit: emitter())
         mode = .reformat(reformatter)
         let before = held
         held = []
@@ -93,10 +93,10 @@ final class StreamingPrinter {
 
     /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
     private func emitter() -> (UnsafeRawBufferPointer) -> Void {
-        let stdout = context.stdout
+        let stdout = output.stdout
         // On a terminal even without colours: the colorizer also escapes what the
         // terminal would obey (TerminalText).
-        if context.stdout.isTerminal || context.colorsStdout { colorizer = JSONColorizer(colors: context.colorsStdout) }
+        if output.stdoutIsTerminal || output.colorsStdout { colorizer = JSONColorizer(colors: output.colorsStdout) }
         return { [unowned self] bytes in
             delivered += bytes.count
             if var colorizer {
@@ -136,7 +136,7 @@ final class StreamingPrinter {
         if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
            let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
             guard startReformatting() else { return false }
-            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !context.stdout.failed }
+            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.stdout.failed }
         }
         guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
             if unwrapper?.dataBeforeCode == true {
@@ -172,7 +172,7 @@ final class StreamingPrinter {
         switch unwrapper.decision {
         case .streaming:
             held = []
-            return !context.stdout.failed
+            return !output.stdout.failed
         case .failing where held.count + chunk.count > HTTPResponse.maximumErrorBodyBytes:
             held.append(contentsOf: chunk.prefix(HTTPResponse.maximumErrorBodyBytes - held.count))
             do throws(DouctlError) {
@@ -211,14 +211,14 @@ final class StreamingPrinter {
             } catch {
                 throw notJSON(error)
             }
-            if var colorizer { context.stdout.write(colorizer.finish()) }
-            context.stdout.write([0x0A])
+            if var colorizer { output.stdout.write(colorizer.finish()) }
+            output.stdout.write([0x0A])
             return nil
         case .hold, .undecided:
             if let unwrapper, case .streaming = unwrapper.decision {
                 do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.finish() } catch { throw envelopeProblem(error) }
-                if var colorizer { context.stdout.write(colorizer.finish()) }
-                context.stdout.write([0x0A])
+                if var colorizer { output.stdout.write(colorizer.finish()) }
+                output.stdout.write([0x0A])
                 // A status member after the data may still make the reply an error.
                 try decode(HTTPResponse(head: head, body: unwrapper.remainder))
                 return nil

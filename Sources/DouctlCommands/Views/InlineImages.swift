@@ -55,17 +55,17 @@ enum InlineImages {
     /// shown is named on stderr instead. Never changes the exit status: the status was shown.
     static func show(pictures urls: [String], _ context: CommandContext) {
         guard !urls.isEmpty else { return }
-        guard let graphics = graphics(environment: context.environment, stdoutIsTerminal: context.stdout.isTerminal) else {
-            context.note("douctl: this terminal shows no inline pictures (kitty, iTerm2 and WezTerm do); the status names them: \(urls.joined(separator: " "))")
+        guard let graphics = graphics(environment: context.environment, stdoutIsTerminal: context.output.stdoutIsTerminal) else {
+            context.output.note("douctl: this terminal shows no inline pictures (kitty, iTerm2 and WezTerm do); the status names them: \(urls.joined(separator: " "))")
             return
         }
         let client: APIClient
         do {
-            var factory = try context.clientFactory()
+            var factory = try context.session.clientFactory()
             factory.allowsAnonymous = true
             client = try factory.make()
         } catch {
-            context.note("douctl: cannot fetch the pictures: \(error.message)")
+            context.output.note("douctl: cannot fetch the pictures: \(error.message)")
             return
         }
         for url in urls {
@@ -77,18 +77,17 @@ enum InlineImages {
                 status = try client.stream(APIRequest(path: url), restart: { picture.removeAll(); return true }, head: { _ in },
                                            sink: { picture.take($0, cap: maximumBytes) }).head.status
             } catch .transport(.outputFailed) where picture.wasCut {
-                context.note("douctl: picture \(url) not shown (larger than \(maximumBytes >> 20) MiB)")
+                context.output.note("douctl: picture \(url) not shown (larger than \(maximumBytes >> 20) MiB)")
                 continue
             } catch {
-                context.note("douctl: picture \(url) not shown: \(error.message)")
+                context.output.note("douctl: picture \(url) not shown: \(error.message)")
                 continue
             }
             guard (200..<300).contains(status), let drawn = sequence(picture.bytes, name: name, graphics: graphics) else {
-                context.note("douctl: picture \(url) not shown (HTTP \(status), \(picture.bytes.count) bytes)")
+                context.output.note("douctl: picture \(url) not shown (HTTP \(status), \(picture.bytes.count) bytes)")
                 continue
             }
-            context.stdout.write(drawn)
-            context.stdout.flush()
+            context.output.draw(drawn)
         }
     }
 }

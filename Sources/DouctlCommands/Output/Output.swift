@@ -1,0 +1,243 @@
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// The one owner of what a run shows: stdout (JSON documents and lines, views, raw bytes,
+/// the sink of `download -o -`), stderr (through `Printer`: errors, warnings, notes,
+/// progress, the rate-limit countdown) and the facts about the terminal they decide by.
+/// Commands say what to show; this decides how, from the global options, the command's
+/// `OutputPresentation` and `TerminalFacts` read once at start. It also owns the end of
+/// the run's output (`finish`): `--jq`'s last word, the flush, and the rule that a reader
+/// who went away is exit 141.
+final class Output: @unchecked Sendable {
+    /// The descriptors' facts, as the run started (or as a test says).
+    let terminal: TerminalFacts
+    let presentation: OutputPresentation
+    /// The one writer of lines on stderr.
+    let printer: Printer
+    /// stdout, buffered; written only from here and the wing's own types (`StreamingReply`,
+    /// `BatchReport`, the walk). `--jq` is a stage on it.
+    let stdout: OutputStream
+    let stderr: OutputStream
+    private let settings: OutputSettings
+    private let environment: [String: String]
+    /// The time a view measures "3 minutes ago" from.
+    private let clock: RunClock
+
+    /// What the global options say about output.
+    struct OutputSettings: Sendable {
+        var color: ColorChoice = .auto
+        var pretty = false
+        var compact = false
+        var errorFormat: ErrorFormat = .text
+        var errorBody: ErrorBodyDestination?
+
+        init() {}
+        init(_ globals: GlobalOptionValues) {
+            color = globals.color
+            pretty = globals.pretty
+            compact = globals.compact
+            errorFormat = globals.errorFormat
+            errorBody = globals.errorBody
+        }
+    }
+
+    init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, settings: OutputSettings,
+         presentation: OutputPresentation = OutputPresentation(), environment: [String: String], clock: RunClock = .system) {
+        self.clock = clock
+        self.stdout = stdout
+        self.stderr = stderr
+        self.terminal = terminal
+        self.settings = settings
+        self.presentation = presentation
+        self.environment = environment
+        printer = Printer(stderr: stderr, isTerminal: terminal.stderrIsTerminal,
+                          color: ColorChoice.enabled(settings.color, isTerminal: terminal.stderrIsTerminal, environment: environment))
+    }
+
+    // MARK: - how stdout is shown
+
+    /// A person reads stdout: a terminal that no `--jq` stage reads first.
+    var stdoutIsTerminal: Bool { stdout.isTerminal }
+
+    /// JSON pretty on a terminal, compact in a pipe, unless --pretty/--compact say.
+    var prettyJSON: Bool {
+        if settings.pretty { return true }
+        if settings.compact { return false }
+        return stdoutIsTerminal
+    }
+
+    /// True when stdout gets a view rather than JSON: a terminal, unless --json,
+    /// --format json, --pretty or --compact asks for JSON (or --format text asks for a view).
+    var wantsView: Bool {
+        guard let view = presentation.view else { return false }
+        if view.json { return false }
+        if let format = view.format { return format == .text }
+        if settings.pretty || settings.compact { return false }
+        return stdoutIsTerminal
+    }
+
+    /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal); never into `--jq`.
+    var colorsStdout: Bool {
+        if stdout.stage != nil { return false }
+        return ColorChoice.enabled(settings.color, isTerminal: stdoutIsTerminal, environment: environment)
+    }
+
+    /// Colour on stderr (errors, warnings).
+    var colorsStderr: Bool { printer.color }
+
+    var wantsJSONErrors: Bool { settings.errorFormat == .json }
+
+    /// `--error-body` as given; nil: the command's default (`errorBodyDestination`).
+    var errorBodyChoice: ErrorBodyDestination? { settings.errorBody }
+
+    /// An error body pretty on a terminal, unless --pretty/--compact say.
+    func prettyErrorBody(on stream: OutputStream) -> Bool {
+        if settings.pretty { return true }
+        if settings.compact { return false }
+        return stream.isTerminal
+    }
+
+    /// What a view is drawn with: the terminal's width, the time, colours and widths.
+    var viewContext: ViewContext {
+        ViewContext(width: terminal.stdoutColumns ?? 80, now: clock.now(),
+                    style: TextStyle(enabled: colorsStdout, widths: DisplayWidth.Model(environment: environment)))
+    }
+
+    // MARK: - stdout
+
+    /// One JSON document, pretty on a terminal unless told otherwise.
+    func json(_ json: JSON) {
+        var bytes = colored(json.serialized(prettyJSON ? .pretty : .compact))
+        bytes.append(0x0A)
+        stdout.write(bytes)
+    }
+
+    /// One NDJSON line (streams are always compact, one value per line), flushed.
+    func jsonLine(_ json: JSON) {
+        var bytes = colored(json.serialized(.compact))
+        bytes.append(0x0A)
+        stdout.write(bytes)
+        stdout.flush()
+    }
+
+    /// The view of `json` on a terminal, else (or when the view does not fit the reply) JSON.
+    func document(_ json: JSON, view: HumanView) {
+        if wantsView, let lines = view.document(TerminalText.shown(json), viewContext) {
+            viewLines(lines)
+        } else {
+            self.json(json)
+        }
+    }
+
+    /// Lines of a view, flushed.
+    func viewLines(_ lines: [String]) {
+        var text = lines.joined(separator: "\n")
+        if !text.isEmpty || !lines.isEmpty { text += "\n" }
+        stdout.write(Array(text.utf8))
+        stdout.flush()
+    }
+
+    /// JSON bytes already serialized (a reply reformatted without a tree), and a newline.
+    func jsonBytes(_ bytes: [UInt8]) {
+        stdout.write(colored(bytes))
+        stdout.write([0x0A])
+    }
+
+    /// JSON text as stdout should get it: coloured like jq's when colour is on, and with
+    /// terminal controls escaped on a terminal (`JSONColorizer`); as it is in a pipe.
+    func colored(_ bytes: [UInt8]) -> [UInt8] {
+        let colors = colorsStdout
+        return colors || stdoutIsTerminal ? JSONColorizer.colorize(bytes, colors: colors) : bytes
+    }
+
+    /// Bytes as they are (`--raw`, a reply that is not JSON, a completion script).
+    func write(_ bytes: [UInt8]) { stdout.write(bytes) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) { stdout.write(bytes) }
+
+    func write(_ text: String) { stdout.write(text) }
+
+    /// A line of data (a value a script reads: a token, a config value, a URL).
+    func line(_ text: String) { stdout.line(text) }
+
+    /// douctl's own terminal graphics (an inline picture's escape sequences), drawn now.
+    /// Only ever called when stdout is a terminal that draws them (`InlineImages`).
+    func draw(_ sequence: [UInt8]) {
+        stdout.write(sequence)
+        stdout.flush()
+    }
+
+    /// Everything written so far, out (before a child process or a long wait).
+    func flush() { stdout.flush() }
+
+    /// The reader of stdout went away (`| head`): whatever else fails after it is not news.
+    var readerClosed: Bool { stdout.readerClosed }
+
+    /// stdout as a sink for bytes arriving from elsewhere (`download -o -`): written through
+    /// the same stream, so a closed reader is seen, and said, in one place (`finish`).
+    func sink(_ bytes: UnsafeRawBufferPointer) -> SystemError? {
+        stdout.write(bytes)
+        stdout.flush()
+        return stdout.failed ? stdout.failure ?? SystemError("write", errno: 5) : nil
+    }
+
+    /// The descriptor a child process writes to in douctl's place (the demo's steps),
+    /// everything buffered flushed first.
+    func handOver() -> Int32 {
+        stdout.flush()
+        return stdout.fileDescriptor
+    }
+
+    // MARK: - stderr
+
+    /// The descriptor a child process writes its own errors to (the demo's steps).
+    var stderrDescriptor: Int32 { stderr.fileDescriptor }
+
+    /// A line for a person, on stderr.
+    func note(_ text: String) { printer.line(text) }
+
+    func warn(_ text: String) { printer.line(Self.warning(text), style: .warning) }
+
+    static func warning(_ text: String) -> String { "douctl: warning: " + text }
+
+    /// A question on stderr, the answer typed after it on the same line.
+    func prompt(_ text: String) {
+        printer.write(Array(TerminalText.escaped(text).utf8))
+    }
+
+    /// An error about one of several items (a file, an id), then the run goes on. Once the
+    /// reader of stdout went away, a write that failed for it is no error to tell.
+    func report(_ error: DouctlError, about item: String?) {
+        if readerClosed, case .transport(.outputFailed) = error { return }
+        printer.line(ErrorReport.line(error, item: item, json: wantsJSONErrors), style: .error)
+    }
+
+    /// `--progress WHEN` of upload, download and api (see `Printer.startProgress`).
+    func progress(_ mode: ProgressMode) -> ProgressDisplay? {
+        printer.startProgress(mode, stdoutFeedsProgram: terminal.stdoutFeedsProgram && !terminal.stdoutIsTerminal,
+                              columns: terminal.stderrColumns)
+    }
+
+    /// `--wait-on-rate-limit`'s wait: a countdown on a terminal, one line otherwise. False
+    /// when the run was stopped while waiting.
+    func waitOutRateLimit(seconds: Double, reason: String, clock: RunClock, cancellation: Cancellation) -> Bool {
+        let total = Int(seconds.rounded(.up))
+        if terminal.stderrIsTerminal {
+            for left in stride(from: total, to: 0, by: -1) {
+                printer.write(Array("\r\u{1B}[2Kdouctl: rate limited (\(TerminalText.escaped(reason))); going on in \(left)s".utf8))
+                clock.sleep(min(1, seconds - Double(total - left)), cancellation)
+                if cancellation.isRequested { break }
+            }
+            printer.write(Array("\r\u{1B}[2K".utf8))
+        } else {
+            printer.line("douctl: rate limited (\(reason)); waiting \(total)s")
+            clock.sleep(seconds, cancellation)
+        }
+        return !cancellation.isRequested
+    }
+}
+
+/// Where an API error reply's body goes (`--error-body`).
+enum ErrorBodyDestination: String, Sendable { case stdout, stderr, none }

@@ -1,0 +1,123 @@
+import DouctlCore
+import DouctlHTTP
+import DouctlJSON
+import DouctlSystem
+
+/// How a run's output ends: an API error's body where `--error-body` says, the error line,
+/// `--jq`'s last word, and what a failed stdout means. The only place that decides exit
+/// 141 (the reader went away) and exit 3 (stdout could not be written).
+extension Output {
+    // MARK: - error replies
+
+    /// `--error-body`, else (for `api`) stdout on a terminal and stderr in a pipe: an error
+    /// never puts a document on a script's stdout unless asked.
+    var errorBodyDestination: ErrorBodyDestination {
+        if let chosen = errorBodyChoice { return chosen }
+        guard presentation.showsErrorBodies else { return .none }
+        return stdoutIsTerminal ? .stdout : .stderr
+    }
+
+    /// The stream `--error-body` names, or nil for none.
+    private var errorBodyStream: OutputStream? {
+        switch errorBodyDestination {
+        case .stdout: return stdout
+        case .stderr: return stderr
+        case .none: return nil
+        }
+    }
+
+    /// The status line and headers of an error reply (`-i`), where its body goes.
+    func errorHead(_ head: HTTPResponseHead) {
+        guard let stream = errorBodyStream else { return }
+        let text = APIOutput.headText(head)
+        if stream === stderr {
+            // A server's header lines, for a person: each line's controls escaped, CRLF kept.
+            printer.write(Array(text.split(separator: Character("\r\n"), omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\r\n").utf8))
+        } else {
+            stream.write(text)
+        }
+    }
+
+    /// The reply body of an API error where `--error-body` says: as received with --raw,
+    /// else as JSON (pretty on a terminal); a body that is not JSON only with --raw.
+    func errorBody(of error: DouctlError) {
+        guard case .api(let apiError) = error, let body = apiError.body, !body.isEmpty, let stream = errorBodyStream else { return }
+        var bytes: [UInt8]
+        if presentation.rawErrorBodies {
+            bytes = body
+        } else if let json = try? JSONParser.parse(body) {
+            bytes = json.serialized(prettyErrorBody(on: stream) ? .pretty : .compact)
+            // For a person (stderr, or a terminal): what the terminal would obey is spelt as
+            // a JSON escape, the same value to a reader (TerminalText).
+            if stream === stderr || stream.isTerminal { bytes = JSONColorizer.colorize(bytes, colors: false) }
+        } else {
+            return
+        }
+        if bytes.last != 0x0A { bytes.append(0x0A) }
+        if stream === stderr {
+            printer.write(bytes)
+        } else {
+            stream.write(bytes)
+            stream.flush()
+        }
+    }
+
+    /// One line (or one JSON object) on stderr for the error that ended the run, after
+    /// its reply's body.
+    func reportFailure(_ error: DouctlError) {
+        errorBody(of: error)
+        report(error, about: nil)
+    }
+
+    // MARK: - the end of the run
+
+    /// The exit status of a run that ended with `outcome`: `--jq` finishes (its own
+    /// failure comes first), stdout is flushed, a failed stdout decides (141 for a reader
+    /// that went away, quietly; 3 for any other write error), then `--max-time`
+    /// (7) and Ctrl-C (130), then the command's own status or error (reported here).
+    func finish(_ outcome: Result<ExitStatus, DouctlError>, cancellation: Cancellation) -> Int32 {
+        let failed: Bool
+        if case .failure = outcome { failed = true } else { failed = false }
+        if let problem = finishFilter(failed: failed) {
+            stdout.flush()
+            reportFailure(problem)
+            return ExitStatus(problem).rawValue
+        }
+        stdout.flush()
+        if let status = outputFailure() { return status.rawValue }
+        switch outcome {
+        case .failure(let error):
+            let reported = ExitStatus(error) == .interrupted ? Douctl.maxTimeError(cancellation) ?? error : error
+            reportFailure(reported)
+            return ExitStatus(reported).rawValue
+        case .success(let status):
+            if status == .interrupted || cancellation.isRequested, let timedOut = Douctl.maxTimeError(cancellation) {
+                reportFailure(timedOut)
+                return ExitStatus.network.rawValue
+            }
+            if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
+            return status.rawValue
+        }
+    }
+
+    /// The end of `--jq`'s input: what the filter says went wrong, if anything. After a
+    /// command that failed, the filter's own failure (if it stopped the command) comes first.
+    private func finishFilter(failed: Bool) -> DouctlError? {
+        guard let filter = stdout.stage as? JQFilter else { return nil }
+        if failed { return filter.problem }
+        return filter.finish(into: stdout)
+    }
+
+    /// A write to stdout that failed. The reader going away (EPIPE: `| head -n 3`) ends
+    /// the run quietly with 141, the status of a tool killed by SIGPIPE (gh's, and what
+    /// the shell reports for coreutils); any other failure (a full disk, a stdout closed
+    /// with `>&-`) is an error, as for coreutils: one line, exit 3.
+    private func outputFailure() -> ExitStatus? {
+        guard stdout.failed else { return nil }
+        if stdout.readerClosed { return .outputClosed }
+        let reason = stdout.failure?.reason ?? "unknown error"
+        let error = DouctlError.localInput("write error on standard output (\(reason))")
+        report(error, about: nil)
+        return ExitStatus(error)
+    }
+}
