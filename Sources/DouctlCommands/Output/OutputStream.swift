@@ -64,6 +64,17 @@ public final class OutputStream {
         }
     }
 
+    /// Bytes out now, after what is buffered, without a copy into the buffer (a download's
+    /// chunks to stdout); through the stage when there is one.
+    public func writeNow(through bytes: UnsafeRawBufferPointer) {
+        guard stage == nil else {
+            write(bytes)
+            return flush()
+        }
+        flush()
+        writeNow(bytes)
+    }
+
     public func write(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { write($0) }
     }
