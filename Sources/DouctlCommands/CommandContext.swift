@@ -43,10 +43,19 @@ struct CommandContext {
     }
 
     /// What the session is built from: the typed global options, the environment, and the
-    /// printer's side of `-v`, the cache's notes, warnings and the rate-limit countdown.
+    /// printer's side of `-v`, the cache's notes, warnings and the rate-limit countdown. The
+    /// request settings are built here once and handed down unchanged; a printer of
+    /// requests swaps in the transport that prints them (`SessionSettings.printingRequests`).
     private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, printer: Printer, dryRun: DryRunPrinter?) -> SessionSettings {
-        var settings = SessionSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
         let line: @Sendable (String) -> Void = { text in printer.line(text) }
+        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
+        requests.timeout = globals.timeout
+        requests.retry = retryPolicy(globals)
+        requests.verboseLog = globals.verbose ? line : nil
+        requests.cancellation = process.cancellation
+        requests.rateLimitWait = rateLimitWait(globals, printer: printer, clock: process.clock, cancellation: process.cancellation)
+        requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))
+        var settings = SessionSettings(requests: requests)
         settings.configDirectory = globals.configDirectory
         settings.profile = globals.profile
         settings.apiBase = globals.apiBase
@@ -54,18 +63,11 @@ struct CommandContext {
             caBundle: globals.caBundle, caPath: globals.caPath,
             clientCert: globals.clientCert, clientKey: globals.clientKey,
             insecure: globals.insecure, proxy: globals.proxy, unixSocket: globals.unixSocket)
-        settings.timeout = globals.timeout
-        settings.retry = retryPolicy(globals)
-        settings.verboseLog = globals.verbose ? line : nil
         settings.cache = globals.cache
         settings.cacheOnly = globals.cacheOnly
         settings.cacheLog = line
-        settings.record = globals.record
-        settings.rateLimitWait = rateLimitWait(globals, printer: printer, clock: process.clock, cancellation: process.cancellation)
-        settings.cancellation = process.cancellation
-        settings.dryRun = dryRun
         settings.warn = { text in printer.line(Self.warning(text), style: .warning) }
-        return settings
+        return dryRun.map(settings.printingRequests) ?? settings
     }
 
     var environment: [String: String] { process.environment }
@@ -81,7 +83,6 @@ struct CommandContext {
 
     // MARK: - the session's objects (see `RunSession`)
 
-    var dryRun: DryRunPrinter? { session.settings.dryRun }
     func configDirectory() throws(DouctlError) -> ConfigDirectory { try session.configDirectory() }
     func config() throws(DouctlError) -> ConfigFile { try session.config() }
 
@@ -94,7 +95,7 @@ struct CommandContext {
     var profileName: String { get throws(DouctlError) { try session.profileName } }
     func profile() throws(DouctlError) -> ResolvedProfile { try session.profile() }
     func credentialStore() throws(DouctlError) -> CredentialStore { try session.credentialStore() }
-    var retryPolicy: RetryPolicy { session.settings.retry }
+    var retryPolicy: RetryPolicy { session.settings.requests.retry }
     func responseCache() throws(DouctlError) -> ResponseCache { try session.responseCache() }
     func http() throws(DouctlError) -> any HTTPTransport { try session.http() }
     func credentialInForce() throws(DouctlError) -> CredentialInForce { try session.credentialInForce() }

@@ -122,7 +122,7 @@ enum UploadCommand {
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
     static func confirmPublicPosts(_ context: CommandContext, count: Int, yes: Bool) throws(DouctlError) {
         let stdin = context.process.standardInput
-        guard count > 1, !yes, context.dryRun == nil, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
+        guard count > 1, !yes, try context.session.sendsRequests, Terminal.isTerminal(stdin), context.stderr.isTerminal else { return }
         let profile = try context.profileName
         context.printer.write(Array("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ".utf8))
         context.stderr.flush()
