@@ -272,7 +272,7 @@ enum APICommand {
     /// progress) or with a body streamed chunked from a pipe (a refreshed token cannot resend it). A
     /// rate-limited reply is waited out on the streamed path too, before anything is printed.
     private static func canStream(_ request: APIRequest, client: APIClient, context: CommandContext) -> Bool {
-        client.dryRun == nil && client.cachePolicy == nil && client.recorder == nil
+        client.sendsRequests && client.cachePolicy == nil && client.requests.recorder == nil
             && uploadedFiles(request.body).isEmpty && request.body.isReplayable
     }
 
@@ -299,7 +299,7 @@ enum APICommand {
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
     private static func exchangeShowingProgress(_ request: APIRequest, progress mode: ProgressMode, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        guard !files.isEmpty, context.session.settings.dryRun == nil, let display = context.output.progress(mode) else {
+        guard !files.isEmpty, client.sendsRequests, let display = context.output.progress(mode) else {
             return try client.exchange(request)
         }
         let name = files.joined(separator: ", ")

@@ -16,7 +16,7 @@ enum APIOutput {
     /// --paginate: `APIOptions.validate()` has refused that.
     static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
         guard options.head || options.outputFile != nil else { return nil }
-        if context.session.settings.dryRun != nil { return nil }
+        if !client.sendsRequests { return nil }
         if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
         guard let output = options.outputFile else { return nil }
         return try toFile(output, include: options.include, request: request, client: client, context: context)

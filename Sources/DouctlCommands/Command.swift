@@ -50,6 +50,18 @@ struct Command: Sendable {
         return copy
     }
 
+    /// This command, calling the API: it takes every group of global options, the `api`
+    /// group (printing requests instead of sending them) with them. The parser, help,
+    /// completions and the man page read this one declaration (`callsAPI`).
+    func callingAPI() -> Command {
+        inheriting(GlobalOptions.Group.allCases)
+    }
+
+    /// Whether the command at `path` below this node calls the API (takes the `api` group).
+    func callsAPI(_ path: [String]) -> Bool {
+        spec.inheritedOptions(at: path).contains { $0.group == GlobalOptions.Group.api.rawValue }
+    }
+
     /// This node's spec with its own options and arguments built (its children's not).
     private var ownSpec: CommandSpec {
         var result = spec

@@ -37,10 +37,24 @@ struct CommandContext {
     }
 
     /// What the session is built from: the typed global options, the environment, and the
-    /// output's side of `-v`, the cache's notes, warnings and the rate-limit countdown.
+    /// output's side of `-v`, the cache's notes, warnings and the rate-limit countdown. The
+    /// request settings are built here once and handed down unchanged; a printer of
+    /// requests swaps in the transport that prints them (`SessionSettings.printingRequests`).
     private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, output: Output, dryRun: DryRunPrinter?) -> SessionSettings {
-        var settings = SessionSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
         let line: @Sendable (String) -> Void = { text in output.note(text) }
+        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
+        requests.timeout = globals.timeout
+        requests.retry = retryPolicy(globals)
+        requests.verboseLog = globals.verbose ? line : nil
+        requests.cancellation = process.cancellation
+        if globals.waitOnRateLimit {
+            let (clock, cancellation) = (process.clock, process.cancellation)
+            requests.rateLimitWait = RateLimitWait(maximum: globals.retryMaxTime ?? 3 * 3600) { seconds, reason in
+                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation)
+            }
+        }
+        requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))
+        var settings = SessionSettings(requests: requests)
         settings.configDirectory = globals.configDirectory
         settings.profile = globals.profile
         settings.apiBase = globals.apiBase
@@ -48,23 +62,11 @@ struct CommandContext {
             caBundle: globals.caBundle, caPath: globals.caPath,
             clientCert: globals.clientCert, clientKey: globals.clientKey,
             insecure: globals.insecure, proxy: globals.proxy, unixSocket: globals.unixSocket)
-        settings.timeout = globals.timeout
-        settings.retry = retryPolicy(globals)
-        settings.verboseLog = globals.verbose ? line : nil
         settings.cache = globals.cache
         settings.cacheOnly = globals.cacheOnly
         settings.cacheLog = line
-        settings.record = globals.record
-        if globals.waitOnRateLimit {
-            let (clock, cancellation) = (process.clock, process.cancellation)
-            settings.rateLimitWait = RateLimitWait(maximum: globals.retryMaxTime ?? 3 * 3600) { seconds, reason in
-                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation)
-            }
-        }
-        settings.cancellation = process.cancellation
-        settings.dryRun = dryRun
         settings.warn = { text in output.warn(text) }
-        return settings
+        return dryRun.map(settings.printingRequests) ?? settings
     }
 
     /// `--retry N` (default 2 retries, 3 tries), `--no-retry` (0), `--retry-max-time`.
@@ -97,10 +99,7 @@ struct CommandContext {
     /// comes (`Output.walk`).
     func walk(_ request: APIRequest, scheme: PageScheme? = nil, client: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil,
               itemsKey: String? = nil) throws(DouctlError) {
-        let walker: APIClient
-        if let client { walker = client } else { walker = try session.api() }
-        let paginator = try session.paginator(client: walker, itemsKey: itemsKey, parallel: paging.parallel,
-                                              warn: { [output] text in output.warn(text) })
+        let paginator = try session.paginator(over: client, itemsKey: itemsKey, parallel: paging.parallel)
         try output.walk(paginator, request: request, scheme: scheme, slurp: paging.slurp, view: view)
     }
 }

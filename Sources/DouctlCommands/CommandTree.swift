@@ -1,8 +1,10 @@
 import DouctlArguments
 
 /// The whole command tree. Adding a command group means adding its `command` here, with
-/// the groups of global options it takes: every group for commands that send requests,
-/// fewer for the others (`douctl version --cacert x` is a usage error).
+/// the groups of global options it takes: `callingAPI()` for the commands that call the
+/// API (they alone take the `api` group), the request groups by default (auth sends
+/// requests, to the token endpoint, with secrets no printed request should carry), fewer
+/// for the others (`douctl version --cacert x` is a usage error).
 enum CommandTree {
     static let root = Command(group: CommandSpec(
         "douctl",
@@ -14,13 +16,14 @@ enum CommandTree {
         options: GlobalOptions.specs,
         examples: [
             Example("douctl api /v2/user/~me | jq -r .name", "call any endpoint"),
-        ]), [
+        ],
+        inheritedGroups: GlobalOptions.sendingRequests.map(\.rawValue)), [
         AuthCommands.command,
-        UserCommands.command,
-        ShuoCommands.command,
-        UploadCommand.command,
-        DownloadCommand.command,
-        APICommand.command,
+        UserCommands.command.callingAPI(),
+        ShuoCommands.command.callingAPI(),
+        UploadCommand.command.callingAPI(),
+        DownloadCommand.command.callingAPI(),
+        APICommand.command.callingAPI(),
         ConfigCommands.command.inheriting([.profile, .output]),
         ProfileCommands.command.inheriting([.profile, .output]),
         CacheCommands.command.inheriting([.profile, .output]),
@@ -31,4 +34,9 @@ enum CommandTree {
         CompletionCommands.complete.inheriting([.profile]),
         CompletionCommands.manual.inheriting([]),
     ])
+
+    /// The top-level commands that call the API (the man page's prose names them from here).
+    static var commandsCallingAPI: [String] {
+        root.children.map(\.spec.name).filter { root.callsAPI([$0]) }
+    }
 }

@@ -79,7 +79,7 @@ public enum Douctl {
             let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, settings: Output.OutputSettings(globals),
                                 presentation: prepared.presentation, environment: process.environment, clock: process.clock)
             if globals.dryRun {
-                return dryRun(prepared.run, path: parsed.path, globals: globals, output: output, process: process)
+                return dryRun(prepared.run, globals: globals, output: output, process: process)
             }
             let context = CommandContext(globals: globals, output: output, process: process)
             return execute(prepared.run, in: context)
@@ -113,10 +113,11 @@ public enum Douctl {
         cancellation.deadlineMessage.map { .transport(.timedOut($0)) }
     }
 
-    /// `--dry-run`: the command runs against no network and no token store; each request
-    /// it would send goes to stdout as a curl command line, and the command's own output
-    /// is discarded. A step that needs a real reply (a picture URL to post) ends the run.
-    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, path: [String], globals: GlobalOptionValues, output: Output, process: ProcessContext) -> Int32 {
+    /// `--dry-run` (which the parser takes only for a command that calls the API, see
+    /// `Command.callingAPI`): the command runs against no network and no token store; each
+    /// request it would send goes to stdout as a curl command line, and the command's own
+    /// output is discarded. A step that needs a real reply (a picture URL to post) ends the run.
+    private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, globals: GlobalOptionValues, output: Output, process: ProcessContext) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
         let out = output.stdout.fileDescriptor
@@ -124,11 +125,6 @@ public enum Douctl {
         let discarding = Output(stdout: OutputStream(fileDescriptor: discard, isTerminal: false), stderr: output.stderr, terminal: output.terminal,
                                 settings: Output.OutputSettings(globals), presentation: output.presentation, environment: process.environment, clock: process.clock)
         let context = CommandContext(globals: globals, output: discarding, process: process, dryRun: printer)
-        guard let command = path.first, ["api", "user", "shuo", "upload", "download"].contains(command) else {
-            let error = DouctlError.usage("--dry-run works with the commands that call the API (api, user, shuo, upload, download)")
-            discarding.reportFailure(error)
-            return ExitStatus(error).rawValue
-        }
         do throws(DouctlError) {
             _ = try run(context)
         } catch .badReply {

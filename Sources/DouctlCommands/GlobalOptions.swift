@@ -5,17 +5,25 @@ import DouctlArguments
 /// takes or not (`Command.inheriting`, in `CommandTree`).
 enum GlobalOptions {
     /// Groups of global options a command takes or not.
-    enum Group: String {
+    enum Group: String, CaseIterable {
         /// --profile, --config-dir: commands that read the config directory.
         case profile
         /// --api-base, -v, --timeout, retries, --max-time, rate limits, the cache, --record,
-        /// --dry-run, --error-body: commands that send API requests.
+        /// --error-body: commands that send requests (auth's too).
         case request
         /// TLS and proxy options: commands that send requests.
         case network
         /// --pretty, --compact: commands that print JSON.
         case output
+        /// Printing the requests instead of sending them: the commands that call the API
+        /// (`Command.callingAPI`). Any other command refuses it as it refuses any option it
+        /// does not take (exit 2, with its usage line).
+        case api
     }
+
+    /// Every group but `api`: the root's default, so only a command the tree says calls the
+    /// API takes that group.
+    static let sendingRequests: [Group] = [.profile, .request, .network, .output]
 
     static let specs: [OptionSpec] = GlobalOptionValues.optionSpecs
 }
@@ -75,7 +83,7 @@ struct GlobalOptionValues: CommandOptions {
         .value({ $0.cache = $1 }, (OptionSpec("cache", value: ValueSpec("DURATION"), help: "answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else revalidate it (If-None-Match, If-Modified-Since) or fetch and store")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.cacheOnly = $1 }, (OptionSpec.flag("cache-only", help: "answer GET/HEAD only from the response cache; send nothing")).inGroup(GlobalOptions.Group.request.rawValue)),
         .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.request.rawValue)),
-        .flag({ $0.dryRun = $1 }, (OptionSpec.flag("dry-run", help: "print the requests as curl command lines instead of sending them (token as $DOUCTL_TOKEN)")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .flag({ $0.dryRun = $1 }, (OptionSpec.flag("dry-run", help: "print the requests of a command that calls the API as curl command lines instead of sending them (token as $DOUCTL_TOKEN)")).inGroup(GlobalOptions.Group.api.rawValue)),
         .value({ $0.caBundle = $1 }, (OptionSpec("cacert", value: ValueSpec("FILE", completion: .file),
                        help: "trust the CA certificates in this PEM file instead of the system's (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .value({ $0.caPath = $1 }, (OptionSpec("capath", value: ValueSpec("DIR", completion: .directory),

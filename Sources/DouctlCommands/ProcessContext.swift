@@ -18,7 +18,7 @@ public struct ProcessContext: Sendable {
     public var standardOutput: Int32
     public var standardError: Int32
     /// The transport requests go through: libcurl, or in tests a scripted one.
-    public var makeTransport: TransportFactory = { HTTPClient($0) }
+    public var makeTransport: TransportFactory = HTTPClient.transport
     /// What stops the run: the process's (Ctrl-C, SIGTERM, `--max-time`), or in tests one
     /// of their own, requested from another thread without signals.
     public var cancellation: Cancellation = .process

@@ -2,13 +2,13 @@ import DouctlSystem
 import DouctlHTTP
 import DouctlJSON
 
-/// Sends `APIRequest`s for one profile: builds URLs, attaches the token where the profile
-/// says (header or query), refreshes and replays once when the server says the token
-/// expired, and decodes the reply's envelope.
 /// How an `APIClient` behaves beyond its profile, transport and credentials.
 public struct APIClientOptions {
-    /// `--record DIR`: every exchange written there, secrets scrubbed.
-    public var recorder: ExchangeRecorder?
+    /// The run's request settings, as the session has them: the environment "$VAR" values
+    /// in common_params, common_headers and signing_secret are read from, `--record`,
+    /// `--wait-on-rate-limit` and the run's stop request (which ends the `rate_limit` wait,
+    /// and tells a walk stopped by `--max-time` from one stopped by Ctrl-C).
+    public var requests: RequestSettings
     /// `--cache`, `--cache-only`: GET and HEAD replies from and into the response cache.
     public var cachePolicy: CachePolicy?
     /// `rate_limit`: every request waits for its turn under the profile's quota.
@@ -16,45 +16,38 @@ public struct APIClientOptions {
     /// The reset a server announced (`X-RateLimit-*`, `RateLimit`, `Retry-After`), shared
     /// by the profile's processes: nothing is sent before it.
     public var serverRateLimit: ServerRateLimit?
-    /// The environment "$VAR" values in common_params, common_headers and signing_secret
-    /// are read from.
-    public var environment: [String: String] = [:]
-    /// `--wait-on-rate-limit`: a rate-limited reply (429, or Douban's 111/112) is waited out
-    /// and the request sent again, POSTs too (a rate-limited request was not processed).
-    public var rateLimitWait: RateLimitWait?
     /// Whether a request that carries the token may go out without one. Typed commands
     /// refuse before sending (exit 4, "not logged in"); `douctl api` sends anonymously, like
     /// curl, so public endpoints work without a login.
     public var allowsAnonymous = false
-    /// The run's stop request: ends the `rate_limit` wait, and tells a walk stopped by
-    /// `--max-time` from one stopped by Ctrl-C.
-    public var cancellation: Cancellation = .process
 
-    public init() {}
+    public init(requests: RequestSettings = RequestSettings()) {
+        self.requests = requests
+    }
 }
 
+/// Sends `APIRequest`s for one profile: builds URLs, attaches the token where the profile
+/// says (header or query), refreshes and replays once when the server says the token
+/// expired, and decodes the reply's envelope.
 public final class APIClient {
     public let profile: ResolvedProfile
-    /// libcurl in douctl; a scripted transport in tests.
+    /// libcurl in douctl; a scripted transport in tests; one that only prints requests.
     public let http: any HTTPTransport
     public let tokens: AccessTokenSource?
     /// Extra per-request behaviour, such as a cookie session (Coding's password login).
     public let session: SessionHooks?
-    /// `--dry-run`: the printer of the `DryRunTransport` this client sends through, which
-    /// prints each request as a curl command line and answers with a stand-in success
-    /// (`ClientFactory.printingRequests`). Only what a stand-in reply cannot tell asks it:
-    /// `{me}` stays as written, and stand-in replies are not checked for fields.
-    public var dryRun: DryRunPrinter? { (http as? DryRunTransport)?.printer }
     /// How this client behaves beyond its profile, transport and credentials, fixed when it
     /// is made (`ClientFactory.client`, the one place douctl makes clients).
     public let options: APIClientOptions
-    public var recorder: ExchangeRecorder? { options.recorder }
+    /// The run's request settings (see `RequestSettings`).
+    public var requests: RequestSettings { options.requests }
     public var cachePolicy: CachePolicy? { options.cachePolicy }
     public var rateLimiter: ClientRateLimiter? { options.rateLimiter }
-    public var environment: [String: String] { options.environment }
-    public var rateLimitWait: RateLimitWait? { options.rateLimitWait }
     public var allowsAnonymous: Bool { options.allowsAnonymous }
-    public var cancellation: Cancellation { options.cancellation }
+    /// Whether requests go out: false over a transport that answers with stand-ins
+    /// (`HTTPTransport.sendsRequests`). Only what a stand-in reply cannot tell asks it:
+    /// `{me}` stays as written, and stand-in replies are not checked for fields.
+    public var sendsRequests: Bool { http.sendsRequests }
     /// The token the last exchange carried: it decides an auth error's hint, and is
     /// scrubbed from error text (Douban echoes it: "invalid_access_token: <token>").
     private var lastSentToken: String?
@@ -109,7 +102,7 @@ public final class APIClient {
     /// asked of the API (`~me`) once per client.
     public func currentUserID() throws(DouctlError) -> String {
         if let knownUserID { return knownUserID }
-        if dryRun != nil { return "{me}" }
+        if !sendsRequests { return "{me}" }
         var id = try (tokens as? StoredTokens).flatMap { tokens throws(DouctlError) in try tokens.store.load(profile.name)?.userID }
         if id == nil {
             try requireLogin()
@@ -132,10 +125,10 @@ public final class APIClient {
         return text.replacingAll("{me}", with: try currentUserID())
     }
 
-    /// A typed command's reply, checked for the fields it relies on (see `ReplyShape`); a
-    /// dry run's stand-in replies are not checked.
+    /// A typed command's reply, checked for the fields it relies on (see `ReplyShape`);
+    /// stand-in replies are not checked.
     public func checked(_ json: JSON, has fields: [String], what: String, request: String) throws(DouctlError) -> JSON {
-        if dryRun != nil { return json }
+        guard sendsRequests else { return json }
         return try ReplyShape.check(json, has: fields, what: what, request: request)
     }
 
@@ -153,7 +146,7 @@ public final class APIClient {
     private func waitForRateLimit(_ request: APIRequest, honouringServerReset: Bool = true) throws(DouctlError) {
         if honouringServerReset, let serverRateLimit = serverRateLimit(for: request), let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
             let seconds = until - Timestamp.now()
-            guard let rateLimitWait, seconds <= rateLimitWait.maximum else {
+            guard let rateLimitWait = requests.rateLimitWait, seconds <= rateLimitWait.maximum else {
                 throw .api(APIError(
                     kind: .rateLimited, httpStatus: 429,
                     message: "the server's quota is spent for \(Int(max(seconds, 1).rounded(.up)))s more, per \(reason); nothing was sent",
@@ -162,8 +155,8 @@ public final class APIClient {
             if seconds > 0, !rateLimitWait.wait(seconds, reason) { throw .interrupted }
         }
         try rateLimiter?.acquire { seconds in
-            cancellation.sleep(seconds)
-            return !cancellation.isRequested
+            requests.cancellation.sleep(seconds)
+            return !requests.cancellation.isRequested
         }
     }
 
@@ -303,7 +296,7 @@ public final class APIClient {
             if let notice, let until = notice.resetAt, notice.isExhausted || limited {
                 serverRateLimit(for: request)?.record(until: until, reason: notice.reason, now: Timestamp.now())
             }
-            guard let rateLimitWait, limited,
+            guard let rateLimitWait = requests.rateLimitWait, limited,
                   request.body.isReplayable else { return response }
             let (seconds, reason) = RateLimitWait.delay(for: response, notice: notice)
             guard waited + seconds <= rateLimitWait.maximum else { return response }
@@ -319,7 +312,7 @@ public final class APIClient {
     func liveSecrets(sent token: String?) -> [String] {
         var secrets = [token, profile.clientSecret].compactMap { $0 }
         if let written = profile.signingSecret {
-            secrets.append(RequestShaper(profile: profile, environment: environment, now: Timestamp.now).resolve(written))
+            secrets.append(RequestShaper(profile: profile, environment: requests.environment, now: Timestamp.now).resolve(written))
         }
         secrets += tokens?.liveSecrets() ?? []
         secrets += session?.liveSecrets() ?? []
@@ -330,7 +323,7 @@ public final class APIClient {
     public func httpRequest(_ request: APIRequest, token: String?) throws(DouctlError) -> HTTPRequest {
         var request = request
         if profile.isOwnOrigin(profile.url(for: request.path)) {
-            request = try RequestShaper(profile: profile, environment: environment, now: Timestamp.now).shape(request)
+            request = try RequestShaper(profile: profile, environment: requests.environment, now: Timestamp.now).shape(request)
         }
         var query = request.query
         var headers: [HTTPHeader] = []
@@ -406,7 +399,7 @@ public final class APIClient {
             throw .transport(error)
         }
         if profile.isOwnOrigin(httpRequest.url) { try session?.received(response, for: httpRequest) }
-        if let recorder { try recorder.record(httpRequest, response, secrets: liveSecrets(sent: token)) }
+        if let recorder = requests.recorder { try recorder.record(httpRequest, response, secrets: liveSecrets(sent: token)) }
         return response
     }
 

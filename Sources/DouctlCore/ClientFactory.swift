@@ -9,26 +9,19 @@ public struct ClientFactory: Sendable {
     public var profile: ResolvedProfile
     public var http: HTTPClientConfiguration
     public var store: CredentialStore
+    /// The run's request settings (environment, transport, rate-limit wait, recorder),
+    /// as the session has them: every client gets them unchanged.
+    public var requests: RequestSettings
     /// The credential requests carry, decided once (see `CredentialInForce`).
     public var credential: CredentialInForce
     /// See `APIClient.allowsAnonymous`.
     public var allowsAnonymous = false
-    /// See `APIClient.rateLimitWait`.
-    public var rateLimitWait: RateLimitWait?
-    /// See `APIClient.environment`.
-    public var environment: [String: String]
-    /// See `APIClient.recorder`.
-    public var recorder: ExchangeRecorder?
-    /// `--dry-run` (`printingRequests`): no shared rate-limit state is read or written.
-    var isDryRun = false
-    /// The transport each client's requests go through.
-    public var makeTransport: TransportFactory = { HTTPClient($0) }
 
-    public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, environment: [String: String], credential: CredentialInForce) {
+    public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, requests: RequestSettings, credential: CredentialInForce) {
         self.profile = profile
         self.http = http
         self.store = store
-        self.environment = environment
+        self.requests = requests
         self.credential = credential
     }
 
@@ -42,38 +35,24 @@ public struct ClientFactory: Sendable {
         credential.tokens(profile: profile, store: store, http: client)
     }
 
-    /// `--dry-run`: clients like these whose transport prints each request as a curl
-    /// command line instead of sending it (`DryRunTransport`), with `$DOUCTL_TOKEN` for
-    /// the token (a shell fills it in). Nothing is read from or written to the config
-    /// directory: no token store, cookie jar, `rate_limit` state or `--record` exchanges.
-    public func printingRequests(to printer: DryRunPrinter) -> ClientFactory {
-        var factory = self
-        factory.credential = .environmentToken(DryRunPrinter.tokenPlaceholder)
-        factory.makeTransport = { _ in DryRunTransport(printer) }
-        factory.profile.rateLimit = nil
-        factory.isDryRun = true
-        factory.recorder = nil
-        return factory
-    }
-
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
-        let client = makeTransport(http)
+        let client = requests.makeTransport(http)
         return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
     }
 
     /// A client over `http` with these credentials (a login's new token, a session being
     /// ended), configured like every other.
     public func client(http: any HTTPTransport, tokens: AccessTokenSource?, session: SessionHooks?, cachePolicy: CachePolicy? = nil) -> APIClient {
-        var options = APIClientOptions()
+        var options = APIClientOptions(requests: requests)
         options.allowsAnonymous = allowsAnonymous
-        options.rateLimitWait = rateLimitWait
-        options.environment = environment
-        options.rateLimiter = rateLimiter
-        if !isDryRun { options.serverRateLimit = ServerRateLimit(directory: store.directory, profile: profile.name) }
-        options.recorder = recorder
+        if http.sendsRequests {
+            // The profile's quota and the resets servers announced, shared through the
+            // config directory: a transport that sends nothing neither spends nor waits.
+            options.rateLimiter = rateLimiter
+            options.serverRateLimit = ServerRateLimit(directory: store.directory, profile: profile.name)
+        }
         options.cachePolicy = cachePolicy
-        options.cancellation = self.http.cancellation
         (session as? CookieSession)?.verboseLog = self.http.verboseLog
         return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
     }

@@ -95,8 +95,8 @@ public struct Download {
         guard !Self.hasOtherScheme(source), url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
         }
-        if client.dryRun != nil {
-            // --dry-run: the request is printed by the client; nothing touches the disk.
+        if !client.sendsRequests {
+            // The request is only printed: nothing touches the disk.
             _ = try client.exchange(APIRequest(path: source))
             return DownloadedFile(url: url, path: "", bytes: 0, mediaType: "", sha256: "", resumedFrom: 0)
         }

@@ -166,7 +166,7 @@ public struct Paginator {
         guard number > 1 else { return error }
         let note = "page \(number) failed; the \(emitted) items before it were printed"
         // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
-        if let deadline = client.cancellation.deadlineMessage, error == .interrupted || error == .transport(.interrupted) {
+        if let deadline = client.requests.cancellation.deadlineMessage, error == .interrupted || error == .transport(.interrupted) {
             return DouctlError.transport(.timedOut(deadline)).annotated(note)
         }
         return error.annotated(note)

@@ -11,49 +11,52 @@ public struct SessionSettings: Sendable {
     public var profile: String?
     /// `--api-base`, for this run only.
     public var apiBase: String?
-    public var environment: [String: String]
     public var network: NetworkSettings.Options
-    public var timeout: Double
-    public var retry: RetryPolicy
-    public var userAgent: String
-    /// `-v`: each request and reply, secrets redacted.
-    public var verboseLog: (@Sendable (String) -> Void)?
+    /// How every request is sent (timeout, retries, `-v`, rate-limit wait, recording, the
+    /// transport), with the environment: handed to every client unchanged.
+    public var requests: RequestSettings
     /// `--cache DURATION` as given, and `--cache-only`.
     public var cache: String?
     public var cacheOnly: Bool
     /// Where the cache says what it did (`--cache` hits and stores, under `-v`).
     public var cacheLog: @Sendable (String) -> Void
-    /// `--record DIR`.
-    public var record: String?
-    /// `--wait-on-rate-limit`: how a rate limit is waited out (the printer draws it).
-    public var rateLimitWait: RateLimitWait?
-    /// `--dry-run`: requests are printed, not sent; no credential is read.
-    public var dryRun: DryRunPrinter?
-    /// The transport requests go through (libcurl; a scripted one in tests).
-    public var makeTransport: TransportFactory
-    /// A warning for a person (`--insecure`).
+    /// The credential requests carry when the settings decide it (`printingRequests`);
+    /// nil: `DOUCTL_TOKEN`, else the profile's stored login (`CredentialInForce.decide`).
+    public var credential: CredentialInForce?
+    /// A warning for a person (`--insecure`, a walk that stopped early).
     public var warn: @Sendable (String) -> Void
-    /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
-    /// walk and batch of the session's clients polls it.
-    public var cancellation: Cancellation = .process
 
-    public init(environment: [String: String], userAgent: String, makeTransport: @escaping TransportFactory = { HTTPClient($0) }) {
-        self.environment = environment
-        self.userAgent = userAgent
-        self.makeTransport = makeTransport
+    public init(requests: RequestSettings) {
+        self.requests = requests
         network = NetworkSettings.Options()
-        timeout = 30
-        retry = .standard
         cacheOnly = false
         cacheLog = { _ in }
         warn = { _ in }
     }
+
+    public var environment: [String: String] { requests.environment }
 
     /// `--profile`, else `DOUCTL_PROFILE`; nil means "the default".
     public var requestedProfile: String? {
         if let profile { return profile }
         guard let variable = environment["DOUCTL_PROFILE"], !variable.isEmpty else { return nil }
         return variable
+    }
+
+    /// `--dry-run`: these settings with a transport that prints each request as a curl
+    /// command line instead of sending it (`DryRunTransport`), and `$DOUCTL_TOKEN` for the
+    /// token (a shell fills it in). Nothing is read from or written to the config or cache
+    /// directory: no token store, cookie jar, response cache or `--record` exchanges, and
+    /// no `rate_limit` state for a transport that sends nothing (`ClientFactory.client`).
+    /// The rest of the run is the same as any other.
+    public func printingRequests(to printer: DryRunPrinter) -> SessionSettings {
+        var settings = self
+        settings.requests.makeTransport = { _ in DryRunTransport(printer) }
+        settings.requests.recorder = nil
+        settings.credential = .environmentToken(DryRunPrinter.tokenPlaceholder)
+        settings.cache = nil
+        settings.cacheOnly = false
+        return settings
     }
 }
 
@@ -79,7 +82,6 @@ public final class RunSession {
     }
 
     public var environment: [String: String] { settings.environment }
-    public var isDryRun: Bool { settings.dryRun != nil }
 
     // MARK: - configuration
 
@@ -139,16 +141,7 @@ public final class RunSession {
         if let insecureSource = network.insecureSource {
             settings.warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
         }
-        let configuration = HTTPClientConfiguration(
-            timeout: settings.timeout,
-            retry: settings.retry,
-            userAgent: settings.userAgent,
-            verboseLog: settings.verboseLog,
-            cancellation: settings.cancellation,
-            tls: network.tls,
-            proxy: network.proxy,
-            fallbackProxies: network.fallbackProxies,
-            unixSocket: network.unixSocket)
+        let configuration = settings.requests.httpConfiguration(network: network)
         cachedHTTPConfiguration = configuration
         return configuration
     }
@@ -184,16 +177,22 @@ public final class RunSession {
     /// The transport of this run's own client (workers build their own).
     public func http() throws(DouctlError) -> any HTTPTransport {
         if let cachedHTTP { return cachedHTTP }
-        let client = settings.makeTransport(try httpConfiguration())
+        let client = settings.requests.makeTransport(try httpConfiguration())
         cachedHTTP = client
         return client
     }
 
+    /// Whether this run's requests go out: false over a transport that prints them
+    /// instead (see `HTTPTransport.sendsRequests`).
+    public var sendsRequests: Bool {
+        get throws(DouctlError) { try http().sendsRequests }
+    }
+
     /// The credential this run's requests carry, decided once (`CredentialInForce`) and
-    /// used by requests, `auth status`, `auth token`, `profile list` and the cache key. A
-    /// dry run reads no store and sends none.
+    /// used by requests, `auth status`, `auth token`, `profile list` and the cache key;
+    /// the settings' own when they decide it (no store is read then).
     public func credentialInForce() throws(DouctlError) -> CredentialInForce {
-        if isDryRun { return .none }
+        if let credential = settings.credential { return credential }
         if let cachedCredential { return cachedCredential }
         let credential = CredentialInForce.decide(profile: try profile(), store: try credentialStore(), environment: environment)
         cachedCredential = credential
@@ -201,34 +200,10 @@ public final class RunSession {
     }
 
     /// What every API client of this run is built from (workers build their own), with the
-    /// environment always in it.
+    /// run's request settings always in it.
     public func clientFactory() throws(DouctlError) -> ClientFactory {
-        var factory = ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
-                                    environment: environment, credential: try credentialInForce())
-        factory.rateLimitWait = settings.rateLimitWait
-        factory.recorder = settings.record.map(ExchangeRecorder.init(directory:))
-        factory.makeTransport = settings.makeTransport
-        if let dryRun = settings.dryRun { factory = factory.printingRequests(to: dryRun) }
-        return factory
-    }
-
-    /// A paginator ready to walk with `client`: items found at `itemsKey`, numbered pages
-    /// fetched `parallel` at a time by worker clients like `client` (each built on its own
-    /// thread), what it could not tell to `warn`. A walk through the response cache goes
-    /// one page at a time (a dry run's stand-in first page ends its walk).
-    public func paginator(client: APIClient, itemsKey: String? = nil, parallel width: Int, warn: @escaping (String) -> Void) throws(DouctlError) -> Paginator {
-        var paginator = Paginator(client: client)
-        paginator.itemsKey = itemsKey
-        paginator.warn = warn
-        // Hidden, for tests: a small page cap instead of 100,000.
-        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
-        if width > 1, client.cachePolicy == nil {
-            var factory = try clientFactory()
-            factory.allowsAnonymous = client.allowsAnonymous
-            let workers = factory
-            paginator.parallel = ParallelPaging(width: width) { () throws(DouctlError) -> APIClient in try workers.make() }
-        }
-        return paginator
+        ClientFactory(profile: try profile(), http: try httpConfiguration(), store: try credentialStore(),
+                      requests: settings.requests, credential: try credentialInForce())
     }
 
     /// `DOUCTL_TOKEN` when set; otherwise the stored login, refreshed as needed.
@@ -245,15 +220,31 @@ public final class RunSession {
         if let cachedAPI, cachedAPI.allowsAnonymous == allowsAnonymous { return cachedAPI }
         var factory = try clientFactory()
         factory.allowsAnonymous = allowsAnonymous
-        let client: APIClient
-        if isDryRun {
-            client = try factory.make()
-        } else {
-            let session = try factory.credential.session(profile: factory.profile, store: factory.store)
-            client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
-        }
+        let session = try factory.credential.session(profile: factory.profile, store: factory.store)
+        let client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
         cachedAPI = client
         return client
+    }
+
+    /// A walk over `client`'s pages (the run's own client unless given), ready to iterate:
+    /// items under `itemsKey`, numbered pages fetched `width` at a time by worker clients
+    /// built like it (each on its own thread; one at a time through the response cache),
+    /// warnings through the settings' `warn`. `DOUCTL_MAX_PAGES` (hidden, for tests) caps
+    /// the pages below 100,000.
+    public func paginator(over: APIClient? = nil, itemsKey: String? = nil, parallel width: Int) throws(DouctlError) -> Paginator {
+        let client: APIClient
+        if let given = over { client = given } else { client = try api() }
+        var paginator = Paginator(client: client)
+        paginator.itemsKey = itemsKey
+        paginator.warn = settings.warn
+        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        if width > 1, client.cachePolicy == nil {
+            var factory = try clientFactory()
+            factory.allowsAnonymous = client.allowsAnonymous
+            let workers = factory
+            paginator.parallel = ParallelPaging(width: width) { () throws(DouctlError) -> APIClient in try workers.make() }
+        }
+        return paginator
     }
 
     public func service() throws(DouctlError) -> SocialService { try api().service }

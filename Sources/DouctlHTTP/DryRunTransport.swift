@@ -21,7 +21,7 @@ public struct DryRunPrinter: Sendable {
 /// URL to post) finds it missing and stops with `.badReply`.
 ///
 /// The client sends `DryRunPrinter.tokenPlaceholder` as its token (see
-/// `ClientFactory.printingRequests`), so the printed line carries `$DOUCTL_TOKEN`, which
+/// `SessionSettings.printingRequests`), so the printed line carries `$DOUCTL_TOKEN`, which
 /// the shell fills in; nothing here knows about tokens beyond that name.
 public final class DryRunTransport: HTTPTransport, Sendable {
     public let printer: DryRunPrinter
@@ -29,6 +29,9 @@ public final class DryRunTransport: HTTPTransport, Sendable {
     public init(_ printer: DryRunPrinter) {
         self.printer = printer
     }
+
+    /// Nothing goes out: every reply is a stand-in.
+    public var sendsRequests: Bool { false }
 
     public func send(
         _ request: HTTPRequest,

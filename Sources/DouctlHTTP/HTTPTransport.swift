@@ -17,6 +17,16 @@ public protocol HTTPTransport: AnyObject {
         head: ((HTTPResponseHead) -> Void)?,
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead
+
+    /// False for a transport that answers every request itself with a stand-in instead of
+    /// sending it (`DryRunTransport`). What only a real reply could say (who is logged in,
+    /// the fields a command relies on, a file's bytes) is then not asked of its replies,
+    /// and nothing is kept from them: no download, no `-o` file, no rate-limit state.
+    var sendsRequests: Bool { get }
+}
+
+extension HTTPTransport {
+    public var sendsRequests: Bool { true }
 }
 
 /// What a sink did with the body bytes a broken attempt gave it, when a retry is due.
@@ -34,6 +44,12 @@ public enum SinkRestart: Sendable, Equatable {
 /// Makes the transport a run's requests go through: libcurl's `HTTPClient` in douctl, a
 /// scripted one in tests of the command layer. Each worker thread gets its own.
 public typealias TransportFactory = @Sendable (HTTPClientConfiguration) -> any HTTPTransport
+
+extension HTTPClient {
+    /// libcurl's client as a `TransportFactory`: the transport a run's requests go through
+    /// unless a test puts in its own (or `--dry-run` a `DryRunTransport`). The one default.
+    public static let transport: TransportFactory = { HTTPClient($0) }
+}
 
 extension HTTPTransport {
     /// Sends `request` and collects the reply body in memory: a successful (2xx) one up to

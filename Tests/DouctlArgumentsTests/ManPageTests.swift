@@ -71,6 +71,28 @@ struct ManPageTests {
 
     // MARK: - source
 
+    /// Which global options a command takes is said the shorter way: the few it takes, or
+    /// all but the few it does not (`--dry-run` for the commands that do not call the API).
+    @Test func theGlobalOptionsACommandTakesAreNamedTheShorterWay() throws {
+        var root = RenderFixture.root
+        root.options = [
+            OptionSpec("profile", value: ValueSpec("NAME"), help: "profile").inGroup("profile"),
+            OptionSpec("cacert", value: ValueSpec("FILE"), help: "CA file").inGroup("network"),
+            OptionSpec.flag("dry-run", help: "print requests").inGroup("api"),
+            .flag("help", short: "h", help: "help"),
+        ]
+        root.inheritedGroups = ["profile", "network"]
+        let sandbox = try #require(root.subcommands.firstIndex { $0.name == "sandbox" })
+        root.subcommands[sandbox].inheritedGroups = ["profile"]
+        let api = try #require(root.subcommands.firstIndex { $0.name == "api" })
+        root.subcommands[api].inheritedGroups = ["profile", "network", "api"]
+        let source = RenderFixture.manPage(root: root).render()
+        #expect(source.contains("Of the global options, this command takes \\-\\-profile, \\-\\-help."), "sandbox")
+        #expect(source.contains("Of the global options, this command takes all but \\-\\-dry\\-run."), "the other commands")
+        let apiSection = try #require(source.components(separatedBy: "\n.SS ").first { $0.hasPrefix("api\n") || $0.hasPrefix("\"api\"") })
+        #expect(!apiSection.contains("Of the global options"), "api takes them all")
+    }
+
     @Test func sourceIsAsciiRoffWithTheTitleLine() {
         let lines = Self.source.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.first?.hasPrefix(".\\\" Generated") == true)

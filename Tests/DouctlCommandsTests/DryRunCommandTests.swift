@@ -1,3 +1,4 @@
+import DouctlArguments
 @testable import DouctlCommands
 import DouctlTestSupport
 import DouctlSystem
@@ -45,6 +46,50 @@ import Testing
                     "\(arguments): no download, cache or recording written")
             #expect(try String(contentsOfFile: douctl.configDirectory + "/credentials.json", encoding: .utf8) == "{corrupt")
         }
+    }
+
+    /// The commands that call the API, as the tree declares them (`Command.callingAPI`).
+    static let callingAPI: Set<String> = ["api", "user", "shuo", "upload", "download"]
+
+    /// Every command, parsed with --dry-run: accepted exactly by the commands that call the
+    /// API (and by every leaf below them), refused by every other one as an option it does
+    /// not take; its help and completions list --dry-run exactly as the parser takes it.
+    @Test func theParserTakesDryRunExactlyWhereTheCommandCallsTheAPI() throws {
+        #expect(Set(CommandTree.commandsCallingAPI) == Self.callingAPI)
+        let root = Douctl.rootSpec
+        let help = HelpRenderer(root: root)
+        let bash = BashCompletion.render(root).split(separator: "\n")
+        for (path, spec) in ParseTests.leaves {
+            let calls = Self.callingAPI.contains(path[0])
+            #expect(CommandTree.root.callsAPI(path) == calls, "\(path)")
+            let argv = ParseTests.minimalArgv(path, spec) + ["--dry-run"]
+            do {
+                let outcome = try ArgumentParser(root: root).parse(argv)
+                #expect(calls, "\(argv) parsed: \(outcome)")
+            } catch {
+                #expect(!calls, "\(argv): \(error.message)")
+                #expect(error.message == "option '--dry-run' does not apply to 'douctl \(path.joined(separator: " "))'", "\(argv)")
+                #expect(error.path == path)
+            }
+            if !spec.isHidden {
+                #expect(help.help(path).contains("--dry-run") == calls, "help of \(path)")
+            }
+        }
+        for (path, calls) in [("auth status", false), ("config list", false), ("user me", true), ("api", true)] {
+            let line = bash.first { $0.contains("'\(path)')") || $0.contains(" \(path))") }
+            #expect(line.map { $0.contains(" --dry-run ") } == calls, "bash completion of \(path): \(line ?? "none")")
+        }
+    }
+
+    /// At run time, through `Douctl.main`: a command that does not call the API never
+    /// starts with --dry-run; one that does prints its request.
+    @Test func aCommandThatDoesNotCallTheAPIRefusesDryRunWithItsUsageLine() throws {
+        let douctl = try InProcessDouctl(transport: ScriptedTransport())
+        let refused = try douctl.run("auth", "status", "--dry-run")
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "douctl: option '--dry-run' does not apply to 'douctl auth status'\n" + HelpRenderer(root: Douctl.rootSpec).usageLine(["auth", "status"]) + "\n")
+        let printed = try douctl.run("user", "me", "--api-base", "http://127.0.0.1:9", "--dry-run")
+        #expect(printed.status == 0 && printed.stdoutText.hasPrefix("curl -sS -g 'http://127.0.0.1:9/v2/user/~me'"), "\(printed)")
     }
 
     @Test func aStepThatNeedsARealReplyStopsWithTheDryRunLine() throws {

@@ -167,11 +167,11 @@ struct ParseTests {
     @Test func noRetryIsRetryZero() throws {
         for argv in [["user", "me", "--no-retry"], ["user", "me", "--retry", "0"]] {
             let invocation = try invocation(argv)
-            #expect(invocation.session.settings.retry.maxAttempts == 1, "\(argv)")
+            #expect(invocation.session.settings.requests.retry.maxAttempts == 1, "\(argv)")
         }
-        #expect(try invocation(["user", "me"]).session.settings.retry.maxAttempts == 3)
-        #expect(try invocation(["user", "me", "--retry", "5", "--retry-max-time", "9"]).session.settings.retry.maxAttempts == 6)
-        #expect(try invocation(["user", "me", "--retry-max-time", "9"]).session.settings.retry.maxElapsed == 9)
+        #expect(try invocation(["user", "me"]).session.settings.requests.retry.maxAttempts == 3)
+        #expect(try invocation(["user", "me", "--retry", "5", "--retry-max-time", "9"]).session.settings.requests.retry.maxAttempts == 6)
+        #expect(try invocation(["user", "me", "--retry-max-time", "9"]).session.settings.requests.retry.maxElapsed == 9)
     }
 
     @Test func mockIsTheOldNameOfReplay() throws {
@@ -216,6 +216,13 @@ struct ParseTests {
         (["sandbox", "--proxy", "http://127.0.0.1:9"], "douctl: option '--proxy' does not apply to 'douctl sandbox'", ["sandbox"]),
         (["config", "list", "--verbose"], "douctl: option '--verbose' does not apply to 'douctl config list'", ["config", "list"]),
         (["completion", "bash", "--profile", "p"], "douctl: option '--profile' does not apply to 'douctl completion'", ["completion"]),
+        // --dry-run only where the command calls the API (before: auth status took it, and
+        // refused it at run time without the usage line).
+        (["auth", "status", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl auth status'", ["auth", "status"]),
+        (["--dry-run", "auth", "refresh"], "douctl: option '--dry-run' does not apply to 'douctl auth refresh'", ["auth", "refresh"]),
+        (["config", "list", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl config list'", ["config", "list"]),
+        (["sandbox", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl sandbox'", ["sandbox"]),
+        (["demo", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl demo'", ["demo"]),
     ])
     func usageErrorsExit2WithTheLineAndTheUsage(argv: [String], line: String, usagePath: [String]) throws {
         let result = try InProcessDouctl().run(argv)

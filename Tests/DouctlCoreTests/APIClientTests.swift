@@ -159,7 +159,7 @@ struct APIClientTests {
             .json(200, #"{"id":1}"#),
         ])
         let recorded = RecordedWaits()
-        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.requests.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
         } }
@@ -178,7 +178,7 @@ struct APIClientTests {
             .reply(HTTPResponse(head: HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Type", "image/png")]), body: [1, 2, 3])),
         ])
         let recorded = RecordedWaits()
-        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.requests.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
         } }
@@ -198,7 +198,7 @@ struct APIClientTests {
         let limited = ScriptedTransport.Answer.json(429, "{}", headers: [HTTPHeader("Retry-After", "40")])
         let transport = ScriptedTransport([limited, limited, limited])
         let recorded = RecordedWaits()
-        let api = try client(transport).with { $0.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
+        let api = try client(transport).with { $0.requests.rateLimitWait = RateLimitWait(maximum: 60) { seconds, reason in
             recorded.add(seconds, reason)
             return true
         } }

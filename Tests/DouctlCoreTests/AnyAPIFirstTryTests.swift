@@ -136,7 +136,7 @@ struct AnyAPIFirstTryTests {
         defer { withExtendedLifetime(directory) {} }
         let profile = try Self.plain([(.tokenAuth, .text("basic")), (.scopes, .list(["read"]))])
         let transport = ScriptedTransport([.json(200, #"{"access_token":"cc-1","token_type":"Bearer","expires_in":60,"scope":"read"}"#)])
-        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, environment: [:], credential: .none)
+        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: RequestSettings(), credential: .none)
         let console = LoginConsole(say: { _ in }, readLine: { nil }, openBrowser: nil, sleep: { _ in }, isCancelled: { false })
         let service = LoginService(clients: clients, http: transport, console: console, warn: { _ in }, now: { Self.now })
         guard case .token(let credential) = try service.login(.clientCredentials) else { throw TestFailure("no token") }
@@ -175,7 +175,7 @@ struct AnyAPIFirstTryTests {
         #expect(transport.requests[1].header("Authorization") == nil)
         #expect(StoredTokens(profile: profile, store: store, http: transport).liveSecrets().contains("s3cret:pw"))
 
-        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, environment: [:], credential: .none)
+        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: RequestSettings(), credential: .none)
         let console = LoginConsole(say: { _ in }, readLine: { nil }, openBrowser: nil, sleep: { _ in }, isCancelled: { false })
         let logout = try LoginService(clients: clients, http: transport, console: console, warn: { _ in }).logout()
         #expect(logout.removed?.userName == "ann")

@@ -6,26 +6,28 @@ import DouctlSystem
 import Foundation
 import Testing
 
-/// `--dry-run` as a transport: clients from `ClientFactory.printingRequests` print each
-/// request as a curl command line and go on with a stand-in reply, with no `if dryRun`
-/// in the client, its tokens, the paginator or downloads.
+/// `--dry-run` as a transport: clients over `DryRunTransport` (what
+/// `SessionSettings.printingRequests` puts in) print each request as a curl command line
+/// and go on with a stand-in reply; the client asks its transport (`sendsRequests`), not
+/// whether this is a dry run.
 @Suite("Dry-run transport")
 struct DryRunTransportTests {
-    /// A dry-run client of `profile`, and the lines it printed. The factory was decided
-    /// with a stored token over a corrupt credentials file and a `rate_limit`: a dry run
-    /// must read neither.
+    /// A dry-run client of `profile`, and the lines it printed: the factory as a dry run's
+    /// session makes it (see `RunSessionTests`), over a corrupt credentials file and with a
+    /// `rate_limit`: a transport that sends nothing keeps no rate-limit state.
     func dryClient(_ profile: ResolvedProfile) throws -> (APIClient, Recorder<String>) {
         let lines = Recorder<String>()
         let directory = TemporaryDirectory.make(prefix: "dry-run")
         try Data("{corrupt".utf8).write(to: URL(fileURLWithPath: directory + "/credentials.json"))
         var profile = profile
         profile.rateLimit = RateQuota("1/1h")
-        var factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: CredentialStore(directory: ConfigDirectory(path: directory)),
-                                    environment: [:], credential: .storedToken)
-        factory.recorder = ExchangeRecorder(directory: directory + "/recorded")
         let printer = DryRunPrinter(userAgent: "douctl/test") { line in lines.add(line) }
-        let client = try factory.printingRequests(to: printer).make()
-        #expect(client.rateLimiter == nil && client.recorder == nil && client.session == nil)
+        let settings = SessionSettings(requests: RequestSettings()).printingRequests(to: printer)
+        let factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: CredentialStore(directory: ConfigDirectory(path: directory)),
+                                    requests: settings.requests, credential: try #require(settings.credential))
+        let client = try factory.make()
+        #expect(client.rateLimiter == nil && client.options.serverRateLimit == nil && client.requests.recorder == nil && client.session == nil)
+        #expect(!client.sendsRequests)
         return (client, lines)
     }
 

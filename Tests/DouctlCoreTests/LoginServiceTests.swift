@@ -30,7 +30,7 @@ struct LoginServiceTests {
             store = CredentialStore(directory: config)
             jar = CookieJar(directory: config, profile: profile.name)
             transport = ScriptedTransport(script)
-            let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, environment: [:], credential: .none)
+            let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: RequestSettings(), credential: .none)
             var typed = answers[...]
             let (said, warned, dropped) = (said, warned, dropped)
             let console = LoginConsole(

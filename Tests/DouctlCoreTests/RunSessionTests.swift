@@ -8,10 +8,10 @@ import Testing
 /// settings, with every client over the settings' transport.
 @Suite struct RunSessionTests {
     /// A session over a config directory (the directory lives as long as the caller keeps it) with the sandbox profiles pointing at `base`.
-    func session(_ transport: ScriptedTransport, environment: [String: String] = [:], configure: (inout SessionSettings) -> Void = { _ in }) throws -> (RunSession, TemporaryDirectory) {
+    func session(_ transport: any HTTPTransport & Sendable, environment: [String: String] = [:], configure: (inout SessionSettings) -> Void = { _ in }) throws -> (RunSession, TemporaryDirectory) {
         let home = try TemporaryDirectory(prefix: "douctl-session")
         try SandboxProfiles.write(base: "http://api.test", in: home.path + "/config")
-        var settings = SessionSettings(environment: ["HOME": home.path].merging(environment) { $1 }, userAgent: "douctl/test") { _ in transport }
+        var settings = SessionSettings(requests: RequestSettings(environment: ["HOME": home.path].merging(environment) { $1 }, userAgent: "douctl/test") { _ in transport })
         settings.configDirectory = home.path + "/config"
         configure(&settings)
         return (RunSession(settings), home)
@@ -55,11 +55,68 @@ import Testing
         #expect(throws: DouctlError.usage("invalid value 'api.test' for --api-base: expected an http:// or https:// URL")) { try session.profile() }
     }
 
-    @Test func aDryRunReadsNoCredential() throws {
-        let printer = DryRunPrinter(userAgent: "douctl/test") { _ in }
-        let (session, home) = try session(ScriptedTransport(), environment: ["DOUCTL_TOKEN": "env-token"]) { $0.dryRun = printer }
+    /// `--dry-run` is the settings' transport and nothing else: the run's one client goes
+    /// through `DryRunTransport` with `$DOUCTL_TOKEN`, and reads no store, cache or
+    /// recording. Before, the session asked "is this a dry run?" in four places and built
+    /// the dry client another way.
+    @Test func aDryRunIsTheTransportThatPrintsAndReadsNoCredential() throws {
+        let lines = Recorder<String>()
+        let printer = DryRunPrinter(userAgent: "douctl/test") { lines.add($0) }
+        let transport = ScriptedTransport()
+        let (session, home) = try session(transport, environment: ["DOUCTL_TOKEN": "env-token"]) { settings in
+            settings.requests.recorder = ExchangeRecorder(directory: "/nonexistent/recorded")
+            settings.cache = "5m"
+            settings = settings.printingRequests(to: printer)
+        }
         defer { withExtendedLifetime(home) {} }
-        #expect(try session.credentialInForce() == .none)
+        #expect(try session.credentialInForce() == .environmentToken(DryRunPrinter.tokenPlaceholder))
+        #expect(try !session.sendsRequests)
+        let client = try session.api()
+        #expect(!client.sendsRequests && client.requests.recorder == nil && client.cachePolicy == nil && client.rateLimiter == nil)
+        _ = try client.send(APIRequest(path: "/v2/user/~me"))
+        #expect(lines.all == [#"curl -sS -g 'http://api.test/v2/user/~me' -A douctl/test -H 'Accept: application/json' -H "Authorization: Bearer $DOUCTL_TOKEN""#])
+        #expect(transport.requests.isEmpty)
+    }
+
+    /// The request settings reach every client unchanged: the run's own, a worker's.
+    @Test func everyClientGetsTheRunsRequestSettings() throws {
+        let wait = RateLimitWait(maximum: 7) { _, _ in true }
+        let (session, home) = try session(ScriptedTransport(), environment: ["DOUCTL_TOKEN": "t", "SECRET": "s"]) { settings in
+            settings.requests.rateLimitWait = wait
+            settings.requests.recorder = ExchangeRecorder(directory: "/tmp/recorded")
+        }
+        defer { withExtendedLifetime(home) {} }
+        for client in [try session.api(), try session.clientFactory().make()] {
+            #expect(client.requests.rateLimitWait?.maximum == 7)
+            #expect(client.requests.recorder?.directory == "/tmp/recorded")
+            #expect(client.requests.environment["SECRET"] == "s")
+            #expect(client.sendsRequests)
+        }
+    }
+
+    /// The session hands out a paginator ready to walk: items key, the hidden page cap,
+    /// warnings through the settings, and worker clients over the settings' transport
+    /// that fetch numbered pages several at a time.
+    @Test func theSessionHandsOutAReadyPaginator() throws {
+        let warnings = Recorder<String>()
+        let transport = ParallelPagesTests.ListTransport(total: 60, pageSize: 10)
+        let (session, home) = try session(transport, environment: ["DOUCTL_TOKEN": "t", "DOUCTL_MAX_PAGES": "50"]) { settings in
+            settings.warn = { warnings.add($0) }
+        }
+        defer { withExtendedLifetime(home) {} }
+        let paginator = try session.paginator(itemsKey: "users", parallel: 4)
+        #expect(paginator.itemsKey == "users" && paginator.maximumPages == 50 && paginator.parallel?.width == 4)
+        paginator.warn?("w")
+        #expect(warnings.all == ["w"])
+        var ids: [Int] = []
+        try paginator.walk(APIRequest(path: "/v2/list", query: [("count", "10")]), scheme: .offset()) { (item: JSON) throws(DouctlError) in
+            ids.append(Int(item["id"]?.scalarText ?? "") ?? -1)
+        }
+        #expect(ids == Array(0..<60))
+        #expect(transport.snapshot.mostInFlight > 1, "pages fetched by the session's workers at once")
+        #expect(try session.paginator(parallel: 1).parallel == nil)
+        let anonymous = try session.api(allowsAnonymous: true)
+        #expect(try session.paginator(over: anonymous, parallel: 4).client === anonymous)
     }
 
     @Test func aConfigWriteIsDecidedAgain() throws {

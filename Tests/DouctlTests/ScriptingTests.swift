@@ -308,6 +308,30 @@ struct ScriptingTests {
         #expect(refused.status == 2)
     }
 
+    /// Whether a command takes --dry-run is one declaration in the command tree, which the
+    /// parser and help read: a command that does not call the API refuses it like any
+    /// option it does not take, exit 2 with its usage line, before anything runs. Before:
+    /// `auth status --dry-run` parsed, was listed in its help, then was refused at run time
+    /// without the usage line (while `config list --dry-run` was refused by the parser).
+    @Test func dryRunIsAnOptionOfTheCommandsThatCallTheAPIOnly() throws {
+        let douctl = Douctl()
+        for (arguments, path) in [(["auth", "status", "--dry-run"], "auth status"), (["--dry-run", "auth", "login"], "auth login"),
+                                  (["config", "list", "--dry-run"], "config list"), (["sandbox", "--dry-run"], "sandbox"), (["demo", "--dry-run"], "demo")] {
+            let refused = try douctl.run(arguments)
+            #expect(refused.status == 2, "\(arguments): \(refused)")
+            #expect(refused.stdout.isEmpty)
+            let lines = refused.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first == "douctl: option '--dry-run' does not apply to 'douctl \(path)'", "\(arguments): \(refused)")
+            #expect(lines.count == 2 && lines[1].hasPrefix("usage: douctl \(path)"), "\(arguments): \(refused)")
+            let help = try douctl.run(path.split(separator: " ").map(String.init) + ["--help"])
+            #expect(help.status == 0 && !help.stdoutText.contains("--dry-run"), "\(path) --help: \(help.stdoutText)")
+        }
+        let unreachable = "http://127.0.0.1:\(unusedPort())"
+        let api = try douctl.run("api", "/v2/x", "--api-base", unreachable, "--dry-run")
+        #expect(api.status == 0 && api.stdoutText.hasPrefix("curl "), "\(api)")
+        #expect(try douctl.run("api", "--help").stdoutText.contains("--dry-run"))
+    }
+
     // MARK: {me}
 
     @Test func meIsTheLoggedInUser() throws {

@@ -173,8 +173,14 @@ public struct ManPage: Sendable, Equatable {
         }
         let inherited = root.inheritedOptions(at: command.path).filter { !$0.isHidden }
         if root.isGroup, !inherited.isEmpty, inherited.count < root.visibleOptions.count {
+            // Named the shorter way: the ones it takes, or the few it does not.
+            let refused = root.visibleOptions.filter { !inherited.contains($0) }
             roff.macro("PP")
-            roff.prose("Of the global options, this command takes " + inherited.map { "--" + $0.long }.joined(separator: ", ") + ".")
+            if refused.count < inherited.count {
+                roff.prose("Of the global options, this command takes all but " + refused.map { "--" + $0.long }.joined(separator: ", ") + ".")
+            } else {
+                roff.prose("Of the global options, this command takes " + inherited.map { "--" + $0.long }.joined(separator: ", ") + ".")
+            }
         }
         if !spec.examples.isEmpty {
             roff.macro("PP")

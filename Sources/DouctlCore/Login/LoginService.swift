@@ -124,7 +124,7 @@ public struct LoginService {
             credential = try clientCredentials()
         case .web, .device, .paste:
             let connection = try connect()
-            let flow = OAuthLogin(profile: profile, http: connection.http, console: console, recorder: connection.clients.recorder)
+            let flow = OAuthLogin(profile: profile, http: connection.http, console: console, recorder: connection.clients.requests.recorder)
             let grant: TokenGrant
             switch source {
             case .web: grant = try flow.web()
@@ -249,7 +249,7 @@ public struct LoginService {
         // A password is not a token: it is forgotten here, never sent to a revocation endpoint.
         guard let revokeURL = profile.revokeURL, !credential.isBasic else { return [] }
         let connection = try connect()
-        let endpoint = TokenEndpoint(profile: profile, http: connection.http, recorder: connection.clients.recorder)
+        let endpoint = TokenEndpoint(profile: profile, http: connection.http, recorder: connection.clients.requests.recorder)
         var failures: [String] = []
         for (token, hint) in [(credential.refreshToken, "refresh_token"), (Optional(credential.accessToken), "access_token")] {
             guard let token else { continue }
