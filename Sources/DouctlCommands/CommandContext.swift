@@ -161,8 +161,7 @@ struct CommandContext {
         var paginator = Paginator(client: client)
         paginator.itemsKey = itemsKey
         paginator.warn = { self.warn($0) }
-        // Hidden, for tests: a small page cap instead of 100,000.
-        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        paginator.maximumPages = process.pageCap
         paginator.parallel = try parallelPaging(like: client, width: paging.parallel)
         let out = stdout
         /// A failed write to stdout (the reader quit: `| head`) ends the walk at once: no

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlCore
 import DouctlHTTP
 import DouctlSystem
 
@@ -25,6 +26,11 @@ public struct ProcessContext: Sendable {
     /// Wall time and waits (the rate-limit countdown, the device flow's polling): the
     /// system's, or in tests a virtual clock whose waits take no time.
     public var clock: RunClock = .system
+    /// The most pages a walk (`--all`, `--paginate`) fetches before it stops with exit 8:
+    /// 100,000 (`Paginator.defaultMaximumPages`), or in tests a few, so reaching it takes
+    /// five requests. (It was the hidden variable DOUCTL_MAX_PAGES: a limit any shell
+    /// could lower unseen, which no page documented.)
+    public var pageCap: Int = Paginator.defaultMaximumPages
 
     public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
         self.arguments = arguments

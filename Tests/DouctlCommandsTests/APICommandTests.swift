@@ -287,6 +287,27 @@ import Testing
         #expect(transport.requests.allSatisfy { $0.method == "GET" })
     }
 
+    /// A walk that reaches the page cap (100,000; `ProcessContext.pageCap`, where a test
+    /// sets a small one, since issue 31: before, the hidden DOUCTL_MAX_PAGES) fails, exit 8,
+    /// and says so; what it printed stays.
+    @Test func aWalkThatReachesThePageCapSaysSoAndFails() throws {
+        let transport = ScriptedTransport((1...5).map { page in
+            .json(200, #"[{"id":\#(page)}]"#, headers: [.init("Link", #"<http://api.test/items?page=\#(page + 1)>; rel="next""#)])
+        })
+        var douctl = try InProcessDouctl.scripted(transport)
+        douctl.configure = { $0.pageCap = 5 }
+        let result = try douctl.run("api", "/items", "--paginate", "--api-base", Self.base)
+        #expect(result.status == 8, "\(result)")
+        #expect(try result.lines().compactMap { $0["id"]?.intValue } == [1, 2, 3, 4, 5], "the items of the pages fetched stay printed")
+        #expect(result.stderr.hasPrefix("douctl: stopped after 5 pages without reaching the last one (the page cap; 5 items were printed; GET "), "\(result)")
+        #expect(transport.requests.count == 5)
+        // The variable that used to lower it unseen is an ordinary one now.
+        let uncapped = ScriptedTransport([.json(200, #"[{"id":1}]"#, headers: [.init("Link", #"<http://api.test/items?page=2>; rel="next""#)]), .json(200, #"[{"id":2}]"#)])
+        let plain = try InProcessDouctl.scripted(uncapped).run(["api", "/items", "--paginate", "--api-base", Self.base], environment: ["DOUCTL_MAX_PAGES": "1"])
+        #expect(plain.status == 0, "\(plain)")
+        #expect(uncapped.requests.count == 2)
+    }
+
     /// Issue 33: `api /user --paginate` exited 8 "cannot paginate"; gh prints the object.
     @Test func paginateOfALoneObjectPrintsItAndSucceeds() throws {
         let transport = ScriptedTransport([.json(200, #"{"login":"ahbei","id":1}"#), .json(200, #"{"login":"ahbei","id":1}"#)])

@@ -153,17 +153,6 @@ struct WalksAndOutputTests {
         #expect((1...12).contains(server.received.count), "no page past the window after the one whose write failed (got \(server.received.count) requests)")
     }
 
-    /// The page cap (100,000; DOUCTL_MAX_PAGES for tests) ended a walk with exit 0 and
-    /// nothing on stderr, as if the list had ended.
-    @Test func aWalkThatReachesThePageCapSaysSoAndFails() throws {
-        let server = try listServer(total: 40)
-        let result = try douctl.run(["api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL], environment: ["DOUCTL_MAX_PAGES": "5"])
-        #expect(result.status == 8, "\(result)")
-        #expect(try result.lines().count == 10, "the items of the pages fetched stay printed")
-        #expect(result.stderr == "douctl: stopped after 5 pages without reaching the last one (the page cap; 10 items were printed; GET /list)\n")
-        #expect(server.received.count == 5)
-    }
-
     /// --max-time ending a walk said only "timed out": now the page it stopped at, too.
     @Test func maxTimeEndingAWalkNamesThePage() throws {
         let gate = DispatchSemaphore(value: 0)
