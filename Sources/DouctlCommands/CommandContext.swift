@@ -63,6 +63,7 @@ struct CommandContext {
         settings.record = globals.record
         settings.rateLimitWait = rateLimitWait(globals, printer: printer, clock: process.clock, cancellation: process.cancellation)
         settings.cancellation = process.cancellation
+        settings.clock = process.clock
         settings.dryRun = dryRun
         settings.warn = { text in printer.line(Self.warning(text), style: .warning) }
         return settings

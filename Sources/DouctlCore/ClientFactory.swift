@@ -1,4 +1,5 @@
 import DouctlHTTP
+import DouctlSystem
 
 /// Everything needed to build an `APIClient`, as a value that can cross threads: each
 /// upload worker builds its own client (libcurl handles are not shared between threads).
@@ -23,6 +24,8 @@ public struct ClientFactory: Sendable {
     var isDryRun = false
     /// The transport each client's requests go through.
     public var makeTransport: TransportFactory = { HTTPClient($0) }
+    /// See `APIClientOptions.clock`; token lifetimes and cookie expiry are read on it too.
+    public var clock: RunClock = .system
 
     public init(profile: ResolvedProfile, http: HTTPClientConfiguration, store: CredentialStore, environment: [String: String], credential: CredentialInForce) {
         self.profile = profile
@@ -39,7 +42,7 @@ public struct ClientFactory: Sendable {
     }
 
     public func makeTokens(http client: any HTTPTransport) -> AccessTokenSource {
-        credential.tokens(profile: profile, store: store, http: client)
+        credential.tokens(profile: profile, store: store, http: client, now: clock.now)
     }
 
     /// `--dry-run`: clients like these whose transport prints each request as a curl
@@ -59,7 +62,7 @@ public struct ClientFactory: Sendable {
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
         let client = makeTransport(http)
-        return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
+        return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store, now: clock.now))
     }
 
     /// A client over `http` with these credentials (a login's new token, a session being
@@ -74,6 +77,7 @@ public struct ClientFactory: Sendable {
         options.recorder = recorder
         options.cachePolicy = cachePolicy
         options.cancellation = self.http.cancellation
+        options.clock = clock
         (session as? CookieSession)?.verboseLog = self.http.verboseLog
         return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
     }

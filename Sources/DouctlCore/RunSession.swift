@@ -36,6 +36,9 @@ public struct SessionSettings: Sendable {
     /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
     /// walk and batch of the session's clients polls it.
     public var cancellation: Cancellation = .process
+    /// The run's wall time and waits (`ProcessContext.clock`): every client dates and
+    /// times on it (`APIClientOptions.clock`).
+    public var clock: RunClock = .system
 
     public init(environment: [String: String], userAgent: String, makeTransport: @escaping TransportFactory = { HTTPClient($0) }) {
         self.environment = environment
@@ -208,6 +211,7 @@ public final class RunSession {
         factory.rateLimitWait = settings.rateLimitWait
         factory.recorder = settings.record.map(ExchangeRecorder.init(directory:))
         factory.makeTransport = settings.makeTransport
+        factory.clock = settings.clock
         if let dryRun = settings.dryRun { factory = factory.printingRequests(to: dryRun) }
         return factory
     }
@@ -230,7 +234,7 @@ public final class RunSession {
         if isDryRun {
             client = try factory.make()
         } else {
-            let session = try factory.credential.session(profile: factory.profile, store: factory.store)
+            let session = try factory.credential.session(profile: factory.profile, store: factory.store, now: factory.clock.now)
             client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
         }
         cachedAPI = client
