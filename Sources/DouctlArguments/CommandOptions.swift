@@ -95,6 +95,18 @@ public struct OptionBinding<Options>: Sendable {
         Self(options: [spec]) { options, parsed in set(&options, parsed.values(spec.key)) }
     }
 
+    /// Every value of a repeatable option, in order, each read into its type as it is bound
+    /// (`KEY=VALUE`, `'Name: value'`): one that does not read is refused at parse time (exit
+    /// 2, with the usage line), and the command's `validate()` and run see typed values only.
+    public static func values<Value>(_ set: @escaping Setter<[Value]>, _ spec: OptionSpec,
+                                     parse: @escaping @Sendable (String) throws(OptionError) -> Value) -> Self {
+        Self(options: [spec]) { options, parsed throws(OptionError) in
+            var values: [Value] = []
+            for raw in parsed.values(spec.key) { values.append(try parse(raw)) }
+            set(&options, values)
+        }
+    }
+
     /// An integer (the parser has checked its form and range).
     public static func integer(_ set: @escaping Setter<Int?>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in set(&options, parsed.integer(spec.key)) }

@@ -96,14 +96,14 @@ enum APICommand {
         var path: String?
         /// `-X`, as given.
         var method: String?
-        /// `-f KEY=VALUE`, unsplit.
-        var rawFields: [String] = []
-        /// `-F KEY=VALUE`, unsplit.
-        var typedFields: [String] = []
-        /// `--attach KEY=FILE`, unsplit.
-        var attachments: [String] = []
-        /// `-H 'Name: value'`, unsplit.
-        var headers: [String] = []
+        /// `-f KEY=VALUE`: strings.
+        var rawFields: [RequestField] = []
+        /// `-F KEY=VALUE`: typed values (`KEY:=JSON` too), or `KEY=@FILE`, a file's text to read.
+        var typedFields: [RequestDraft.Field] = []
+        /// `--attach KEY=FILE` (`KEY=@FILE` too): `value` is the file's path, `-` stdin.
+        var attachments: [KeyValue] = []
+        /// `-H 'Name: value'`.
+        var headers: [HTTPHeader] = []
         var input: String?
         var progress: ProgressMode = .auto
         var json = false
@@ -120,12 +120,22 @@ enum APICommand {
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)")),
-            .values({ $0.rawFields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true)),
+            .values({ $0.rawFields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true),
+                    parse: { (raw: String) throws(OptionError) in
+                        let pair = try KeyValue.parse(raw, shown: "-f")
+                        return RequestField.string(pair.key, pair.value)
+                    }),
             .values({ $0.typedFields = $1 }, OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
-                                               help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true)),
+                                               help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
+                    parse: RequestDraft.Field.typed),
             .values({ $0.attachments = $1 }, OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
-                                               help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true)),
-            .values({ $0.headers = $1 }, OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true)),
+                                               help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
+                    parse: { (raw: String) throws(OptionError) in
+                        let pair = try KeyValue.parse(raw, shown: "--attach")
+                        return KeyValue(pair.key, pair.value.hasPrefix("@") ? String(pair.value.dropFirst()) : pair.value)
+                    }),
+            .values({ $0.headers = $1 }, OptionSpec("header", short: "H", value: ValueSpec("'NAME: VALUE'"), help: "add a request header (NAME a token; no CR, LF or NUL in VALUE)", repeatable: true),
+                    parse: HTTPHeader.option),
             .value({ $0.input = $1 }, OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file (or - for stdin) as the request body, streamed")),
             .choice({ $0.progress = $1 }, ProgressMode.option(help: "upload progress for --attach/--input on stderr: auto (on a terminal), always, never")),
             .flag({ $0.json = $1 }, .flag("json", help: "send the fields as a JSON object (typed values, a[b]=1 nesting, a[]=1 arrays, KEY:=JSON)")),
@@ -163,15 +173,22 @@ enum APICommand {
 
         static let bodylessMethods = ["GET", "HEAD", "DELETE", "OPTIONS"]
 
-        /// Every refusal that the options alone decide (the forms of single values are
-        /// checked by `RequestDraft`, first thing in the run, one line each).
+        /// Every refusal that the options alone decide: the forms of single values (the
+        /// key-value options and -H were read as they were bound) and the combinations.
         func validate() throws(OptionError) {
             // Without PATH the request goes to api_base itself, for Action APIs (CODING's
             // OpenAPI: douctl api -f Action=DescribeCodingCurrentUser); a bare read needs a PATH.
             if path == nil && rawFields.isEmpty && typedFields.isEmpty && input == nil {
                 throw OptionError("missing argument PATH")
             }
+            if let path { try APICommand.checkPath(path) }
             let method = try requestMethod()
+            guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
+                throw OptionError("invalid method '\(method)'")
+            }
+            if let outputFile {
+                do { try OutputFile.checkName(outputFile) } catch { throw OptionError(error.message) }
+            }
             if !attachments.isEmpty {
                 if json { throw OptionError("--json cannot be combined with --attach (a file part needs multipart/form-data)") }
                 if input != nil { throw OptionError("--attach cannot be combined with --input") }
@@ -211,9 +228,9 @@ enum APICommand {
 
     /// A PATH no URL can carry as written: spaces and control characters must be
     /// percent-encoded (%20), as curl requires.
-    static func checkPath(_ path: String) throws(DouctlError) {
+    static func checkPath(_ path: String) throws(OptionError) {
         if path.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw .usage("invalid PATH \(shownPath(path)): spaces and control characters must be percent-encoded (%20)")
+            throw OptionError("invalid PATH \(shownPath(path)): spaces and control characters must be percent-encoded (%20)")
         }
     }
 

@@ -11,14 +11,22 @@ import DouctlSystem
 
 /// `api`'s request, drafted from its options and then read (files, standard input).
 extension APICommand {
-    /// What the options ask to send, with every value's form checked (KEY=VALUE, -F
-    /// KEY:=JSON, PATH, -H, -X, -o) and nothing read yet: `request(standardInput:bodyFormat:)`
-    /// reads the files and standard input. Each refusal is one line, exit 2.
+    /// What the options ask to send, nothing read yet: `request(standardInput:bodyFormat:)`
+    /// reads the files and standard input. Every value's form (KEY=VALUE, -F KEY:=JSON,
+    /// PATH, -H, -X, -o) was checked at parse time, as the options were bound and validated.
     struct RequestDraft {
         /// A field as given: a value, or `-F KEY=@FILE`, whose value is the file's text.
-        enum Field {
+        enum Field: Sendable, Equatable {
             case value(RequestField)
             case contents(key: String, path: String)
+
+            /// `-F KEY=VALUE` as it is bound: `KEY=@FILE` (`KEY=@-`: standard input) is a
+            /// file's text to read; anything else a typed value (`RequestField.typed`).
+            static func typed(_ raw: String) throws(OptionError) -> Field {
+                let pair = try KeyValue.parse(raw, shown: "-F")
+                if pair.value.hasPrefix("@") { return .contents(key: pair.key, path: String(pair.value.dropFirst())) }
+                do { return .value(try .typed(pair.key, pair.value)) } catch { throw OptionError(error.message) }
+            }
 
             /// The field with a file's text still unread: the same JSON shape (a string).
             var placeholder: RequestField {
@@ -34,50 +42,20 @@ extension APICommand {
         var headers: [HTTPHeader]
         /// `-f` then `-F`, in order.
         var fields: [Field]
-        /// `--attach KEY=FILE` ("KEY=@FILE" too, for hands used to curl -F); `-` is stdin.
-        var attachments: [(key: String, path: String)]
+        /// `--attach KEY=FILE`: `value` is the path; `-` is stdin.
+        var attachments: [KeyValue]
         var input: String?
         var json: Bool
 
         init(_ options: APIOptions) throws(DouctlError) {
-            fields = try KeyValueOptions.split(options.rawFields, shown: "-f").map { .value(.string($0.key, $0.value)) }
-            for (key, value) in try KeyValueOptions.split(options.typedFields, shown: "-F") {
-                if value.hasPrefix("@") {
-                    fields.append(.contents(key: key, path: String(value.dropFirst())))
-                } else {
-                    fields.append(.value(try .typed(key, value)))
-                }
-            }
+            fields = options.rawFields.map(Field.value) + options.typedFields
             // No PATH (validate() allows it only with fields or --input): api_base itself.
             path = options.path ?? ""
-            try checkPath(path)
-            attachments = try KeyValueOptions.split(options.attachments, shown: "--attach").map { pair in
-                (pair.key, pair.value.hasPrefix("@") ? String(pair.value.dropFirst()) : pair.value)
-            }
-            headers = try Self.headers(options.headers)
-            do { method = try options.requestMethod() } catch { throw .usage(error.message) }
-            guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
-                throw .usage("invalid method '\(method)'")
-            }
-            if let output = options.outputFile { try OutputFile.checkName(output) }
+            attachments = options.attachments
+            headers = options.headers
+            do { method = try options.requestMethod() } catch { throw .usage(error.message) } // validate() has refused a bad one
             input = options.input
             json = options.json
-        }
-
-        /// `-H 'Name: value'`.
-        private static func headers(_ given: [String]) throws(DouctlError) -> [HTTPHeader] {
-            var headers: [HTTPHeader] = []
-            for raw in given {
-                guard let colon = raw.firstIndex(of: ":"), colon != raw.startIndex else {
-                    throw .usage("invalid header '\(HTTPSyntax.printable(raw))': expected 'Name: value'")
-                }
-                let name = String(raw[..<colon]).trimmingCharacters(in: " ")
-                let value = raw[raw.index(after: colon)...].trimmingCharacters(in: " \t")
-                // Bytes, not Characters: "\r\n" is one Character, so a Character check misses it.
-                if let problem = HTTPSyntax.headerProblem(name: name, value: value) { throw .usage(problem) }
-                headers.append(HTTPHeader(name, value))
-            }
-            return headers
         }
 
         /// The request: files and standard input read (`-F KEY=@FILE`, `--attach`), or
@@ -100,7 +78,8 @@ extension APICommand {
                 }
             }
             var files: [MultipartForm.Part] = []
-            for (key, path) in attachments {
+            for attachment in attachments {
+                let (key, path) = (attachment.key, attachment.value)
                 if path == "-" {
                     let bytes = try standardInput.bytes(for: "--attach \(key)=-")
                     files.append(.data(name: key, bytes: bytes, filename: "stdin", contentType: MediaType.sniff(bytes) ?? MediaType.fallback))

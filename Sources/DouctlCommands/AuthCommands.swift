@@ -392,7 +392,7 @@ enum AuthCommands {
             context.output.document(.object(object), view: .fields)
             throw .notLoggedIn(profile.name)
         }
-        let now = Timestamp.now()
+        let now = context.clock.now()
         object["logged_in"] = true
         object["credential"] = credential.isBasic ? "basic" : credential.isClientCredentials ? "client credentials" : "token"
         object["user_id"] = credential.userID.map(JSON.string) ?? .null

@@ -47,6 +47,7 @@ struct CommandContext {
         requests.retry = retryPolicy(globals)
         requests.verboseLog = globals.verbose ? line : nil
         requests.cancellation = process.cancellation
+        requests.clock = process.clock
         if globals.waitOnRateLimit {
             let (clock, cancellation) = (process.clock, process.cancellation)
             requests.rateLimitWait = RateLimitWait(maximum: globals.retryMaxTime ?? 3 * 3600) { seconds, reason in
@@ -99,7 +100,7 @@ struct CommandContext {
     /// comes (`Output.walk`).
     func walk(_ request: APIRequest, scheme: PageScheme? = nil, client: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil,
               itemsKey: String? = nil) throws(DouctlError) {
-        let paginator = try session.paginator(over: client, itemsKey: itemsKey, parallel: paging.parallel)
+        let paginator = try session.paginator(over: client, itemsKey: itemsKey, parallel: paging.parallel, maximumPages: process.pageCap)
         try output.walk(paginator, request: request, scheme: scheme, slurp: paging.slurp, view: view)
     }
 }

@@ -55,8 +55,10 @@ struct GlobalOptionValues: CommandOptions {
     var pretty: Bool = false
     var compact: Bool = false
     var jq: String?
-    var jqStrings: [String] = []
-    var jqJSON: [String] = []
+    /// `--arg NAME=VALUE`.
+    var jqStrings: [KeyValue] = []
+    /// `--argjson NAME=JSON` (the JSON is read by libjq when --jq compiles).
+    var jqJSON: [KeyValue] = []
     var errorFormat: ErrorFormat = .text
     var errorBody: ErrorBodyDestination?
     var color: ColorChoice = .auto
@@ -101,8 +103,10 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.compact = $1 }, (OptionSpec.flag("compact", help: "print JSON on one line (default when stdout is not a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
         .value({ $0.jq = $1 }, (OptionSpec("jq", value: ValueSpec("EXPR"),
                        help: "filter the JSON output with jq's engine (libjq): strings printed as text, other values as compact JSON")).inGroup(GlobalOptions.Group.output.rawValue)),
-        .values({ $0.jqStrings = $1 }, (OptionSpec("arg", value: ValueSpec("NAME=VALUE"), help: "bind $NAME to the string VALUE in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
-        .values({ $0.jqJSON = $1 }, (OptionSpec("argjson", value: ValueSpec("NAME=JSON"), help: "bind $NAME to the JSON value in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
+        .values({ $0.jqStrings = $1 }, (OptionSpec("arg", value: ValueSpec("NAME=VALUE"), help: "bind $NAME to the string VALUE in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue),
+                parse: KeyValue.reader("--arg", noun: "value", form: "NAME=VALUE")),
+        .values({ $0.jqJSON = $1 }, (OptionSpec("argjson", value: ValueSpec("NAME=JSON"), help: "bind $NAME to the JSON value in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue),
+                parse: KeyValue.reader("--argjson", noun: "value", form: "NAME=JSON")),
         .choice({ $0.errorFormat = $1 }, OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
                        help: "print errors as one text line or as a JSON object")),
         .choice({ $0.errorBody = $1 }, (OptionSpec("error-body", value: ValueSpec("WHERE", kind: .choice(["stdout", "stderr", "none"])),

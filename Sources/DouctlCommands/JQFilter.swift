@@ -55,10 +55,10 @@ final class JQFilter: OutputStage {
 
     deinit { cjq_filter_free(filter) }
 
-    /// `--arg NAME=VALUE` and `--argjson NAME=JSON`, split; a missing `=` is a usage error.
-    static func variables(strings: [String], json: [String]) throws(DouctlError) -> [Variable] {
-        try KeyValueOptions.split(strings, shown: "--arg").map { Variable(name: $0.key, value: $0.value, json: false) }
-            + KeyValueOptions.split(json, shown: "--argjson").map { Variable(name: $0.key, value: $0.value, json: true) }
+    /// `--arg NAME=VALUE` and `--argjson NAME=JSON`, as bound (`GlobalOptionValues`).
+    static func variables(strings: [KeyValue], json: [KeyValue]) -> [Variable] {
+        strings.map { Variable(name: $0.key, value: $0.value, json: false) }
+            + json.map { Variable(name: $0.key, value: $0.value, json: true) }
     }
 
     func take(_ bytes: UnsafeRawBufferPointer, into out: OutputStream) -> Bool {

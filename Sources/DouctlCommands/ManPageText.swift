@@ -63,7 +63,7 @@ enum ManPageText {
                     (term: "SSL_CERT_DIR", text: "A directory of hashed CA certificates to trust, as for curl. Used when neither --cacert nor --capath is given; wins over the profile's ca_path."),
                     (term: "DOUCTL_LIBCURL", text: "The libcurl shared library to load instead of libcurl.so.4 (libcurl.4.dylib on macOS). It is bound whole when loaded, so a library that lacks a function fails before any request is sent."),
                     (term: "DOUCTL_LIBJQ", text: "The libjq shared library --jq loads instead of libjq.so.1 (libjq.1.dylib on macOS)."),
-                    (term: "DOUCTL_TEST_HOLD_BEFORE_RENAME", text: "For douctl's own tests: seconds to pause between writing a temporary file and renaming it over the target."),
+                    (term: "DOUCTL_TEST_HOLD_BEFORE_RENAME", text: "For douctl's own tests: seconds to pause between writing a temporary file in the config directory and renaming it over the target."),
                 ]),
             ]),
             ManPage.Section(title: "LOGINS AND PROFILES", blocks: [

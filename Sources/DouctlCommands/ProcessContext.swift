@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DouctlCore
 import DouctlHTTP
 import DouctlSystem
 
@@ -28,6 +29,11 @@ public struct ProcessContext: Sendable {
     /// Which of the three descriptors are terminals and how wide: nil asks the kernel
     /// (`TerminalFacts.probe`); tests pass their own, so views and progress run in process.
     public var terminal: TerminalFacts?
+    /// The most pages a walk (`--all`, `--paginate`) fetches before it stops with exit 8:
+    /// 100,000 (`Paginator.defaultMaximumPages`), or in tests a few, so reaching it takes
+    /// five requests. (It was the hidden variable DOUCTL_MAX_PAGES: a limit any shell
+    /// could lower unseen, which no page documented.)
+    public var pageCap: Int = Paginator.defaultMaximumPages
 
     public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
         self.arguments = arguments

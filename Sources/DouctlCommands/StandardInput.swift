@@ -13,15 +13,20 @@ struct StandardInput {
     /// Closed when douctl started (`StandardDescriptors.wasClosed(0)`).
     var closed: Bool
     var cancellation: Cancellation
+    /// Where a body read from it past 1 MiB is kept (`StdinBody`): the run's $TMPDIR; nil,
+    /// the system's temporary directory.
+    var spoolDirectory: String?
 
-    init(fileDescriptor: Int32, closed: Bool = false, cancellation: Cancellation = Cancellation()) {
+    init(fileDescriptor: Int32, closed: Bool = false, cancellation: Cancellation = Cancellation(), spoolDirectory: String? = nil) {
         self.fileDescriptor = fileDescriptor
         self.closed = closed
         self.cancellation = cancellation
+        self.spoolDirectory = spoolDirectory
     }
 
     init(_ process: ProcessContext) {
-        self.init(fileDescriptor: process.standardInput, closed: process.standardInputClosed, cancellation: process.cancellation)
+        self.init(fileDescriptor: process.standardInput, closed: process.standardInputClosed, cancellation: process.cancellation,
+                  spoolDirectory: process.environment["TMPDIR"])
     }
 
     /// Refuses a closed standard input for `use` (what was to come from it: "--input -").

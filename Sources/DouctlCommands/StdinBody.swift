@@ -28,7 +28,7 @@ enum StdinBody {
             if count == 0 { return .bytes(held) }
             held += chunk.prefix(count)
         }
-        let spool = try SpoolFile(directory: temporaryDirectory ?? getenv("TMPDIR").map { String(cString: $0) })
+        let spool = try SpoolFile(directory: temporaryDirectory ?? stdin.spoolDirectory)
         var size = Int64(held.count)
         do {
             try FileIO.writeAll(spool.fd, held)

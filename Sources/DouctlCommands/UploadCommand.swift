@@ -38,8 +38,8 @@ enum UploadCommand {
         /// nil: the status picture endpoint.
         var to: String?
         var field: String?
-        /// `-f KEY=VALUE`, as given (see `formFields`).
-        var rawFields: [String] = []
+        /// `-f KEY=VALUE`, sent as a form field with every file.
+        var fields: [KeyValue] = []
         var parallel = 1
         var progress = ProgressMode.auto
         var yes = false
@@ -48,26 +48,18 @@ enum UploadCommand {
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.to = $1 }, OptionSpec("to", value: ValueSpec("PATH"), help: "the endpoint to upload to (default: the status picture endpoint)")),
             .value({ $0.field = $1 }, OptionSpec("field", value: ValueSpec("NAME"), help: "the multipart field of the file (default: image; Coding: tweetImg)")),
-            .values({ $0.rawFields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true)),
+            .values({ $0.fields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a form field to every request", repeatable: true),
+                    parse: KeyValue.reader("-f")),
             .integer({ $0.parallel = $1 }, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "upload N files at once")),
             .choice({ $0.progress = $1 }, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
             .flag({ $0.yes = $1 }, .flag("yes", short: "y", help: "post several files publicly without asking")),
             .group({ $0.view = $1 }, ViewOptions.self),
             .arguments({ $0.files = $1 }, ArgumentSpec("FILE", help: "files to upload", arity: .variadic(minimum: 1), completion: .file)),
         ]
-
-        func validate() throws(OptionError) { _ = try formFields() }
-
-        /// Each `-f KEY=VALUE`, split at the first '='; one without a key is refused.
-        func formFields() throws(OptionError) -> [(String, String)] {
-            try KeyValueOptions.pairs(rawFields, shown: "-f").map { ($0.key, $0.value) }
-        }
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let files = options.files
-        let extraFields: [(String, String)]
-        do { extraFields = try options.formFields() } catch { throw .usage(error.message) } // validate() has refused a bad one
         let toStatuses = options.to == nil
         if toStatuses, try !context.session.profile().rules.hasStatuses {
             let name = try context.session.profile().name
@@ -84,7 +76,7 @@ enum UploadCommand {
         let target = UploadTarget(
             path: options.to ?? defaults.path,
             field: options.field ?? defaults.field,
-            fields: extraFields,
+            fields: options.fields.map { ($0.key, $0.value) },
             checksPicture: toStatuses)
         var factory = try context.session.clientFactory()
         factory.allowsAnonymous = !toStatuses

@@ -144,8 +144,8 @@ public final class APIClient {
     /// Before that, a reset a server announced (by any douctl process of the profile) is
     /// waited for with `--wait-on-rate-limit`; without it the request is not sent (exit 6).
     private func waitForRateLimit(_ request: APIRequest, honouringServerReset: Bool = true) throws(DouctlError) {
-        if honouringServerReset, let serverRateLimit = serverRateLimit(for: request), let (until, reason) = serverRateLimit.blockedUntil(now: Timestamp.now()) {
-            let seconds = until - Timestamp.now()
+        if honouringServerReset, let serverRateLimit = serverRateLimit(for: request), let (until, reason) = serverRateLimit.blockedUntil(now: requests.clock.now()) {
+            let seconds = until - requests.clock.now()
             guard let rateLimitWait = requests.rateLimitWait, seconds <= rateLimitWait.maximum else {
                 throw .api(APIError(
                     kind: .rateLimited, httpStatus: 429,
@@ -154,9 +154,10 @@ public final class APIClient {
             }
             if seconds > 0, !rateLimitWait.wait(seconds, reason) { throw .interrupted }
         }
-        try rateLimiter?.acquire { seconds in
-            requests.cancellation.sleep(seconds)
-            return !requests.cancellation.isRequested
+        let (clock, cancellation) = (requests.clock, requests.cancellation)
+        try rateLimiter?.acquire(now: clock.now) { seconds in
+            clock.sleep(seconds, cancellation)
+            return !cancellation.isRequested
         }
     }
 
@@ -199,7 +200,7 @@ public final class APIClient {
         // origin only), else none (an anonymous request).
         let credential = token ?? (profile.isOwnOrigin(url) ? session?.credentialDigest.map { "session:" + $0 } : nil)
         let key = ResponseCache.key(profile: profile.name, method: request.method, url: url, credential: credential)
-        let now = Timestamp.now()
+        let now = requests.clock.now()
         let entry = policy.cache.load(key)
         if let entry, policy.cacheOnly || policy.freshFor.map({ now - entry.storedAt <= $0 }) == true {
             policy.cache.count(.hits)
@@ -291,14 +292,14 @@ public final class APIClient {
         while true {
             try waitForRateLimit(request, honouringServerReset: !justWaited)
             let response = try attempt()
-            let notice = RateLimitNotice.read(response.head, now: Timestamp.now())
+            let notice = RateLimitNotice.read(response.head, now: requests.clock.now())
             let limited = profile.rules.meansRateLimited(response)
             if let notice, let until = notice.resetAt, notice.isExhausted || limited {
-                serverRateLimit(for: request)?.record(until: until, reason: notice.reason, now: Timestamp.now())
+                serverRateLimit(for: request)?.record(until: until, reason: notice.reason, now: requests.clock.now())
             }
             guard let rateLimitWait = requests.rateLimitWait, limited,
                   request.body.isReplayable else { return response }
-            let (seconds, reason) = RateLimitWait.delay(for: response, notice: notice)
+            let (seconds, reason) = RateLimitWait.delay(for: response, notice: notice, now: requests.clock.now())
             guard waited + seconds <= rateLimitWait.maximum else { return response }
             waited += seconds
             if !rateLimitWait.wait(seconds, reason) { throw .interrupted }
@@ -312,7 +313,7 @@ public final class APIClient {
     func liveSecrets(sent token: String?) -> [String] {
         var secrets = [token, profile.clientSecret].compactMap { $0 }
         if let written = profile.signingSecret {
-            secrets.append(RequestShaper(profile: profile, environment: requests.environment, now: Timestamp.now).resolve(written))
+            secrets.append(RequestShaper(profile: profile, environment: requests.environment, now: requests.clock.now).resolve(written))
         }
         secrets += tokens?.liveSecrets() ?? []
         secrets += session?.liveSecrets() ?? []
@@ -323,7 +324,7 @@ public final class APIClient {
     public func httpRequest(_ request: APIRequest, token: String?) throws(DouctlError) -> HTTPRequest {
         var request = request
         if profile.isOwnOrigin(profile.url(for: request.path)) {
-            request = try RequestShaper(profile: profile, environment: requests.environment, now: Timestamp.now).shape(request)
+            request = try RequestShaper(profile: profile, environment: requests.environment, now: requests.clock.now).shape(request)
         }
         var query = request.query
         var headers: [HTTPHeader] = []
@@ -515,13 +516,13 @@ public struct RateLimitWait: Sendable {
     /// `Retry-After` when the server sends it; else the reset the other headers announce
     /// (`RateLimitNotice`: RateLimit, X-RateLimit-Reset, capped at an hour); else a minute
     /// (Douban's X-Ratelimit headers tell the hourly quota, not when it resets).
-    static func delay(for response: HTTPResponse, notice: RateLimitNotice? = nil) -> (Double, String) {
+    static func delay(for response: HTTPResponse, notice: RateLimitNotice? = nil, now: Double) -> (Double, String) {
         if let value = response.head.header("Retry-After"),
-           let seconds = RetryPolicy.parseRetryAfter(value, now: currentUnixTime()), seconds.isFinite {
+           let seconds = RetryPolicy.parseRetryAfter(value, now: now), seconds.isFinite {
             return (min(max(seconds, 1), 86400), "Retry-After: \(value)")
         }
         if let notice, let until = notice.resetAt {
-            return (max(until - Timestamp.now(), 1), notice.reason)
+            return (max(until - now, 1), notice.reason)
         }
         return (60, "HTTP \(response.status), no Retry-After")
     }

@@ -1,4 +1,5 @@
 import DouctlHTTP
+import DouctlSystem
 
 /// Everything needed to build an `APIClient`, as a value that can cross threads: each
 /// upload worker builds its own client (libcurl handles are not shared between threads).
@@ -32,13 +33,13 @@ public struct ClientFactory: Sendable {
     }
 
     public func makeTokens(http client: any HTTPTransport) -> AccessTokenSource {
-        credential.tokens(profile: profile, store: store, http: client)
+        credential.tokens(profile: profile, store: store, http: client, now: requests.clock.now)
     }
 
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).
     public func make() throws(DouctlError) -> APIClient {
         let client = requests.makeTransport(http)
-        return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store))
+        return self.client(http: client, tokens: makeTokens(http: client), session: try credential.session(profile: profile, store: store, now: requests.clock.now))
     }
 
     /// A client over `http` with these credentials (a login's new token, a session being

@@ -10,6 +10,11 @@ import DouctlSystem
 /// files, and per-profile cookie jars. Created 0700; files 0600, so no other user reads a token.
 public struct ConfigDirectory: Sendable, Equatable {
     public let path: String
+    /// For douctl's own tests: seconds every write of a file here (config.json,
+    /// credentials.json, cookie jars, rate-limit state) pauses between its complete temp
+    /// file and the rename (`AtomicFile`), so a test can kill the writer there. 0 unless
+    /// the run's environment sets DOUCTL_TEST_HOLD_BEFORE_RENAME.
+    public var holdBeforeRename: Double = 0
 
     public init(path: String) {
         self.path = path
@@ -18,6 +23,12 @@ public struct ConfigDirectory: Sendable, Equatable {
     /// `--config-dir` (given as `explicit`), else `$DOUCTL_CONFIG_DIR`, else
     /// `$XDG_CONFIG_HOME/douctl`, else `~/.config/douctl`.
     public static func locate(explicit: String?, environment: [String: String]) throws(DouctlError) -> ConfigDirectory {
+        var directory = try place(explicit: explicit, environment: environment)
+        if let hold = environment["DOUCTL_TEST_HOLD_BEFORE_RENAME"].flatMap(Double.init), hold > 0 { directory.holdBeforeRename = hold }
+        return directory
+    }
+
+    private static func place(explicit: String?, environment: [String: String]) throws(DouctlError) -> ConfigDirectory {
         if let explicit, !explicit.isEmpty { return ConfigDirectory(path: explicit) }
         if let fromEnvironment = environment["DOUCTL_CONFIG_DIR"], !fromEnvironment.isEmpty {
             return ConfigDirectory(path: fromEnvironment)
@@ -104,7 +115,7 @@ public struct ConfigDirectory: Sendable, Equatable {
         var bytes = json.serialized(.pretty)
         bytes.append(0x0A)
         do {
-            try AtomicFile.write(bytes, to: filePath, mode: 0o600)
+            try AtomicFile.write(bytes, to: filePath, mode: 0o600, holdBeforeRename: holdBeforeRename)
         } catch {
             throw .localInput("cannot write \(filePath) (\(error))")
         }

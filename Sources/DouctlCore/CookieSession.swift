@@ -174,12 +174,12 @@ public final class CookieSession: SessionHooks {
     /// Whether it is sent is `CredentialInForce`'s decision (a token, DOUCTL_TOKEN's or a
     /// stored one, wins). A jar that cannot be read is an error (exit 3, as a corrupt
     /// credentials file is), not a logged-out profile.
-    public static func stored(for profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> CookieSession? {
+    public static func stored(for profile: ResolvedProfile, store: CredentialStore, now: @escaping () -> Double) throws(DouctlError) -> CookieSession? {
         guard profile.rules.hasCookieSessions else { return nil }
         let jar = CookieJar(directory: store.directory, profile: profile.name)
         guard jar.exists else { return nil }
         let cookies = try jar.load()
-        return cookies.isEmpty ? nil : CookieSession(cookies: cookies, jar: jar)
+        return cookies.isEmpty ? nil : CookieSession(cookies: cookies, jar: jar, now: now)
     }
 
     public func prepare(_ request: inout HTTPRequest) {

@@ -52,18 +52,19 @@ public enum CredentialInForce: Sendable, Equatable {
     /// Where requests get their token: `DOUCTL_TOKEN` as is, the stored login (read when
     /// each request is sent, refreshed as needed), or none: with no stored login when the
     /// run decided, the store is not read again.
-    public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport) -> AccessTokenSource {
+    public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport,
+                       now: @escaping @Sendable () -> Double) -> AccessTokenSource {
         switch self {
         case .environmentToken(let token): return FixedToken(token)
-        case .storedToken: return StoredTokens(profile: profile, store: store, http: http)
+        case .storedToken: return StoredTokens(profile: profile, store: store, http: http, now: now)
         case .cookieSession, .none: return NoStoredLogin(profile: profile.name)
         }
     }
 
     /// The cookie session requests carry: only when it is the credential in force. A jar
     /// that cannot be read is an error (exit 3), not a logged-out profile.
-    public func session(profile: ResolvedProfile, store: CredentialStore) throws(DouctlError) -> SessionHooks? {
+    public func session(profile: ResolvedProfile, store: CredentialStore, now: @escaping @Sendable () -> Double) throws(DouctlError) -> SessionHooks? {
         guard self == .cookieSession else { return nil }
-        return try CookieSession.stored(for: profile, store: store)
+        return try CookieSession.stored(for: profile, store: store, now: now)
     }
 }

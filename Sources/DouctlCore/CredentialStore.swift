@@ -132,7 +132,8 @@ public struct CredentialStore: Sendable {
         let reservation: AtomicFile.Reservation
         do {
             let current = (try? FileIO.linkStatus(path)).map { Int($0.size) } ?? 0
-            reservation = try AtomicFile.Reservation(for: path, reserving: current + Self.reservationHeadroom, mode: 0o600)
+            reservation = try AtomicFile.Reservation(for: path, reserving: current + Self.reservationHeadroom, mode: 0o600,
+                                                     holdBeforeRename: directory.holdBeforeRename)
         } catch {
             let kept = unspent.map { "; \($0)" } ?? ""
             let reason = (error as? SystemError)?.reason ?? "\(error)"
@@ -203,7 +204,7 @@ public struct CredentialStore: Sendable {
 extension CredentialStore {
     /// Renames a corrupt credentials file to `credentials.json.corrupt-<time>` (under the
     /// lock) so the user can start over without losing what was in it; returns the new path.
-    public func moveAside(now: Double = Timestamp.now()) throws(DouctlError) -> String {
+    public func moveAside(now: Double) throws(DouctlError) -> String {
         let lock: FileLock
         do { lock = try FileLock(path: directory.credentialsLockPath) } catch {
             throw .localInput("cannot lock \(directory.credentialsLockPath) (\(error))")

@@ -1,9 +1,12 @@
 import DouctlHTTP
 
-/// Every way a douctl command can fail. Each case maps to exactly one exit code
-/// in the command layer's `ExitStatus`; the core only says what happened.
+/// Every way a douctl command can fail. The command layer's `ExitStatus` gives each error
+/// its exit code, in one place: most cases by the case alone, `.api` by its `APIError.kind`
+/// and `.transport` by its `TransportError` (each case below names its codes). The core
+/// only says what happened.
 public enum DouctlError: Error, Equatable, Sendable {
-    /// A command-line mistake found after parsing (e.g. `-f` without `=`). Exit 2.
+    /// A command-line mistake found after parsing (e.g. `--jq` with `--raw`, or a question
+    /// answered no). Exit 2.
     case usage(String)
     /// The profile's API style has no such operation (e.g. reshare on Coding). Exit 2.
     case unsupported(String)
@@ -17,7 +20,8 @@ public enum DouctlError: Error, Equatable, Sendable {
     /// authentication and permission).
     case api(APIError)
     /// The request got no usable reply. Exit 7; 130 when interrupted, 3 when a file of the
-    /// body could not be read.
+    /// body could not be read, 8 for a reply malformed or too large at the HTTP level, 1
+    /// when the reply could not be written out.
     case transport(TransportError)
     /// The reply was not what the API promises (not JSON, truncated). Exit 8.
     case badReply(String, httpStatus: Int? = nil)

@@ -24,6 +24,11 @@ public struct RequestSettings: Sendable {
     /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
     /// rate-limit wait, walk and batch polls it.
     public var cancellation: Cancellation = .process
+    /// Wall time and waits for everything a client dates or times: a server's announced
+    /// reset and `Retry-After`, the `rate_limit` quota, cache ages, request signatures,
+    /// token lifetimes and cookie expiry. The system's in douctl; a test's virtual clock
+    /// in process (`ProcessContext.clock`).
+    public var clock: RunClock = .system
     /// `--wait-on-rate-limit`: a rate-limited reply (429, or Douban's 111/112) is waited out
     /// (the command layer draws the wait) and the request sent again, POSTs too (a
     /// rate-limited request was not processed).

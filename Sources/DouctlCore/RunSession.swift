@@ -220,7 +220,7 @@ public final class RunSession {
         if let cachedAPI, cachedAPI.allowsAnonymous == allowsAnonymous { return cachedAPI }
         var factory = try clientFactory()
         factory.allowsAnonymous = allowsAnonymous
-        let session = try factory.credential.session(profile: factory.profile, store: factory.store)
+        let session = try factory.credential.session(profile: factory.profile, store: factory.store, now: factory.requests.clock.now)
         let client = factory.client(http: try http(), tokens: try tokens(), session: session, cachePolicy: try cachePolicy())
         cachedAPI = client
         return client
@@ -229,15 +229,16 @@ public final class RunSession {
     /// A walk over `client`'s pages (the run's own client unless given), ready to iterate:
     /// items under `itemsKey`, numbered pages fetched `width` at a time by worker clients
     /// built like it (each on its own thread; one at a time through the response cache),
-    /// warnings through the settings' `warn`. `DOUCTL_MAX_PAGES` (hidden, for tests) caps
-    /// the pages below 100,000.
-    public func paginator(over: APIClient? = nil, itemsKey: String? = nil, parallel width: Int) throws(DouctlError) -> Paginator {
+    /// warnings through the settings' `warn`; at most `maximumPages` pages (tests lower it:
+    /// `ProcessContext.pageCap`).
+    public func paginator(over: APIClient? = nil, itemsKey: String? = nil, parallel width: Int,
+                          maximumPages: Int = Paginator.defaultMaximumPages) throws(DouctlError) -> Paginator {
         let client: APIClient
         if let given = over { client = given } else { client = try api() }
         var paginator = Paginator(client: client)
         paginator.itemsKey = itemsKey
         paginator.warn = settings.warn
-        if let cap = environment["DOUCTL_MAX_PAGES"].flatMap({ Int($0) }), cap > 0 { paginator.maximumPages = cap }
+        paginator.maximumPages = maximumPages
         if width > 1, client.cachePolicy == nil {
             var factory = try clientFactory()
             factory.allowsAnonymous = client.allowsAnonymous

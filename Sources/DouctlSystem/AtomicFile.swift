@@ -7,9 +7,13 @@ import Darwin
 /// Replaces a file so readers see either the old bytes or the new ones, never a mix:
 /// write a temp file in the same directory (created with `mode`), fsync it, rename it over
 /// the target, fsync the directory. A crash at any point leaves the old file intact.
+///
+/// `holdBeforeRename` (seconds, at most 60) pauses after the temp file is complete and before
+/// the rename, so a test can kill the process exactly there (DOUCTL_TEST_HOLD_BEFORE_RENAME,
+/// read from the run's environment by `ConfigDirectory.locate`); 0 in every other use.
 public enum AtomicFile {
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-        try Reservation(for: path, reserving: 0, mode: mode).commit(bytes)
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, holdBeforeRename: Double = 0) throws {
+        try Reservation(for: path, reserving: 0, mode: mode, holdBeforeRename: holdBeforeRename).commit(bytes)
     }
 
     /// The prefix of every temp file `write` and `Reservation` make for `path`.
@@ -46,12 +50,14 @@ public enum AtomicFile {
         public let path: String
         public let temporary: String
         private let mode: mode_t
+        private let holdBeforeRename: Double
         private var fd: Int32
         public let reserved: Int
 
-        public init(for path: String, reserving bytes: Int, mode: mode_t = 0o600) throws {
+        public init(for path: String, reserving bytes: Int, mode: mode_t = 0o600, holdBeforeRename: Double = 0) throws {
             self.path = path
             self.mode = mode
+            self.holdBeforeRename = holdBeforeRename
             reserved = max(0, bytes)
             var random = SystemRandomNumberGenerator()
             let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
@@ -100,7 +106,7 @@ public enum AtomicFile {
                 unlink(EscapedBytes.cString(temporary))
                 throw failure
             }
-            holdBeforeRenameForTests()
+            if holdBeforeRename > 0 { usleep(useconds_t(min(holdBeforeRename, 60) * 1_000_000)) }
             if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
                 let error = SystemError("rename", path: path)
                 unlink(EscapedBytes.cString(temporary))
@@ -121,13 +127,6 @@ public enum AtomicFile {
             unlink(EscapedBytes.cString(temporary))
         }
     }
-}
-
-/// Test hook: with DOUCTL_TEST_HOLD_BEFORE_RENAME=SECONDS the writer pauses after the temp
-/// file is complete and before the rename, so a test can kill the process exactly there.
-private func holdBeforeRenameForTests() {
-    guard let value = getenv("DOUCTL_TEST_HOLD_BEFORE_RENAME"), let seconds = Double(String(cString: value)), seconds > 0 else { return }
-    usleep(useconds_t(min(seconds, 60) * 1_000_000))
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until `unlock()` or deinit.

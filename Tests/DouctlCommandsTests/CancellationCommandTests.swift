@@ -185,6 +185,46 @@ struct CancellationCommandTests {
         #expect(scripted.requests.count == 2)
     }
 
+    /// A reset announced as a date (`Retry-After:` an HTTP-date) is counted from the
+    /// context's clock, as the wait is. Before issue 31 the client read the system's clock
+    /// beside the injected one: on a virtual clock "30 s from now" was weeks away, and the
+    /// run gave up, exit 6.
+    @Test func aRetryAfterDateIsCountedOnTheContextsClock() throws {
+        let clock = VirtualClock()
+        let date = HTTPDate.format(secondsSinceEpoch: time_t(clock.now + 30))
+        let scripted = ScriptedTransport([
+            .json(429, #"{"msg":"rate_limit_exceeded2","code":112,"request":"GET /v2/user/~me"}"#, headers: [HTTPHeader("Retry-After", date)]),
+            .json(200, #"{"id":"1000001","uid":"ahbei","name":"阿北"}"#),
+        ])
+        var douctl = try InProcessDouctl(environment: ["DOUCTL_TOKEN": "t"], transport: scripted)
+        douctl.configure = { $0.clock = clock.run }
+        let result = try douctl.run("user", "me", "--wait-on-rate-limit", "--no-retry", "--api-base", "http://api.test")
+        #expect(result.status == 0, "\(result)")
+        #expect(clock.waits == [30])
+        #expect(scripted.requests.count == 2)
+    }
+
+    /// A stored token's lifetime is read on the context's clock: expired there, it is
+    /// refreshed before the request, and `auth status` calls it expired (before issue 31
+    /// both read the system's clock, where it had a month left).
+    @Test func aStoredTokenExpiresOnTheContextsClock() throws {
+        let clock = VirtualClock()
+        let scripted = ScriptedTransport([
+            .json(200, #"{"access_token":"fresh","refresh_token":"r2","expires_in":3600,"token_type":"Bearer"}"#),
+            .json(200, #"{"id":"1000001","uid":"ahbei","name":"阿北"}"#),
+        ])
+        var douctl = try InProcessDouctl(transport: scripted)
+        douctl.configure = { $0.clock = clock.run }
+        try SandboxProfiles.write(base: "http://api.test", in: douctl.configDirectory)
+        try Credentials.write(["sandbox": "stale"], in: douctl.configDirectory, expiresAt: Timestamp.rfc3339(clock.now - 60), refreshTokens: ["sandbox": "r1"])
+        let status = try douctl.run("auth", "status", "--no-check", "--json")
+        #expect(try status.json()["expired"]?.boolValue == true, "\(status)")
+        let me = try douctl.run("user", "me")
+        #expect(me.status == 0, "\(me)")
+        #expect(scripted.requests.first?.url == "http://api.test/service/auth2/token", "refreshed first")
+        #expect(scripted.requests.last?.header("Authorization") == "Bearer fresh")
+    }
+
     /// A run cancelled during the wait does not send the request again.
     @Test func aCancelledRateLimitWaitSendsNothingMore() throws {
         let scripted = ScriptedTransport([

@@ -5,6 +5,7 @@ import Darwin
 #endif
 @testable import DouctlCommands
 import DouctlArguments
+import DouctlCore
 import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
@@ -162,6 +163,28 @@ import Testing
         #expect(path.hasPrefix("/proc/self/fd/"))
         #expect(try FileIO.readFile(path).count == size)
         #expect(try FileIO.listDirectory(spoolDirectory).isEmpty, "the spool file has no name left")
+    }
+
+    /// The spool file goes in the run's $TMPDIR, read from its `ProcessContext` (before
+    /// issue 31: `getenv`, the test runner's environment, past the injected one).
+    @Test func aLargeStdinSpillsIntoTheRunsTMPDIR() throws {
+        let directory = try TemporaryDirectory(prefix: "douctl-spool")
+        let empty = open("/dev/null", O_RDONLY)
+        defer { close(empty) }
+        let full = [UInt8](repeating: 0x61, count: StdinBody.memoryLimit)
+        let run = ProcessContext(arguments: [], environment: ["TMPDIR": directory.path], standardInput: empty)
+        guard case .segments(let segments) = try StdinBody.spooled(StandardInput(run), prefix: full), case .file(_, let length)? = segments.first else {
+            Issue.record("expected a file segment")
+            return
+        }
+        #expect(length == Int64(full.count))
+        let missing = directory.path + "/missing"
+        let elsewhere = ProcessContext(arguments: [], environment: ["TMPDIR": missing], standardInput: empty)
+        #expect {
+            _ = try StdinBody.spooled(StandardInput(elsewhere), prefix: full)
+        } throws: { error in
+            (error as? DouctlError)?.message.hasPrefix("cannot make a temporary file in \(missing) ") == true
+        }
     }
 
     @Test func aSmallStdinStaysInMemory() throws {

@@ -187,6 +187,15 @@ struct ParseTests {
         #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": ""]).session.settings.requestedProfile == nil)
     }
 
+    /// `--arg` and `--argjson` bind as pairs, split at the first '='.
+    @Test func jqVariablesAreTypedWhenBound() throws {
+        let globals = try GlobalOptionValues.bind(parsed(["api", "/x", "--jq", ".", "--arg", "who=a=b", "--arg", "e=", "--argjson", "n={\"k\":1}"]))
+        #expect(globals.jqStrings == [KeyValue("who", "a=b"), KeyValue("e", "")])
+        #expect(globals.jqJSON == [KeyValue("n", #"{"k":1}"#)])
+        let none = try GlobalOptionValues.bind(parsed(["api", "/x"]))
+        #expect(none.jqStrings.isEmpty && none.jqJSON.isEmpty)
+    }
+
     /// An invocation of `argv`, built but not run.
     func invocation(_ argv: [String], environment: [String: String] = [:]) throws -> CommandContext {
         let parsed = try parsed(argv)
@@ -223,6 +232,13 @@ struct ParseTests {
         (["config", "list", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl config list'", ["config", "list"]),
         (["sandbox", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl sandbox'", ["sandbox"]),
         (["demo", "--dry-run"], "douctl: option '--dry-run' does not apply to 'douctl demo'", ["demo"]),
+        // Key-value options are read as they are bound (issue 31; before: split in the run,
+        // without the usage line, and --arg's own word was 'field').
+        (["api", "/x", "-f", "novalue"], "douctl: invalid field 'novalue' for -f: expected KEY=VALUE", ["api"]),
+        (["api", "/x", "-H", "no colon"], "douctl: invalid header 'no colon': expected 'Name: value'", ["api"]),
+        (["upload", "a.png", "-f", "=v"], "douctl: invalid field '=v' for -f: expected KEY=VALUE", ["upload"]),
+        (["api", "/x", "--jq", ".", "--arg", "who"], "douctl: invalid value 'who' for --arg: expected NAME=VALUE", ["api"]),
+        (["user", "me", "--jq", ".", "--argjson", "=1"], "douctl: invalid value '=1' for --argjson: expected NAME=JSON", ["user", "me"]),
     ])
     func usageErrorsExit2WithTheLineAndTheUsage(argv: [String], line: String, usagePath: [String]) throws {
         let result = try InProcessDouctl().run(argv)

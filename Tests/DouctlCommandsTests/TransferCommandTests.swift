@@ -22,10 +22,10 @@ import Testing
                                        "--parallel", "8", "--progress", "always", "-y", "--json"], as: UploadCommand.Options.self)
         #expect(upload.files == ["a.jpg", "b.jpg"])
         #expect(upload.to == "/api/files" && upload.field == "file")
-        #expect(try upload.formFields().map { "\($0.0)|\($0.1)" } == ["dir|backup", "k|a=b"])
+        #expect(upload.fields == [KeyValue("dir", "backup"), KeyValue("k", "a=b")], "split at the first '=', as bound")
         #expect(upload.parallel == 8 && upload.progress == .always && upload.yes && upload.view.json)
         let plain = try boundOptions(["upload", "a.jpg"], as: UploadCommand.Options.self)
-        #expect(plain.to == nil && plain.field == nil && plain.rawFields.isEmpty)
+        #expect(plain.to == nil && plain.field == nil && plain.fields.isEmpty)
         #expect(plain.parallel == 1 && plain.progress == .auto && !plain.yes)
         #expect(throws: UsageError.self) { try boundOptions(["upload", "a.jpg", "--parallel", "65"], as: UploadCommand.Options.self) }
         #expect(throws: UsageError.self) { try boundOptions(["upload", "a.jpg", "--progress", "sometimes"], as: UploadCommand.Options.self) }

@@ -208,11 +208,13 @@ struct ViewTests {
         defer { run.stop() }
         try run.login()
         #expect(try run.douctl.run("shuo", "post", "走一遍").status == 0)
-        let feed = try run.douctl.run("shuo", "timeline", "--all", "--count", "2", "--format", "text", environment: ["DOUCTL_MAX_PAGES": "2"])
+        var capped = run.douctl
+        capped.configure = { $0.pageCap = 2 }
+        let feed = try capped.run("shuo", "timeline", "--all", "--count", "2", "--format", "text")
         #expect(feed.stdoutText.hasPrefix("阿北 @ahbei · just now"), "\(feed)")
         #expect(feed.stdoutText.contains("\n走一遍\n"))
         #expect(!feed.stdoutText.contains("{"))
-        let slurp = try run.douctl.run("shuo", "timeline", "--all", "--slurp", "--count", "2", "--format", "text", environment: ["DOUCTL_MAX_PAGES": "2"])
+        let slurp = try capped.run("shuo", "timeline", "--all", "--slurp", "--count", "2", "--format", "text")
         #expect(slurp.stdoutText.hasPrefix("["), "\(slurp)")
         let colored = try run.douctl.run("user", "me", "--color", "always")
         #expect(colored.stdoutText.hasPrefix("\u{1B}[1;39m{\u{1B}[0m\u{1B}[34;1m\"id\""), "\(colored)")

@@ -136,9 +136,11 @@ struct AnyAPIFirstTryTests {
         defer { withExtendedLifetime(directory) {} }
         let profile = try Self.plain([(.tokenAuth, .text("basic")), (.scopes, .list(["read"]))])
         let transport = ScriptedTransport([.json(200, #"{"access_token":"cc-1","token_type":"Bearer","expires_in":60,"scope":"read"}"#)])
-        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: RequestSettings(), credential: .none)
+        var requests = RequestSettings()
+        requests.clock = RunClock(now: { Self.now }, sleep: { _, _ in })
+        let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: requests, credential: .none)
         let console = LoginConsole(say: { _ in }, readLine: { nil }, openBrowser: nil, sleep: { _ in }, isCancelled: { false })
-        let service = LoginService(clients: clients, http: transport, console: console, warn: { _ in }, now: { Self.now })
+        let service = LoginService(clients: clients, http: transport, console: console, warn: { _ in })
         guard case .token(let credential) = try service.login(.clientCredentials) else { throw TestFailure("no token") }
         #expect(credential.isClientCredentials)
         #expect(credential.refreshToken == nil)

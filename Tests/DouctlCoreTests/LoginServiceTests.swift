@@ -30,7 +30,9 @@ struct LoginServiceTests {
             store = CredentialStore(directory: config)
             jar = CookieJar(directory: config, profile: profile.name)
             transport = ScriptedTransport(script)
-            let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: RequestSettings(), credential: .none)
+            var requests = RequestSettings()
+            requests.clock = RunClock(now: { LoginServiceTests.now }, sleep: { _, _ in })
+            let clients = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store, requests: requests, credential: .none)
             var typed = answers[...]
             let (said, warned, dropped) = (said, warned, dropped)
             let console = LoginConsole(
@@ -38,7 +40,7 @@ struct LoginServiceTests {
                 readLine: { typed.popFirst() },
                 openBrowser: nil, sleep: { _ in }, isCancelled: { false })
             service = LoginService(clients: clients, http: transport, console: console,
-                                   warn: { warned.add($0) }, dropCachedReplies: { dropped.add($0) }, now: { LoginServiceTests.now })
+                                   warn: { warned.add($0) }, dropCachedReplies: { dropped.add($0) })
         }
     }
 

@@ -51,6 +51,18 @@ struct DigestTests {
     }
 }
 
+/// DOUCTL_TEST_HOLD_BEFORE_RENAME comes from the run's environment, with the config
+/// directory (before issue 31: AtomicFile read it with getenv, past the injected one).
+@Suite("Config directory")
+struct ConfigDirectoryTests {
+    @Test func theHoldBeforeRenameComesFromTheRunsEnvironment() throws {
+        let held = try ConfigDirectory.locate(explicit: "/c", environment: ["DOUCTL_TEST_HOLD_BEFORE_RENAME": "2.5"])
+        #expect(held.path == "/c" && held.holdBeforeRename == 2.5)
+        #expect(try ConfigDirectory.locate(explicit: nil, environment: ["HOME": "/h"]) == ConfigDirectory(path: "/h/.config/douctl"))
+        #expect(try ConfigDirectory.locate(explicit: "/c", environment: ["DOUCTL_TEST_HOLD_BEFORE_RENAME": "soon"]).holdBeforeRename == 0)
+    }
+}
+
 @Suite("Timestamps")
 struct TimestampTests {
     @Test func roundTrip() {

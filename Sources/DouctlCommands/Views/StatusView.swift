@@ -50,14 +50,6 @@ enum StatusView {
         if !counts.isEmpty { lines.append(style.dim(counts.joined(separator: "  "))) }
         return lines.map { indent + $0 } + [""]
     }
-
-    /// A comment: author, time, the text wrapped.
-    static func commentLines(_ comment: JSON, width: Int, now: Double, style: TextStyle) -> [String] {
-        var lines = Self.lines(comment, width: width, now: now, style: style)
-        // Comments carry no counts; nothing else to add.
-        if lines.last == "" { lines.removeLast() }
-        return lines + [""]
-    }
 }
 
 /// Human times: "just now", "5m ago", "3h ago", "2d ago", then the date.

@@ -32,7 +32,7 @@ public struct CodingPasswordLogin {
 
     /// Logs in and saves the session; returns who logged in.
     public func run() throws(DouctlError) -> Identity {
-        let session = CookieSession(jar: nil)
+        let session = CookieSession(jar: nil, now: clients.requests.clock.now)
         let client = clients.client(http: http, tokens: nil, session: session)
 
         let captchaNeeded = try client.json(APIRequest(path: "/api/captcha/login")).boolValue ?? false

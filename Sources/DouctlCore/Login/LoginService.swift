@@ -90,13 +90,12 @@ public struct LoginService {
         self.connect = connect
     }
 
-    /// A service over these clients (whose profile and store it uses) and this transport.
+    /// A service over these clients (whose profile, store and clock it uses) and this transport.
     public init(clients: ClientFactory, http: any HTTPTransport, console: LoginConsole,
-                warn: @escaping (String) -> Void, dropCachedReplies: @escaping (String) -> Void = { _ in },
-                now: @escaping () -> Double = Timestamp.now) {
+                warn: @escaping (String) -> Void, dropCachedReplies: @escaping (String) -> Void = { _ in }) {
         let connection = Connection(clients: clients, http: http)
         self.init(profile: clients.profile, store: clients.store, console: console, warn: warn,
-                  dropCachedReplies: dropCachedReplies, now: now) { () throws(DouctlError) in connection }
+                  dropCachedReplies: dropCachedReplies, now: clients.requests.clock.now) { () throws(DouctlError) in connection }
     }
 
     // MARK: - login
@@ -273,7 +272,7 @@ public struct LoginService {
         guard jar.exists else { return false }
         let hooks: SessionHooks?
         do {
-            hooks = try CookieSession.stored(for: profile, store: store)
+            hooks = try CookieSession.stored(for: profile, store: store, now: now)
         } catch .badConfig(let path, let detail) {
             warn("\(path) is corrupt (\(detail)); deleting it")
             hooks = nil
