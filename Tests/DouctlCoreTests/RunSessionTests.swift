@@ -94,17 +94,17 @@ import Testing
         }
     }
 
-    /// The session hands out a paginator ready to walk: items key, the hidden page cap,
+    /// The session hands out a paginator ready to walk: items key, the page cap it is given,
     /// warnings through the settings, and worker clients over the settings' transport
     /// that fetch numbered pages several at a time.
     @Test func theSessionHandsOutAReadyPaginator() throws {
         let warnings = Recorder<String>()
         let transport = ParallelPagesTests.ListTransport(total: 60, pageSize: 10)
-        let (session, home) = try session(transport, environment: ["DOUCTL_TOKEN": "t", "DOUCTL_MAX_PAGES": "50"]) { settings in
+        let (session, home) = try session(transport, environment: ["DOUCTL_TOKEN": "t", "DOUCTL_MAX_PAGES": "5"]) { settings in
             settings.warn = { warnings.add($0) }
         }
         defer { withExtendedLifetime(home) {} }
-        let paginator = try session.paginator(itemsKey: "users", parallel: 4)
+        let paginator = try session.paginator(itemsKey: "users", parallel: 4, maximumPages: 50)
         #expect(paginator.itemsKey == "users" && paginator.maximumPages == 50 && paginator.parallel?.width == 4)
         paginator.warn?("w")
         #expect(warnings.all == ["w"])
@@ -115,6 +115,7 @@ import Testing
         #expect(ids == Array(0..<60))
         #expect(transport.snapshot.mostInFlight > 1, "pages fetched by the session's workers at once")
         #expect(try session.paginator(parallel: 1).parallel == nil)
+        #expect(try session.paginator(parallel: 1).maximumPages == Paginator.defaultMaximumPages, "the old hidden variable sets nothing")
         let anonymous = try session.api(allowsAnonymous: true)
         #expect(try session.paginator(over: anonymous, parallel: 4).client === anonymous)
     }
