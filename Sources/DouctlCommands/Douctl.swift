@@ -120,20 +120,23 @@ public enum Douctl {
     private static func dryRun(_ run: (CommandContext) throws(DouctlError) -> ExitStatus, globals: GlobalOptionValues, output: Output, process: ProcessContext) -> Int32 {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { if discard >= 0 { close(discard) } }
-        let out = output.stdout.fileDescriptor
-        let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in _ = try? FileIO.writeAll(out, line + "\n") }
+        // The request lines are the run's output: through stdout's owner, so a reader that
+        // goes away is 141 here too.
+        let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in output.lineNow(line) }
         let discarding = Output(stdout: OutputStream(fileDescriptor: discard, isTerminal: false), stderr: output.stderr, terminal: output.terminal,
                                 settings: Output.OutputSettings(globals), presentation: output.presentation, environment: process.environment, clock: process.clock)
         let context = CommandContext(globals: globals, output: discarding, process: process, dryRun: printer)
+        let outcome: Result<ExitStatus, DouctlError>
         do throws(DouctlError) {
             _ = try run(context)
+            outcome = .success(.success)
         } catch .badReply {
             discarding.note("douctl: dry run: the next request depends on the reply to the one above; stopping there")
+            outcome = .success(.success)
         } catch {
-            discarding.reportFailure(error)
-            return ExitStatus(error).rawValue
+            outcome = .failure(error)
         }
-        return ExitStatus.success.rawValue
+        return output.finish(outcome, cancellation: process.cancellation)
     }
 
     static var rootEpilogue: String {

@@ -135,6 +135,10 @@ import Testing
         #expect(raw.status == 141 && raw.stderr.isEmpty, "\(raw)")
         let lines = try Self.runWithClosedReader(["api", "/items", "--paginate"], [.json(200, "[" + (1...5000).map { #"{"id":\#($0)}"# }.joined(separator: ",") + "]"), .json(200, "[]")])
         #expect(lines.status == 141 && lines.stderr.isEmpty, "\(lines)")
+        // --dry-run's request lines are the run's output too (before: written past stdout's
+        // owner, a closed reader went unnoticed: exit 0).
+        let dry = try Self.runWithClosedReader(["api", "/x", "--dry-run"], [])
+        #expect(dry.status == 141 && dry.stderr.isEmpty, "\(dry)")
     }
 
     // MARK: - every JSON line goes through --jq

@@ -24,6 +24,8 @@ final class Output: @unchecked Sendable {
     private let environment: [String: String]
     /// The time a view measures "3 minutes ago" from.
     private let clock: RunClock
+    /// Serializes the writes of `lineNow`.
+    private let writing = LockedValue(())
 
     /// What the global options say about output.
     struct OutputSettings: Sendable {
@@ -167,6 +169,15 @@ final class Output: @unchecked Sendable {
     func draw(_ sequence: [UInt8]) {
         stdout.write(sequence)
         stdout.flush()
+    }
+
+    /// A whole line of data, out at once, from any thread (`--dry-run`'s request lines,
+    /// which parallel uploads print as they go).
+    func lineNow(_ text: String) {
+        writing.withLock { _ in
+            stdout.line(text)
+            stdout.flush()
+        }
     }
 
     /// Everything written so far, out (before a child process or a long wait).
