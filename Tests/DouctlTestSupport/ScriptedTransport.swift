@@ -21,9 +21,13 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     private var script: [Answer]
     /// Sees each request as it is sent (a test's clock, say).
     public var observe: ((HTTPRequest) -> Void)?
-    /// Reports an upload of this many bytes, half then all, before each reply (for the
-    /// progress display); 0 reports nothing.
+    /// Reports an upload of this many bytes before each reply (for the progress display):
+    /// none, half, then all, as libcurl does (its first report is 0 bytes sent); 0 reports
+    /// nothing.
     public var reportsUploadOf: Int64 = 0
+    /// Reports a download of this many bytes, half then all, as each reply arrives (for the
+    /// progress display); 0 reports nothing.
+    public var reportsDownloadOf: Int64 = 0
 
     public init(_ script: [Answer] = []) {
         self.script = script
@@ -47,6 +51,7 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         requests.append(request)
         observe?(request)
         if reportsUploadOf > 0, let progress {
+            progress(TransferProgress(uploaded: 0, uploadTotal: reportsUploadOf))
             progress(TransferProgress(uploaded: reportsUploadOf / 2, uploadTotal: reportsUploadOf))
             progress(TransferProgress(uploaded: reportsUploadOf, uploadTotal: reportsUploadOf))
         }
@@ -61,7 +66,12 @@ public final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
             var responseHead = response.head
             if responseHead.url == nil { responseHead.url = request.url }
             head?(responseHead)
-            _ = response.body.withUnsafeBytes { sink($0) }
+            if reportsDownloadOf > 0, let progress {
+                progress(TransferProgress(downloaded: reportsDownloadOf / 2, downloadTotal: reportsDownloadOf))
+                progress(TransferProgress(downloaded: reportsDownloadOf, downloadTotal: reportsDownloadOf))
+            }
+            // A sink that refuses the bytes stops the transfer, as libcurl's does (HTTPClient).
+            guard response.body.withUnsafeBytes({ sink($0) }) else { throw .outputFailed("the output was closed") }
             return responseHead
         }
     }

@@ -9,7 +9,8 @@ import Foundation
 import Testing
 
 /// Issue 33, items 4–9: what a new user met in the first hour, round two. The built binary
-/// against the sandbox, on a pseudo-terminal (`script`) where a person would see it.
+/// against the sandbox, on a pseudo-terminal (`script`, tmux) where only a real terminal
+/// shows it; the same views on injected terminals run in process (TerminalViewInProcessTests).
 @Suite("The first hour, round two: views, verbs, install, paginate")
 struct FirstHourViewsTests {
     static func plain(_ text: String) -> String {
@@ -79,9 +80,10 @@ struct FirstHourViewsTests {
         let posted = try fixture.douctl.run("shuo", "post", "看这个 [链接](https://example.com/x)", "--image", picture)
         #expect(posted.status == 0, "\(posted)")
         let id = try #require(try posted.json()["id"]?.scalarText)
-        let raw = try runUnderScript("stty cols 100 rows 50 2>/dev/null; \(Douctl.binary) shuo get \(id) --color never",
-                                     environment: fixture.douctl.environment)
-        let lines = Screen(raw).lines
+        // The view on a terminal runs in process (TerminalViewInProcessTests); here, asked for.
+        let shown = try fixture.douctl.run("shuo", "get", id, "--format", "text", "--color", "never")
+        #expect(shown.status == 0, "\(shown)")
+        let lines = Screen(shown.stdoutText).lines
         #expect(lines.contains("看这个 链接"), "\(lines)")
         #expect(lines.contains { $0.hasPrefix("[picture] \(fixture.sandbox.baseURL)/") }, "\(lines)")
         #expect(lines.contains("[link] 链接 https://example.com/x"), "\(lines)")

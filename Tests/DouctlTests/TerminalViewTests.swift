@@ -4,8 +4,13 @@ import DouctlTestSupport
 import Foundation
 import Testing
 
-/// Issue 24 (a person at a terminal) and issue 21's printer, through the built binary on a
-/// real pseudo-terminal (`script`) against the sandbox or a slow server on 127.0.0.1.
+/// Issue 24 (a person at a terminal) and issue 21's printer, through the built binary
+/// against the sandbox or a slow server on 127.0.0.1. What douctl decides on a terminal
+/// (which view, widths, colours, NO_COLOR, summaries, escaping, the done line) runs in
+/// process on injected terminal facts (DouctlCommandsTests' TerminalViewInProcessTests);
+/// here, a real pseudo-terminal (`script`) only for what only one shows: the kernel's width
+/// and isatty reaching douctl, and redraws on a real screen. Views asked for with
+/// `--format text` run in a pipe.
 @Suite("Terminal views, colour and the printer")
 struct TerminalViewTests {
     static let longText = "今天天气很好，我们去公园散步吧。路上看到很多人在放风筝，孩子们笑得很开心。The weather is lovely."
@@ -25,14 +30,15 @@ struct TerminalViewTests {
         }
     }
 
-    @Test func timelineOnATerminalIsAFeedWrappedByDisplayWidth() throws {
+    /// A real terminal 40 columns wide (TIOCGWINSZ, isatty): the timeline is a feed wrapped
+    /// to its width, coloured unless NO_COLOR says; JSON asked for is coloured like jq's.
+    @Test func aRealTerminalGetsTheViewAtItsWidthInColour() throws {
         let fixture = try SandboxFixture()
         defer { fixture.stop() }
         try fixture.login()
         #expect(try fixture.douctl.run("shuo", "post", Self.longText).status == 0)
-        let (raw, lines) = try screen(fixture, "shuo timeline --count 3 --color never")
+        let (raw, lines) = try screen(fixture, "shuo timeline --count 3")
         #expect(!raw.contains("\"text\""), "a view, not JSON: \(raw)")
-        #expect(!raw.contains("\u{1B}["), "--color never")
         let header = try #require(lines.first { $0.contains("@ahbei") }, "\(lines)")
         #expect(header.contains("just now"))
         // The text is wrapped within 40 columns, 中文 counted as two.
@@ -40,104 +46,56 @@ struct TerminalViewTests {
         let start = try #require(lines.firstIndex(of: header))
         let body = lines[(start + 1)...].prefix { !$0.hasPrefix("♥") }.joined()
         #expect(body.replacingOccurrences(of: " ", with: "") == Self.longText.replacingOccurrences(of: " ", with: ""), "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("♥ 0  💬 0") })
-        // On the terminal with colour: bold names, dim times.
-        let colored = try screen(fixture, "shuo timeline --count 1").raw
-        #expect(colored.contains("\u{1B}[1m"), "\(colored)")
-        #expect(colored.contains("\u{1B}[2m"), "\(colored)")
+        // Bold names, dim times; none with NO_COLOR.
+        #expect(raw.contains("\u{1B}[1m") && raw.contains("\u{1B}[2m"), "\(raw)")
         #expect(!(try screen(fixture, "shuo timeline --count 1", environment: ["NO_COLOR": "1"]).raw.contains("\u{1B}[1m")))
+        let json = try screen(fixture, "user me --json").raw
+        #expect(json.contains("\u{1B}[34;1m\"uid\"\u{1B}[0m") && json.contains("\u{1B}[0;32m\"ahbei\""), "\(json)")
     }
 
-    @Test func aPipeGetsExactlyTheJSONItAlwaysHad() throws {
+    /// In a pipe: exactly the JSON it always had; the views when asked for, uncoloured.
+    @Test func aPipeGetsTheJSONItAlwaysHadAndTheViewsWhenAsked() throws {
         let fixture = try SandboxFixture()
         defer { fixture.stop() }
         try fixture.login()
         #expect(try fixture.douctl.run("shuo", "post", "中文 and text").status == 0)
-        for command in [["shuo", "timeline"], ["user", "me"], ["user", "search", "a"], ["auth", "status", "--no-check"]] {
-            let piped = try fixture.douctl.run(command)
-            #expect(piped.status == 0, "\(piped)")
-            #expect(!piped.stdoutText.contains("\u{1B}"))
-            // Compact JSON, one document, as before: the same bytes as asking for JSON.
-            #expect(piped.stdoutText == (try fixture.douctl.run(command + ["--json"]).stdoutText))
-            #expect(piped.stdoutText == (try fixture.douctl.run(command + ["--format", "json"]).stdoutText))
-            #expect(!piped.stdoutText.dropLast().contains("\n"), "compact: \(piped.stdoutText)")
-            _ = try JSONParser.parse(Array(piped.stdoutText.utf8))
-        }
-        // The view can be asked for in a pipe, without colour unless asked.
-        let text = try fixture.douctl.run("user", "me", "--format", "text")
-        #expect(text.stdoutText.hasPrefix("阿北 @ahbei"), "\(text)")
-        #expect(!text.stdoutText.contains("\u{1B}"))
+        let piped = try fixture.douctl.run("shuo", "timeline")
+        #expect(piped.status == 0, "\(piped)")
+        #expect(!piped.stdoutText.contains("\u{1B}"))
+        #expect(piped.stdoutText == (try fixture.douctl.run("shuo", "timeline", "--json").stdoutText))
+        #expect(!piped.stdoutText.dropLast().contains("\n"), "compact: \(piped.stdoutText)")
+        _ = try JSONParser.parse(Array(piped.stdoutText.utf8))
+        let me = try fixture.douctl.run("user", "me", "--format", "text")
+        #expect(me.stdoutText.hasPrefix("阿北 @ahbei"), "\(me)")
+        #expect(!me.stdoutText.contains("\u{1B}"))
         #expect(try fixture.douctl.run("user", "me", "--json", "--color", "always").stdoutText.contains("\u{1B}[34;1m\"id\""))
-    }
-
-    @Test func jsonOnATerminalIsColouredLikeJqUnlessSwitchedOff() throws {
-        let fixture = try SandboxFixture()
-        defer { fixture.stop() }
-        try fixture.login()
-        let key = "\u{1B}[34;1m\"uid\"\u{1B}[0m"
-        let json = try screen(fixture, "user me --json").raw
-        #expect(json.contains(key), "\(json)")
-        #expect(json.contains("\u{1B}[0;32m\"ahbei\""), "\(json)")
-        let api = try screen(fixture, "api /v2/user/~me").raw
-        #expect(api.contains(key), "\(api)")
-        // An array streams through the incremental reformatter, coloured as it goes.
-        let list = try TestServer(json: #"[{"uid":"ahbei"},{"uid":"x"}]"#)
-        let streamed = try screen(fixture, "api \(list.baseURL)/list").raw
-        #expect(streamed.contains(key) && streamed.contains("\u{1B}[0;32m\"x\""), "\(streamed)")
-        for (arguments, environment) in [("user me --json", ["NO_COLOR": "1"]), ("user me --json --color never", [:]), ("api /v2/user/~me", ["NO_COLOR": "x"])] {
-            let plain = try screen(fixture, arguments, environment: environment).raw
-            #expect(plain.contains("\"uid\": \"ahbei\""), "pretty JSON: \(plain)")
-            #expect(!plain.contains("\u{1B}["), "\(arguments) \(environment): \(plain)")
-        }
-        // --color always wins over NO_COLOR.
-        #expect(try screen(fixture, "user me --json --color always", environment: ["NO_COLOR": "1"]).raw.contains(key))
-    }
-
-    @Test func authStatusProfileListAndUsersReadAsText() throws {
-        let fixture = try SandboxFixture()
-        defer { fixture.stop() }
-        try fixture.login()
-        let status = try screen(fixture, "auth status --color never", columns: 80).lines
+        let status = Screen(try fixture.douctl.run("auth", "status", "--format", "text", "--color", "never").stdoutText).lines
         #expect(status.contains { $0.hasPrefix("profile") && $0.hasSuffix("sandbox") }, "\(status)")
         #expect(status.contains { $0.hasPrefix("logged_in") && $0.hasSuffix("true") }, "\(status)")
-        let profiles = try screen(fixture, "profile list --color never", columns: 120).lines
+        let profiles = Screen(try fixture.douctl.run("profile", "list", "--format", "text").stdoutText).lines
         #expect(profiles.first?.hasPrefix("NAME") == true, "\(profiles)")
         #expect(profiles.contains { $0.hasPrefix("sandbox ") }, "\(profiles)")
-        let me = try screen(fixture, "user me --color never", columns: 60).lines
-        #expect(me.first?.hasPrefix("阿北 @ahbei") == true, "\(me)")
     }
 
-    /// Issue 21: `upload --parallel 2` of 4 files to a slow server, stdout and stderr on one
-    /// terminal: before, progress redraws erased result lines (1 of 4 stayed); now all 4
-    /// stay, no progress row is left behind, and the 中文 names keep the columns.
-    @Test func uploadResultLinesSurviveTheProgressDisplay() throws {
-        let (files, lines) = try uploadToASlowServerOnATerminal(["第一个文件.bin", "second.bin", "第三.bin", "fourth.bin"], megabytes: 3)
+    /// Issue 21: `upload --parallel 2 -v` of 3 files to a slow server, stdout and stderr on
+    /// one real terminal. Before, progress redraws erased result lines (1 of 4 stayed) and
+    /// `-v` lines written from the workers landed where the next redraw erased them, leaving
+    /// bars among them; now every result and log line stays, no progress row is left
+    /// behind, and the 中文 names keep the columns.
+    @Test func resultAndVerboseLinesSurviveTheProgressDisplay() throws {
+        let (files, lines) = try uploadToASlowServerOnATerminal(["第一个文件.bin", "second.bin", "第三.bin"], megabytes: 2, options: ["-v", "--no-retry"])
         for file in files {
             #expect(lines.contains("{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}"), "\(file) on screen: \(lines)")
         }
+        #expect(lines.filter { $0.hasPrefix("> POST ") }.count == 3, "each request's -v line stays on screen: \(lines)")
+        #expect(lines.filter { $0.hasPrefix("< HTTP/") || $0.hasPrefix("< 200") }.count >= 3, "each reply's -v line stays on screen: \(lines)")
+        // A bar is only ever the live bottom of the screen: none is left behind.
         #expect(!lines.contains { $0.contains("ETA") || $0.contains("/s ") || $0.hasSuffix("/s") }, "a stale progress row: \(lines)")
         let done = lines.filter { $0.contains("done, ") }
-        #expect(done.count == 4, "\(lines)")
+        #expect(done.count == 3, "\(lines)")
         // Names in 24 columns: "done" starts in the same column on every line.
         let columns = done.map { line in line.range(of: "  done, ").map { Self.width(String(line[..<$0.lowerBound])) } ?? -1 }
-        #expect(columns == [24, 24, 24, 24], "\(done)")
-    }
-
-    /// Issue 21's one printer: `-v` log lines, written from the upload workers, share stderr
-    /// with a live progress display. Before, they were
-    /// written around it, so the next redraw (cursor up, erase) landed in the wrong rows: log
-    /// lines were overwritten and bars were left behind among them ("one.bin  0 B  0 B/s");
-    /// now every line goes through the printer, which draws the progress again below it.
-    @Test func verboseLinesSurviveTheProgressDisplay() throws {
-        let (_, lines) = try uploadToASlowServerOnATerminal(["one.bin", "two.bin", "three.bin"], megabytes: 2, options: ["-v", "--no-retry"])
-        let posts = lines.filter { $0.hasPrefix("> POST ") }
-        #expect(posts.count == 3, "each request's -v line stays on screen: \(lines)")
-        let replies = lines.filter { $0.hasPrefix("< HTTP/") || $0.hasPrefix("< 200") }
-        #expect(replies.count >= 3, "each reply's -v line stays on screen: \(lines)")
-        // A bar is only ever the live bottom of the screen: none is left between log lines.
-        let bars = lines.filter { $0.hasSuffix("B/s") || $0.contains("ETA") }
-        #expect(bars.isEmpty, "stale progress rows among the log lines: \(bars)")
-        #expect(lines.filter { $0.contains("done, ") }.count == 3, "\(lines)")
+        #expect(columns == [24, 24, 24], "\(done)")
     }
 
     /// `upload --parallel 2` of files named `names` (`megabytes` each) to a server that takes
@@ -173,32 +131,30 @@ struct TerminalViewTests {
         #expect(lines.last?.contains("done, \(total) in") == true, "\(lines)")
     }
 
-    /// Issue 24: upload and shuo delete summaries read as text on a terminal; a pipe keeps
-    /// the JSON lines.
-    @Test func uploadAndDeleteSummariesReadAsTextOnATerminal() throws {
+    /// Issue 24: upload and shuo delete summaries read as text (on a terminal, or asked
+    /// for); a pipe keeps the JSON lines.
+    @Test func uploadAndDeleteSummariesReadAsText() throws {
         let fixture = try SandboxFixture()
         defer { fixture.stop() }
         try fixture.login()
         let server = try TestServer { _ in .bytes(200, Array("{}".utf8), contentType: "application/json") }
         let file = try TemporaryDirectory.file(named: "图片.bin", bytes: Array("hello".utf8))
-        let upload = try screen(fixture, "upload \(file) --to /u --api-base \(server.baseURL) --progress never --color never", columns: 120).lines
-        #expect(upload == ["uploaded \(file)"], "\(upload)")
+        let upload = try fixture.douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL, "--format", "text", "--color", "never")
+        #expect(upload.stdoutText == "uploaded \(file)\n", "\(upload)")
         let id = try #require(try fixture.douctl.run("shuo", "post", "要删掉的").json()["id"]?.scalarText)
-        let deleted = try screen(fixture, "shuo delete \(id) --color never").lines
-        #expect(deleted == ["deleted \(id)"], "\(deleted)")
+        let deleted = try fixture.douctl.run("shuo", "delete", id, "--format", "text", "--color", "never")
+        #expect(deleted.stdoutText == "deleted \(id)\n", "\(deleted)")
         let piped = try fixture.douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL)
         #expect(piped.stdoutText == "{\"file\":\"\(file)\",\"ok\":true,\"reply\":{}}\n")
     }
 
-    /// `download` on a terminal says what it saved where; in a pipe, the JSON line as always.
-    @Test func downloadSummaryReadsAsTextOnATerminal() throws {
-        let fixture = try SandboxFixture()
-        defer { fixture.stop() }
+    /// `download` says what it saved where as text; in a pipe, the JSON line as always.
+    @Test func downloadSummaryReadsAsText() throws {
         let server = try TestServer { _ in .bytes(200, Array("hello".utf8), contentType: "application/octet-stream") }
         let directory = try TemporaryDirectory()
-        let shown = try screen(fixture, "download \(server.baseURL)/files/图片.bin -d \(directory.path) --progress never --color never", columns: 120).lines
-        #expect(shown == ["downloaded \(directory.path)/图片.bin"], "\(shown)")
-        let piped = try fixture.douctl.run("download", "\(server.baseURL)/files/again.bin", "-d", directory.path)
+        let shown = try Douctl().run("download", "\(server.baseURL)/files/图片.bin", "-d", directory.path, "--format", "text", "--color", "never")
+        #expect(shown.stdoutText == "downloaded \(directory.path)/图片.bin\n", "\(shown)")
+        let piped = try Douctl().run("download", "\(server.baseURL)/files/again.bin", "-d", directory.path)
         #expect(try piped.json()["path"]?.stringValue == "\(directory.path)/again.bin", "\(piped)")
         #expect(try piped.json()["sha256"]?.stringValue == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "\(piped)")
     }
@@ -210,10 +166,11 @@ struct TerminalViewTests {
         let server = try TestServer { _ in .bytes(200, Array(body.utf8), contentType: "application/json") }
         let douctl = Douctl(environment: ["DOUCTL_TOKEN": "t0ken"])
         try SandboxProfiles.write(base: server.baseURL, in: douctl.configDirectory)
-        let raw = try runUnderScript("\(Douctl.binary) shuo get 1 --color never", environment: douctl.environment)
-        #expect(!raw.contains("\u{1B}"), "\(raw)")
-        #expect(raw.contains("evil^[[8m @x"), "\(raw)")
-        #expect(raw.contains("hi^[[2J^[]0;pwned^G there"), "\(raw)")
+        let shown = try douctl.run("shuo", "get", "1", "--format", "text", "--color", "never")
+        #expect(shown.status == 0, "\(shown)")
+        #expect(!shown.stdoutText.contains("\u{1B}"), "\(shown)")
+        #expect(shown.stdoutText.contains("evil^[[8m @x"), "\(shown)")
+        #expect(shown.stdoutText.contains("hi^[[2J^[]0;pwned^G there"), "\(shown)")
     }
 }
 
@@ -244,16 +201,11 @@ struct InlinePictureTests {
         #expect(raw.contains("有图"), "the status's view comes first: \(raw)")
     }
 
-    @Test func aTerminalThatSaysNothingGetsTheNamesAndAPipeGetsJSON() throws {
+    /// A pipe gets the status's JSON and nothing else, whatever the terminal would say (the
+    /// terminal that says nothing, and gets the pictures named, runs in process).
+    @Test func aPipeGetsJSONWhateverTheTerminalSays() throws {
         let (fixture, id) = try postedPicture()
         defer { fixture.stop() }
-        var environment = fixture.douctl.environment
-        environment["TERM_PROGRAM"] = nil
-        environment["TERM"] = "xterm-256color"
-        let raw = try runUnderScript("\(Douctl.binary) shuo get \(id) --images --color never", environment: environment)
-        #expect(!raw.contains("\u{1B}]1337") && !raw.contains("\u{1B}_G"), "\(raw)")
-        #expect(raw.contains("shows no inline pictures"), "\(raw)")
-        // A pipe gets the status's JSON and nothing else, whatever the terminal would say.
         let piped = try fixture.douctl.run(["shuo", "get", id, "--images"], environment: ["TERM_PROGRAM": "iTerm.app", "TERM": "xterm-kitty"])
         #expect(piped.status == 0, "\(piped)")
         #expect(try piped.json()["text"]?.stringValue == "有图")

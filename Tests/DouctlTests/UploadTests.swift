@@ -121,9 +121,7 @@ struct UploadTests {
         let always = try douctl.run("upload", file, "--to", "/u", "--api-base", server.baseURL, "--progress", "always")
         #expect(always.stderr.contains("big.bin"))
         #expect(!always.stderr.contains("\u{1B}"))
-        // A terminal, but --progress never.
-        let never = try runUnderScript(command.replacingOccurrences(of: " > ", with: " --progress never > "), environment: douctl.environment)
-        #expect(!never.contains("MiB"))
+        // A terminal with --progress never, and the rest of the rule: TerminalViewInProcessTests.
     }
 
     @Test func interruptStopsCleanlyAndReportsWhatCompleted() throws {
