@@ -235,7 +235,7 @@ enum APICommand {
     }
 
     private static func send(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        // Every value's form first, before the config, standard input or a file is read.
+        // Every value's form was checked as it was bound (`APIOptions.validate()`); files and standard input are read here.
         let draft = try RequestDraft(options)
         var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
         let client = try context.session.api(allowsAnonymous: true)

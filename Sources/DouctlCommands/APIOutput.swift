@@ -102,7 +102,7 @@ final class OutputFile {
     /// Bytes written so far, so a retry can start over only where nothing went out yet.
     private var written = 0
 
-    /// `-o ''` names no file; checked before anything is sent (`APICommand.RequestDraft`).
+    /// `-o ''` names no file; refused as the options are bound (`APIOptions.validate()`), and here again.
     static func checkName(_ path: String) throws(DouctlError) {
         guard !path.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
     }
