@@ -107,6 +107,9 @@ private struct Demo {
                 standardInput: nullInput, standardOutput: output ?? stdout, standardError: context.output.stderrDescriptor)
             // On our own stdout the step sees the terminal we were told of (a test's, too).
             if output == nil { process.terminal = context.output.terminal }
+            // The step runs on the demo's clock and stops with it (a test's virtual clock too).
+            process.clock = context.clock
+            process.cancellation = context.cancellation
             return Douctl.main(process)
         }
         func check(_ status: Int32) throws(DouctlError) {
