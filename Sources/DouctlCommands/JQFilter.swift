@@ -18,7 +18,7 @@ final class JQFilter: OutputStage {
     private(set) var problem: DouctlError?
     private var out: OutputStream?
 
-    /// `--arg NAME=VALUE` binds $NAME to a string; `--argjson NAME=JSON` to a JSON value.
+    /// `--arg NAME VALUE` binds $NAME to a string; `--argjson NAME JSON` to a JSON value.
     struct Variable {
         var name: String
         var value: String
@@ -55,10 +55,11 @@ final class JQFilter: OutputStage {
 
     deinit { cjq_filter_free(filter) }
 
-    /// `--arg NAME=VALUE` and `--argjson NAME=JSON`, split; a missing `=` is a usage error.
-    static func variables(strings: [String], json: [String]) throws(DouctlError) -> [Variable] {
-        try KeyValueOptions.split(strings, shown: "--arg").map { Variable(name: $0.key, value: $0.value, json: false) }
-            + KeyValueOptions.split(json, shown: "--argjson").map { Variable(name: $0.key, value: $0.value, json: true) }
+    /// `--arg NAME VALUE` and `--argjson NAME JSON` (the parser took them as pairs, and
+    /// `GlobalOptionValues.validate` checked the names).
+    static func variables(strings: [(name: String, value: String)], json: [(name: String, value: String)]) -> [Variable] {
+        strings.map { Variable(name: $0.name, value: $0.value, json: false) }
+            + json.map { Variable(name: $0.name, value: $0.value, json: true) }
     }
 
     func take(_ bytes: UnsafeRawBufferPointer, into out: OutputStream) -> Bool {
