@@ -97,7 +97,10 @@ public enum Douctl {
     /// command that failed, the filter's own failure (if it stopped the command) comes first.
     private static func finishFilter(_ stdout: OutputStream, failed: Bool) -> DouctlError? {
         guard let filter = stdout.stage as? JQFilter else { return nil }
-        if failed { return filter.problem }
+        if failed {
+            filter.release(into: stdout)  // what it printed before the command failed
+            return filter.problem
+        }
         return filter.finish(into: stdout)
     }
 

@@ -58,6 +58,21 @@ struct JQTests {
         #expect(bound.stdoutText == "阿北 t4\n阿北 t5\n", "\(bound)")
     }
 
+    /// --jq holds its results in blocks (as jq's stdio does in a pipe) rather than writing
+    /// each item: what it printed still comes out in full when a later page fails.
+    @Test func resultsHeldInBlocksStillComeOutWhenAPageFails() throws {
+        let server = try TestServer { received in
+            let start = Int(received.queryValue("start") ?? "0") ?? 0
+            if start >= 4 { return HTTPServerResponse(status: 500, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"msg":"boom"}"#.utf8))) }
+            let items = (start..<start + 2).map { #"{"id":\#($0)}"# }.joined(separator: ",")
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"start":\#(start),"count":2,"items":[\#(items)]}"#.utf8)))
+        }
+        let douctl = Douctl()
+        let result = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--parallel", "1", "--no-retry", "--api-base", server.baseURL, "--jq", ".id")
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stdoutText == "0\n1\n2\n3\n", "\(result)")
+    }
+
     /// `--arg NAME VALUE` and `--argjson NAME JSON` are two words, as jq takes them, before
     /// or after the command word; a missing second word, or the one-word NAME=VALUE, is a
     /// usage error naming the option, and nothing is sent.
