@@ -87,7 +87,7 @@ def start_nginx(www, cert, key):
         return None
     prefix = os.path.join(WORK, "nginx")
     os.makedirs(prefix, exist_ok=True)
-    http_port, h2_port = free_port(), free_port()
+    http_port, h2_port, gzip_port = free_port(), free_port(), free_port()
     config = os.path.join(prefix, "nginx.conf")
     with open(config, "w") as f:
         f.write("""worker_processes 1; daemon off; pid %(p)s/nginx.pid; error_log %(p)s/error.log;
@@ -97,8 +97,11 @@ http { access_log off; default_type application/json;
   uwsgi_temp_path %(p)s/uwsgi; scgi_temp_path %(p)s/scgi;
   server { listen 127.0.0.1:%(http)d; root %(www)s; }
   server { listen 127.0.0.1:%(h2)d ssl http2; root %(www)s;
-           ssl_certificate %(cert)s; ssl_certificate_key %(key)s; } }
-""" % {"p": prefix, "http": http_port, "h2": h2_port, "www": www, "cert": cert, "key": key})
+           ssl_certificate %(cert)s; ssl_certificate_key %(key)s; }
+  log_format sent '$body_bytes_sent';
+  server { listen 127.0.0.1:%(gzip)d; root %(www)s; access_log %(p)s/gzip.log sent;
+           gzip on; gzip_types application/json; } }
+""" % {"p": prefix, "http": http_port, "h2": h2_port, "gzip": gzip_port, "www": www, "cert": cert, "key": key})
     process = subprocess.Popen([nginx, "-p", prefix, "-c", config], stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
@@ -106,7 +109,10 @@ http { access_log off; default_type application/json;
             break
         except OSError:
             time.sleep(0.05)
-    return "http://127.0.0.1:%d" % http_port, "https://127.0.0.1:%d" % h2_port, process
+    # The fourth: the same files with `gzip on` (level 1, nginx's default), each reply's
+    # body bytes sent logged to gzip.log (issue 34: bytes on the wire).
+    return ("http://127.0.0.1:%d" % http_port, "https://127.0.0.1:%d" % h2_port, process,
+            "http://127.0.0.1:%d" % gzip_port, os.path.join(prefix, "gzip.log"))
 
 
 def make_file(path, size):
@@ -314,7 +320,7 @@ def main():
                     continue
                 (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
                     "%s --jq '%s' > /dev/null" % (walk_command, program),
-                    "%s | jq -c '%s' > /dev/null" % (walk_command, program), 5, jq_env)
+                    "%s | jq -c '%s' > /dev/null" % (walk_command, program), 11, jq_env)
                 rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss, "<= 1.0x douctl | jq -c, RSS flat", "(pairs %.2f-%.2fx)" % (low, high)))
                 print("%-28s douctl %.4fs %.1f MiB | | jq %.4fs %.1f MiB | ratio %.2f" % (name, d_wall, d_rss, c_wall, c_rss, d_wall / c_wall), flush=True)
             jq_walk.shutdown()
@@ -323,6 +329,37 @@ def main():
                 case(name, "<= 1.0x douctl | jq -c",
                      "%s api /200m.json --api-base %s --jq '%s' > /dev/null" % (DOUCTL, small_base, program),
                      "%s api /200m.json --api-base %s | jq -c '%s' > /dev/null" % (DOUCTL, small_base, program), runs=3)
+        # Issue 34: a compressed reply, the 50 MB JSON from nginx with gzip on: douctl asks
+        # for it by default (as gh and httpie), curl with --compressed. Wall time in
+        # alternating pairs, and the body bytes nginx sent to each (its access log).
+        if nginx and (not only or any(name.startswith("gzip ") for name in only)):
+            gzip_base, gzip_log = nginx[3], nginx[4]
+
+            def sent_bytes(command):
+                before = os.path.getsize(gzip_log) if os.path.exists(gzip_log) else 0
+                run_once(command, env)
+                time.sleep(0.2)  # nginx writes the log line after the reply
+                with open(gzip_log) as f:
+                    f.seek(before)
+                    return int(f.read().split()[-1])
+
+            curl_gzip = "curl -s --compressed %s/big.json > /dev/null" % gzip_base
+            # --raw: the transfer and the decoding (curl's work too); without it douctl also
+            # parses and reprints the 50 MB of JSON, which curl does not: its time says that.
+            for name, extra in (("gzip 50 MB JSON --raw", "--raw"), ("gzip 50 MB JSON", "")):
+                if only and name not in only:
+                    continue
+                douctl_gzip = "%s api /big.json --api-base %s %s > /dev/null" % (DOUCTL, gzip_base, extra)
+                d_sent, c_sent = sent_bytes(douctl_gzip), sent_bytes(curl_gzip)
+                plain = os.path.getsize(big_json)
+                (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(douctl_gzip, curl_gzip, 5, env)
+                note = "wire: douctl %d B, curl %d B of %d (%.1fx less)" % (d_sent, c_sent, plain, plain / max(d_sent, 1))
+                timed = extra == "--raw"
+                rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss,
+                             "<= 1.1x curl --compressed, same bytes" if timed else "same bytes (douctl also reprints the JSON)",
+                             ("ok" if (d_wall / c_wall <= 1.1 or not timed) and d_sent == c_sent else "MISSED") + " (pairs %.2f-%.2fx; %s)" % (low, high, note)))
+                print("%-28s douctl %.4fs %.1f MiB | curl --compressed %.4fs | ratio %.2f | %s" % (
+                    name, d_wall, d_rss, c_wall, d_wall / c_wall, note), flush=True)
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()

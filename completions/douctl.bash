@@ -48,7 +48,7 @@ __douctl_options() {
         'shuo unlike') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'shuo reshare') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --progress --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --compressed --progress --format --json --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --items --parallel -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'config') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -73,10 +73,12 @@ __douctl_options() {
 }
 
 # Succeeds when option $2 takes a value in the command path $1 (its own options first,
-# then the global ones), and sets __douctl_action to how that value completes.
+# then the global ones), and sets __douctl_action to how its value number $3 (from 0;
+# default 0) completes and __douctl_count to how many words it takes (--arg NAME VALUE: 2).
 __douctl_option_value() {
     __douctl_action=none
     __douctl_choices=()
+    __douctl_count=1
     case $1 in
         'auth login')
             case $2 in
@@ -276,8 +278,8 @@ __douctl_option_value() {
         --proxy) __douctl_action=none; return 0 ;;
         --unix-socket) __douctl_action=file; return 0 ;;
         --jq) __douctl_action=none; return 0 ;;
-        --arg) __douctl_action=none; return 0 ;;
-        --argjson) __douctl_action=none; return 0 ;;
+        --arg) __douctl_count=2; case ${3:-0} in 0) __douctl_action=none ;; 1) __douctl_action=none ;; esac; return 0 ;;
+        --argjson) __douctl_count=2; case ${3:-0} in 0) __douctl_action=none ;; 1) __douctl_action=none ;; esac; return 0 ;;
         --error-format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
         --error-body) __douctl_action=choices; __douctl_choices=(stdout stderr none); return 0 ;;
         --color) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
@@ -372,9 +374,9 @@ __douctl_complete_value() {
 
 _douctl() {
     local cur=${COMP_WORDS[COMP_CWORD]} word path='' option='' prefix=''
-    local -i i=1 j positional=0 ended=0
+    local -i i=1 j positional=0 ended=0 value=0
     local -a __douctl_words=() __douctl_choices=()
-    local __douctl_action=none __douctl_dynamic=''
+    local __douctl_action=none __douctl_dynamic='' __douctl_count=1
     COMPREPLY=()
 
     # Walk the words before the cursor: find the command path, count positional
@@ -402,8 +404,9 @@ _douctl() {
                 fi
                 i+=2
             elif __douctl_option_value "$path" "$word"; then
-                if (( i + 1 == COMP_CWORD )); then option=$word; break; fi
-                i+=1
+                # the option's words (one, or two for --arg NAME VALUE): is the cursor on one?
+                if (( i + __douctl_count >= COMP_CWORD )); then option=$word; value=COMP_CWORD-i-1; break; fi
+                i+=__douctl_count
             fi
         else
             # short options, maybe clustered (-vX GET, -XGET); the first one that
@@ -411,8 +414,8 @@ _douctl() {
             for (( j = 1; j < ${#word}; j++ )); do
                 if __douctl_option_value "$path" "-${word:j:1}"; then
                     if (( j == ${#word} - 1 )); then
-                        if (( i + 1 == COMP_CWORD )); then option=-${word:j:1}; break 2; fi
-                        i+=1
+                        if (( i + __douctl_count >= COMP_CWORD )); then option=-${word:j:1}; value=COMP_CWORD-i-1; break 2; fi
+                        i+=__douctl_count
                     fi
                     break
                 fi
@@ -429,7 +432,7 @@ _douctl() {
     fi
 
     if [[ -n $option ]]; then
-        __douctl_option_value "$path" "$option" && __douctl_complete_value "$cur"
+        __douctl_option_value "$path" "$option" "$value" && __douctl_complete_value "$cur"
     elif (( !ended )) && [[ $cur == -* ]]; then
         __douctl_options "$path"
         __douctl_add "$cur" "${__douctl_words[@]}"

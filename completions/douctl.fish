@@ -82,9 +82,20 @@ function __douctl_takes_value
     contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --unix-socket --jq --arg --argjson --error-format --error-body --color
 end
 
+# Prints how many words option $argv[2] takes in the command path $argv[1]: 1, or more
+# for an option such as --arg NAME VALUE.
+function __douctl_value_count
+    switch $argv[1]
+    end
+    contains -- $argv[2] --arg --argjson; and echo 2; and return 0
+    echo 1
+end
+
 # Reads the words before the cursor the way douctl parses them (global options
 # anywhere, option values skipped, clustered short flags, `--`) and prints: the number
 # of positional arguments, 1 if `--` was seen (else 0), then the command path words.
+# When the cursor is on a later word of an option taking several (--arg NAME VALUE),
+# the global __douctl_value is that option and the word's number (from 0).
 function __douctl_parse
     set -l words (commandline -opc)
     set -e words[1]
@@ -92,9 +103,11 @@ function __douctl_parse
     set -l positional 0
     set -l ended 0
     set -l skip 0
+    set -l taken 0
+    set -l pending
     for word in $words
-        if test $skip = 1
-            set skip 0
+        if test $skip -gt 0
+            set skip (math $skip - 1)
         else if test $ended = 1
             set positional (math $positional + 1)
         else if test "$word" = --
@@ -102,13 +115,14 @@ function __douctl_parse
         else if string match -qr -- '^--[^=]+=' $word
             # --opt=value
         else if string match -q -- '--*' $word
-            __douctl_takes_value "$path" $word; and set skip 1
+            __douctl_takes_value "$path" $word; and set taken (__douctl_value_count "$path" $word); and set skip $taken; and set pending $word
         else if string match -qr -- '^-[^0-9]' $word
             # short options, maybe clustered: the first one taking a value ends it
             set -l length (string length -- $word)
             for j in (seq 2 $length)
-                if __douctl_takes_value "$path" -(string sub -s $j -l 1 -- $word)
-                    test $j = $length; and set skip 1
+                set -l letter -(string sub -s $j -l 1 -- $word)
+                if __douctl_takes_value "$path" $letter
+                    test $j = $length; and set taken (__douctl_value_count "$path" $letter); and set skip $taken; and set pending $letter
                     break
                 end
             end
@@ -117,6 +131,12 @@ function __douctl_parse
         else
             set positional (math $positional + 1)
         end
+    end
+    # The cursor on an option's second word (--arg NAME VALUE) is on no positional.
+    set -g __douctl_value
+    if test $skip -gt 0 -a $skip -lt $taken
+        set positional -1
+        set __douctl_value $pending (math $taken - $skip)
     end
     printf '%s\n' $positional $ended $path
 end
@@ -131,6 +151,13 @@ end
 function __douctl_wants_command
     set -l state (__douctl_parse)
     test $state[1] = 0 -a $state[2] = 0; and test "$state[3..-1]" = "$argv"
+end
+
+# __douctl_at_value OPTION N: succeeds when the next word is the word number N (from 0)
+# of OPTION, one that takes several (the first is completed by the option's own -r).
+function __douctl_at_value
+    __douctl_parse >/dev/null
+    test "$__douctl_value" = "$argv"
 end
 
 # __douctl_at_argument N [+] PATH...: succeeds when the next word is positional
@@ -173,8 +200,10 @@ complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is con
 complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l pretty -d 'indent JSON output (default when stdout is a terminal)'
 complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l compact -d 'print JSON on one line (default when stdout is not a terminal)'
 complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l jq -r -f -d 'filter the JSON output with jq\'s engine (libjq): strings printed as text, other values as compact JSON'
-complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l arg -r -f -d 'bind $NAME to the string VALUE in --jq\'s program'
-complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l argjson -r -f -d 'bind $NAME to the JSON value in --jq\'s program'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l arg -r -f -d 'bind $NAME to the string VALUE in --jq\'s program (two words, as jq takes them)'
+complete -c douctl -n '__douctl_at_value --arg 1' -f -d 'VALUE'
+complete -c douctl -n 'not __douctl_path_is sandbox; and not __douctl_path_is completion; and not __douctl_path_is version' -l argjson -r -f -d 'bind $NAME to the JSON value in --jq\'s program (two words, as jq takes them)'
+complete -c douctl -n '__douctl_at_value --argjson 1' -f -d 'JSON'
 complete -c douctl -l error-format -r -f -a 'text json' -d 'print errors as one text line or as a JSON object'
 complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l error-body -r -f -a 'stdout stderr none' -d 'where an API error reply\'s body goes (api: stdout on a terminal, else stderr; other commands: none)'
 complete -c douctl -l color -r -f -a 'auto always never' -d 'colour JSON, views and errors: auto (on a terminal, unless NO_COLOR is set), always (also in a pipe), never'
@@ -359,6 +388,7 @@ complete -c douctl -n '__douctl_path_is download' -s d -l dir -r -f -a '(__fish_
 complete -c douctl -n '__douctl_path_is download' -l parallel -r -f -d 'download N files at once'
 complete -c douctl -n '__douctl_path_is download' -s c -l continue -d 'resume a partial download (or a file already there) with Range'
 complete -c douctl -n '__douctl_path_is download' -l force -d 'replace files that already exist'
+complete -c douctl -n '__douctl_path_is download' -l compressed -d 'ask for a compressed reply (Accept-Encoding, as curl --compressed) and save it decoded; not with --continue'
 complete -c douctl -n '__douctl_path_is download' -l progress -r -f -a 'auto always never' -d 'show progress on stderr: auto (on a terminal), always, never'
 complete -c douctl -n '__douctl_path_is download' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is download' -l json -d 'print JSON even on a terminal (same as --format json)'

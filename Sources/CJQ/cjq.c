@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 // jq's value type, as jv.h declares it (16 bytes, passed by value; the same in 1.6 and 1.7).
 typedef struct {
@@ -115,11 +117,34 @@ int cjq_load(void) {
 
 const char *cjq_load_error(void) { return load_status == 0 ? NULL : load_error; }
 
+/// What the filter's own thread takes at a time, and what may wait for it: 64 KiB, what a
+/// pipe to jq holds, so a producer faster than jq waits as a writer into a full pipe does,
+/// and one whose reader went away (`| head`) stops as early. Results go out in BLOCKs.
+enum { CHUNK = 16 * 1024, QUEUE = 64 * 1024, BLOCK = 4096 };
+
 struct cjq_filter {
     jq_state *state;
     jv_parser *parser;
     /// The first compile message, for the one error line.
     char message[512];
+
+    // Threaded mode (cjq_filter_start_thread): the bytes fed wait in a ring for the filter's
+    // thread, which parses, runs the program and writes the results to `fd` itself.
+    int threaded;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    char *queue;
+    size_t head, count;
+    /// No more input; `complete`: it ended whole (else the command failed part-way).
+    int input_done, complete;
+    /// The thread's outcome so far (CJQ_OK until it stops), with its one-line message.
+    int status;
+    char failure[512];
+    int write_errno;
+    int fd, line_buffered;
+    char *out;
+    size_t out_count;
 };
 
 /// The first line of `text`, without jq's "jq: error: " prefix, into `out`.
@@ -246,8 +271,163 @@ static int drain(struct cjq_filter *filter, cjq_emit emit, void *context, char *
     }
 }
 
+// MARK: - threaded mode
+
+static int write_out(struct cjq_filter *filter) {
+    size_t done = 0;
+    while (done < filter->out_count) {
+        ssize_t n = write(filter->fd, filter->out + done, filter->out_count - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            filter->write_errno = n < 0 ? errno : EIO;
+            filter->out_count = 0;
+            return 0;
+        }
+        done += (size_t)n;
+    }
+    filter->out_count = 0;
+    return 1;
+}
+
+/// The thread's emit: results into its own buffer, written in blocks as jq's stdio writes
+/// them (BLOCK bytes, or each line when stdout is a terminal).
+static int emit_to_fd(void *context, const char *bytes, size_t count) {
+    struct cjq_filter *filter = context;
+    if (filter->write_errno) return 0;
+    while (count > 0) {
+        size_t room = CHUNK - filter->out_count;
+        size_t n = count < room ? count : room;
+        memcpy(filter->out + filter->out_count, bytes, n);
+        filter->out_count += n;
+        bytes += n;
+        count -= n;
+        if (filter->out_count == CHUNK && !write_out(filter)) return 0;
+    }
+    if (filter->out_count >= BLOCK || (filter->line_buffered && filter->out_count > 0 && filter->out[filter->out_count - 1] == '\n')) {
+        return write_out(filter);
+    }
+    return 1;
+}
+
+static void *filter_thread(void *argument) {
+    struct cjq_filter *filter = argument;
+    char *chunk = malloc(CHUNK);
+    char failure[512] = "";
+    int status = chunk ? CJQ_OK : CJQ_STOPPED;
+    while (status == CJQ_OK) {
+        pthread_mutex_lock(&filter->lock);
+        while (filter->count == 0 && !filter->input_done) pthread_cond_wait(&filter->changed, &filter->lock);
+        size_t n = filter->count < CHUNK ? filter->count : CHUNK;
+        for (size_t i = 0; i < n;) {
+            size_t run_length = QUEUE - filter->head < n - i ? QUEUE - filter->head : n - i;
+            memcpy(chunk + i, filter->queue + filter->head, run_length);
+            filter->head = (filter->head + run_length) % QUEUE;
+            i += run_length;
+        }
+        filter->count -= n;
+        int ending = n == 0, complete = filter->complete;
+        pthread_cond_broadcast(&filter->changed);
+        pthread_mutex_unlock(&filter->lock);
+        if (ending) {
+            if (complete) {
+                jq.jv_parser_set_buf(filter->parser, "", 0, 0);
+                status = drain(filter, emit_to_fd, filter, failure, sizeof failure);
+            }
+            break;
+        }
+        jq.jv_parser_set_buf(filter->parser, chunk, (int)n, 1);
+        status = drain(filter, emit_to_fd, filter, failure, sizeof failure);
+    }
+    // What was printed goes out before the thread says how it ended.
+    if (filter->out_count > 0 && !filter->write_errno) write_out(filter);
+    if (status == CJQ_OK && filter->write_errno) status = CJQ_STOPPED;
+    free(chunk);
+    pthread_mutex_lock(&filter->lock);
+    filter->status = status == CJQ_OK ? CJQ_OK : status;
+    memcpy(filter->failure, failure, sizeof failure);
+    if (status != CJQ_OK) filter->input_done = 1;  // refuse more input
+    pthread_cond_broadcast(&filter->changed);
+    pthread_mutex_unlock(&filter->lock);
+    return NULL;
+}
+
+int cjq_filter_start_thread(cjq_filter *filter, int fd, int line_buffered) {
+    if (filter->threaded) return 0;
+    filter->queue = malloc(QUEUE);
+    filter->out = malloc(CHUNK);
+    if (!filter->queue || !filter->out) goto fail;
+    if (pthread_mutex_init(&filter->lock, NULL) != 0) goto fail;
+    if (pthread_cond_init(&filter->changed, NULL) != 0) {
+        pthread_mutex_destroy(&filter->lock);
+        goto fail;
+    }
+    filter->fd = fd;
+    filter->line_buffered = line_buffered;
+    filter->status = CJQ_OK;
+    if (pthread_create(&filter->thread, NULL, filter_thread, filter) != 0) {
+        pthread_cond_destroy(&filter->changed);
+        pthread_mutex_destroy(&filter->lock);
+        goto fail;
+    }
+    filter->threaded = 1;
+    return 0;
+fail:
+    free(filter->queue);
+    free(filter->out);
+    filter->queue = filter->out = NULL;
+    return 1;
+}
+
+/// Threaded: queue the bytes (waiting while the ring is full); the thread's status so far.
+static int queue_bytes(struct cjq_filter *filter, const char *bytes, size_t count, char *error, size_t error_size) {
+    pthread_mutex_lock(&filter->lock);
+    while (count > 0 && filter->status == CJQ_OK && !filter->input_done) {
+        while (filter->count == QUEUE && filter->status == CJQ_OK && !filter->input_done) {
+            pthread_cond_wait(&filter->changed, &filter->lock);
+        }
+        if (filter->status != CJQ_OK || filter->input_done) break;
+        size_t tail = (filter->head + filter->count) % QUEUE;
+        size_t room = QUEUE - filter->count;
+        size_t contiguous = QUEUE - tail < room ? QUEUE - tail : room;
+        size_t n = count < contiguous ? count : contiguous;
+        memcpy(filter->queue + tail, bytes, n);
+        filter->count += n;
+        bytes += n;
+        count -= n;
+        pthread_cond_broadcast(&filter->changed);
+    }
+    int status = filter->status;
+    if (status != CJQ_OK) snprintf(error, error_size, "%s", filter->failure);
+    pthread_mutex_unlock(&filter->lock);
+    return status;
+}
+
+int cjq_filter_end(cjq_filter *filter, int complete, char *error, size_t error_size) {
+    if (!filter->threaded) return CJQ_OK;
+    pthread_mutex_lock(&filter->lock);
+    if (!filter->input_done) {
+        filter->input_done = 1;
+        filter->complete = complete;
+    }
+    pthread_cond_broadcast(&filter->changed);
+    pthread_mutex_unlock(&filter->lock);
+    pthread_join(filter->thread, NULL);
+    filter->threaded = 0;
+    pthread_cond_destroy(&filter->changed);
+    pthread_mutex_destroy(&filter->lock);
+    if (filter->status != CJQ_OK) snprintf(error, error_size, "%s", filter->failure);
+    return filter->status;
+}
+
+int cjq_filter_write_errno(cjq_filter *filter) { return filter->write_errno; }
+
 int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int last, cjq_emit emit, void *context,
                     char *error, size_t error_size) {
+    if (filter->threaded) {
+        int status = queue_bytes(filter, bytes, count, error, error_size);
+        if (status != CJQ_OK || !last) return status;
+        return cjq_filter_end(filter, 1, error, error_size);
+    }
     // The parser takes an int length: larger writes go in pieces.
     const size_t piece = (size_t)1 << 30;
     while (count > 0) {
@@ -265,6 +445,12 @@ int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int las
 
 void cjq_filter_free(cjq_filter *filter) {
     if (!filter) return;
+    if (filter->threaded) {
+        char ignored[8];
+        cjq_filter_end(filter, 0, ignored, sizeof ignored);
+    }
+    free(filter->queue);
+    free(filter->out);
     if (filter->parser) jq.jv_parser_free(filter->parser);
     if (filter->state) jq.jq_teardown(&filter->state);
     free(filter);

@@ -107,6 +107,13 @@ public struct OptionBinding<Options>: Sendable {
         }
     }
 
+    /// Every use of an option taking two words (`--arg NAME VALUE`), as pairs, in order.
+    public static func pairs(_ set: @escaping Setter<[(String, String)]>, _ spec: OptionSpec) -> Self {
+        Self(options: [spec]) { options, parsed in
+            set(&options, parsed.valueGroups(spec.key, size: 2).map { ($0[0], $0[1]) })
+        }
+    }
+
     /// An integer (the parser has checked its form and range).
     public static func integer(_ set: @escaping Setter<Int?>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in set(&options, parsed.integer(spec.key)) }

@@ -78,14 +78,23 @@ public struct CommandSpec: Sendable, Equatable {
     public func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
 }
 
-/// `--long VALUE` / `-s VALUE`, or a flag when `value` is nil.
+/// `--long VALUE` / `-s VALUE`, a flag when it takes no value, or an option followed by
+/// several words (`--arg NAME VALUE`, as jq takes it).
 public struct OptionSpec: Sendable, Equatable {
     public var long: String
     /// Where the parsed value is stored. Usually `long`; differs when a command's option
     /// shares its name with a global one (`auth login --timeout` vs the global `--timeout`).
     public var key: String
     public var short: Character?
-    public var value: ValueSpec?
+    /// The words that follow the option, in order: none for a flag, one for most options,
+    /// several for `--arg NAME VALUE`. The parser takes exactly this many (`valueCount`);
+    /// help, the completions and the man page show each name.
+    public var values: [ValueSpec]
+    /// The first (usually the only) value.
+    public var value: ValueSpec? {
+        get { values.first }
+        set { values = newValue.map { [$0] } ?? [] }
+    }
     public var help: String
     /// May be given more than once, collecting every value (e.g. `-f KEY=VALUE`).
     public var isRepeatable: Bool
@@ -98,10 +107,16 @@ public struct OptionSpec: Sendable, Equatable {
     public var group: String?
 
     public init(_ long: String, short: Character? = nil, value: ValueSpec? = nil, help: String, repeatable: Bool = false, hidden: Bool = false, key: String? = nil) {
+        self.init(long, short: short, values: value.map { [$0] } ?? [], help: help, repeatable: repeatable, hidden: hidden, key: key)
+    }
+
+    /// An option followed by `values.count` words (`--arg NAME VALUE`); each use records
+    /// them all, in order (see `OptionBinding.groups`).
+    public init(_ long: String, short: Character? = nil, values: [ValueSpec], help: String, repeatable: Bool = false, hidden: Bool = false, key: String? = nil) {
         self.long = long
         self.key = key ?? long
         self.short = short
-        self.value = value
+        self.values = values
         self.help = help
         self.isRepeatable = repeatable
         self.isHidden = hidden
@@ -112,7 +127,14 @@ public struct OptionSpec: Sendable, Equatable {
         OptionSpec(long, short: short, value: nil, help: help, repeatable: repeatable, hidden: hidden)
     }
 
-    public var isFlag: Bool { value == nil }
+    public var isFlag: Bool { values.isEmpty }
+
+    /// How many words follow the option: 0 for a flag, 1, or more (`--arg NAME VALUE`: 2).
+    /// The parser's one rule for skipping an option's values (`ArgumentParser.commandPath`).
+    public var valueCount: Int { values.count }
+
+    /// "NAME VALUE": the value names as shown after the option; "" for a flag.
+    public var valueNames: String { values.map(\.name).joined(separator: " ") }
 
     /// This flag, marked so a stray argument after it is never echoed (see `hidesNextArgument`).
     public func hidingNextArgument() -> OptionSpec {
@@ -132,7 +154,7 @@ public struct OptionSpec: Sendable, Equatable {
     public var label: String {
         var text = short.map { "-\($0), " } ?? ""
         text += "--\(long)"
-        if let value { text += " \(value.name)" }
+        if !isFlag { text += " \(valueNames)" }
         return text
     }
 }

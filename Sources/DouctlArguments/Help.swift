@@ -18,7 +18,7 @@ public struct HelpRenderer: Sendable {
         parts += node.arguments.map(\.usage)
         for option in node.options where !option.isHidden {
             var text = option.short.map { "-\($0)" } ?? "--\(option.long)"
-            if let value = option.value { text += " \(value.name)" }
+            if !option.isFlag { text += " \(option.valueNames)" }
             parts.append(option.isRepeatable ? "[\(text)]..." : "[\(text)]")
         }
         return parts.joined(separator: " ")
@@ -55,7 +55,7 @@ public struct HelpRenderer: Sendable {
                 // Like gh's INHERITED FLAGS, but short: which apply, and where they are described.
                 out += "\nINHERITED OPTIONS\n"
                 out += commaList(globals.map { option in
-                    (option.short.map { "-\($0)/" } ?? "") + "--\(option.long)" + (option.value.map { " \($0.name)" } ?? "")
+                    (option.short.map { "-\($0)/" } ?? "") + "--\(option.long)" + (option.isFlag ? "" : " \(option.valueNames)")
                 }, indent: 2, width: 80)
                 out += "  Run '\(root.name) --help' for what they do.\n"
             }

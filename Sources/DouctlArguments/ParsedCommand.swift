@@ -3,7 +3,8 @@ public struct ParsedCommand: Sendable, Equatable {
     /// Subcommand names from the root, e.g. ["shuo", "post"].
     public var path: [String]
     /// Values by option key (its long name unless the spec says otherwise), in the order
-    /// given; a flag records "" once per use.
+    /// given; a flag records "" once per use; an option taking several words records each
+    /// of them, in order (`--arg a 1 --arg b 2` → a, 1, b, 2: see `valueGroups`).
     public var options: [String: [String]]
     /// Values by argument name.
     public var arguments: [String: [String]]
@@ -28,6 +29,14 @@ public struct ParsedCommand: Sendable, Equatable {
 
     /// Every value given to a repeatable option, in order.
     public func values(_ long: String) -> [String] { options[long] ?? [] }
+
+    /// Every use of an option taking `size` words, each use's words together
+    /// (`--arg a 1 --arg b 2` → [[a, 1], [b, 2]]). The parser records whole uses only.
+    public func valueGroups(_ long: String, size: Int) -> [[String]] {
+        let words = values(long)
+        guard size > 0 else { return [] }
+        return stride(from: 0, to: words.count - words.count % size, by: size).map { Array(words[$0..<$0 + size]) }
+    }
 
     /// The option's value as an integer (the parser has already validated it).
     public func integer(_ long: String) -> Int? { value(long).flatMap { Int($0) } }

@@ -2,9 +2,10 @@ import DouctlSystem
 /// Turns argv into a `ParseOutcome` by walking a `CommandSpec` tree.
 ///
 /// Rules (getopt_long-like): `--opt value`, `--opt=value`, `-o value`, `-ovalue`, clustered
-/// short flags (`-vf KEY=V`), `--` ends options, a lone `-` is a value. Options of the root
-/// command are global: accepted before or after the command word. `-h`/`--help` anywhere
-/// asks for help; `help CMD...` too.
+/// short flags (`-vf KEY=V`), `--` ends options, a lone `-` is a value. An option that takes
+/// several words (`--arg NAME VALUE`, as jq's) takes them as separate words, never `=`.
+/// Options of the root command are global: accepted before or after the command word.
+/// `-h`/`--help` anywhere asks for help; `help CMD...` too.
 public struct ArgumentParser: Sendable {
     public let root: CommandSpec
 
@@ -13,10 +14,46 @@ public struct ArgumentParser: Sendable {
     }
 
     public func parse(_ argv: [String]) throws(UsageError) -> ParseOutcome {
-        var state = State(root: root)
         if argv.first == "help" {
             return try helpOutcome(for: Array(argv.dropFirst()))
         }
+        let state = try walk(argv, lenient: false)
+        if state.wantsVersion && !state.wantsHelp { return .version }
+        if state.wantsHelp { return .help(path: state.path) }
+        if state.node.isGroup { return .help(path: state.path) }
+        // A global option given before the command word is checked once the command is known.
+        let inherited = root.inheritedOptions(at: state.path)
+        if let stray = state.globalsGiven.first(where: { !inherited.contains($0) }) {
+            throw UsageError("option '--\(stray.long)' does not apply to '\(state.displayName)'", path: state.path)
+        }
+        return .run(try finish(state))
+    }
+
+    /// The command words of `argv` (`douctl --profile p shuo get 1` → ["shuo", "get"]), read
+    /// by the same walk as `parse`, so an option's values are skipped by the one rule that
+    /// knows how many words it takes (`OptionSpec.valueCount`: `--arg NAME VALUE` skips
+    /// two). It never fails: an unknown option is passed over, a bad value is not checked,
+    /// and the first word that names no subcommand ends the path. `help WORDS` is the path
+    /// of the WORDS. For finding which commands' specs a parse needs before building them:
+    /// the root's options and the subcommand names are all it looks at until a leaf.
+    public func commandPath(_ argv: [String]) -> [String] {
+        if argv.first == "help" {
+            var node = root
+            var path: [String] = []
+            for word in argv.dropFirst() where !word.hasPrefix("-") {
+                guard let next = node.subcommand(named: word) else { break }
+                node = next
+                path.append(word)
+            }
+            return path
+        }
+        return (try? walk(argv, lenient: true))?.path ?? []
+    }
+
+    /// Reads argv left to right: the command words, options (with their values) and
+    /// positionals. `lenient`: never throws (see `commandPath`).
+    private func walk(_ argv: [String], lenient: Bool) throws(UsageError) -> State {
+        var state = State(root: root, lenient: lenient)
         var index = 0
         var endOfOptions = false
         while index < argv.count {
@@ -35,6 +72,7 @@ public struct ArgumentParser: Sendable {
                 try parseShortCluster(token, argv: argv, index: &index, state: &state)
             } else if state.positionals.isEmpty, state.node.isGroup {
                 guard let next = state.node.subcommand(named: token) else {
+                    if lenient { return state }
                     if state.wantsHelp { continue }
                     let names = state.node.subcommands.filter { !$0.isHidden }.map(\.name)
                     var message = "unknown command '\(token)' for '\(state.displayName)'"
@@ -47,15 +85,7 @@ public struct ArgumentParser: Sendable {
                 state.positionals.append(token)
             }
         }
-        if state.wantsVersion && !state.wantsHelp { return .version }
-        if state.wantsHelp { return .help(path: state.path) }
-        if state.node.isGroup { return .help(path: state.path) }
-        // A global option given before the command word is checked once the command is known.
-        let inherited = root.inheritedOptions(at: state.path)
-        if let stray = state.globalsGiven.first(where: { !inherited.contains($0) }) {
-            throw UsageError("option '--\(stray.long)' does not apply to '\(state.displayName)'", path: state.path)
-        }
-        return .run(try finish(state))
+        return state
     }
 
     private func helpOutcome(for words: [String]) throws(UsageError) -> ParseOutcome {
@@ -90,7 +120,7 @@ public struct ArgumentParser: Sendable {
         if name == "help" { state.wantsHelp = true; return }
         if name == "version" && state.lookup(long: name).map({ $0.isFlag }) != false { state.wantsVersion = true; return }
         guard let option = state.lookup(long: name) else {
-            if state.wantsHelp { return }
+            if state.wantsHelp || state.lenient { return }
             var message = "unknown option '--\(name)'"
             if state.path.count > 0 { message += " for '\(state.displayName)'" }
             if let guess = Suggestions.closest(to: "--\(name)", in: state.visibleOptions.map { "--\($0.long)" }) {
@@ -105,6 +135,14 @@ public struct ArgumentParser: Sendable {
             state.record(option, "")
             return
         }
+        if option.valueCount > 1 {
+            if inline != nil {
+                if state.lenient { return }
+                throw UsageError("option '--\(name)' takes \(option.valueCount) words: --\(name) \(option.valueNames) (not --\(name)=…)", path: state.path)
+            }
+            try takeValues(of: option, label: "--\(name)", argv: argv, index: &index, state: &state)
+            return
+        }
         let value: String
         if let inline {
             value = inline
@@ -112,10 +150,31 @@ public struct ArgumentParser: Sendable {
             value = argv[index]
             index += 1
         } else {
-            if state.wantsHelp { return }
-            throw UsageError("option '--\(name)' needs a value (\(option.value?.name ?? "VALUE"))", path: state.path)
+            if state.wantsHelp || state.lenient { return }
+            throw UsageError("option '--\(name)' needs a value (\(option.valueNames))", path: state.path)
         }
         try state.record(option, validated: value, label: "--\(name)")
+    }
+
+    /// The `valueCount` words after an option that takes several (`--arg NAME VALUE`), each
+    /// checked against its own `ValueSpec`; too few left is a usage error naming the option
+    /// and the words it wants.
+    private func takeValues(of option: OptionSpec, label: String, argv: [String], index: inout Int, state: inout State) throws(UsageError) {
+        guard index + option.valueCount <= argv.count else {
+            let left = argv.count - index
+            index = argv.count
+            if state.wantsHelp || state.lenient { return }
+            let missing = option.values.dropFirst(left).map(\.name).joined(separator: " ")
+            throw UsageError("option '\(label)' needs \(option.valueCount) values (\(option.valueNames)); \(missing) is missing", path: state.path)
+        }
+        let words = argv[index..<index + option.valueCount]
+        index += option.valueCount
+        for (word, spec) in zip(words, option.values) where !state.lenient {
+            if let problem = ArgumentParser.problem(with: word, kind: spec.kind) {
+                throw UsageError("invalid value '\(word)' for \(label) \(spec.name): \(problem)", path: state.path)
+            }
+        }
+        for word in words { state.record(option, word) }
     }
 
     private func parseShortCluster(_ token: String, argv: [String], index: inout Int, state: inout State) throws(UsageError) {
@@ -124,7 +183,7 @@ public struct ArgumentParser: Sendable {
             rest = rest.dropFirst()
             if letter == "h" && state.lookup(short: "h").map({ $0.long == "help" }) != false { state.wantsHelp = true; continue }
             guard let option = state.lookup(short: letter) else {
-                if state.wantsHelp { return }
+                if state.wantsHelp || state.lenient { return }
                 var message = "unknown option '-\(letter)'"
                 if state.path.count > 0 { message += " for '\(state.displayName)'" }
                 message += state.dashDashHint
@@ -134,6 +193,14 @@ public struct ArgumentParser: Sendable {
                 state.record(option, "")
                 continue
             }
+            if option.valueCount > 1 {
+                if !rest.isEmpty {
+                    if state.lenient { return }
+                    throw UsageError("option '-\(letter)' takes \(option.valueCount) words: -\(letter) \(option.valueNames)", path: state.path)
+                }
+                try takeValues(of: option, label: "-\(letter)", argv: argv, index: &index, state: &state)
+                return
+            }
             let value: String
             if !rest.isEmpty {
                 value = String(rest)
@@ -141,8 +208,8 @@ public struct ArgumentParser: Sendable {
                 value = argv[index]
                 index += 1
             } else {
-                if state.wantsHelp { return }
-                throw UsageError("option '-\(letter)' needs a value (\(option.value?.name ?? "VALUE"))", path: state.path)
+                if state.wantsHelp || state.lenient { return }
+                throw UsageError("option '-\(letter)' needs a value (\(option.valueNames))", path: state.path)
             }
             try state.record(option, validated: value, label: "-\(letter)")
             return
@@ -235,9 +302,12 @@ public struct ArgumentParser: Sendable {
         var globalsGiven: [OptionSpec] = []
         var wantsHelp = false
         var wantsVersion = false
+        /// Reading for `commandPath`: nothing is refused.
+        let lenient: Bool
 
-        init(root: CommandSpec) {
+        init(root: CommandSpec, lenient: Bool) {
             self.root = root
+            self.lenient = lenient
             node = root
         }
 
@@ -266,7 +336,7 @@ public struct ArgumentParser: Sendable {
         }
 
         mutating func record(_ option: OptionSpec, validated value: String, label: String) throws(UsageError) {
-            if let kind = option.value?.kind, let problem = ArgumentParser.problem(with: value, kind: kind) {
+            if !lenient, let kind = option.value?.kind, let problem = ArgumentParser.problem(with: value, kind: kind) {
                 throw UsageError("invalid value '\(value)' for \(label): \(problem)", path: path)
             }
             record(option, value)

@@ -88,36 +88,6 @@ struct Command: Sendable {
         return result
     }
 
-    /// The command words of `argv` (`douctl shuo get 1` → ["shuo", "get"]), found without
-    /// parsing: options are skipped (with the value of a root option that takes one), and
-    /// the first word that names no subcommand ends the path. `help WORDS` is the path of
-    /// the WORDS. The parser decides for real; this only says which specs it needs.
-    func commandPath(_ argv: [String], rootOptions: [OptionSpec]) -> [String] {
-        var words = argv[...]
-        if words.first == "help" { words = words.dropFirst() }
-        var node = self
-        var path: [String] = []
-        var index = words.startIndex
-        while index < words.endIndex {
-            let word = words[index]
-            index += 1
-            if word == "--" { break }
-            if word.hasPrefix(bytes: "--") {
-                let name = word.droppingASCII(2)
-                if !name.containsASCII("="), rootOptions.contains(where: { $0.long == name && !$0.isFlag }) { index += 1 }
-                continue
-            }
-            if word.hasPrefix("-") && word.count > 1 {
-                if let last = word.last, word.count == 2, rootOptions.contains(where: { $0.short == last && !$0.isFlag }) { index += 1 }
-                continue
-            }
-            guard let next = node.children.first(where: { $0.spec.name == word }) else { break }
-            node = next
-            path.append(word)
-        }
-        return path
-    }
-
     func find(_ path: [String]) -> Command? {
         var node = self
         for name in path {

@@ -21,7 +21,7 @@ public enum Douctl {
     /// The specs one command line needs: options built along its path only (see
     /// `Command.spec(along:)`), or, if the parser reads the line otherwise, the whole tree.
     static func parse(_ argv: [String]) throws(UsageError) -> (ParseOutcome, CommandSpec) {
-        let path = tree.commandPath(argv, rootOptions: tree.spec.options)
+        let path = ArgumentParser(root: tree.spec).commandPath(argv)
         let partial = tree.spec(along: path)
         if let outcome = try? ArgumentParser(root: partial).parse(argv), outcome.commandPath.map({ $0 == path }) ?? true {
             return (outcome, partial)

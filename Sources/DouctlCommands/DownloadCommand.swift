@@ -84,6 +84,8 @@ enum DownloadCommand {
         /// `--continue`.
         var resume = false
         var force = false
+        /// `--compressed`.
+        var compressed = false
         var progress = ProgressMode.auto
         var view = ViewOptions()
 
@@ -93,6 +95,7 @@ enum DownloadCommand {
             .integer({ $0.parallel = $1 }, OptionSpec("parallel", value: ValueSpec("N", kind: .integer(1...64), default: "1"), help: "download N files at once")),
             .flag({ $0.resume = $1 }, .flag("continue", short: "c", help: "resume a partial download (or a file already there) with Range")),
             .flag({ $0.force = $1 }, .flag("force", help: "replace files that already exist")),
+            .flag({ $0.compressed = $1 }, .flag("compressed", help: "ask for a compressed reply (Accept-Encoding, as curl --compressed) and save it decoded; not with --continue")),
             .choice({ $0.progress = $1 }, ProgressMode.option(help: "show progress on stderr: auto (on a terminal), always, never")),
             .group({ $0.view = $1 }, ViewOptions.self),
             .arguments({ $0.sources = $1 }, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
@@ -126,7 +129,10 @@ enum DownloadCommand {
             case (nil, nil):
                 target = .directory(".")
             }
-            return DownloadOptions(target: target, resume: resume, overwrite: force)
+            if compressed && resume {
+                throw OptionError("--continue cannot be combined with --compressed: a range of the compressed reply cannot continue decoded bytes")
+            }
+            return DownloadOptions(target: target, resume: resume, overwrite: force, compressed: compressed)
         }
     }
 

@@ -55,10 +55,10 @@ struct GlobalOptionValues: CommandOptions {
     var pretty: Bool = false
     var compact: Bool = false
     var jq: String?
-    /// `--arg NAME=VALUE`.
-    var jqStrings: [KeyValue] = []
-    /// `--argjson NAME=JSON` (the JSON is read by libjq when --jq compiles).
-    var jqJSON: [KeyValue] = []
+    /// `--arg NAME VALUE`: $NAME is the string VALUE in --jq's program.
+    var jqStrings: [(name: String, value: String)] = []
+    /// `--argjson NAME JSON`: $NAME is the JSON value.
+    var jqJSON: [(name: String, value: String)] = []
     var errorFormat: ErrorFormat = .text
     var errorBody: ErrorBodyDestination?
     var color: ColorChoice = .auto
@@ -103,10 +103,10 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.compact = $1 }, (OptionSpec.flag("compact", help: "print JSON on one line (default when stdout is not a terminal)")).inGroup(GlobalOptions.Group.output.rawValue)),
         .value({ $0.jq = $1 }, (OptionSpec("jq", value: ValueSpec("EXPR"),
                        help: "filter the JSON output with jq's engine (libjq): strings printed as text, other values as compact JSON")).inGroup(GlobalOptions.Group.output.rawValue)),
-        .values({ $0.jqStrings = $1 }, (OptionSpec("arg", value: ValueSpec("NAME=VALUE"), help: "bind $NAME to the string VALUE in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue),
-                parse: KeyValue.reader("--arg", noun: "value", form: "NAME=VALUE")),
-        .values({ $0.jqJSON = $1 }, (OptionSpec("argjson", value: ValueSpec("NAME=JSON"), help: "bind $NAME to the JSON value in --jq's program", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue),
-                parse: KeyValue.reader("--argjson", noun: "value", form: "NAME=JSON")),
+        .pairs({ $0.jqStrings = $1.map { (name: $0.0, value: $0.1) } }, (OptionSpec("arg", values: [ValueSpec("NAME"), ValueSpec("VALUE")],
+                       help: "bind $NAME to the string VALUE in --jq's program (two words, as jq takes them)", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
+        .pairs({ $0.jqJSON = $1.map { (name: $0.0, value: $0.1) } }, (OptionSpec("argjson", values: [ValueSpec("NAME"), ValueSpec("JSON")],
+                       help: "bind $NAME to the JSON value in --jq's program (two words, as jq takes them)", repeatable: true)).inGroup(GlobalOptions.Group.output.rawValue)),
         .choice({ $0.errorFormat = $1 }, OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
                        help: "print errors as one text line or as a JSON object")),
         .choice({ $0.errorBody = $1 }, (OptionSpec("error-body", value: ValueSpec("WHERE", kind: .choice(["stdout", "stderr", "none"])),
@@ -115,6 +115,25 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.help = $1 }, OptionSpec.flag("help", short: "h", help: "show help for the command")),
         .flag({ $0.version = $1 }, OptionSpec.flag("version", help: "print douctl's version")),
     ]
+
+    /// A variable name `$NAME` can reach (jq's identifiers); `a=1` is most likely the one-word
+    /// `NAME=VALUE` form douctl took before, now two words as in jq.
+    func validate() throws(OptionError) {
+        for (option, name) in jqStrings.map({ ("--arg", $0.name) }) + jqJSON.map({ ("--argjson", $0.name) }) where !Self.isJQIdentifier(name) {
+            if let equals = name.firstIndex(of: "=") {
+                throw OptionError("\(option) takes two words, as jq: \(option) \(name[..<equals]) \(name[name.index(after: equals)...]) (not NAME=VALUE)")
+            }
+            throw OptionError("invalid variable name '\(name)' for \(option): a jq name is letters, digits and _, not starting with a digit")
+        }
+    }
+
+    static func isJQIdentifier(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+    }
 
     /// The run's JSON style: --pretty, --compact, else pretty on a terminal.
     func prettyJSON(isTerminal: Bool) -> Bool {

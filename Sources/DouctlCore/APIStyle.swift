@@ -50,6 +50,9 @@ public protocol APIStyleRules: Sendable {
     /// Whether an error code (with its HTTP status) says the access token expired or is
     /// invalid, so a refresh and one replay may help. (Any 401 does, in every style.)
     func isExpiredToken(code: String, status: Int) -> Bool
+    /// Whether a reply with HTTP `status` can carry such a code at all: when not, the body
+    /// is not parsed to look (a walk's 2xx pages were parsed twice, once only for this).
+    func codeMayMeanExpiredToken(status: Int) -> Bool
     /// What the user can do about an error code (Coding's captcha), or nil.
     func hint(forCode code: String) -> String?
     /// Whether an authentication error is a refused permission (logging in again cannot help).
@@ -107,9 +110,12 @@ extension APIStyleRules {
 
     public func refusesPermission(_ error: APIError) -> Bool { error.kind == .permission || error.httpStatus == 403 }
 
+    public func codeMayMeanExpiredToken(status: Int) -> Bool { true }
+
     public func meansExpiredToken(_ response: HTTPResponse) -> Bool {
         if response.head.status == 401 { return true }
-        guard let json = try? JSONParser.parse(response.body), let code = errorCode(in: json) else { return false }
+        guard codeMayMeanExpiredToken(status: response.head.status),
+              let json = try? JSONParser.parse(response.body), let code = errorCode(in: json) else { return false }
         return isExpiredToken(code: code, status: response.head.status)
     }
 

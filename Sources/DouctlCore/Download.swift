@@ -22,6 +22,10 @@ public struct DownloadOptions: Sendable, Equatable {
     public var resume: Bool
     /// `--force`: replace an existing file.
     public var overwrite: Bool
+    /// `--compressed` (as curl's): ask for every encoding libcurl decodes and write the
+    /// decoded bytes. Never resumed with Range: a range of the encoded representation cannot
+    /// be appended to decoded bytes, so a broken transfer starts over and keeps nothing.
+    public var compressed: Bool
     /// How `.standardOutput` writes: through the command's output, which owns stdout
     /// (its buffer, `--jq`, and what a reader that went away means); nil on success.
     public var writeStandardOutput: @Sendable (UnsafeRawBufferPointer) -> SystemError? = { bytes in
@@ -31,14 +35,24 @@ public struct DownloadOptions: Sendable, Equatable {
 
     /// What the user asked for; where stdout's bytes go is no option of theirs.
     public static func == (lhs: DownloadOptions, rhs: DownloadOptions) -> Bool {
-        lhs.target == rhs.target && lhs.resume == rhs.resume && lhs.overwrite == rhs.overwrite
+        lhs.target == rhs.target && lhs.resume == rhs.resume && lhs.overwrite == rhs.overwrite && lhs.compressed == rhs.compressed
     }
 
-    public init(target: DownloadTarget, resume: Bool = false, overwrite: Bool = false) {
+    public init(target: DownloadTarget, resume: Bool = false, overwrite: Bool = false, compressed: Bool = false) {
         self.target = target
         self.resume = resume
         self.overwrite = overwrite
+        self.compressed = compressed
     }
+
+    /// With `--compressed`, a reply that decodes to more than this many times the bytes
+    /// that came over the wire (once past `decodedFloor`) is refused as a decompression
+    /// bomb (exit 8): ordinary JSON and text gzip 5–20×, a bomb of zeros ~1,000× (gzip) and
+    /// far more (zstd, brotli). It bounds what a hostile server can make douctl write.
+    public static let decodedRatioLimit: Int64 = 200
+    /// Up to this many decoded bytes, any ratio is fine (64 MiB, the held-reply bound).
+    public static let decodedFloor: Int64 = 64 << 20
+
 }
 
 /// A finished download.
@@ -140,7 +154,8 @@ public struct Download {
                                 resumingExisting: existing != nil, progress: progress)
         } catch {
             // Broken off (or any failure with --continue): what arrived stays to be resumed.
-            if partial.size > 0 && (options.resume || Self.leavesResumablePartial(error)) {
+            // Decoded bytes (--compressed) cannot be resumed: they go.
+            if partial.size > 0 && !options.compressed && (options.resume || Self.leavesResumablePartial(error)) {
                 partial.keep()
                 kept(KeptPartial(path: partial.path, bytes: partial.size))
             } else {
@@ -170,7 +185,7 @@ public struct Download {
         var reception: Reception
         var outcome: (response: HTTPResponse, completeAlready: Bool)
         while true {
-            reception = try Reception(partial: partial, destination: fixedDestination)
+            reception = try Reception(partial: partial, destination: fixedDestination, compressed: options.compressed)
             do throws(DouctlError) {
                 outcome = try receive(url: url, reception: reception, directory: directory, progress: progress)
                 break
@@ -211,8 +226,9 @@ public struct Download {
     private func receive(url: String, reception: Reception, directory: String,
                          progress: @escaping (Int64, Int64) -> Void) throws(DouctlError) -> (response: HTTPResponse, completeAlready: Bool) {
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
-        // A .gz file stays a .gz file: no Accept-Encoding, the bytes as served.
-        request.acceptsCompression = false
+        // A .gz file stays a .gz file: no Accept-Encoding, the bytes as served, unless
+        // --compressed asks for the decoded bytes (then never a Range: see DownloadOptions).
+        request.acceptsCompression = options.compressed
         if reception.resumedFrom > 0 {
             request.headers.append(HTTPHeader("Range", "bytes=\(reception.resumedFrom)-"))
             // The rest only if the file is still the one we have the start of; else all of it.
@@ -233,6 +249,7 @@ public struct Download {
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in
                 let start = reception.startedAt
+                reception.bytesOnTheWire = transfer.downloaded
                 progress(start + transfer.downloaded, transfer.downloadTotal > 0 ? start + transfer.downloadTotal : 0)
             }, resume: reception.restartOrResume, head: { head in
                 reception.sawHead = true
@@ -285,7 +302,10 @@ public struct Download {
         }
         let received = reception.partial.size - reception.startedAt
         let ranged = head.status == 206 ? head.header("Content-Range").flatMap(ContentRange.init) : nil
-        if let length = Self.contentLength(head) ?? ranged.map({ $0.last - $0.first + 1 }), received != length {
+        // Content-Length counts the encoded bytes (libcurl checks those); the file holds
+        // them decoded.
+        if !Self.wasDecoded(head, compressed: options.compressed),
+           let length = Self.contentLength(head) ?? ranged.map({ $0.last - $0.first + 1 }), received != length {
             throw .badReply("the download ended after \(received) of \(length) bytes")
         }
         return false
@@ -349,12 +369,19 @@ public struct Download {
         var bytes: Int64 = 0
         var failure: DouctlError?
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
-        request.acceptsCompression = false
+        request.acceptsCompression = options.compressed
+        var onTheWire: Int64 = 0
+        let compressed = options.compressed
         let response: HTTPResponse
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in
+                onTheWire = transfer.downloaded
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
+                if compressed, let problem = Self.bombProblem(decoded: bytes + Int64(chunk.count), onTheWire: onTheWire) {
+                    failure = problem
+                    return false
+                }
                 if let error = write(chunk) {
                     failure = .transport(.outputFailed("\(name == "-" ? "standard output" : name) (\(error))"))
                     return false
@@ -377,6 +404,20 @@ public struct Download {
     }
 
     // MARK: - helpers
+
+    /// The body was decoded by libcurl: `--compressed` asked, and the reply names a
+    /// Content-Encoding (libcurl refuses one it cannot decode, exit 8).
+    static func wasDecoded(_ head: HTTPResponseHead, compressed: Bool) -> Bool {
+        guard compressed, let encoding = head.header("Content-Encoding")?.trimmingCharacters(in: " \t").lowercased() else { return false }
+        return !encoding.isEmpty && encoding != "identity"
+    }
+
+    /// Why `decoded` bytes from `onTheWire` received are a decompression bomb, or nil (see
+    /// `DownloadOptions.decodedRatioLimit`).
+    static func bombProblem(decoded: Int64, onTheWire: Int64) -> DouctlError? {
+        guard decoded > DownloadOptions.decodedFloor, decoded > DownloadOptions.decodedRatioLimit * max(onTheWire, 1) else { return nil }
+        return .badReply("the reply decodes to more than \(DownloadOptions.decodedRatioLimit) times the \(onTheWire) bytes received (past \(DownloadOptions.decodedFloor >> 20) MiB): refused as a decompression bomb; without --compressed the file is saved as served")
+    }
 
     /// True for `ftp://…`, `file://…` and the like: a URL, but not one douctl fetches
     /// (rather than a path under the API).
@@ -463,8 +504,14 @@ private final class Reception {
     var sawHead = false
     /// What went wrong locally while bytes arrived; it ends the transfer.
     var failure: DouctlError?
+    /// `--compressed`: the body arrives decoded, so it is never resumed with Range, and
+    /// its size is bounded against `bytesOnTheWire` (`Download.bombProblem`).
+    let compressed: Bool
+    /// This attempt's body bytes as they came over the wire (encoded), from libcurl's progress.
+    var bytesOnTheWire: Int64 = 0
 
-    init(partial: PartialFile, destination: String?) throws(DouctlError) {
+    init(partial: PartialFile, destination: String?, compressed: Bool = false) throws(DouctlError) {
+        self.compressed = compressed
         var hasher = SHA256()
         resumedFrom = partial.size
         keptFromEarlierRun = partial.size
@@ -493,7 +540,7 @@ private final class Reception {
     /// carry that validator and continue exactly here, a 200 starts over); otherwise the
     /// retry begins again where this attempt began.
     func restartOrResume() -> SinkRestart {
-        if failure == nil, acceptsRanges, let validator = partial.validator, partial.size > startedAt {
+        if failure == nil, !compressed, acceptsRanges, let validator = partial.validator, partial.size > startedAt {
             resumedFrom = partial.size
             startedAt = partial.size
             sentValidator = validator
@@ -506,6 +553,7 @@ private final class Reception {
     /// A retry after a broken attempt begins again where this attempt began.
     func restart() -> Bool {
         do throws(DouctlError) { try partial.truncate(to: startedAt) } catch { return false }
+        bytesOnTheWire = 0
         hasher = startedAt == 0 ? SHA256() : hashedExisting
         if startedAt == 0 { prefix = [] }
         return true
@@ -513,6 +561,10 @@ private final class Reception {
 
     func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
         guard failure == nil else { return false }
+        if compressed, let problem = Download.bombProblem(decoded: partial.size - startedAt + Int64(chunk.count), onTheWire: bytesOnTheWire) {
+            failure = problem
+            return false
+        }
         if let error = partial.append(chunk) {
             failure = error
             return false

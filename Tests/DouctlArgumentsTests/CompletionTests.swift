@@ -21,9 +21,19 @@ struct CompletionCase: CustomTestStringConvertible, Sendable {
 /// Visible options of `shuo post` plus the global ones (no hidden --secret-mode or --debug-dump).
 private let shuoPostOptions = [
     "--image", "--rec-url",
-    "--profile", "--config-dir", "-v", "--verbose", "--timeout", "--error-format", "-h", "--help", "--version",
+    "--profile", "--config-dir", "-v", "--verbose", "--timeout", "--error-format", "--pair", "-h", "--help", "--version",
 ]
-private let globalLongOptions = ["--profile", "--config-dir", "--verbose", "--timeout", "--error-format", "--help", "--version"]
+private let globalLongOptions = ["--profile", "--config-dir", "--verbose", "--timeout", "--error-format", "--pair", "--help", "--version"]
+/// An option taking two words (`--pair NAME WHEN`, as `--arg NAME VALUE`): each word completes
+/// as its own value says, and both are skipped when finding the command path and positionals.
+private let twoWordCases: [CompletionCase] = [
+    CompletionCase(["douctl", "--pair", ""], []),
+    CompletionCase(["douctl", "--pair", "x", ""], ["soon", "late"]),
+    CompletionCase(["douctl", "--pair", "x", "l"], ["late"]),
+    CompletionCase(["douctl", "--pair", "x", "soon", "sh"], ["shuo"]),
+    CompletionCase(["douctl", "shuo", "post", "--pair", "x", "late", "--im"], ["--image"]),
+    CompletionCase(["douctl", "upload", "--pair", "x", "late", "re"], ["readme.md", "report.txt"]),
+]
 private let topLevel = ["auth", "shuo", "user", "upload", "api", "profile", "sandbox", "completion"]
 
 // MARK: - bash
@@ -67,7 +77,7 @@ struct BashCompletionTests {
         CompletionCase(["douctl", "shuo", "post", "--", "-"], []),
         // a command's own --timeout shadows the global one: offered once
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ]
+    ] + twoWordCases
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
@@ -162,7 +172,7 @@ struct ZshCompletionTests {
         CompletionCase(["douctl", "--config-dir", ""], ["pics"]),
         CompletionCase(["douctl", "upload", "--", "-"], ["-dash.txt"]),
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ]
+    ] + twoWordCases
 
     @Test(arguments: cases)
     func completesWhenSourced(_ request: CompletionCase) throws {
@@ -304,7 +314,7 @@ struct FishCompletionTests {
         CompletionCase(["douctl", "upload", "--", "-"], ["-dash.txt"]),
         CompletionCase(["douctl", "shuo", "post", "--", "-"], []),
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ]
+    ] + twoWordCases
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {

@@ -20,6 +20,8 @@ enum RenderFixture {
                 OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"), help: "give up after this long"),
                 OptionSpec("error-format", value: ValueSpec("FORMAT", kind: .choice(["text", "json"]), default: "text"),
                            help: "print errors as text or JSON"),
+                OptionSpec("pair", values: [ValueSpec("NAME"), ValueSpec("WHEN", kind: .choice(["soon", "late"]))],
+                           help: "bind NAME to WHEN (two words)", repeatable: true),
                 .flag("debug-dump", help: "internal: dump every byte", hidden: true),
                 .flag("help", short: "h", help: "show help for the command"),
                 .flag("version", help: "print the version"),

@@ -12,6 +12,7 @@ import Testing
         ["config", "set", "api_base", "http://x"], ["api", "--", "user"], ["shuo", "post", "-", "--image", "a.png"],
         ["--api-base=http://x", "user", "get", "ahbei"], ["upload", "a", "b", "--parallel", "2"], ["download", "http://x/a", "-o", "f"],
         ["shuo"], [], ["profile", "list", "--format", "text"], ["sandbox", "--port", "0"], ["completion", "zsh"],
+        ["--arg", "shuo", "get", "api", "/x", "--jq", "$shuo"], ["--argjson", "n", "1", "user", "me", "--jq", ".id + $n"],
     ]
 
     static let mistakes: [[String]] = [
@@ -32,8 +33,10 @@ import Testing
         #expect(spec.descendant(["shuo", "post"])?.options.isEmpty == true)
         #expect(spec.descendant(["api"])?.options.isEmpty == true)
         #expect(spec.options == Douctl.rootSpec.options, "the global options are always there")
-        #expect(Douctl.tree.commandPath(["--profile", "user", "shuo", "get", "1"], rootOptions: Douctl.rootSpec.options) == ["shuo", "get"])
-        #expect(Douctl.tree.commandPath(["help", "api"], rootOptions: Douctl.rootSpec.options) == ["api"])
+        #expect(ArgumentParser(root: Douctl.tree.spec).commandPath(["--profile", "user", "shuo", "get", "1"]) == ["shuo", "get"])
+        #expect(ArgumentParser(root: Douctl.tree.spec).commandPath(["help", "api"]) == ["api"])
+        // --arg takes two words: "shuo get" is its NAME and VALUE, not the command.
+        #expect(ArgumentParser(root: Douctl.tree.spec).commandPath(["--arg", "shuo", "get", "api", "/x"]) == ["api"])
     }
 
     /// A leaf's options and arguments are its bindings': none is declared in its spec too.

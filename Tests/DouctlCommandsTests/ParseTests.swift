@@ -187,11 +187,11 @@ struct ParseTests {
         #expect(try invocation(["user", "me"], environment: ["DOUCTL_PROFILE": ""]).session.settings.requestedProfile == nil)
     }
 
-    /// `--arg` and `--argjson` bind as pairs, split at the first '='.
+    /// `--arg NAME VALUE` and `--argjson NAME JSON` bind as pairs of words, as jq takes them.
     @Test func jqVariablesAreTypedWhenBound() throws {
-        let globals = try GlobalOptionValues.bind(parsed(["api", "/x", "--jq", ".", "--arg", "who=a=b", "--arg", "e=", "--argjson", "n={\"k\":1}"]))
-        #expect(globals.jqStrings == [KeyValue("who", "a=b"), KeyValue("e", "")])
-        #expect(globals.jqJSON == [KeyValue("n", #"{"k":1}"#)])
+        let globals = try GlobalOptionValues.bind(parsed(["api", "/x", "--jq", ".", "--arg", "who", "a=b", "--arg", "e", "", "--argjson", "n", "{\"k\":1}"]))
+        #expect(globals.jqStrings.map { "\($0.name)|\($0.value)" } == ["who|a=b", "e|"])
+        #expect(globals.jqJSON.map { "\($0.name)|\($0.value)" } == [#"n|{"k":1}"#])
         let none = try GlobalOptionValues.bind(parsed(["api", "/x"]))
         #expect(none.jqStrings.isEmpty && none.jqJSON.isEmpty)
     }
@@ -237,8 +237,8 @@ struct ParseTests {
         (["api", "/x", "-f", "novalue"], "douctl: invalid field 'novalue' for -f: expected KEY=VALUE", ["api"]),
         (["api", "/x", "-H", "no colon"], "douctl: invalid header 'no colon': expected 'Name: value'", ["api"]),
         (["upload", "a.png", "-f", "=v"], "douctl: invalid field '=v' for -f: expected KEY=VALUE", ["upload"]),
-        (["api", "/x", "--jq", ".", "--arg", "who"], "douctl: invalid value 'who' for --arg: expected NAME=VALUE", ["api"]),
-        (["user", "me", "--jq", ".", "--argjson", "=1"], "douctl: invalid value '=1' for --argjson: expected NAME=JSON", ["user", "me"]),
+        (["api", "/x", "--jq", ".", "--arg", "who"], "douctl: option '--arg' needs 2 values (NAME VALUE); VALUE is missing", ["api"]),
+        (["user", "me", "--jq", ".", "--argjson", "n=1", "x"], "douctl: --argjson takes two words, as jq: --argjson n 1 (not NAME=VALUE)", ["user", "me"]),
     ])
     func usageErrorsExit2WithTheLineAndTheUsage(argv: [String], line: String, usagePath: [String]) throws {
         let result = try InProcessDouctl().run(argv)

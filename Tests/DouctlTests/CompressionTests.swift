@@ -72,6 +72,56 @@ struct CompressionTests {
         }
     }
 
+    /// `download --compressed` (opt-in, as curl's): Accept-Encoding sent, the decoded bytes
+    /// saved (to a file and to stdout), and never with --continue (a range of the encoded
+    /// reply cannot continue decoded bytes).
+    @Test func downloadCompressedAsksAndSavesTheDecodedBytes() throws {
+        let nginx = try GzipNginx(files: ["items.json": Self.items])
+        let directory = TemporaryDirectory.make(prefix: "douctl-gzip-dlc")
+        let douctl = Douctl()
+        let result = try douctl.run("download", "--compressed", nginx.base + "/items.json", "-d", directory)
+        #expect(result.status == 0, "\(result)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/items.json"))) == Self.items)
+        #expect(result.stdoutText.contains("\"bytes\":\(Self.items.count)"), "the decoded size: \(result.stdoutText)")
+        let piped = try douctl.run("download", "--compressed", nginx.base + "/items.json", "-o", "-")
+        #expect(piped.status == 0, "\(piped)")
+        #expect(piped.stdout == Self.items)
+        let sent = nginx.log
+        #expect(sent.count == 2)
+        for line in sent {
+            #expect(line.contains("gzip"), "Accept-Encoding sent: \(line)")
+            #expect((Int(line.split(separator: " ")[1]) ?? .max) < Self.items.count / 4, "gzip on the wire: \(line)")
+        }
+        let resumed = try douctl.run("download", "--compressed", "--continue", nginx.base + "/items.json", "-o", directory + "/again.json")
+        #expect(resumed.status == 2, "\(resumed)")
+        #expect(resumed.stderr.contains("--continue cannot be combined with --compressed"), "\(resumed.stderr)")
+        #expect(nginx.log.count == 2, "nothing sent")
+    }
+
+    /// A gzip bomb to a file: refused once it decodes past 64 MiB at more than 200 times
+    /// the bytes received (exit 8, one line), nothing left on disk; without --compressed
+    /// the ~1 MiB is saved as served.
+    @Test func downloadCompressedRefusesADecompressionBomb() throws {
+        let bomb = try Self.bomb()
+        let listener = try HostileListener { connection, _ in
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\nConnection: close\r\n\r\n") else { return }
+            _ = try? LoopbackSocket.sendAll(connection, bomb)
+        }
+        let directory = TemporaryDirectory.make(prefix: "douctl-bomb-dl")
+        let douctl = Douctl()
+        for target in [["-d", directory], ["-o", "-"]] {
+            let result = try douctl.run(["download", "--compressed", listener.baseURL + "/bomb.json", "--no-retry"] + target, timeout: 120)
+            #expect(result.status == 8, "\(result.stderr)")
+            #expect(result.stderr.contains("refused as a decompression bomb"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stdout.count < 65 << 20, "stdout got at most the 64 MiB floor")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "no file and no temp file left")
+        let asServed = try douctl.run(["download", listener.baseURL + "/bomb.json", "-d", directory, "--no-retry"], timeout: 120)
+        #expect(asServed.status == 0, "\(asServed)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/bomb.json"))) == bomb)
+    }
+
     /// 1 GiB of zeros gzipped (about 1 MiB on the wire), served with Content-Encoding: gzip.
     static func bomb() throws -> [UInt8] {
         let python = try Tools.require("python3")

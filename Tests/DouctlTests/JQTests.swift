@@ -54,8 +54,42 @@ struct JQTests {
         let slurped = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--slurp", "--api-base", server.baseURL, "--jq", "map(.id) | add")
         #expect(slurped.stdoutText == "15\n", "\(slurped)")
         let bound = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL,
-                                   "--jq", #"select(.id >= $min) | "\($who) \(.text)""#, "--argjson", "min=4", "--arg", "who=阿北")
+                                   "--jq", #"select(.id >= $min) | "\($who) \(.text)""#, "--argjson", "min", "4", "--arg", "who", "阿北")
         #expect(bound.stdoutText == "阿北 t4\n阿北 t5\n", "\(bound)")
+    }
+
+    /// --jq holds its results in blocks (as jq's stdio does in a pipe) rather than writing
+    /// each item: what it printed still comes out in full when a later page fails.
+    @Test func resultsHeldInBlocksStillComeOutWhenAPageFails() throws {
+        let server = try TestServer { received in
+            let start = Int(received.queryValue("start") ?? "0") ?? 0
+            if start >= 4 { return HTTPServerResponse(status: 500, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"msg":"boom"}"#.utf8))) }
+            let items = (start..<start + 2).map { #"{"id":\#($0)}"# }.joined(separator: ",")
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"start":\#(start),"count":2,"items":[\#(items)]}"#.utf8)))
+        }
+        let douctl = Douctl()
+        let result = try douctl.run("api", "/list", "-f", "count=2", "--paginate", "--parallel", "1", "--no-retry", "--api-base", server.baseURL, "--jq", ".id")
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stdoutText == "0\n1\n2\n3\n", "\(result)")
+    }
+
+    /// `--arg NAME VALUE` and `--argjson NAME JSON` are two words, as jq takes them, before
+    /// or after the command word; a missing second word, or the one-word NAME=VALUE, is a
+    /// usage error naming the option, and nothing is sent.
+    @Test func argAndArgjsonTakeTwoWordsAsJqDoes() throws {
+        let server = try TestServer(json: #"{"a":1}"#)
+        let douctl = Douctl()
+        let bound = try douctl.run("--arg", "who", "阿北", "--argjson", "n", #"{"b":2}"#, "api", "/x", "--api-base", server.baseURL,
+                                   "--jq", #"[$who, .a + $n.b]"#, "--arg", "api", "/y")
+        #expect(bound.status == 0, "\(bound)")
+        #expect(bound.stdoutText == #"["阿北",3]"# + "\n", "\(bound)")
+        let missing = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", "$who", "--arg", "who")
+        #expect(missing.status == 2, "\(missing)")
+        #expect(missing.stderr.hasPrefix("douctl: option '--arg' needs 2 values (NAME VALUE); VALUE is missing\n"), "\(missing.stderr)")
+        let oneWord = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", "$who", "--arg", "who=x", "--compact")
+        #expect(oneWord.status == 2, "\(oneWord)")
+        #expect(oneWord.stderr.hasPrefix("douctl: --arg takes two words, as jq: --arg who x (not NAME=VALUE)\n"), "\(oneWord.stderr)")
+        #expect(server.received.count == 1, "usage errors send nothing")
     }
 
     @Test func aTypedCommandIsFilteredToo() throws {
@@ -73,10 +107,10 @@ struct JQTests {
         #expect(compile.status == 2, "\(compile)")
         #expect(compile.stderr.hasPrefix("douctl: invalid --jq program: "), "\(compile.stderr)")
         #expect(server.received.isEmpty, "a program that does not compile sends nothing")
-        let badJSON = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--argjson", "v={nope")
+        let badJSON = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--argjson", "v", "{nope")
         #expect(badJSON.status == 2)
         #expect(badJSON.stderr.hasPrefix("douctl: invalid JSON for --argjson v"), "\(badJSON.stderr)")
-        let orphan = try douctl.run("api", "/x", "--api-base", server.baseURL, "--arg", "v=1")
+        let orphan = try douctl.run("api", "/x", "--api-base", server.baseURL, "--arg", "v", "1")
         #expect(orphan.status == 2)
         let raw = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--raw")
         #expect(raw.status == 2)

@@ -153,6 +153,31 @@ struct WalksAndOutputTests {
         #expect((1...12).contains(server.received.count), "no page past the window after the one whose write failed (got \(server.received.count) requests)")
     }
 
+    /// The same with --jq, whose program runs on its own thread and writes the results
+    /// itself: once the reader has gone its write fails, and the walk stops within what a
+    /// pipe would hold (64 KiB of input queued, the page window), exit 141.
+    @Test func aWalkFilteredByJQStopsWhenItsReaderCloses() throws {
+        let pad = String(repeating: "x", count: 2000)
+        let server = try TestServer { request in
+            let start = Int(request.queryValue("start") ?? "0") ?? 0
+            let ids = (start..<min(start + 2, 2000)).map { #"{"id":\#($0),"pad":"\#(pad)"}"# }.joined(separator: ",")
+            let body = #"{"start":\#(start),"count":2,"total":2000,"items":[\#(ids)]}"#
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+        }
+        let (reader, writer) = try FileIO.makePipe()
+        let child = try spawnProcess(["api", "/list", "-f", "count=2", "--paginate", "--api-base", server.baseURL, "--jq", ".pad"], stdoutFD: writer)
+        close(writer)
+        var byte: UInt8 = 0
+        var first: [UInt8] = []
+        while read(reader, &byte, 1) == 1 && byte != 0x0A { first.append(byte) }
+        #expect(first.count == 2000)
+        close(reader)
+        let result = child.wait(timeout: 120)
+        #expect(result.status == 141, "\(result)")
+        #expect(result.stderr.isEmpty, "a closed pipe is not an error to report")
+        #expect(server.received.count < 200, "the walk stopped, not after 1,000 pages (got \(server.received.count) requests)")
+    }
+
     /// --max-time ending a walk said only "timed out": now the page it stopped at, too.
     @Test func maxTimeEndingAWalkNamesThePage() throws {
         let gate = DispatchSemaphore(value: 0)

@@ -35,6 +35,18 @@ cjq_filter *cjq_filter_new(const char *program, int count, const char *const *na
 int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int last, cjq_emit emit, void *context,
                     char *error, size_t error_size);
 
+/// From now on the filter runs on a thread of its own, beside the command, as jq beside
+/// douctl in a pipe: `cjq_filter_feed` queues the bytes (waiting while 64 KiB wait) and
+/// returns the thread's status so far; the thread writes the results to `fd` itself, in
+/// 4 KiB blocks (each line when `line_buffered`), as jq's stdio does. 0, or 1 when no
+/// thread could be started (the filter then stays in the caller's thread).
+int cjq_filter_start_thread(cjq_filter *filter, int fd, int line_buffered);
+/// Threaded: no more input; waits for the thread to filter what is queued (and, when
+/// `complete`, to end the text stream: an unfinished value is an input error) and to
+/// write its output. Its status, with one line in `error`. CJQ_OK when not threaded.
+int cjq_filter_end(cjq_filter *filter, int complete, char *error, size_t error_size);
+/// The errno of a failed write to the thread's `fd` (CJQ_STOPPED), else 0.
+int cjq_filter_write_errno(cjq_filter *filter);
 void cjq_filter_free(cjq_filter *filter);
 
 #endif

@@ -112,10 +112,12 @@ private struct BashScript {
         var out = """
 
         # Succeeds when option $2 takes a value in the command path $1 (its own options first,
-        # then the global ones), and sets \(prefix)_action to how that value completes.
+        # then the global ones), and sets \(prefix)_action to how its value number $3 (from 0;
+        # default 0) completes and \(prefix)_count to how many words it takes (--arg NAME VALUE: 2).
         \(prefix)_option_value() {
             \(prefix)_action=none
             \(prefix)_choices=()
+            \(prefix)_count=1
             case $1 in
 
         """
@@ -124,8 +126,8 @@ private struct BashScript {
         for command in tree.dropFirst() {
             var cases: [String] = []
             for option in command.spec.visibleOptions {
-                if let value = option.value {
-                    cases.append("\(option.spellings.joined(separator: "|"))) \(action(value.shellCompletion)); return 0 ;;")
+                if !option.isFlag {
+                    cases.append(valueCase(option))
                 } else {
                     // A flag that shadows a global option taking a value.
                     var shadowing: [String] = []
@@ -141,9 +143,8 @@ private struct BashScript {
             case $2 in
 
         """
-        for option in root.visibleOptions {
-            guard let value = option.value else { continue }
-            out += "        \(option.spellings.joined(separator: "|"))) \(action(value.shellCompletion)); return 0 ;;\n"
+        for option in root.visibleOptions where !option.isFlag {
+            out += "        \(valueCase(option))\n"
         }
         out += """
             esac
@@ -152,6 +153,17 @@ private struct BashScript {
 
         """
         return out
+    }
+
+    /// `--opt) ACTION; return 0 ;;` for an option taking one value; for one taking several,
+    /// its word count and a `case` on the value number.
+    private func valueCase(_ option: OptionSpec) -> String {
+        let label = option.spellings.joined(separator: "|")
+        if option.valueCount == 1, let value = option.value {
+            return "\(label)) \(action(value.shellCompletion)); return 0 ;;"
+        }
+        let values = option.values.enumerated().map { "\($0.offset)) \(action($0.element.shellCompletion)) ;;" }
+        return "\(label)) \(prefix)_count=\(option.valueCount); case ${3:-0} in \(values.joined(separator: " ")) esac; return 0 ;;"
     }
 
     /// `PATH) case $2 in … esac ;;` for one command, or nothing when it has no cases.
@@ -261,9 +273,9 @@ private struct BashScript {
 
         \(ShellText.identifier(["", program]))() {
             local cur=${COMP_WORDS[COMP_CWORD]} word path='' option='' prefix=''
-            local -i i=1 j positional=0 ended=0
+            local -i i=1 j positional=0 ended=0 value=0
             local -a \(words)=() \(prefix)_choices=()
-            local \(prefix)_action=none \(prefix)_dynamic=''
+            local \(prefix)_action=none \(prefix)_dynamic='' \(prefix)_count=1
             COMPREPLY=()
 
             # Walk the words before the cursor: find the command path, count positional
@@ -291,8 +303,9 @@ private struct BashScript {
                         fi
                         i+=2
                     elif \(prefix)_option_value "$path" "$word"; then
-                        if (( i + 1 == COMP_CWORD )); then option=$word; break; fi
-                        i+=1
+                        # the option's words (one, or two for --arg NAME VALUE): is the cursor on one?
+                        if (( i + \(prefix)_count >= COMP_CWORD )); then option=$word; value=COMP_CWORD-i-1; break; fi
+                        i+=\(prefix)_count
                     fi
                 else
                     # short options, maybe clustered (-vX GET, -XGET); the first one that
@@ -300,8 +313,8 @@ private struct BashScript {
                     for (( j = 1; j < ${#word}; j++ )); do
                         if \(prefix)_option_value "$path" "-${word:j:1}"; then
                             if (( j == ${#word} - 1 )); then
-                                if (( i + 1 == COMP_CWORD )); then option=-${word:j:1}; break 2; fi
-                                i+=1
+                                if (( i + \(prefix)_count >= COMP_CWORD )); then option=-${word:j:1}; value=COMP_CWORD-i-1; break 2; fi
+                                i+=\(prefix)_count
                             fi
                             break
                         fi
@@ -318,7 +331,7 @@ private struct BashScript {
             fi
 
             if [[ -n $option ]]; then
-                \(prefix)_option_value "$path" "$option" && \(prefix)_complete_value "$cur"
+                \(prefix)_option_value "$path" "$option" "$value" && \(prefix)_complete_value "$cur"
             elif (( !ended )) && [[ $cur == -* ]]; then
                 \(prefix)_options "$path"
                 \(prefix)_add "$cur" "${\(words)[@]}"

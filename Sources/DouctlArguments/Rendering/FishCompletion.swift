@@ -31,6 +31,7 @@ private struct FishScript {
         var out = header()
         out += commandsFunction()
         out += takesValueFunction()
+        out += valueCountFunction()
         out += parserFunctions()
         out += "\n# No file names unless a command or option asks for them.\n\(complete) -f\n"
         out += globalOptions()
@@ -124,12 +125,48 @@ private struct FishScript {
         return out
     }
 
+    /// `__NAME_value_count PATH OPTION`: how many words the option takes (1 unless it is one
+    /// that takes several, `--arg NAME VALUE`), the command's own options first.
+    private func valueCountFunction() -> String {
+        var out = """
+
+        # Prints how many words option $argv[2] takes in the command path $argv[1]: 1, or more
+        # for an option such as --arg NAME VALUE.
+        function \(prefix)_value_count
+            switch $argv[1]
+
+        """
+        let globalCounts = Dictionary(root.visibleOptions.filter { !$0.isFlag }.flatMap { option in option.spellings.map { ($0, option.valueCount) } },
+                                      uniquingKeysWith: { first, _ in first })
+        for command in tree.dropFirst() {
+            // Own options whose count differs from what the global spelling would say.
+            let own = command.spec.visibleOptions.filter { !$0.isFlag }.flatMap { option in
+                option.spellings.filter { globalCounts[$0, default: 1] != option.valueCount }.map { ($0, option.valueCount) }
+            }
+            if own.isEmpty { continue }
+            out += "        case \(caseLabel(command.path))\n"
+            for count in Set(own.map(\.1)).sorted() {
+                let spellings = own.filter { $0.1 == count }.map { ShellText.fishWord($0.0) }
+                out += "            contains -- $argv[2] \(spellings.joined(separator: " ")); and echo \(count); and return 0\n"
+            }
+        }
+        out += "    end\n"
+        for count in Set(globalCounts.values).sorted() where count != 1 {
+            let spellings = root.visibleOptions.filter { $0.valueCount == count }.flatMap(\.spellings).map(ShellText.fishWord)
+            out += "    contains -- $argv[2] \(spellings.joined(separator: " ")); and echo \(count); and return 0\n"
+        }
+        out += "    echo 1\nend\n"
+        return out
+    }
+
     private func parserFunctions() -> String {
         """
 
         # Reads the words before the cursor the way \(program) parses them (global options
         # anywhere, option values skipped, clustered short flags, `--`) and prints: the number
         # of positional arguments, 1 if `--` was seen (else 0), then the command path words.
+        # When the cursor is on a later word of an option taking several (--arg NAME VALUE),
+        # the global \(prefix)_value is that option and the word's number (from 0).
         function \(prefix)_parse
             set -l words (commandline -opc)
             set -e words[1]
@@ -137,9 +174,11 @@ private struct FishScript {
             set -l positional 0
             set -l ended 0
             set -l skip 0
+            set -l taken 0
+            set -l pending
             for word in $words
-                if test $skip = 1
-                    set skip 0
+                if test $skip -gt 0
+                    set skip (math $skip - 1)
                 else if test $ended = 1
                     set positional (math $positional + 1)
                 else if test "$word" = --
@@ -147,13 +186,14 @@ private struct FishScript {
                 else if string match -qr -- '^--[^=]+=' $word
                     # --opt=value
                 else if string match -q -- '--*' $word
-                    \(prefix)_takes_value "$path" $word; and set skip 1
+                    \(prefix)_takes_value "$path" $word; and set taken (\(prefix)_value_count "$path" $word); and set skip $taken; and set pending $word
                 else if string match -qr -- '^-[^0-9]' $word
                     # short options, maybe clustered: the first one taking a value ends it
                     set -l length (string length -- $word)
                     for j in (seq 2 $length)
-                        if \(prefix)_takes_value "$path" -(string sub -s $j -l 1 -- $word)
-                            test $j = $length; and set skip 1
+                        set -l letter -(string sub -s $j -l 1 -- $word)
+                        if \(prefix)_takes_value "$path" $letter
+                            test $j = $length; and set taken (\(prefix)_value_count "$path" $letter); and set skip $taken; and set pending $letter
                             break
                         end
                     end
@@ -162,6 +202,12 @@ private struct FishScript {
                 else
                     set positional (math $positional + 1)
                 end
+            end
+            # The cursor on an option's second word (--arg NAME VALUE) is on no positional.
+            set -g \(prefix)_value
+            if test $skip -gt 0 -a $skip -lt $taken
+                set positional -1
+                set \(prefix)_value $pending (math $taken - $skip)
             end
             printf '%s\\n' $positional $ended $path
         end
@@ -176,6 +222,13 @@ private struct FishScript {
         function \(prefix)_wants_command
             set -l state (\(prefix)_parse)
             test $state[1] = 0 -a $state[2] = 0; and test "$state[3..-1]" = "$argv"
+        end
+
+        # \(prefix)_at_value OPTION N: succeeds when the next word is the word number N (from 0)
+        # of OPTION, one that takes several (the first is completed by the option's own -r).
+        function \(prefix)_at_value
+            \(prefix)_parse >/dev/null
+            test "$\(prefix)_value" = "$argv"
         end
 
         # \(prefix)_at_argument N [+] PATH...: succeeds when the next word is positional
@@ -210,6 +263,22 @@ private struct FishScript {
             }
             parts += optionParts(option)
             out += parts.joined(separator: " ") + "\n"
+            out += laterValueLines(option, path: nil)
+        }
+        return out
+    }
+
+    /// For an option taking several words: how each word after the first completes (fish's
+    /// `-r` completes the first), on the command path `path` (nil: anywhere).
+    private func laterValueLines(_ option: OptionSpec, path: [String]?) -> String {
+        var out = ""
+        for (index, value) in option.values.enumerated().dropFirst() {
+            let values = valueParts(value.shellCompletion)
+            for spelling in option.spellings {
+                var test = "\(prefix)_at_value \(ShellText.fishWord(spelling)) \(index)"
+                if let path { test = "\(prefix)_path_is \(pathWords(path)); and " + test }
+                out += ([complete, condition(test)] + (values.isEmpty ? ["-f"] : values) + ["-d", ShellText.fishQuoted(value.name)]).joined(separator: " ") + "\n"
+            }
         }
         return out
     }
@@ -228,6 +297,7 @@ private struct FishScript {
         if !command.path.isEmpty {
             for option in command.spec.visibleOptions {
                 lines.append(([complete, condition(pathTest)] + optionParts(option)).joined(separator: " "))
+                lines += laterValueLines(option, path: command.path).split(separator: "\n").map(String.init)
             }
         }
         if !command.spec.isGroup {

@@ -141,7 +141,7 @@ public struct ManPage: Sendable, Equatable {
         }
         for option in command.visibleOptions {
             var text = Roff.bold(option.short.map { "-\($0)" } ?? "--\(option.long)")
-            if let value = option.value { text += "\\ " + Roff.italic(value.name) }
+            for value in option.values { text += "\\ " + Roff.italic(value.name) }
             words.append(option.isRepeatable ? "[\(text)]..." : "[\(text)]")
         }
         return words.map(Roff.notSentenceEnd)
@@ -207,7 +207,7 @@ public struct ManPage: Sendable, Equatable {
     private func renderOption(_ option: OptionSpec, into roff: inout Roff) {
         roff.macro("TP")
         var term = option.spellings.map(Roff.bold).joined(separator: ", ")
-        if let value = option.value { term += " " + Roff.italic(value.name) }
+        for value in option.values { term += " " + Roff.italic(value.name) }
         roff.tag(term)
         var text = Roff.escape(ShellText.oneLine(option.help), literal: false)
         var notes: [String] = []

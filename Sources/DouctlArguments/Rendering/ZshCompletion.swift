@@ -206,11 +206,14 @@ private struct ZshScript {
         if names.isEmpty { return nil }
         let exclusion = option.isRepeatable ? "*" : "(\(all.joined(separator: " ")))"
         var tail = "[\(escapeExplanation(ShellText.oneLine(option.help)))]"
-        if let value = option.value {
+        // One `:MESSAGE:ACTION` per word the option takes (`--arg NAME VALUE`: two).
+        for value in option.values {
             tail += ":\(escapeMessage(value.name)):\(action(value.shellCompletion))"
         }
+        // `--opt=`/`-o+`: the value may be in the same word; never for an option taking
+        // several words, whose values are always words of their own.
         func withSuffix(_ name: String) -> String {
-            option.isFlag ? name : name + (name.hasPrefix("--") ? "=" : "+")
+            option.valueCount != 1 ? name : name + (name.hasPrefix("--") ? "=" : "+")
         }
         if names.count == 1 {
             return ShellText.posixQuoted(exclusion + withSuffix(names[0]) + tail)

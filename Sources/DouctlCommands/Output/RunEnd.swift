@@ -104,7 +104,10 @@ extension Output {
     /// command that failed, the filter's own failure (if it stopped the command) comes first.
     private func finishFilter(failed: Bool) -> DouctlError? {
         guard let filter = stdout.stage as? JQFilter else { return nil }
-        if failed { return filter.problem }
+        if failed {
+            filter.release(into: stdout)  // what it printed before the command failed
+            return filter.problem
+        }
         return filter.finish(into: stdout)
     }
 

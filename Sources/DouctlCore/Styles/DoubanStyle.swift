@@ -26,6 +26,8 @@ public struct DoubanStyle: APIStyleRules {
         (400...403).contains(status) && (code == "106" || code == "103")
     }
 
+    public func codeMayMeanExpiredToken(status: Int) -> Bool { (400...403).contains(status) }
+
     /// 1000 need_permission: the token is fine, the app lacks the scope.
     public func refusesPermission(_ error: APIError) -> Bool {
         error.kind == .permission || error.httpStatus == 403 || error.code == "1000"

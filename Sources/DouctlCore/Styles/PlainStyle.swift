@@ -14,6 +14,7 @@ public struct PlainStyle: APIStyleRules {
     public func kind(ofCode code: String) -> APIError.Kind? { nil }
     /// Only a 401 (every style's rule, in `meansExpiredToken`) says the token expired.
     public func isExpiredToken(code: String, status: Int) -> Bool { false }
+    public func codeMayMeanExpiredToken(status: Int) -> Bool { false }
     public func pageScheme(guessedFrom payload: JSON) -> PageScheme { PageScheme.guessed(from: payload, bareArrays: .offset()) }
     public func service(for client: APIClient) -> SocialService { PlainService(client: client) }
     public func pictureURLs(in status: JSON) -> [String] { [] }
