@@ -91,7 +91,7 @@ struct RunTests {
         try run.login()
         let notFound = try run.douctl.run("api", "/v2/user/nobody-at-all")
         #expect(notFound.status == 5, "\(notFound)")
-        let refused = try run.douctl.run("user", "me", "--api-base", "http://127.0.0.1:\(unusedPort())", "--no-retry")
+        let refused = try run.douctl.run("user", "me", "--api-base", "http://127.0.0.1:\(refusingPort())", "--no-retry")
         #expect(refused.status == 7, "\(refused)")
         #expect(refused.errorLine.hasPrefix("douctl: cannot connect: "))
         let missingFile = try run.douctl.run("shuo", "post", "x", "--image", run.douctl.home.path + "/no-such.png")

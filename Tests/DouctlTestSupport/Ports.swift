@@ -4,8 +4,36 @@ import Glibc
 import Darwin
 #endif
 
-/// A TCP port on 127.0.0.1 with nothing listening (for "connection refused"): one the
-/// kernel just handed out, closed again.
+/// A TCP port on 127.0.0.1 that refuses every connection for as long as the tests run: a
+/// socket bound to it and never listening (the kernel answers RST), kept open so no other
+/// test's server can take the port meanwhile, as one could take an `unusedPort()`.
+public func refusingPort() -> UInt16 {
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard fd >= 0 else { return 9 }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else {
+        close(fd)
+        return 9
+    }
+    return UInt16(bigEndian: address.sin_port)  // fd stays open: the port stays ours
+}
+
+/// A TCP port on 127.0.0.1 with nothing listening, free to bind (for a server a test starts
+/// on it): one the kernel just handed out, closed again. For "connection refused", use
+/// `refusingPort()`, which no other test can take meanwhile.
 public func unusedPort() -> UInt16 {
     guard let (fd, port) = try? listenOnLoopback(backlog: 1) else { return 9 }
     close(fd)

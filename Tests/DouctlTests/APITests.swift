@@ -376,7 +376,7 @@ struct APITests {
     // MARK: network failures
 
     @Test func connectionRefusedExitsSeven() throws {
-        let result = try douctl.run("api", "/x", "--api-base", "http://127.0.0.1:\(unusedPort())", "--no-retry")
+        let result = try douctl.run("api", "/x", "--api-base", "http://127.0.0.1:\(refusingPort())", "--no-retry")
         #expect(result.status == 7)
         #expect(result.errorLine.hasPrefix("douctl: cannot connect: Failed to connect to 127.0.0.1 port"))
     }

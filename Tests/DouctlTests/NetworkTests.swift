@@ -52,7 +52,7 @@ struct NetworkTests {
         let show = try douctl.run("profile", "show", "behind")
         #expect(show.stdoutText.contains("alice:***@127.0.0.1:\(proxy.port)"), "\(show)")
         #expect(!show.stdoutText.contains("s3cret-pass"))
-        let dead = "http://127.0.0.1:\(unusedPort())"
+        let dead = "http://127.0.0.1:\(refusingPort())"
         #expect(try douctl.run("config", "set", "proxy", dead, "--profile", "behind").status == 0)
         let envWins = try douctl.run(["api", "/z", "--profile", "behind"], environment: ["http_proxy": proxyURL])
         #expect(envWins.status == 0, "\(envWins)")

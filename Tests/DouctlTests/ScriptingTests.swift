@@ -299,7 +299,7 @@ struct ScriptingTests {
         try FileManager.default.createDirectory(atPath: douctl.configDirectory, withIntermediateDirectories: true)
         try Data("{corrupt".utf8).write(to: URL(fileURLWithPath: douctl.configDirectory + "/credentials.json"))
         chmod(douctl.configDirectory + "/credentials.json", 0o600)
-        let unreachable = "http://127.0.0.1:\(unusedPort())"
+        let unreachable = "http://127.0.0.1:\(refusingPort())"
         let result = try douctl.run("shuo", "delete", "1", "2", "--api-base", unreachable, "--dry-run")
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText.components(separatedBy: "\n").filter { $0.hasPrefix("curl ") }.count == 2, "one command per request")
@@ -326,7 +326,7 @@ struct ScriptingTests {
             let help = try douctl.run(path.split(separator: " ").map(String.init) + ["--help"])
             #expect(help.status == 0 && !help.stdoutText.contains("--dry-run"), "\(path) --help: \(help.stdoutText)")
         }
-        let unreachable = "http://127.0.0.1:\(unusedPort())"
+        let unreachable = "http://127.0.0.1:\(refusingPort())"
         let api = try douctl.run("api", "/v2/x", "--api-base", unreachable, "--dry-run")
         #expect(api.status == 0 && api.stdoutText.hasPrefix("curl "), "\(api)")
         #expect(try douctl.run("api", "--help").stdoutText.contains("--dry-run"))
