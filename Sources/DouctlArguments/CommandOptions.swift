@@ -7,12 +7,13 @@ public protocol CommandOptions: Sendable {
     /// Every option and argument of the command, each bound to the field it fills.
     static var bindings: [OptionBinding<Self>] { get }
     /// Refuses combinations that make no sense (exit 2, with the usage line), at parse time:
-    /// before stdin is read or anything is sent.
-    func validate() throws(OptionError)
+    /// before stdin is read or anything is sent; and decides, once, what several options
+    /// decide together (`download`'s target, `api`'s method), for the run to read.
+    mutating func validate() throws(OptionError)
 }
 
 extension CommandOptions {
-    public func validate() throws(OptionError) {}
+    public mutating func validate() throws(OptionError) {}
 
     /// The option specs, in declaration order, for the command's `CommandSpec`.
     /// (Loops, not `flatMap`, and inlinable: unspecialized, `flatMap` over bindings looked up

@@ -173,16 +173,21 @@ enum APICommand {
 
         static let bodylessMethods = ["GET", "HEAD", "DELETE", "OPTIONS"]
 
+        /// The method sent, decided once by `validate()` (see `requestMethod()`).
+        private(set) var sentMethod = "GET"
+
         /// Every refusal that the options alone decide: the forms of single values (the
-        /// key-value options and -H were read as they were bound) and the combinations.
-        func validate() throws(OptionError) {
+        /// key-value options and -H were read as they were bound) and the combinations;
+        /// the method is decided here, once.
+        mutating func validate() throws(OptionError) {
             // Without PATH the request goes to api_base itself, for Action APIs (CODING's
             // OpenAPI: douctl api -f Action=DescribeCodingCurrentUser); a bare read needs a PATH.
             if path == nil && rawFields.isEmpty && typedFields.isEmpty && input == nil {
                 throw OptionError("missing argument PATH")
             }
             if let path { try APICommand.checkPath(path) }
-            let method = try requestMethod()
+            sentMethod = try requestMethod()
+            let method = sentMethod
             guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
                 throw OptionError("invalid method '\(method)'")
             }

@@ -53,7 +53,7 @@ extension APICommand {
             path = options.path ?? ""
             attachments = options.attachments
             headers = options.headers
-            do { method = try options.requestMethod() } catch { throw .usage(error.message) } // validate() has refused a bad one
+            method = options.sentMethod
             input = options.input
             json = options.json
         }

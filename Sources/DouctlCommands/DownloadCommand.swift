@@ -88,6 +88,9 @@ enum DownloadCommand {
         var compressed = false
         var progress = ProgressMode.auto
         var view = ViewOptions()
+        /// What `-o`, `-d`, `--continue`, `--force` and `--compressed` decide together,
+        /// decided once by `validate()`.
+        private(set) var resolved = DownloadOptions(target: .directory("."))
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.output = $1 }, OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file), help: "write the (one) download to FILE; - for stdout")),
@@ -101,7 +104,7 @@ enum DownloadCommand {
             .arguments({ $0.sources = $1 }, ArgumentSpec("URL", help: "URLs, or paths under the profile's api_base", arity: .variadic(minimum: 1))),
         ]
 
-        func validate() throws(OptionError) { _ = try download() }
+        mutating func validate() throws(OptionError) { resolved = try download() }
 
         /// Where the files go and how: refuses a source that is no http(s) URL or API path,
         /// and the -o/-d/--continue combinations that make no sense.
@@ -137,8 +140,7 @@ enum DownloadCommand {
     }
 
     static func run(_ options: Options, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        var download: DownloadOptions
-        do { download = try options.download() } catch { throw .usage(error.message) } // validate() has refused these
+        var download = options.resolved
         let output = context.output
         download.writeStandardOutput = { bytes in output.sink(bytes) }
         var factory = try context.session.clientFactory()

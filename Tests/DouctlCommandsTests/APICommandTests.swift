@@ -30,7 +30,7 @@ import Testing
         ])
         #expect(options.path == "/x")
         #expect(options.method == "put")
-        #expect(try options.requestMethod() == "PUT")
+        #expect(options.sentMethod == "PUT")
         #expect(options.rawFields == [.string("a", "1"), .string("b", "2")])
         #expect(options.typedFields == [.value(RequestField(key: "n", value: .number("3"))), .contents(key: "t", path: "note.txt")])
         #expect(options.headers == [HTTPHeader("X-A", "1"), HTTPHeader("X-B", "2")])
@@ -67,7 +67,7 @@ import Testing
         #expect(options.progress == .auto)
         #expect(!options.json && !options.paginate && !options.slurp && !options.include && !options.head && !options.raw)
         #expect(options.parallel == 4)
-        #expect(try options.requestMethod() == "GET")
+        #expect(options.sentMethod == "GET")
         #expect(options.presentation.showsErrorBodies && !options.presentation.rawErrorBodies)
     }
 
@@ -84,7 +84,7 @@ import Testing
         (["-f", "Action=DescribeCodingCurrentUser"], "POST"),
     ])
     func methodFollowsTheOptions(argv: [String], method: String) throws {
-        #expect(try Self.options(argv).requestMethod() == method)
+        #expect(try Self.options(argv).sentMethod == method)
     }
 
     @Test func pagingIsTheWalkOfPaginate() throws {

@@ -44,13 +44,13 @@ import Testing
         let download = try boundOptions(["download", "https://e.com/a", "-o", "-", "--parallel", "3", "--force", "--progress", "never"],
                                         as: DownloadCommand.Options.self)
         #expect(download.sources == ["https://e.com/a"] && download.parallel == 3 && download.progress == .never)
-        #expect(try download.download() == DownloadOptions(target: .standardOutput, overwrite: true))
+        #expect(download.resolved == DownloadOptions(target: .standardOutput, overwrite: true))
         let resume = try boundOptions(["download", "/view/a.jpg", "-c", "-o", "a.jpg"], as: DownloadCommand.Options.self)
-        #expect(try resume.download() == DownloadOptions(target: .file("a.jpg"), resume: true))
+        #expect(resume.resolved == DownloadOptions(target: .file("a.jpg"), resume: true))
         let into = try boundOptions(["download", "https://e.com/a", "https://e.com/b", "-d", "pics"], as: DownloadCommand.Options.self)
-        #expect(try into.download() == DownloadOptions(target: .directory("pics")))
+        #expect(into.resolved == DownloadOptions(target: .directory("pics")))
         let here = try boundOptions(["download", "https://e.com/a"], as: DownloadCommand.Options.self)
-        #expect(try here.download() == DownloadOptions(target: .directory(".")))
+        #expect(here.resolved == DownloadOptions(target: .directory(".")))
         #expect(here.parallel == 1 && here.progress == .auto)
     }
 
