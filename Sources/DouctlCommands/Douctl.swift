@@ -76,7 +76,7 @@ public enum Douctl {
                 return ExitStatus.usage.rawValue
             }
             if let seconds = globals.maxTime { process.cancellation.expire(after: seconds) }
-            let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, settings: Output.OutputSettings(globals),
+            let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, globals: globals,
                                 presentation: prepared.presentation, environment: process.environment, clock: process.clock)
             if globals.dryRun {
                 return dryRun(prepared.run, globals: globals, output: output, process: process)
@@ -123,8 +123,7 @@ public enum Douctl {
         // The request lines are the run's output: through stdout's owner, so a reader that
         // goes away is 141 here too.
         let printer = DryRunPrinter(userAgent: "douctl/\(version)") { line in output.lineNow(line) }
-        let discarding = Output(stdout: OutputStream(fileDescriptor: discard, isTerminal: false), stderr: output.stderr, terminal: output.terminal,
-                                settings: Output.OutputSettings(globals), presentation: output.presentation, environment: process.environment, clock: process.clock)
+        let discarding = output.replacingStdout(with: OutputStream(fileDescriptor: discard, isTerminal: false))
         let context = CommandContext(globals: globals, output: discarding, process: process, dryRun: printer)
         let outcome: Result<ExitStatus, DouctlError>
         do throws(DouctlError) {

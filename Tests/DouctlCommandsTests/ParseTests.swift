@@ -202,7 +202,7 @@ struct ParseTests {
         let context = ProcessContext(arguments: argv, environment: environment, standardInput: -1, standardOutput: -1, standardError: -1)
         let globals = try GlobalOptionValues.bind(parsed)
         let output = Output(stdout: OutputStream(fileDescriptor: -1), stderr: OutputStream(fileDescriptor: -1), terminal: TerminalFacts(),
-                            settings: Output.OutputSettings(globals), environment: environment)
+                            globals: globals, environment: environment)
         return CommandContext(globals: globals, output: output, process: context)
     }
 

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlCore
 import DouctlHTTP
 import DouctlJSON
@@ -20,42 +25,32 @@ final class Output: @unchecked Sendable {
     /// `BatchReport`, the walk). `--jq` is a stage on it.
     let stdout: OutputStream
     let stderr: OutputStream
-    private let settings: OutputSettings
+    /// The global options, which say how output is shown (`--color`, `--pretty`,
+    /// `--compact`, `--error-format`, `--error-body`).
+    private let globals: GlobalOptionValues
     private let environment: [String: String]
     /// The time a view measures "3 minutes ago" from.
     private let clock: RunClock
     /// Serializes the writes of `lineNow`.
     private let writing = LockedValue(())
 
-    /// What the global options say about output.
-    struct OutputSettings: Sendable {
-        var color: ColorChoice = .auto
-        var pretty = false
-        var compact = false
-        var errorFormat: ErrorFormat = .text
-        var errorBody: ErrorBodyDestination?
-
-        init() {}
-        init(_ globals: GlobalOptionValues) {
-            color = globals.color
-            pretty = globals.pretty
-            compact = globals.compact
-            errorFormat = globals.errorFormat
-            errorBody = globals.errorBody
-        }
-    }
-
-    init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, settings: OutputSettings,
+    init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, globals: GlobalOptionValues,
          presentation: OutputPresentation = OutputPresentation(), environment: [String: String], clock: RunClock = .system) {
         self.clock = clock
         self.stdout = stdout
         self.stderr = stderr
         self.terminal = terminal
-        self.settings = settings
+        self.globals = globals
         self.presentation = presentation
         self.environment = environment
         printer = Printer(stderr: stderr, isTerminal: terminal.stderrIsTerminal,
-                          color: ColorChoice.enabled(settings.color, isTerminal: terminal.stderrIsTerminal, environment: environment))
+                          color: ColorChoice.enabled(globals.color, isTerminal: terminal.stderrIsTerminal, environment: environment))
+    }
+
+    /// The same output with another stdout (`--dry-run` discards the command's own).
+    func replacingStdout(with stream: OutputStream) -> Output {
+        Output(stdout: stream, stderr: stderr, terminal: terminal, globals: globals, presentation: presentation,
+               environment: environment, clock: clock)
     }
 
     // MARK: - how stdout is shown
@@ -64,11 +59,7 @@ final class Output: @unchecked Sendable {
     var stdoutIsTerminal: Bool { stdout.isTerminal }
 
     /// JSON pretty on a terminal, compact in a pipe, unless --pretty/--compact say.
-    var prettyJSON: Bool {
-        if settings.pretty { return true }
-        if settings.compact { return false }
-        return stdoutIsTerminal
-    }
+    var prettyJSON: Bool { globals.prettyJSON(isTerminal: stdoutIsTerminal) }
 
     /// True when stdout gets a view rather than JSON: a terminal, unless --json,
     /// --format json, --pretty or --compact asks for JSON (or --format text asks for a view).
@@ -76,30 +67,26 @@ final class Output: @unchecked Sendable {
         guard let view = presentation.view else { return false }
         if view.json { return false }
         if let format = view.format { return format == .text }
-        if settings.pretty || settings.compact { return false }
+        if globals.pretty || globals.compact { return false }
         return stdoutIsTerminal
     }
 
     /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal); never into `--jq`.
     var colorsStdout: Bool {
         if stdout.stage != nil { return false }
-        return ColorChoice.enabled(settings.color, isTerminal: stdoutIsTerminal, environment: environment)
+        return ColorChoice.enabled(globals.color, isTerminal: stdoutIsTerminal, environment: environment)
     }
 
     /// Colour on stderr (errors, warnings).
     var colorsStderr: Bool { printer.color }
 
-    var wantsJSONErrors: Bool { settings.errorFormat == .json }
+    var wantsJSONErrors: Bool { globals.errorFormat == .json }
 
     /// `--error-body` as given; nil: the command's default (`errorBodyDestination`).
-    var errorBodyChoice: ErrorBodyDestination? { settings.errorBody }
+    var errorBodyChoice: ErrorBodyDestination? { globals.errorBody }
 
     /// An error body pretty on a terminal, unless --pretty/--compact say.
-    func prettyErrorBody(on stream: OutputStream) -> Bool {
-        if settings.pretty { return true }
-        if settings.compact { return false }
-        return stream.isTerminal
-    }
+    func prettyErrorBody(on stream: OutputStream) -> Bool { globals.prettyJSON(isTerminal: stream.isTerminal) }
 
     /// What a view is drawn with: the terminal's width, the time, colours and widths.
     var viewContext: ViewContext {
@@ -190,7 +177,7 @@ final class Output: @unchecked Sendable {
     /// the same stream, so a closed reader is seen, and said, in one place (`finish`).
     func sink(_ bytes: UnsafeRawBufferPointer) -> SystemError? {
         stdout.writeNow(through: bytes)
-        return stdout.failed ? stdout.failure ?? SystemError("write", errno: 5) : nil
+        return stdout.failed ? stdout.failure ?? SystemError("write", errno: EIO) : nil
     }
 
     /// The descriptor a child process writes to in douctl's place (the demo's steps),

@@ -46,6 +46,8 @@ final class ProgressDisplay: Sendable {
     private let fd: Int32
     let style: Style
     private var redrawsInPlace: Bool { style == .redrawInPlace }
+    /// Draws live rows (in place, or the one row): what `stop` and `emit` clear and redraw.
+    private var drawsLive: Bool { style == .redrawInPlace || style == .oneLine }
     private let width: Int
     private let state = LockedValue(State())
 
@@ -77,7 +79,7 @@ final class ProgressDisplay: Sendable {
                 write(line(for: entry, now: now) + "\n")
             }
             state.running[index] = entry
-            if style == .redrawInPlace || style == .oneLine, now - state.lastDraw >= 0.1 {
+            if drawsLive, now - state.lastDraw >= 0.1 {
                 state.lastDraw = now
                 draw(&state, now: now)
             }
@@ -105,7 +107,7 @@ final class ProgressDisplay: Sendable {
                 write(state.finishedLines.map { "\u{1B}[2K" + $0 + "\n" }.joined())
                 state.finishedLines = []
             }
-            defer { if redrawsInPlace || style == .oneLine { draw(&state, now: Timestamp.now()) } }
+            defer { if drawsLive { draw(&state, now: Timestamp.now()) } }
             try FileIO.writeAll(fd, bytes)
         }
     }
@@ -129,7 +131,7 @@ final class ProgressDisplay: Sendable {
     func stop() {
         state.withLock { state in
             state.running = [:]
-            if redrawsInPlace || style == .oneLine { draw(&state, now: Timestamp.now()) }
+            if drawsLive { draw(&state, now: Timestamp.now()) }
         }
     }
 
