@@ -231,19 +231,26 @@ cjq_filter *cjq_filter_new(const char *program, int count, const char *const *na
     return filter;
 }
 
+/// Where a loop over jq's values ends: -1 while `value` is valid (the loop goes on);
+/// CJQ_OK for an invalid value without a message (the end of the values, `value` freed);
+/// else `failure`, with the message (consumed) in `error`.
+static int end_of_values(jv value, int failure, char *error, size_t error_size) {
+    if (jq.jv_get_kind(value) != JV_KIND_INVALID) return -1;
+    if (!jq.jv_invalid_has_msg(jq.jv_copy(value))) {
+        jq.jv_free(value);
+        return CJQ_OK;
+    }
+    message_line(jq.jv_invalid_get_msg(value), error, error_size);
+    return failure;
+}
+
 /// Runs the program on one input (consumed), emitting each result.
 static int run(struct cjq_filter *filter, jv input, cjq_emit emit, void *context, char *error, size_t error_size) {
     jq.jq_start(filter->state, input, 0);
     for (;;) {
         jv result = jq.jq_next(filter->state);
-        if (jq.jv_get_kind(result) == JV_KIND_INVALID) {
-            if (!jq.jv_invalid_has_msg(jq.jv_copy(result))) {
-                jq.jv_free(result);
-                return CJQ_OK;
-            }
-            message_line(jq.jv_invalid_get_msg(result), error, error_size);
-            return CJQ_RUNTIME_ERROR;
-        }
+        int ended = end_of_values(result, CJQ_RUNTIME_ERROR, error, error_size);
+        if (ended >= 0) return ended;
         // As `jq -r` prints: a string's bytes unquoted, anything else as `jq -c` does.
         if (jq.jv_get_kind(result) != JV_KIND_STRING) result = jq.jv_dump_string(result, 0);
         const char *text = jq.jv_string_value(result);
@@ -258,14 +265,8 @@ static int run(struct cjq_filter *filter, jv input, cjq_emit emit, void *context
 static int drain(struct cjq_filter *filter, cjq_emit emit, void *context, char *error, size_t error_size) {
     for (;;) {
         jv value = jq.jv_parser_next(filter->parser);
-        if (jq.jv_get_kind(value) == JV_KIND_INVALID) {
-            if (!jq.jv_invalid_has_msg(jq.jv_copy(value))) {
-                jq.jv_free(value);
-                return CJQ_OK;
-            }
-            message_line(jq.jv_invalid_get_msg(value), error, error_size);
-            return CJQ_INPUT_ERROR;
-        }
+        int ended = end_of_values(value, CJQ_INPUT_ERROR, error, error_size);
+        if (ended >= 0) return ended;
         int status = run(filter, value, emit, context, error, error_size);
         if (status != CJQ_OK) return status;
     }
