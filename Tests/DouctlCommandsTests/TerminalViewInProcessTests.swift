@@ -345,19 +345,7 @@ import Testing
         let result = try douctl.run("demo")
         #expect(result.status == 0, "\(result)")
         let raw = result.stdoutText
-        let screen = Self.rows(raw)
-        #expect(screen.contains { $0.hasPrefix("everything worked") }, "\(screen)")
-        // The post, the status read back, the timeline and the comment are feed entries...
-        #expect(!raw.contains("\"category\""), "JSON of a status on the terminal: \(raw)")
-        #expect(!raw.contains("\"original_src\""))
-        #expect(screen.filter { $0.hasPrefix("[picture] http://127.0.0.1:") }.count >= 3, "\(screen)")
-        #expect(screen.contains("第一条评论 ✓"))
-        // ...like and delete say what they did, as typed by hand...
-        #expect(screen.contains { $0.hasPrefix("liked ") })
-        #expect(screen.contains { $0.hasPrefix("deleted ") })
-        #expect(!raw.contains(#""deleted":true"#))
-        // ...and the whole demo fits a screen or two.
-        #expect(screen.count < 100, "\(screen.count) lines")
+        ViewExpectations.demo(raw: raw, screen: Self.rows(raw))
     }
 
     @Test func codingFeedShowsPicturesAndLinkTargets() throws {
@@ -372,10 +360,7 @@ import Testing
         #expect(posted.status == 0, "\(posted)")
         let id = try #require(try posted.json()["id"]?.scalarText)
         let shown = try Self.on(.terminal(columns: 100), run.douctl).run("shuo", "get", id, "--color", "never")
-        let lines = Self.rows(shown.stdoutText)
-        #expect(lines.contains("看这个 链接"), "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("[picture] \(run.sandbox.baseURL)/") }, "\(lines)")
-        #expect(lines.contains("[link] 链接 https://example.com/x"), "\(lines)")
+        ViewExpectations.codingFeed(Self.rows(shown.stdoutText), base: run.sandbox.baseURL)
     }
 
     // MARK: - questions asked only of a person

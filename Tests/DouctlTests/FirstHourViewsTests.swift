@@ -24,19 +24,7 @@ struct FirstHourViewsTests {
         var environment = Douctl(environment: ["TMPDIR": temporary]).environment
         environment["NO_COLOR"] = "1"
         let raw = try runUnderScript("stty cols 80 rows 50 2>/dev/null; \(Douctl.binary) demo", environment: environment)
-        let screen = Screen(raw).lines
-        #expect(screen.contains { $0.hasPrefix("everything worked") }, "\(screen)")
-        // The post, the status read back, the timeline and the comment are feed entries, not JSON...
-        #expect(!raw.contains("\"category\""), "JSON of a status on the terminal: \(raw)")
-        #expect(!raw.contains("\"original_src\""))
-        #expect(screen.filter { $0.hasPrefix("[picture] http://127.0.0.1:") }.count >= 3, "\(screen)")
-        #expect(screen.contains("第一条评论 ✓"))
-        // ...like and delete say what they did, as typed by hand...
-        #expect(screen.contains { $0.hasPrefix("liked ") })
-        #expect(screen.contains { $0.hasPrefix("deleted ") })
-        #expect(!raw.contains(#""deleted":true"#))
-        // ...and the whole demo fits a screen or two (it was 441 lines).
-        #expect(screen.count < 100, "\(screen.count) lines")
+        ViewExpectations.demo(raw: raw, screen: Screen(raw).lines)
     }
 
     // MARK: 5. emoji sequences wrap where the terminal wraps them
@@ -83,10 +71,7 @@ struct FirstHourViewsTests {
         // The view on a terminal runs in process (TerminalViewInProcessTests); here, asked for.
         let shown = try fixture.douctl.run("shuo", "get", id, "--format", "text", "--color", "never")
         #expect(shown.status == 0, "\(shown)")
-        let lines = Screen(shown.stdoutText).lines
-        #expect(lines.contains("看这个 链接"), "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("[picture] \(fixture.sandbox.baseURL)/") }, "\(lines)")
-        #expect(lines.contains("[link] 链接 https://example.com/x"), "\(lines)")
+        ViewExpectations.codingFeed(Screen(shown.stdoutText).lines, base: fixture.sandbox.baseURL)
     }
 
     // MARK: 7. siblings take the same shape; delete reports every id

@@ -203,22 +203,7 @@ final class DOTProvider: @unchecked Sendable {
 
     /// python3 that imports oauth2_provider; otherwise skip (fail under DOUCTL_REQUIRE_TOOLS=1).
     static func requireToolkit(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let what = "python3 with django-oauth-toolkit"
-        if let python = Tools.find("python3") {
-            let probe = Process()
-            probe.executableURL = URL(fileURLWithPath: python)
-            probe.arguments = ["-c", "import oauth2_provider"]
-            probe.standardOutput = FileHandle.nullDevice
-            probe.standardError = FileHandle.nullDevice
-            try probe.run()
-            probe.waitUntilExit()
-            if probe.terminationStatus == 0 { return }
-        }
-        if Tools.areRequired {
-            Issue.record("\(what) is not installed, and DOUCTL_REQUIRE_TOOLS=1 makes a missing tool a failure", sourceLocation: sourceLocation)
-            throw TestFailure("\(what) is not installed")
-        }
-        try Test.cancel("skipped: needs \(what) (python3 -m pip install django-oauth-toolkit), which is not installed", sourceLocation: sourceLocation)
+        try PythonPeer.require(module: "oauth2_provider", package: "django-oauth-toolkit", sourceLocation: sourceLocation)
     }
 
     private init() throws {

@@ -1,3 +1,4 @@
+import DouctlSystem
 import DouctlTestSupport
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
     @Test func progressNeverErasesWhatTheReaderPrinted() throws {
         let tmux = try Tmux()
         defer { tmux.stop() }
-        let counter = LockedCounter()
+        let counter = Counter()
         let server = try TestServer { _ in
             Thread.sleep(forTimeInterval: 0.6)
             return .bytes(200, Array("{\"id\":\(counter.next())}".utf8), contentType: "application/json")
@@ -31,17 +32,23 @@ import Testing
         #expect(results.count == 4, "every line the reader printed stays on screen:\n\(joined.joined(separator: "\n"))")
         #expect(!joined.contains { $0.contains("%") }, "no progress row left behind:\n\(joined.joined(separator: "\n"))")
     }
-}
 
-/// 1, 2, 3, … from any thread.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
+    /// `douctl download URL -o - | head -c 10`, the issue's own line, with coreutils' head
+    /// and a server that sends bytes for ever: douctl exits 141 quietly once head has its 10
+    /// bytes, and the server sees the connection go. Before: exit 1, "cannot write output:
+    /// standard output (write: Broken pipe)".
+    @Test func downloadIntoHeadEndsQuietlyWith141() throws {
+        let bash = try Tools.require("bash")
+        let endless = try HostileListener { connection, _ in
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n") else { return }
+            let block = String(repeating: "A", count: 64 << 10)
+            while HostileListener.send(connection, block) {}
+        }
+        defer { endless.stop() }
+        let douctl = Douctl()
+        let script = "\(Douctl.binary) download \(endless.baseURL)/endless.bin -o - 2>stderr.txt | head -c 10; status=${PIPESTATUS[0]}; echo; echo \"status=$status\"; cat stderr.txt"
+        let scratch = TemporaryDirectory.make(prefix: "output-head")
+        let output = String(decoding: try Subprocess.run([bash, "-c", "cd \(scratch) && " + script], input: [], environment: douctl.environment), as: UTF8.self)
+        #expect(output == "AAAAAAAAAA\nstatus=141\n", "nothing on stderr, exit 141: \(output.debugDescription)")
     }
 }
