@@ -31,9 +31,10 @@ public enum Douctl {
     }
 
     public static func main(_ process: ProcessContext) -> Int32 {
-        let terminal = process.terminalFacts
-        let stdout = OutputStream(fileDescriptor: process.standardOutput, isTerminal: terminal.stdoutIsTerminal)
-        let stderr = OutputStream(fileDescriptor: process.standardError, bufferLimit: 0, isTerminal: terminal.stderrIsTerminal)
+        // Help, --version and usage errors need no more of the terminal than isatty; the
+        // rest of its facts are read once a command is to run (`TerminalFacts.probe`).
+        let stdout = OutputStream(fileDescriptor: process.standardOutput, isTerminal: process.terminal?.stdoutIsTerminal)
+        let stderr = OutputStream(fileDescriptor: process.standardError, bufferLimit: 0, isTerminal: process.terminal?.stderrIsTerminal)
         defer {
             stdout.flush()
             stderr.flush()
@@ -67,6 +68,10 @@ public enum Douctl {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
+            // Before --jq's stage, which makes stdout no terminal to the command.
+            let terminal = process.terminal ?? .probe(standardInput: process.standardInput, standardOutput: process.standardOutput,
+                                                      standardError: process.standardError, stdoutIsTerminal: stdout.isTerminal,
+                                                      stderrIsTerminal: stderr.isTerminal)
             // --jq compiles before anything is read or sent; a program that does not compile
             // is a usage error.
             do throws(DouctlError) {

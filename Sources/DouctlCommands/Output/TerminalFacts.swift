@@ -37,12 +37,14 @@ public struct TerminalFacts: Sendable, Equatable {
                       stdoutColumns: columns, stderrColumns: columns)
     }
 
-    /// The kernel's answers for these descriptors.
-    public static func probe(standardInput: Int32, standardOutput: Int32, standardError: Int32) -> TerminalFacts {
+    /// The kernel's answers for these descriptors (whether stdout and stderr are terminals,
+    /// when already asked, is not asked again).
+    public static func probe(standardInput: Int32, standardOutput: Int32, standardError: Int32,
+                             stdoutIsTerminal: Bool? = nil, stderrIsTerminal: Bool? = nil) -> TerminalFacts {
         var info = stat()
         let kind = fstat(standardOutput, &info) == 0 ? info.st_mode & S_IFMT : 0
-        let stdoutIsTerminal = Terminal.isTerminal(standardOutput)
-        let stderrIsTerminal = Terminal.isTerminal(standardError)
+        let stdoutIsTerminal = stdoutIsTerminal ?? Terminal.isTerminal(standardOutput)
+        let stderrIsTerminal = stderrIsTerminal ?? Terminal.isTerminal(standardError)
         return TerminalFacts(
             stdinIsTerminal: Terminal.isTerminal(standardInput),
             stdoutIsTerminal: stdoutIsTerminal,
@@ -50,12 +52,5 @@ public struct TerminalFacts: Sendable, Equatable {
             stdoutColumns: stdoutIsTerminal ? Terminal.width(standardOutput) : nil,
             stderrColumns: stderrIsTerminal ? Terminal.width(standardError) : nil,
             stdoutFeedsProgram: kind == S_IFIFO || kind == S_IFSOCK)
-    }
-}
-
-extension ProcessContext {
-    /// The facts given, else the kernel's for this process's descriptors.
-    var terminalFacts: TerminalFacts {
-        terminal ?? .probe(standardInput: standardInput, standardOutput: standardOutput, standardError: standardError)
     }
 }
