@@ -79,11 +79,13 @@ enum APIOutput {
     }
 
     /// The status line and headers, CRLF-terminated, then a blank line (curl -i's form).
-    static func headText(_ head: HTTPResponseHead) -> String {
+    /// `forPerson`: what a server wrote in them escaped (`TerminalText`), for stderr.
+    static func headText(_ head: HTTPResponseHead, forPerson: Bool = false) -> String {
+        let shown: (String) -> String = forPerson ? { TerminalText.escaped($0) } : { $0 }
         var text = "\(head.version) \(head.status)"
-        if !head.reason.isEmpty { text += " \(head.reason)" }
+        if !head.reason.isEmpty { text += " \(shown(head.reason))" }
         text += "\r\n"
-        for header in head.headers { text += "\(header.name): \(header.value)\r\n" }
+        for header in head.headers { text += "\(shown(header.name)): \(shown(header.value))\r\n" }
         return text + "\r\n"
     }
 }

@@ -141,6 +141,19 @@ import Testing
         #expect(dry.status == 141 && dry.stderr.isEmpty, "\(dry)")
     }
 
+    // MARK: - an error's head on stderr is for a person
+
+    /// `api -i` on an error: the head goes where the body goes (stderr in a pipe), and what
+    /// the server wrote in it reaches the terminal escaped, CRLF line ends kept.
+    @Test func anErrorHeadOnStderrIsEscaped() throws {
+        let transport = ScriptedTransport([.json(404, #"{"msg":"gone"}"#, headers: [HTTPHeader("X-Note", "a\u{1B}]52;c;cHduZWQ=\u{07}b")])])
+        let result = try InProcessDouctl.scripted(transport).run(["api", "/x", "-i", "--no-retry"] + Self.base)
+        #expect(result.status == 5, "\(result)")
+        #expect(result.stdout.isEmpty)
+        #expect(!result.stderrBytes.contains(0x1B) && !result.stderrBytes.contains(0x07), "\(result.stderr.debugDescription)")
+        #expect(result.stderr.contains("X-Note: a\\x1B]52;c;cHduZWQ=\\x07b\r\n"), "\(result.stderr.debugDescription)")
+    }
+
     // MARK: - every JSON line goes through --jq
 
     @Test func uploadResultLinesGoThroughJQ() throws {

@@ -29,12 +29,10 @@ extension Output {
     /// The status line and headers of an error reply (`-i`), where its body goes.
     func errorHead(_ head: HTTPResponseHead) {
         guard let stream = errorBodyStream else { return }
-        let text = APIOutput.headText(head)
         if stream === stderr {
-            // A server's header lines, for a person: each line's controls escaped, CRLF kept.
-            printer.write(Array(text.split(separator: Character("\r\n"), omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\r\n").utf8))
+            printer.write(Array(APIOutput.headText(head, forPerson: true).utf8))
         } else {
-            stream.write(text)
+            stream.write(APIOutput.headText(head))
         }
     }
 
