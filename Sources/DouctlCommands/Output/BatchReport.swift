@@ -28,10 +28,6 @@ final class BatchReport: Sendable {
     private let output: Output
     private let printsErrorLines: Bool
     private let statuses = LockedValue<[ExitStatus]>([])
-    /// Results arrive from worker threads; stdout's buffer takes one line at a time.
-    private let writing = LockedValue(())
-    /// The lines go to a terminal the progress display draws on: they go through it.
-    private let linesShareTerminal: Bool
 
     /// For a person at a terminal: "VERB NAME" lines instead of JSON (failures are told on stderr).
     private let textVerb: String?
@@ -47,7 +43,6 @@ final class BatchReport: Sendable {
         self.display = display
         self.lines = lines
         printsErrorLines = display == nil && lines != .standardError
-        linesShareTerminal = lines == .standardOutput && output.stdoutIsTerminal
         output.flush()
     }
 
@@ -98,20 +93,7 @@ final class BatchReport: Sendable {
         case .standardError:
             output.printer.write(bytes)
         case .standardOutput:
-            let stdout = output.stdout
-            writing.withLock { _ in
-                guard let display, linesShareTerminal else {
-                    stdout.write(bytes)
-                    stdout.flush()
-                    return
-                }
-                do {
-                    stdout.flush()
-                    try display.emit(bytes, to: stdout.fileDescriptor)
-                } catch {
-                    stdout.markFailed(error as? SystemError ?? SystemError("write", errno: EIO))
-                }
-            }
+            output.writeNow(bytes, through: display)
         }
     }
 }

@@ -31,7 +31,7 @@ final class Output: @unchecked Sendable {
     private let environment: [String: String]
     /// The time a view measures "3 minutes ago" from.
     private let clock: RunClock
-    /// Serializes the writes of `lineNow`.
+    /// Serializes the writes of `writeNow` and `lineNow`, which come from several threads.
     private let writing = LockedValue(())
 
     init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, globals: GlobalOptionValues,
@@ -158,14 +158,25 @@ final class Output: @unchecked Sendable {
         stdout.flush()
     }
 
-    /// A whole line of data, out at once, from any thread (`--dry-run`'s request lines,
-    /// which parallel uploads print as they go).
-    func lineNow(_ text: String) {
+    /// Whole bytes of data out at once, from any thread (a batch's result lines as they
+    /// come in). When a live progress display shares stdout's terminal, they go through it,
+    /// which clears its rows, writes them and draws the rows again below.
+    func writeNow(_ bytes: [UInt8], through display: ProgressDisplay? = nil) {
         writing.withLock { _ in
-            stdout.line(text)
+            guard let display, stdoutIsTerminal else {
+                stdout.write(bytes)
+                return stdout.flush()
+            }
             stdout.flush()
+            do { try display.emit(bytes, to: stdout.fileDescriptor) } catch {
+                stdout.markFailed(error as? SystemError ?? SystemError("write", errno: EIO))
+            }
         }
     }
+
+    /// A whole line of data, out at once, from any thread (`--dry-run`'s request lines,
+    /// which parallel uploads print as they go).
+    func lineNow(_ text: String) { writeNow(Array((text + "\n").utf8)) }
 
     /// Everything written so far, out (before a child process or a long wait).
     func flush() { stdout.flush() }
