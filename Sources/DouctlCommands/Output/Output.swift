@@ -187,7 +187,7 @@ final class Output: @unchecked Sendable {
     /// stdout as a sink for bytes arriving from elsewhere (`download -o -`): written through
     /// the same stream, so a closed reader is seen, and said, in one place (`finish`).
     func sink(_ bytes: UnsafeRawBufferPointer) -> SystemError? {
-        stdout.writeNow(through: bytes)
+        stdout.writeUnbuffered(bytes)
         return stdout.failed ? stdout.failure ?? SystemError("write", errno: EIO) : nil
     }
 

@@ -66,7 +66,7 @@ public final class OutputStream {
 
     /// Bytes out now, after what is buffered, without a copy into the buffer (a download's
     /// chunks to stdout); through the stage when there is one.
-    public func writeNow(through bytes: UnsafeRawBufferPointer) {
+    public func writeUnbuffered(_ bytes: UnsafeRawBufferPointer) {
         guard stage == nil else {
             write(bytes)
             return flush()
