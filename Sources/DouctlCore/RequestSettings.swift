@@ -21,6 +21,9 @@ public struct RequestSettings: Sendable {
     public var retry: RetryPolicy = .standard
     /// `-v`: each request and reply, secrets redacted.
     public var verboseLog: (@Sendable (String) -> Void)?
+    /// One line for a person on stderr for every wait and retry (how long, why, which try):
+    /// the HTTP client's retries, the `rate_limit` quota's longer waits. Nil with `--quiet`.
+    public var announce: (@Sendable (String) -> Void)?
     /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
     /// rate-limit wait, walk and batch polls it.
     public var cancellation: Cancellation = .process
@@ -50,6 +53,8 @@ public struct RequestSettings: Sendable {
             retry: retry,
             userAgent: userAgent,
             verboseLog: verboseLog,
+            announce: announce,
+            clock: clock,
             cancellation: cancellation,
             tls: network.tls,
             proxy: network.proxy,

@@ -169,7 +169,7 @@ public final class RunSession {
             }
             freshFor = seconds
         }
-        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: settings.cacheOnly, note: settings.cacheLog)
+        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: settings.cacheOnly, note: settings.warn)
     }
 
     // MARK: - credentials and clients

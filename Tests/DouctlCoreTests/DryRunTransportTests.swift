@@ -53,7 +53,7 @@ struct DryRunTransportTests {
         let reply = try client.send(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form([("text", "it's $HOME & 你好")])))
         #expect(try reply.requireJSON() == .object(JSONObject()))
         #expect(lines.all == [
-            #"curl -sS -g -X POST http://127.0.0.1:8089/shuo/v2/statuses/ -A douctl/test -H 'Accept: application/json' -H "Authorization: Bearer $DOUCTL_TOKEN" -H 'Content-Type: application/x-www-form-urlencoded' --data-binary text=it%27s+%24HOME+%26+%E4%BD%A0%E5%A5%BD"#,
+            #"curl -sS -g -X POST http://127.0.0.1:8089/shuo/v2/statuses/ -A douctl/test -H 'Accept: application/json' -H 'Content-Type: application/x-www-form-urlencoded' -H "Authorization: Bearer $DOUCTL_TOKEN" --data-binary text=it%27s+%24HOME+%26+%E4%BD%A0%E5%A5%BD"#,
         ])
     }
 
