@@ -4,8 +4,10 @@ import DouctlSystem
 /// `--cache DURATION`, `--cache-only`: buffered GET and HEAD replies from and into the
 /// response cache. It sits below the credentials layer, so it sees the request as it goes
 /// out: an entry is keyed by the credential actually sent (the stored token, your own
-/// `-H Authorization`, an API key header or query, the cookie session), and is served only to
-/// a request that sends the same. A fresh entry is served; a stale one with validators is
+/// `-H Authorization`, an API key header or query, the cookie session), the URL and the Unix
+/// socket (`ResponseCache.key(profile:request:unixSocket:)`), and is served only to a request
+/// that sends the same, with the same values of the headers its `Vary` names. A fresh entry
+/// (`CachePolicy.isFresh`: every `Cache-Control` line read) is served; a stale one with validators is
 /// revalidated (RFC 9111 §4.3, a 304 renews it); else the network (storing a plain
 /// success); else — when the network fails or answers 5xx — a stale copy with a warning
 /// (stale-if-error). Error replies are never stored, so never served.
@@ -26,15 +28,16 @@ final class CacheLayer: RequestLayer {
 
     func send(_ request: OutgoingRequest, _ reply: ReplyHandling) throws(DouctlError) -> HTTPResponse {
         // Only replies that are read are cached, and only safe ones; a request made
-        // conditional or partial by the caller gets the server's own answer.
+        // conditional, partial or no-store by the caller gets the server's own answer.
         guard reply.streaming == nil, ["GET", "HEAD"].contains(request.http.method),
-              !ResponseCache.asksConditionally(request.http.headers) else {
+              !ResponseCache.bypasses(request.http) else {
             return try next.send(request, reply)
         }
-        let key = ResponseCache.key(profile: profile.name, request: request.http, unixSocket: unixSocket)
+        let key = ResponseCache.key(profile: profile.name, request: request.http, unixSocket: unixSocket,
+                                    volatileQuery: ResponseCache.volatileQuery(signing: profile.signing))
         let now = clock.now()
-        let entry = policy.cache.load(key, request: request.http)
-        if let entry, policy.cacheOnly || policy.freshFor.map({ now - entry.storedAt <= $0 }) == true {
+        let entry = try policy.cache.load(key, request: request.http)
+        if let entry, policy.cacheOnly || policy.isFresh(entry, request: request.http, now: now) {
             policy.cache.count(.hits)
             return entry.response
         }
@@ -56,7 +59,7 @@ final class CacheLayer: RequestLayer {
             if let entry, entry.hasValidator, entry.isConfirmed(by: response.head) {
                 policy.cache.count(.revalidations)
                 do {
-                    return try policy.cache.refresh(key, entry, with: response.head, now: now).response
+                    return try policy.cache.refresh(key, entry, with: response.head, request: request.http, now: now).response
                 } catch {
                     policy.note(error.message)
                     return entry.response
@@ -73,7 +76,7 @@ final class CacheLayer: RequestLayer {
                 throw .badReply("the server answered 304 Not Modified, but douctl holds no copy it confirms: \(request.summary)", httpStatus: 304)
             }
         }
-        if ResponseCache.isStorable(response, requestHeaders: request.http.headers) {
+        if ResponseCache.isStorable(response, request: request.http) {
             do { try policy.cache.store(key, response, request: request.http, now: now) } catch { policy.note(error.message) }
         } else if response.status >= 500, let entry {
             policy.note("the server answered HTTP \(response.status); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
