@@ -230,9 +230,11 @@ final class Output: @unchecked Sendable {
 
     /// `--wait-on-rate-limit`'s wait: a countdown on a terminal, one line otherwise. False
     /// when the run was stopped while waiting.
-    func waitOutRateLimit(seconds: Double, reason: String, clock: RunClock, cancellation: Cancellation) -> Bool {
+    func waitOutRateLimit(seconds: Double, reason: String, clock: RunClock, cancellation: Cancellation, quiet: Bool = false) -> Bool {
         let total = Int(seconds.rounded(.up))
-        if terminal.stderrIsTerminal {
+        if quiet {
+            clock.sleep(seconds, cancellation)
+        } else if terminal.stderrIsTerminal {
             for left in stride(from: total, to: 0, by: -1) {
                 printer.write(Array("\r\u{1B}[2Kdouctl: rate limited (\(TerminalText.escaped(reason))); going on in \(left)s".utf8))
                 clock.sleep(min(1, seconds - Double(total - left)), cancellation)
