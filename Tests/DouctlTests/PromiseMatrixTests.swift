@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DouctlJSON
+import DouctlServer
 import DouctlSystem
 import DouctlTestSupport
 import Foundation
@@ -219,5 +220,62 @@ struct PromiseMatrixTests {
         #expect(server.heads.joined().contains(Self.token), "\(feature): the token was not sent, so the cell proves nothing")
         #expect(!result.stderr.contains(Self.token), "\(feature): \(result.stderr)")
         #expect(!result.stdoutText.contains(Self.token), "\(feature): the report line: \(result.stdoutText)")
+    }
+
+    // MARK: each login kind
+
+    static let clientSecret = "cs-4b1d9e77aa"
+
+    /// A profile `p` whose OAuth endpoints are on `base` (a device endpoint, a token endpoint).
+    static func loginProfile(_ douctl: Douctl, base: String) throws {
+        let add = try douctl.run("profile", "add", "p", "--api-base", base, "--token-url", base + "/token",
+                                 "--device-authorization-url", base + "/device", "--authorize-url", base + "/authorize", "--client-id", "x")
+        try #require(add.status == 0, "\(add)")
+    }
+
+    /// Logins that wait on a server or a person: --max-time stops each within a second, and
+    /// nothing reaches stdout.
+    @Test(arguments: [
+        ("device", ["auth", "login", "--device", "--no-browser"]),
+        ("client credentials", ["auth", "login", "--client-credentials"]),
+        ("browser", ["auth", "login", "--no-browser"]),
+    ])
+    func login_stop_maxTimeStopsALoginWithinASecond(kind: String, arguments: [String]) throws {
+        let server = try TestServer { received in
+            if received.path == "/device" {
+                return .bytes(200, Array(#"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":5}"#.utf8), contentType: "application/json")
+            }
+            Thread.sleep(forTimeInterval: 20)
+            return .bytes(400, Array(#"{"error":"authorization_pending"}"#.utf8), contentType: "application/json")
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": Self.clientSecret])
+        try Self.loginProfile(douctl, base: server.baseURL)
+        let started = Date()
+        let result = try douctl.run(arguments + ["--profile", "p", "--max-time", "1"], timeout: 30)
+        #expect(result.status == 7, "\(kind): \(result)")
+        #expect(Date().timeIntervalSince(started) < 3, "\(kind)")
+        #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)")
+    }
+
+    /// A token endpoint that refuses the client and repeats its secret: exit 4, nothing on
+    /// stdout, the secret in none of douctl's lines.
+    @Test(arguments: [
+        ("device", ["auth", "login", "--device", "--no-browser"]),
+        ("client credentials", ["auth", "login", "--client-credentials"]),
+    ])
+    func login_secret_aRefusalThatRepeatsTheClientSecretIsMasked(kind: String, arguments: [String]) throws {
+        let server = try TestServer { received in
+            if received.path == "/device" {
+                return .bytes(200, Array(#"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":1}"#.utf8), contentType: "application/json")
+            }
+            return .bytes(401, Array(#"{"error":"invalid_client","error_description":"client_secret \#(Self.clientSecret) is wrong"}"#.utf8), contentType: "application/json")
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": Self.clientSecret])
+        try Self.loginProfile(douctl, base: server.baseURL)
+        let result = try douctl.run(arguments + ["--profile", "p"], timeout: 60)
+        #expect(result.status == 4, "\(kind): \(result)")
+        #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)")
+        #expect(server.received.contains { $0.bodyText.contains(Self.clientSecret) || ($0.header("Authorization") ?? "").hasPrefix("Basic") }, "\(kind): the secret was not sent")
+        #expect(!result.stderr.contains(Self.clientSecret), "\(kind): \(result.stderr)")
     }
 }
