@@ -383,6 +383,20 @@ static void wait_a_little(struct cjq_filter *filter) {
     pthread_cond_timedwait(&filter->changed, &filter->lock, &until);
 }
 
+/// Whether the caller should stop waiting: `stop` has said so for GRACE_MS (so a program that
+/// keeps up still prints what was queued before a Ctrl-C, whole lines; one that runs on is
+/// left within a second). `since` is 0 until `stop` first says so.
+enum { GRACE_MS = 250 };
+
+static int gave_up(struct cjq_filter *filter, long long *since) {
+    if (!filter->stop(filter->context)) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    if (*since == 0) *since = ms;
+    return ms - *since >= GRACE_MS;
+}
+
 /// The caller stops waiting for the thread (called with `lock` held, released on return).
 /// The thread is detached and owns the filter from now on: it ends when its program next
 /// yields a result, or when the program ends, and frees the filter; the caller never
@@ -412,10 +426,11 @@ static int abandon(struct cjq_filter *filter) {
 
 /// Threaded: queue the bytes (waiting while the ring is full); the thread's status so far.
 static int queue_bytes(struct cjq_filter *filter, const char *bytes, size_t count, char *error, size_t error_size) {
+    long long since = 0;
     pthread_mutex_lock(&filter->lock);
     while (count > 0 && filter->status == CJQ_OK && !filter->input_done) {
         while (filter->count == QUEUE && filter->status == CJQ_OK && !filter->input_done) {
-            if (filter->stop(filter->context)) return abandon(filter);
+            if (gave_up(filter, &since)) return abandon(filter);
             wait_a_little(filter);
         }
         if (filter->status != CJQ_OK || filter->input_done) break;
@@ -444,8 +459,9 @@ int cjq_filter_end(cjq_filter *filter, int complete, char *error, size_t error_s
     }
     pthread_cond_broadcast(&filter->changed);
     // The thread ends when its program does; the wait ends when the run is stopped too.
+    long long since = 0;
     while (!filter->thread_done) {
-        if (filter->stop(filter->context)) return abandon(filter);
+        if (gave_up(filter, &since)) return abandon(filter);
         wait_a_little(filter);
     }
     pthread_mutex_unlock(&filter->lock);

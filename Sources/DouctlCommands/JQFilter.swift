@@ -27,8 +27,8 @@ import Synchronization
 /// the same work took 1.04–1.19x the pipe's wall time on two cores.
 ///
 /// libjq cannot be interrupted. When the run is stopped (--max-time, Ctrl-C, SIGTERM) while
-/// the command waits for the thread, the wait ends within 50 ms and the thread is abandoned:
-/// it prints nothing more, and the process exits under it.
+/// the command waits for the thread, the thread is given a quarter of a second to finish what
+/// was queued, then abandoned: it prints nothing more, and the process exits under it.
 final class JQFilter: @unchecked Sendable {
     private let filter: OpaquePointer
     /// Why the filter stopped: the program failed (exit 9), or its input was not JSON (8).
@@ -200,11 +200,13 @@ final class JQFilter: @unchecked Sendable {
             stdout.flush()
         } else {
             stdout.write(result)
-            stdout.write([0x0A])
+            stdout.write(newline)
             if stdout.bufferedCount >= block { stdout.flush() }
         }
         return stdout.failed ? 0 : 1
     }
+
+    private static let newline: [UInt8] = [0x0A]
 
     /// Asked while the command waits for the filter's thread.
     private static let stop: cjq_stop = { context in

@@ -45,8 +45,9 @@ int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int las
 /// From now on the filter runs on a thread of its own, beside the command, as jq beside
 /// douctl in a pipe: `cjq_filter_feed` queues the bytes (waiting while 64 KiB wait) and
 /// returns the thread's status so far; the thread hands each result to `emit` (nothing is
-/// buffered here). Every wait for the thread asks `stop` every 50 ms: when it says so, the
-/// wait ends with CJQ_CANCELLED (or CJQ_CANCELLED_BUSY) and the thread is abandoned: libjq
+/// buffered here). Every wait for the thread asks `stop` every 50 ms: once it has said so
+/// for a quarter of a second (time for the thread to finish what is queued), the wait ends
+/// with CJQ_CANCELLED (or CJQ_CANCELLED_BUSY) and the thread is abandoned: libjq
 /// cannot be interrupted, so it runs on detached, never enters `emit` again, and frees the
 /// filter itself; the caller must not use or free the filter after that. 0, or 1 when no
 /// thread could be started (the filter then stays in the caller's thread).
