@@ -114,6 +114,13 @@ struct JQTests {
         #expect(orphan.status == 2)
         let raw = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--raw")
         #expect(raw.status == 2)
+        // Refused where options are bound, as other conflicts are: the usage line follows.
+        for extra in [["--raw"], ["-i"], ["-I"], ["-o", "out.json"]] {
+            let refused = try douctl.run(["api", "/x", "--api-base", server.baseURL, "--jq", "."] + extra)
+            #expect(refused.status == 2, "\(extra): \(refused)")
+            #expect(refused.stderr.hasPrefix("douctl: --jq cannot be combined with "), "\(refused.stderr)")
+            #expect(refused.stderr.contains("\nusage: douctl api "), "\(extra): \(refused.stderr)")
+        }
         #expect(server.received.isEmpty)
 
         let index = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".a.b")
