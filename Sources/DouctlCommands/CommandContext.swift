@@ -46,12 +46,14 @@ struct CommandContext {
         requests.timeout = globals.timeout
         requests.retry = retryPolicy(globals)
         requests.verboseLog = globals.verbose ? line : nil
+        let announce: @Sendable (String) -> Void = { text in output.note("douctl: " + text) }
+        requests.announce = globals.quiet ? nil : announce
         requests.cancellation = process.cancellation
         requests.clock = process.clock
         if globals.waitOnRateLimit {
-            let (clock, cancellation) = (process.clock, process.cancellation)
+            let (clock, cancellation, quiet) = (process.clock, process.cancellation, globals.quiet)
             requests.rateLimitWait = RateLimitWait(maximum: globals.retryMaxTime ?? 3 * 3600) { seconds, reason in
-                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation)
+                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation, quiet: quiet)
             }
         }
         requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))

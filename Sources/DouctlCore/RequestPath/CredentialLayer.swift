@@ -42,6 +42,7 @@ final class CredentialLayer: RequestLayer {
         guard request.isReplayable else {
             throw .authentication("the token had expired and is now refreshed, but the request body came from a pipe and cannot be sent again; run the command again")
         }
+        requests.announce?("the server refused the token as expired; refreshed it, sending \(request.summary) again (try 2 of 2)")
         return try send(request, with: fresh, reply)
     }
 
