@@ -128,6 +128,9 @@ public struct ResponseCache: Sendable {
     /// Touches it so eviction sees it was used. A directory or entry another user could have
     /// written, or a symbolic link, is refused (`requireTrusted`, exit 3).
     public func load(_ key: String, request: HTTPRequest) throws(DouctlError) -> Entry? {
+        // Made before it is judged (as `count` would make it anyway), so that a directory
+        // above it others can write refuses the first run as it refuses every later one.
+        if !FileIO.nameExists(directory) { try? FileIO.makeDirectory(directory, mode: 0o700) }
         try requireTrusted()
         let file = path(key)
         guard try requireTrustedEntry(file), let (entry, vary) = read(file) else { return nil }

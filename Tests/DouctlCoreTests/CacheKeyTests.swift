@@ -183,6 +183,14 @@ struct CacheKeyTests {
         }
     }
 
+    @Test func aParentOthersCanWriteRefusesTheFirstRunToo() throws {
+        let parent = TemporaryDirectory.make(prefix: "cache-parent")
+        #expect(chmod(parent, 0o777) == 0)
+        let cache = ResponseCache(directory: parent + "/douctl", maximumBytes: 1 << 20)
+        let message = Self.refusal { () throws(DouctlError) in _ = try cache.load("k", request: Self.get()) }
+        #expect(message == "bad owner or permissions on the cache directory \(cache.directory) (its directory \(parent) is writable by other users (mode 777)); refusing to use it. Fix it with: chmod go-w \(parent)")
+    }
+
     @Test func aSymbolicLinkIsNeverACacheDirectoryOrEntry() throws {
         let cache = try Self.filled()
         // The entry replaced by a link to a reply planted elsewhere.
