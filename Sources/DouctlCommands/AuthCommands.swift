@@ -39,10 +39,11 @@ enum AuthCommands {
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             discussion: """
-            Prints the token requests use: DOUCTL_TOKEN when set, else the stored one. For
-            a login with a user name and password (auth login --basic), the credential that
-            follows "Basic " in the Authorization header (base64 of user:password), so
-            DOUCTL_TOKEN=$(douctl auth token) fills in --dry-run's lines for any profile. A
+            Prints the token requests use: DOUCTL_TOKEN when set, else the stored one.
+            For a user name and password (auth login --basic), what follows "Basic " in
+            the Authorization header (the base64 of user:password), so that
+            DOUCTL_TOKEN=$(douctl auth token) fills in the curl lines a dry run prints,
+            for any profile. A
             profile logged in with a cookie session (Coding's auth login --password) has no
             access token: douctl prints nothing on stdout and exits 4 saying so ("… is
             logged in with a cookie session …"), as it does, with "not logged in", for a
