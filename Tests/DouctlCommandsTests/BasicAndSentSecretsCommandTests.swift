@@ -166,4 +166,18 @@ import Testing
         #expect(try JSONParser.parse(json.stderrBytes)["message"]?.stringValue == "token *** lacks the scope", "\(json)")
         Self.expectNone(of: [token], in: json)
     }
+
+    /// upload's result line for a failed file carries douctl's error message: on stdout too,
+    /// a secret the server repeated is masked there, as in the error line on stderr.
+    @Test func aBatchsFailedLineMasksTheEchoedToken() throws {
+        let token = "t0ken-echoed-42"
+        let file = try TemporaryDirectory.file(named: "a.txt", bytes: Array("alpha".utf8))
+        let transport = ScriptedTransport([.json(403, #"{"message":"token t0ken-echoed-42 may not upload"}"#)])
+        let douctl = try Self.douctl(transport, environment: ["DOUCTL_TOKEN": token])
+        let upload = try douctl.run("--profile", "b", "upload", file, "--to", "/files")
+        #expect(upload.status == 4, "\(upload)")
+        let line = try JSONParser.parse(upload.stdout)
+        #expect(line["error"]?.stringValue?.contains("token *** may not upload") == true, "\(upload)")
+        #expect(!upload.stdoutText.contains(token) && !upload.stderr.contains(token), "\(upload)")
+    }
 }
