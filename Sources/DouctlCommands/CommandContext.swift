@@ -42,7 +42,11 @@ struct CommandContext {
     /// requests swaps in the transport that prints them (`SessionSettings.printingRequests`).
     private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, output: Output, dryRun: DryRunPrinter?) -> SessionSettings {
         let line: @Sendable (String) -> Void = { text in output.note(text) }
-        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
+        // Every request registers the secrets it carries as it leaves, in the registry the
+        // output masks stderr with.
+        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)",
+                                       makeTransport: output.sentSecrets.registering(process.makeTransport))
+        requests.sentSecrets = output.sentSecrets
         requests.timeout = globals.timeout
         requests.retry = retryPolicy(globals)
         requests.verboseLog = globals.verbose ? line : nil

@@ -38,6 +38,11 @@ public struct RequestSettings: Sendable {
     public var rateLimitWait: RateLimitWait?
     /// `--record DIR`: every exchange written there, secrets scrubbed.
     public var recorder: ExchangeRecorder?
+    /// Every secret the run's requests carried, registered as each leaves (the command layer
+    /// makes its transports with `SentSecrets.registering`), so the one writer of stderr masks
+    /// whatever a server echoes back. A reference: every copy of these settings, every client
+    /// and worker of the run, shares the one registry.
+    public var sentSecrets = SentSecrets()
 
     public init(environment: [String: String] = [:], userAgent: String = "douctl", makeTransport: @escaping TransportFactory = HTTPClient.transport) {
         self.environment = environment

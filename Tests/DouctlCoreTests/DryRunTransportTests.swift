@@ -23,8 +23,10 @@ struct DryRunTransportTests {
         profile.rateLimit = RateQuota("1/1h")
         let printer = DryRunPrinter(userAgent: "douctl/test") { line in lines.add(line) }
         let settings = SessionSettings(requests: RequestSettings()).printingRequests(to: printer)
-        let factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: CredentialStore(directory: ConfigDirectory(path: directory)),
-                                    requests: settings.requests, credential: try #require(settings.credential))
+        let store = CredentialStore(directory: ConfigDirectory(path: directory))
+        let credential = CredentialInForce.placeholder(try #require(settings.credentialPlaceholder), profile: profile, store: store, environment: [:])
+        let factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store,
+                                    requests: settings.requests, credential: credential)
         let client = try factory.make()
         #expect(client.rateLimiter == nil && client.options.serverRateLimit == nil && client.requests.recorder == nil && client.session == nil)
         #expect(!client.sendsRequests)

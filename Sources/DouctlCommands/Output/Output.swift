@@ -43,7 +43,7 @@ final class Output: @unchecked Sendable {
 
     init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, globals: GlobalOptionValues,
          presentation: OutputPresentation = OutputPresentation(), environment: [String: String], clock: RunClock = .system,
-         filter: JQFilter? = nil) {
+         filter: JQFilter? = nil, sentSecrets: SentSecrets = SentSecrets()) {
         self.clock = clock
         self.stdout = stdout
         self.filter = filter
@@ -54,14 +54,19 @@ final class Output: @unchecked Sendable {
         self.presentation = presentation
         self.environment = environment
         printer = Printer(stderr: stderr, isTerminal: terminal.stderrIsTerminal,
-                          color: ColorChoice.enabled(globals.color, isTerminal: terminal.stderrIsTerminal, environment: environment))
+                          color: ColorChoice.enabled(globals.color, isTerminal: terminal.stderrIsTerminal, environment: environment),
+                          sentSecrets: sentSecrets)
     }
+
+    /// The run's registry of secrets sent, which every line on stderr is scrubbed with
+    /// (`Printer`); the session's requests register in it (`RequestSettings.sentSecrets`).
+    var sentSecrets: SentSecrets { printer.sentSecrets }
 
     /// The same output with another stdout (`--dry-run` discards the command's own; it
     /// never takes --jq).
     func replacingStdout(with stream: OutputStream) -> Output {
         Output(stdout: stream, stderr: stderr, terminal: terminal, globals: globals, presentation: presentation,
-               environment: environment, clock: clock)
+               environment: environment, clock: clock, sentSecrets: sentSecrets)
     }
 
     // MARK: - how stdout is shown
