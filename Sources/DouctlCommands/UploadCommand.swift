@@ -116,7 +116,7 @@ enum UploadCommand {
         let profile = try context.session.profileName
         context.output.prompt("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ")
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
-        if context.cancellation.isRequested { throw .interrupted }
+        if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
         guard answer == "y" || answer == "yes" else {
             throw .usage("cancelled; nothing was posted (answer y, or pass --yes)")
         }
