@@ -11,12 +11,11 @@ import DouctlSystem
 /// `api -o FILE` and `api -I`: the reply streamed to a file, or only its head, as curl and
 /// xh do. Kept apart from the printing of `api`'s usual JSON output.
 enum APIOutput {
-    /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise
-    /// (and with --dry-run, which prints the request instead). Neither goes with
-    /// --paginate: `APIOptions.validate()` has refused that.
+    /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise.
+    /// Neither goes with --paginate (`APIOptions.validate()` has refused that), nor is asked
+    /// under --dry-run (`APICommand.send` prints the request instead).
     static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
         guard options.head || options.outputFile != nil else { return nil }
-        if !client.sendsRequests { return nil }
         if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
         guard let output = options.outputFile else { return nil }
         return try toFile(output, include: options.include, request: request, client: client, context: context)
