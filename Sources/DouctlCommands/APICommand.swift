@@ -316,7 +316,7 @@ enum APICommand {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
         } catch .transport(.outputFailed(let detail)) {
             if let problem = printer.problem { throw problem }
-            throw .transport(.outputFailed(detail))
+            throw context.output.readerClosed ? .stopped(.readerClosed) : .transport(.outputFailed(detail))
         }
         guard (200..<300).contains(response.status) else { return (response, false) }
         return try printer.finish(response.head).map { ($0, printer.headPrinted) }

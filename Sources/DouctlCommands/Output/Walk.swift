@@ -14,7 +14,7 @@ extension Output {
         let out = stdout
         func stopIfOutputFailed() throws(DouctlError) {
             out.flush()
-            if out.failed { throw .transport(.outputFailed("standard output")) }
+            if out.failed { throw stdoutFailure }
         }
         guard slurp else {
             let itemView = wantsView ? view : nil
@@ -36,7 +36,7 @@ extension Output {
             }
         }
         try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-            if out.failed { throw .transport(.outputFailed("standard output")) }
+            if out.failed { throw stdoutFailure }
             var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")
