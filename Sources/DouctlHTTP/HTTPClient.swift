@@ -295,6 +295,10 @@ public final class HTTPClient: HTTPTransport {
             bodyLimit: configuration.verboseBodyLimit,
             secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
             boundsDecoding: request.acceptsCompression)
+        transfer.bytesOnTheWire = {
+            var received: Int64 = 0
+            return ccurl_getinfo_offset(handle, CCURLINFO_SIZE_DOWNLOAD_T, &received) == CCURLE_OK ? received : 0
+        }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutableRawPointer?
         defer { ccurl_slist_free_all(headerList) }

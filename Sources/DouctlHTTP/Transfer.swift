@@ -34,8 +34,9 @@ final class Transfer {
     /// The reply was asked for compressed: its decoded bytes are bounded against the bytes
     /// that came over the wire (`HTTPResponse.decompressionBomb`).
     private let boundsDecoding: Bool
-    /// Body bytes received over the wire so far (encoded), from libcurl's progress.
-    private var bytesOnTheWire: Int64 = 0
+    /// Body bytes received over the wire so far (encoded): libcurl's download counter, read
+    /// when the bound is near (its progress callback may not have run yet on a fast link).
+    var bytesOnTheWire: () -> Int64 = { 0 }
     /// Why the reply's framing cannot be trusted (two different Content-Length values, RFC
     /// 9112 §6.3): the transfer stops at its head. libcurl would read up to the larger one.
     private(set) var framingError: String?
@@ -133,7 +134,8 @@ final class Transfer {
             heldBody.append(contentsOf: bytes)
             return true
         }
-        if boundsDecoding, let problem = HTTPResponse.decompressionBomb(decoded: deliveredBytes + Int64(bytes.count), onTheWire: bytesOnTheWire) {
+        let decoded = deliveredBytes + Int64(bytes.count)
+        if boundsDecoding, decoded > HTTPResponse.decodedFloor, let problem = HTTPResponse.decompressionBomb(decoded: decoded, onTheWire: bytesOnTheWire()) {
             stop = .refused(problem)
             return false
         }
@@ -146,7 +148,6 @@ final class Transfer {
     }
 
     fileprivate func reportProgress(_ now: TransferProgress) -> Bool {
-        bytesOnTheWire = now.downloaded
         if isCancelled() {
             wasCancelled = true
             return false
