@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <time.h>
 #include <unistd.h>
 
 // jq's value type, as jv.h declares it (16 bytes, passed by value; the same in 1.6 and 1.7).
@@ -119,8 +120,8 @@ const char *cjq_load_error(void) { return load_status == 0 ? NULL : load_error; 
 
 /// What the filter's own thread takes at a time, and what may wait for it: 64 KiB, what a
 /// pipe to jq holds, so a producer faster than jq waits as a writer into a full pipe does,
-/// and one whose reader went away (`| head`) stops as early. Results go out in BLOCKs.
-enum { CHUNK = 16 * 1024, QUEUE = 64 * 1024, BLOCK = 4096 };
+/// and one whose reader went away (`| head`) stops as early.
+enum { CHUNK = 16 * 1024, QUEUE = 64 * 1024 };
 
 struct cjq_filter {
     jq_state *state;
@@ -129,7 +130,8 @@ struct cjq_filter {
     char message[512];
 
     // Threaded mode (cjq_filter_start_thread): the bytes fed wait in a ring for the filter's
-    // thread, which parses, runs the program and writes the results to `fd` itself.
+    // thread, which parses, runs the program and hands each result to `emit`. The results
+    // are not buffered here: the caller's one output buffer takes them.
     int threaded;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -141,10 +143,17 @@ struct cjq_filter {
     /// The thread's outcome so far (CJQ_OK until it stops), with its one-line message.
     int status;
     char failure[512];
-    int write_errno;
-    int fd, line_buffered;
-    char *out;
-    size_t out_count;
+    cjq_emit emit;
+    cjq_stop stop;
+    void *context;
+    /// Held by the thread while `emit` runs; the caller takes it to abandon the thread, so
+    /// that once abandoned, `emit` (and the caller's output) is never entered again.
+    pthread_mutex_t emitting;
+    /// The caller stopped waiting (`stop`): the thread runs on only until its program next
+    /// yields (libjq cannot be interrupted), emits nothing more, and frees the filter.
+    int abandoned;
+    /// The thread has ended (under `lock`).
+    int thread_done;
 };
 
 /// The first line of `text`, without jq's "jq: error: " prefix, into `out`.
@@ -251,11 +260,13 @@ static int run(struct cjq_filter *filter, jv input, cjq_emit emit, void *context
         jv result = jq.jq_next(filter->state);
         int ended = end_of_values(result, CJQ_RUNTIME_ERROR, error, error_size);
         if (ended >= 0) return ended;
-        // As `jq -r` prints: a string's bytes unquoted, anything else as `jq -c` does.
-        if (jq.jv_get_kind(result) != JV_KIND_STRING) result = jq.jv_dump_string(result, 0);
+        // As `jq -r` prints: a string's bytes unquoted, anything else as `jq -c` does (the
+        // caller adds the newline).
+        int is_string = jq.jv_get_kind(result) == JV_KIND_STRING;
+        if (!is_string) result = jq.jv_dump_string(result, 0);
         const char *text = jq.jv_string_value(result);
         int length = jq.jv_string_length_bytes(jq.jv_copy(result));
-        int going = emit(context, text, (size_t)length) && emit(context, "\n", 1);
+        int going = emit(context, text, (size_t)length, is_string);
         jq.jv_free(result);
         if (!going) return CJQ_STOPPED;
     }
@@ -274,40 +285,15 @@ static int drain(struct cjq_filter *filter, cjq_emit emit, void *context, char *
 
 // MARK: - threaded mode
 
-static int write_out(struct cjq_filter *filter) {
-    size_t done = 0;
-    while (done < filter->out_count) {
-        ssize_t n = write(filter->fd, filter->out + done, filter->out_count - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            filter->write_errno = n < 0 ? errno : EIO;
-            filter->out_count = 0;
-            return 0;
-        }
-        done += (size_t)n;
-    }
-    filter->out_count = 0;
-    return 1;
-}
+static void release(struct cjq_filter *filter);
 
-/// The thread's emit: results into its own buffer, written in blocks as jq's stdio writes
-/// them (BLOCK bytes, or each line when stdout is a terminal).
-static int emit_to_fd(void *context, const char *bytes, size_t count) {
+/// The thread's emit: the caller's, unless the caller has abandoned the thread.
+static int emit_from_thread(void *context, const char *bytes, size_t count, int is_string) {
     struct cjq_filter *filter = context;
-    if (filter->write_errno) return 0;
-    while (count > 0) {
-        size_t room = CHUNK - filter->out_count;
-        size_t n = count < room ? count : room;
-        memcpy(filter->out + filter->out_count, bytes, n);
-        filter->out_count += n;
-        bytes += n;
-        count -= n;
-        if (filter->out_count == CHUNK && !write_out(filter)) return 0;
-    }
-    if (filter->out_count >= BLOCK || (filter->line_buffered && filter->out_count > 0 && filter->out[filter->out_count - 1] == '\n')) {
-        return write_out(filter);
-    }
-    return 1;
+    pthread_mutex_lock(&filter->emitting);
+    int going = !__atomic_load_n(&filter->abandoned, __ATOMIC_ACQUIRE) && filter->emit(filter->context, bytes, count, is_string);
+    pthread_mutex_unlock(&filter->emitting);
+    return going;
 }
 
 static void *filter_thread(void *argument) {
@@ -326,47 +312,54 @@ static void *filter_thread(void *argument) {
             i += run_length;
         }
         filter->count -= n;
-        int ending = n == 0, complete = filter->complete;
+        int ending = n == 0, complete = filter->complete && !filter->abandoned;
         pthread_cond_broadcast(&filter->changed);
         pthread_mutex_unlock(&filter->lock);
         if (ending) {
             if (complete) {
                 jq.jv_parser_set_buf(filter->parser, "", 0, 0);
-                status = drain(filter, emit_to_fd, filter, failure, sizeof failure);
+                status = drain(filter, emit_from_thread, filter, failure, sizeof failure);
             }
             break;
         }
         jq.jv_parser_set_buf(filter->parser, chunk, (int)n, 1);
-        status = drain(filter, emit_to_fd, filter, failure, sizeof failure);
+        status = drain(filter, emit_from_thread, filter, failure, sizeof failure);
     }
-    // What was printed goes out before the thread says how it ended.
-    if (filter->out_count > 0 && !filter->write_errno) write_out(filter);
-    if (status == CJQ_OK && filter->write_errno) status = CJQ_STOPPED;
     free(chunk);
     pthread_mutex_lock(&filter->lock);
-    filter->status = status == CJQ_OK ? CJQ_OK : status;
+    int abandoned = filter->abandoned;
+    filter->status = status;
+    filter->thread_done = 1;
     memcpy(filter->failure, failure, sizeof failure);
     if (status != CJQ_OK) filter->input_done = 1;  // refuse more input
     pthread_cond_broadcast(&filter->changed);
     pthread_mutex_unlock(&filter->lock);
+    // Abandoned: nobody waits for this thread (it is detached) and the filter is its own.
+    if (abandoned) release(filter);
     return NULL;
 }
 
-int cjq_filter_start_thread(cjq_filter *filter, int fd, int line_buffered) {
+int cjq_filter_start_thread(cjq_filter *filter, cjq_emit emit, cjq_stop stop, void *context) {
     if (filter->threaded) return 0;
     filter->queue = malloc(QUEUE);
-    filter->out = malloc(CHUNK);
-    if (!filter->queue || !filter->out) goto fail;
+    if (!filter->queue) goto fail;
     if (pthread_mutex_init(&filter->lock, NULL) != 0) goto fail;
-    if (pthread_cond_init(&filter->changed, NULL) != 0) {
+    if (pthread_mutex_init(&filter->emitting, NULL) != 0) {
         pthread_mutex_destroy(&filter->lock);
         goto fail;
     }
-    filter->fd = fd;
-    filter->line_buffered = line_buffered;
+    if (pthread_cond_init(&filter->changed, NULL) != 0) {
+        pthread_mutex_destroy(&filter->emitting);
+        pthread_mutex_destroy(&filter->lock);
+        goto fail;
+    }
+    filter->emit = emit;
+    filter->stop = stop;
+    filter->context = context;
     filter->status = CJQ_OK;
     if (pthread_create(&filter->thread, NULL, filter_thread, filter) != 0) {
         pthread_cond_destroy(&filter->changed);
+        pthread_mutex_destroy(&filter->emitting);
         pthread_mutex_destroy(&filter->lock);
         goto fail;
     }
@@ -374,17 +367,71 @@ int cjq_filter_start_thread(cjq_filter *filter, int fd, int line_buffered) {
     return 0;
 fail:
     free(filter->queue);
-    free(filter->out);
-    filter->queue = filter->out = NULL;
+    filter->queue = NULL;
     return 1;
+}
+
+/// How long a wait for the thread goes before asking `stop` again.
+static void wait_a_little(struct cjq_filter *filter) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 50 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&filter->changed, &filter->lock, &until);
+}
+
+/// Whether the caller should stop waiting: `stop` has said so for GRACE_MS (so a program that
+/// keeps up still prints what was queued before a Ctrl-C, whole lines; one that runs on is
+/// left within a second). `since` is 0 until `stop` first says so.
+enum { GRACE_MS = 250 };
+
+static int gave_up(struct cjq_filter *filter, long long *since) {
+    if (!filter->stop(filter->context)) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    if (*since == 0) *since = ms;
+    return ms - *since >= GRACE_MS;
+}
+
+/// The caller stops waiting for the thread (called with `lock` held, released on return).
+/// The thread is detached and owns the filter from now on: it ends when its program next
+/// yields a result, or when the program ends, and frees the filter; the caller never
+/// touches it again. Once `emitting` was ours, the thread is between two results and will
+/// never enter `emit` again: CJQ_CANCELLED. When it stays inside `emit` (blocked writing to a
+/// reader that stopped reading), CJQ_CANCELLED_BUSY: the caller's output is in its hands.
+static int abandon(struct cjq_filter *filter) {
+    __atomic_store_n(&filter->abandoned, 1, __ATOMIC_RELEASE);
+    filter->input_done = 1;
+    pthread_cond_broadcast(&filter->changed);
+    // `lock` stays held, so the thread cannot end (and free the filter) meanwhile.
+    int status = CJQ_CANCELLED_BUSY;
+    for (int tries = 0; tries < 20; tries++) {
+        if (pthread_mutex_trylock(&filter->emitting) == 0) {
+            pthread_mutex_unlock(&filter->emitting);
+            status = CJQ_CANCELLED;
+            break;
+        }
+        usleep(10 * 1000);
+    }
+    pthread_t thread = filter->thread;
+    filter->threaded = 0;
+    pthread_mutex_unlock(&filter->lock);
+    pthread_detach(thread);
+    return status;
 }
 
 /// Threaded: queue the bytes (waiting while the ring is full); the thread's status so far.
 static int queue_bytes(struct cjq_filter *filter, const char *bytes, size_t count, char *error, size_t error_size) {
+    long long since = 0;
     pthread_mutex_lock(&filter->lock);
     while (count > 0 && filter->status == CJQ_OK && !filter->input_done) {
         while (filter->count == QUEUE && filter->status == CJQ_OK && !filter->input_done) {
-            pthread_cond_wait(&filter->changed, &filter->lock);
+            if (gave_up(filter, &since)) return abandon(filter);
+            wait_a_little(filter);
         }
         if (filter->status != CJQ_OK || filter->input_done) break;
         size_t tail = (filter->head + filter->count) % QUEUE;
@@ -411,16 +458,18 @@ int cjq_filter_end(cjq_filter *filter, int complete, char *error, size_t error_s
         filter->complete = complete;
     }
     pthread_cond_broadcast(&filter->changed);
+    // The thread ends when its program does; the wait ends when the run is stopped too.
+    long long since = 0;
+    while (!filter->thread_done) {
+        if (gave_up(filter, &since)) return abandon(filter);
+        wait_a_little(filter);
+    }
     pthread_mutex_unlock(&filter->lock);
     pthread_join(filter->thread, NULL);
     filter->threaded = 0;
-    pthread_cond_destroy(&filter->changed);
-    pthread_mutex_destroy(&filter->lock);
     if (filter->status != CJQ_OK) snprintf(error, error_size, "%s", filter->failure);
     return filter->status;
 }
-
-int cjq_filter_write_errno(cjq_filter *filter) { return filter->write_errno; }
 
 int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int last, cjq_emit emit, void *context,
                     char *error, size_t error_size) {
@@ -444,15 +493,27 @@ int cjq_filter_feed(cjq_filter *filter, const char *bytes, size_t count, int las
     return drain(filter, emit, context, error, error_size);
 }
 
-void cjq_filter_free(cjq_filter *filter) {
-    if (!filter) return;
-    if (filter->threaded) {
-        char ignored[8];
-        cjq_filter_end(filter, 0, ignored, sizeof ignored);
+/// Frees what the filter holds (its thread, if any, has ended or is this one).
+static void release(struct cjq_filter *filter) {
+    if (filter->queue) {
+        pthread_cond_destroy(&filter->changed);
+        pthread_mutex_destroy(&filter->emitting);
+        pthread_mutex_destroy(&filter->lock);
     }
     free(filter->queue);
-    free(filter->out);
     if (filter->parser) jq.jv_parser_free(filter->parser);
     if (filter->state) jq.jq_teardown(&filter->state);
     free(filter);
+}
+
+void cjq_filter_free(cjq_filter *filter) {
+    if (!filter) return;
+    if (filter->threaded) {
+        // The run ends: what is queued is not wanted. Waits for the thread (`stop` says when
+        // not to: then the abandoned thread frees the filter itself).
+        char ignored[8];
+        int status = cjq_filter_end(filter, 0, ignored, sizeof ignored);
+        if (status == CJQ_CANCELLED || status == CJQ_CANCELLED_BUSY) return;
+    }
+    release(filter);
 }

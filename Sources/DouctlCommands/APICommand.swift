@@ -150,8 +150,12 @@ enum APICommand {
             .argument({ $0.path = $1 }, ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)),
         ]
 
-        /// api shows an error reply's body by default; --raw shows it as received.
-        var presentation: OutputPresentation { OutputPresentation(showsErrorBodies: true, rawErrorBodies: raw) }
+        /// api shows an error reply's body by default; --raw shows it as received. --raw, -i,
+        /// -I and -o FILE print bytes and heads, not documents: no --jq with them.
+        var presentation: OutputPresentation {
+            let unfilterable = [(raw, "--raw"), (include, "-i"), (head, "-I"), (outputFile != nil, "-o FILE")].first(where: { $0.0 })?.1
+            return OutputPresentation(showsErrorBodies: true, rawErrorBodies: raw, unfilterable: unfilterable)
+        }
 
         /// The walk of --paginate, as list commands' --all walks.
         var paging: PagingOptions { PagingOptions(all: paginate, slurp: slurp, parallel: parallel) }
@@ -211,9 +215,6 @@ enum APICommand {
     }
 
     static func run(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        if context.globals.jq != nil, let other = [(options.raw, "--raw"), (options.include, "-i"), (options.head, "-I"), (options.outputFile != nil, "-o FILE")].first(where: { $0.0 }) {
-            throw .usage("--jq cannot be combined with \(other.1) (it filters the JSON douctl prints)")
-        }
         do {
             return try send(options, context)
         } catch {

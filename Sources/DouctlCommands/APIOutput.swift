@@ -68,7 +68,7 @@ enum APIOutput {
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
         } else {
-            context.output.write(Array(text.utf8))
+            context.output.headText(text)
         }
         if !(200..<400).contains(response.status) {
             _ = try client.decode(response, for: request)

@@ -39,7 +39,11 @@ enum AuthCommands {
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
             discussion: """
-            Prints the token requests use: DOUCTL_TOKEN when set, else the stored one. A
+            Prints the token requests use: DOUCTL_TOKEN when set, else the stored one.
+            For a user name and password (auth login --basic), what follows "Basic " in
+            the Authorization header (the base64 of user:password), so that
+            DOUCTL_TOKEN=$(douctl auth token) fills in the curl lines a dry run prints,
+            for any profile. A
             profile logged in with a cookie session (Coding's auth login --password) has no
             access token: douctl prints nothing on stdout and exits 4 saying so ("… is
             logged in with a cookie session …"), as it does, with "not logged in", for a
@@ -116,6 +120,10 @@ enum AuthCommands {
           --basic       a user name and password, sent as HTTP Basic to the
                         profile's origin only: asked on a terminal (the
                         password without echo), else user:password on stdin.
+                        Checked first at the profile's user_url (or its preset's
+                        identity endpoint): a refusal (401, 403) is exit 4 and
+                        nothing is stored. With nothing to ask, it is stored
+                        unchecked, with a warning.
           --with-credentials
                         store the JSON 'douctl auth export' printed on another
                         machine (refresh token included), read from stdin; nothing
@@ -468,9 +476,8 @@ enum AuthCommands {
             let profile = try context.session.profile()
             throw .notLoggedIn(profile.name)
         }
-        if tokens.credentialScheme == "Basic" {
-            throw .authentication("\(try context.session.profile().name) is logged in with a user name and password (auth login --basic), which has no access token to print")
-        }
+        // A Basic login (auth login --basic) prints the base64 of user:password: what follows
+        // "Basic " in its Authorization header, and in --dry-run's lines for the profile.
         context.output.line(token)
         return .success
     }
@@ -487,7 +494,7 @@ enum AuthCommands {
                 throw .usage("DOUCTL_TOKEN is set; there is no stored login to refresh")
             case .cookieSession:
                 throw cookieSessionHasNoToken(try context.session.profile().name, "no token to refresh")
-            case .storedToken, .none:
+            case .storedToken, .none, .placeholder:
                 throw .notLoggedIn(try context.session.profile().name)
             }
         }

@@ -10,14 +10,18 @@ enum CacheCommands {
         discussion: """
         GET and HEAD replies fetched with --cache DURATION are kept in
         $XDG_CACHE_HOME/douctl (else ~/.cache/douctl), one file per reply, mode 0600,
-        keyed by profile, method, URL and a hash of the credential in force (the token or
-        the cookie session; never the credential itself), so one account's replies are
-        never served to another. auth login and auth logout drop the profile's replies;
-        Set-Cookie headers are never kept. The profile key cache_max_mb bounds the
-        directory (default 50); the least recently used replies go first. Replies marked
-        Cache-Control: no-store are never kept, nor error replies (4xx, 5xx), nor the answer
-        to a request you made conditional or partial yourself (-H 'Range: ...',
-        -H 'If-None-Match: ...').
+        keyed by profile, method, URL with its query, --unix-socket, and a hash of every
+        header that can carry an identity (the token, -H Authorization, API keys, cookies;
+        never the credential itself), so one identity's replies are never served to
+        another. A reply's Vary is honoured: it is served only to requests sending the same
+        values of the headers it names; Vary: * is never kept. auth login and auth logout
+        drop the profile's replies; Set-Cookie headers are never kept. The profile key
+        cache_max_mb bounds the directory (default 50); the least recently used replies go
+        first. Replies with no-store in any Cache-Control line are never kept, nor error
+        replies (4xx, 5xx), nor the answer to a request you made conditional, partial or
+        no-store yourself (-H 'Range: ...', -H 'If-None-Match: ...'). A cache directory or
+        reply another user could have written, or a symbolic link, is refused (exit 3) as
+        config files are.
 
         Once a reply is older than the --cache duration and it came with an ETag or a
         Last-Modified, douctl asks again with If-None-Match / If-Modified-Since; a 304 Not

@@ -115,11 +115,15 @@ struct OutputPresentation: Sendable {
     var showsErrorBodies = false
     /// `api --raw`: error bodies as received, not reformatted.
     var rawErrorBodies = false
+    /// The option given that prints what `--jq` cannot filter (`api --raw`, `-i`, `-I`,
+    /// `-o FILE`), as the refusal names it; nil: --jq may filter the command's documents.
+    var unfilterable: String?
 
-    init(view: ViewOptions? = nil, showsErrorBodies: Bool = false, rawErrorBodies: Bool = false) {
+    init(view: ViewOptions? = nil, showsErrorBodies: Bool = false, rawErrorBodies: Bool = false, unfilterable: String? = nil) {
         self.view = view
         self.showsErrorBodies = showsErrorBodies
         self.rawErrorBodies = rawErrorBodies
+        self.unfilterable = unfilterable
     }
 }
 

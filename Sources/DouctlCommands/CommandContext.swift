@@ -47,16 +47,22 @@ struct CommandContext {
     /// requests swaps in the transport that prints them (`SessionSettings.printingRequests`).
     private static func settings(_ globals: GlobalOptionValues, process: ProcessContext, output: Output, dryRun: DryRunPrinter?) -> SessionSettings {
         let line: @Sendable (String) -> Void = { text in output.note(text) }
-        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)", makeTransport: process.makeTransport)
+        // Every request registers the secrets it carries as it leaves, in the registry the
+        // output masks stderr with.
+        var requests = RequestSettings(environment: process.environment, userAgent: "douctl/\(Douctl.version)",
+                                       makeTransport: output.sentSecrets.registering(process.makeTransport))
+        requests.sentSecrets = output.sentSecrets
         requests.timeout = globals.timeout
         requests.retry = retryPolicy(globals)
         requests.verboseLog = globals.verbose ? line : nil
+        let announce: @Sendable (String) -> Void = { text in output.note("douctl: " + text) }
+        requests.announce = globals.quiet ? nil : announce
         requests.cancellation = process.cancellation
         requests.clock = process.clock
         if globals.waitOnRateLimit {
-            let (clock, cancellation) = (process.clock, process.cancellation)
+            let (clock, cancellation, quiet) = (process.clock, process.cancellation, globals.quiet)
             requests.rateLimitWait = RateLimitWait(maximum: globals.retryMaxTime ?? 3 * 3600) { seconds, reason in
-                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation)
+                output.waitOutRateLimit(seconds: seconds, reason: reason, clock: clock, cancellation: cancellation, quiet: quiet)
             }
         }
         requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))

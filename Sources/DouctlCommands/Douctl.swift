@@ -64,41 +64,36 @@ public enum Douctl {
             do throws(OptionError) {
                 prepared = try prepare(parsed)
                 globals = try GlobalOptionValues.bind(parsed)
+                try JQFilter.checkOptions(globals, presentation: prepared.presentation)
             } catch {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
-            // Before --jq's stage, which makes stdout no terminal to the command.
             let terminal = process.terminal ?? .probe(standardInput: process.standardInput, standardOutput: process.standardOutput,
                                                       standardError: process.standardError, stdoutIsTerminal: stdout.isTerminal,
                                                       stderrIsTerminal: stderr.isTerminal)
             // --jq compiles before anything is read or sent; a program that does not compile
             // is a usage error.
+            let filter: JQFilter?
             do throws(DouctlError) {
-                if let filter = try jqFilter(globals) { stdout.stage = filter }
+                filter = try globals.jq.map { program throws(DouctlError) in
+                    try JQFilter(program, variables: JQFilter.variables(strings: globals.jqStrings, json: globals.jqJSON),
+                                 cancellation: process.cancellation)
+                }
             } catch {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
             if let seconds = globals.maxTime { process.cancellation.expire(after: seconds, clock: process.clock) }
             let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, globals: globals,
-                                presentation: prepared.presentation, environment: process.environment, clock: process.clock)
+                                presentation: prepared.presentation, environment: process.environment, clock: process.clock,
+                                filter: filter)
             if globals.dryRun {
                 return dryRun(prepared.run, globals: globals, output: output, process: process)
             }
             let context = CommandContext(globals: globals, output: output, process: process)
             return execute(prepared.run, in: context)
         }
-    }
-
-    /// `--jq EXPR` compiled with its `--arg` and `--argjson` variables; nil without --jq.
-    private static func jqFilter(_ globals: GlobalOptionValues) throws(DouctlError) -> JQFilter? {
-        guard let program = globals.jq else {
-            if !globals.jqStrings.isEmpty || !globals.jqJSON.isEmpty { throw .usage("--arg and --argjson bind variables of --jq's program; give --jq EXPR") }
-            return nil
-        }
-        if globals.dryRun { throw .usage("--jq cannot be combined with --dry-run (it prints requests, not replies)") }
-        return try JQFilter(program, variables: JQFilter.variables(strings: globals.jqStrings, json: globals.jqJSON))
     }
 
     /// Runs the command; the output turns how it ended into the exit status (`Output.finish`).

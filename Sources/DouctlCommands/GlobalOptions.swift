@@ -37,6 +37,8 @@ struct GlobalOptionValues: CommandOptions {
     var configDirectory: String?
     var apiBase: String?
     var verbose: Bool = false
+    /// `--quiet`: no line about waits and retries (errors and warnings still show).
+    var quiet: Bool = false
     var timeout: Double = 30
     var noRetry: Bool = false
     var retry: Int = 2
@@ -76,11 +78,12 @@ struct GlobalOptionValues: CommandOptions {
                        help: "config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)")).inGroup(GlobalOptions.Group.profile.rawValue)),
         .value({ $0.apiBase = $1 }, (OptionSpec("api-base", value: ValueSpec("URL"), help: "send API requests to this base URL, for this call only")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.verbose = $1 }, (OptionSpec.flag("verbose", short: "v", help: "log requests and replies on stderr, secrets redacted")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .flag({ $0.quiet = $1 }, (OptionSpec.flag("quiet", short: "q", help: "say nothing of waits and retries on stderr (errors and warnings still show)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.timeout = $1 }, (OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"),
                        help: "give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.noRetry = $1 }, (OptionSpec.flag("no-retry", help: "do not retry failed idempotent requests (same as --retry 0)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .integer({ $0.retry = $1 }, (OptionSpec("retry", value: ValueSpec("N", kind: .integer(0...100), default: "2"),
-                       help: "retry failed idempotent requests up to N times (connection errors, 429, 502, 503, 504)")).inGroup(GlobalOptions.Group.request.rawValue)),
+                       help: "retry failed idempotent requests up to N times (connection errors, 502, 503, 504; a 429 is --wait-on-rate-limit's), each retry said on stderr")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.retryMaxTime = $1 }, (OptionSpec("retry-max-time", value: ValueSpec("SECONDS", kind: .number),
                        help: "start no retry after this long since the first try")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.maxTime = $1 }, (OptionSpec("max-time", value: ValueSpec("SECONDS", kind: .number),

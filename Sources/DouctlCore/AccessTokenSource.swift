@@ -34,12 +34,21 @@ public final class NoStoredLogin: AccessTokenSource {
     public func refresh(rejected token: String) throws(DouctlError) -> String? { nil }
 }
 
-/// `DOUCTL_TOKEN`: used as is, never refreshed, never written anywhere.
+/// `DOUCTL_TOKEN`: used as is, never refreshed, never written anywhere. Also a login's new
+/// credential while it is checked, and `--dry-run`'s placeholder, each in its `scheme`.
 public final class FixedToken: AccessTokenSource {
     private let token: String
+    /// "Basic" for a user:password (`auth login --basic`, or `--dry-run` for such a profile);
+    /// nil: the profile's scheme or API-key placement.
+    public let credentialScheme: String?
 
-    public init(_ token: String) {
+    public init(_ token: String, scheme: String?) {
         self.token = token
+        credentialScheme = scheme
+    }
+
+    public convenience init(_ token: String) {
+        self.init(token, scheme: nil)
     }
 
     public func currentToken() throws(DouctlError) -> String? { token }

@@ -51,9 +51,10 @@ public struct ClientFactory: Sendable {
             // The profile's quota and the resets servers announced, shared through the
             // config directory: a transport that sends nothing neither spends nor waits.
             options.rateLimiter = rateLimiter
-            options.serverRateLimit = ServerRateLimit(directory: store.directory, profile: profile.name)
+            options.serverRateLimit = ServerRateLimits(directory: store.directory, profile: profile.name)
         }
         options.cachePolicy = cachePolicy
+        options.unixSocket = self.http.unixSocket
         (session as? CookieSession)?.verboseLog = self.http.verboseLog
         return APIClient(profile: profile, http: http, tokens: tokens, session: session, options: options)
     }

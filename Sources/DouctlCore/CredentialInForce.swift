@@ -11,11 +11,27 @@ import DouctlHTTP
 ///    request that needs the token reports that).
 /// 3. A cookie session (Coding's `auth login --password`): a jar with cookies.
 /// 4. None.
+///
+/// `--dry-run` sends none of them: its requests carry a placeholder (`placeholder`) in the
+/// scheme the credential in force would be sent with.
 public enum CredentialInForce: Sendable, Equatable {
     case environmentToken(String)
     case storedToken
     case cookieSession
     case none
+    /// `--dry-run`: `$DOUCTL_TOKEN` (which the shell fills in) where the credential in force
+    /// would go, in its scheme: "Basic" for a stored `auth login --basic`, nil for the
+    /// profile's own (`Authorization: Bearer`, its auth_scheme, token_header or token_query).
+    case placeholder(String, scheme: String?)
+
+    /// `--dry-run`'s credential: `text` standing for what `decide` would choose, sent the way
+    /// that would be. Only the kind of the stored login is looked at, never its secret;
+    /// a store that cannot be read counts as no login (the dry run sends nothing anyway).
+    public static func placeholder(_ text: String, profile: ResolvedProfile, store: CredentialStore, environment: [String: String]) -> CredentialInForce {
+        if let token = environment["DOUCTL_TOKEN"], !token.isEmpty { return .placeholder(text, scheme: nil) }
+        let stored = (try? store.load(profile.name)) ?? nil
+        return .placeholder(text, scheme: stored?.isBasic == true ? "Basic" : nil)
+    }
 
     public static func decide(profile: ResolvedProfile, store: CredentialStore, environment: [String: String]) -> CredentialInForce {
         if let token = environment["DOUCTL_TOKEN"], !token.isEmpty { return .environmentToken(token) }
@@ -40,7 +56,7 @@ public enum CredentialInForce: Sendable, Equatable {
     /// What `auth status` calls it in "credential".
     public var name: String? {
         switch self {
-        case .environmentToken: return "DOUCTL_TOKEN"
+        case .environmentToken, .placeholder: return "DOUCTL_TOKEN"
         case .storedToken: return "token"
         case .cookieSession: return "cookie session"
         case .none: return nil
@@ -56,6 +72,7 @@ public enum CredentialInForce: Sendable, Equatable {
                        now: @escaping @Sendable () -> Double) -> AccessTokenSource {
         switch self {
         case .environmentToken(let token): return FixedToken(token)
+        case .placeholder(let text, let scheme): return FixedToken(text, scheme: scheme)
         case .storedToken: return StoredTokens(profile: profile, store: store, http: http, now: now)
         case .cookieSession, .none: return NoStoredLogin(profile: profile.name)
         }

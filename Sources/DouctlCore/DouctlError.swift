@@ -6,7 +6,7 @@ import DouctlSystem
 /// and `.transport` by its `TransportError` (each case below names its codes). The core
 /// only says what happened.
 public enum DouctlError: Error, Equatable, Sendable {
-    /// A command-line mistake found after parsing (e.g. `--jq` with `--raw`, or a question
+    /// A command-line mistake found after parsing (e.g. an `api` PATH libcurl refuses, or a question
     /// answered no). Exit 2.
     case usage(String)
     /// The profile's API style has no such operation (e.g. reshare on Coding). Exit 2.

@@ -24,7 +24,7 @@ public struct Paginator {
     public static let defaultMaximumPages = 100_000
     public var maximumPages = Paginator.defaultMaximumPages
     /// Where a walk says what it could not tell (where it ends, why it stopped early):
-    /// one line, without the "douctl: warning: " prefix.
+    /// one line, without the warning prefix the output adds.
     public var warn: ((String) -> Void)?
     /// Numbered pages several at a time, when the first reply says where the list ends
     /// (see `ParallelPaging`); nil walks one page at a time.

@@ -21,6 +21,9 @@ public struct RequestSettings: Sendable {
     public var retry: RetryPolicy = .standard
     /// `-v`: each request and reply, secrets redacted.
     public var verboseLog: (@Sendable (String) -> Void)?
+    /// One line for a person on stderr for every wait and retry (how long, why, which try):
+    /// the HTTP client's retries, the `rate_limit` quota's longer waits. Nil with `--quiet`.
+    public var announce: (@Sendable (String) -> Void)?
     /// The run's stop request (Ctrl-C, `--max-time`, a test's): every transfer, retry wait,
     /// rate-limit wait, walk and batch polls it.
     public var cancellation: Cancellation = .process
@@ -35,6 +38,11 @@ public struct RequestSettings: Sendable {
     public var rateLimitWait: RateLimitWait?
     /// `--record DIR`: every exchange written there, secrets scrubbed.
     public var recorder: ExchangeRecorder?
+    /// Every secret the run's requests carried, registered as each leaves (the command layer
+    /// makes its transports with `SentSecrets.registering`), so the one writer of stderr masks
+    /// whatever a server echoes back. A reference: every copy of these settings, every client
+    /// and worker of the run, shares the one registry.
+    public var sentSecrets = SentSecrets()
 
     public init(environment: [String: String] = [:], userAgent: String = "douctl", makeTransport: @escaping TransportFactory = HTTPClient.transport) {
         self.environment = environment
@@ -50,6 +58,8 @@ public struct RequestSettings: Sendable {
             retry: retry,
             userAgent: userAgent,
             verboseLog: verboseLog,
+            announce: announce,
+            clock: clock,
             cancellation: cancellation,
             tls: network.tls,
             proxy: network.proxy,

@@ -9,10 +9,17 @@ import DouctlSystem
 
 /// `--cache DURATION` (HAccess's cache, gh's `--cache`): successful GET/HEAD replies kept in
 /// `$XDG_CACHE_HOME/douctl` (else `~/.cache/douctl`), one file each, mode 0600, written
-/// atomically. The key is profile + method + URL + a hash of the credential in force (the
-/// token, or the cookie session's digest) — never the credential — so one user's replies
-/// are not served to another; `auth login` and `auth logout` drop the profile's entries. `Cache-Control: no-store` is honoured;
-/// the directory is kept under `cache_max_mb`, least recently used first out.
+/// atomically. The key (`key(profile:request:unixSocket:)`) is taken from the request as it
+/// goes out: method, URL with its query, the Unix socket, and a digest of every header that
+/// can carry an identity — never a credential — so one identity's replies are not served to
+/// another; an entry records the reply's `Vary` and is served only to a request with the same
+/// values (`Vary: *` is never kept). `auth login` and `auth logout` drop the profile's entries.
+/// `no-store` in any `Cache-Control` line of the request or the reply is honoured; the
+/// directory is kept under `cache_max_mb`, least recently used first out.
+///
+/// A cache directory or entry another local user could have written (`FileTrust`), or one
+/// that is a symbolic link, is refused as config files are: exit 3, one line naming the fix,
+/// nothing read or written there (`requireTrusted`).
 public struct ResponseCache: Sendable {
     public let directory: String
     public let maximumBytes: Int64
@@ -78,9 +85,11 @@ public struct ResponseCache: Sendable {
     /// Whether a reply may be kept for `requestHeaders`: a plain 200, 203 or 204 to a
     /// request that asked for all of the resource, unconditionally. An error (4xx, 5xx) is
     /// never kept — a stale 401 served later would be a lie — nor a 206 to a `Range`
-    /// request, whose part would be served as the whole under the same key.
+    /// request, whose part would be served as the whole under the same key, nor a reply with
+    /// `no-store` in any `Cache-Control` line, nor one that says `Vary: *`.
     public static func isStorable(_ response: HTTPResponse, requestHeaders: [HTTPHeader]) -> Bool {
         [200, 203, 204].contains(response.status) && !asksConditionally(requestHeaders)
+            && !CacheControl(response.head.headers).has("no-store") && !varyNames(response.head).contains("*")
     }
 
     /// A request the caller made conditional or partial itself (`api -H 'Range: …'`,
@@ -91,9 +100,9 @@ public struct ResponseCache: Sendable {
         return headers.contains { names.contains($0.name.lowercased()) }
     }
 
-    /// The cache key: the profile's tag, then a SHA-256 over what identifies the reply —
-    /// the credential in force included (a token, or a cookie session's digest), hashed,
-    /// so one identity's replies are never another's and no secret reaches the disk.
+    /// The first cache key: profile, method, URL and a credential chosen by the caller. Blind
+    /// to `-H Authorization`, API-key headers, `Vary` and `--unix-socket`; kept only until the
+    /// request path's cache layer uses `key(profile:request:unixSocket:)`.
     public static func key(profile: String, method: String, url: String, credential: String?) -> String {
         let credentialHash = credential.map { Digest.hex(Digest.sha256(Array($0.utf8))) } ?? "-"
         return profileTag(profile) + "-" + Digest.hex(Digest.sha256(Array("\(profile)\n\(method.uppercased())\n\(url)\n\(credentialHash)".utf8)))
@@ -113,10 +122,43 @@ public struct ResponseCache: Sendable {
 
     private func path(_ key: String) -> String { directory + "/" + key + ".reply" }
 
-    /// The entry for `key`, whatever its age (the caller judges freshness); touches it so
-    /// eviction sees it was used.
+    /// The entry for `key` that may answer `request`, whatever its age (the caller judges
+    /// freshness: `CachePolicy.isFresh`): none when the request's values of the headers the
+    /// reply's `Vary` named differ from those it was fetched with, or it varied on `*`.
+    /// Touches it so eviction sees it was used. A directory or entry another user could have
+    /// written, or a symbolic link, is refused (`requireTrusted`, exit 3).
+    public func load(_ key: String, request: HTTPRequest) throws(DouctlError) -> Entry? {
+        // Made before it is judged (as `count` would make it anyway), so that a directory
+        // above it others can write refuses the first run as it refuses every later one.
+        if !FileIO.nameExists(directory) { try? FileIO.makeDirectory(directory, mode: 0o700) }
+        try requireTrusted()
+        let file = path(key)
+        guard try requireTrustedEntry(file), let (entry, vary) = read(file) else { return nil }
+        if let vary {
+            guard !vary.names.contains("*"), vary.digest == Self.varyDigest(vary.names, request: request, key: key) else { return nil }
+        }
+        utime(file, nil)
+        return entry
+    }
+
+    /// The entry for `key` as the first cache key had it: whatever its age, none that
+    /// recorded a `Vary` (this caller cannot say what its request sent) or that is not the
+    /// user's own. Kept only until the request path's cache layer uses `load(_:request:)`.
     public func load(_ key: String) -> Entry? {
         let file = path(key)
+        guard (try? requireTrusted()) != nil, (try? requireTrustedEntry(file)) == true,
+              let (entry, vary) = read(file), vary == nil else { return nil }
+        utime(file, nil)
+        return entry
+    }
+
+    /// What a `Vary` recorded: the names, and the digest of the request's values of them.
+    struct VaryRecord: Equatable {
+        var names: [String]
+        var digest: String
+    }
+
+    private func read(_ file: String) -> (Entry, VaryRecord?)? {
         guard let bytes = try? FileIO.readFile(file), let newline = bytes.firstIndex(of: 0x0A),
               let meta = try? JSONParser.parse(Array(bytes[..<newline])),
               let status = meta["status"]?.intValue, let storedAt = meta["stored_at"]?.doubleValue else { return nil }
@@ -124,21 +166,40 @@ public struct ResponseCache: Sendable {
         for pair in meta["headers"]?.arrayValue ?? [] {
             if let name = pair[0]?.stringValue, let value = pair[1]?.stringValue, Self.isKept(HTTPHeader(name, value)) { headers.append(HTTPHeader(name, value)) }
         }
-        utime(file, nil)
         let head = HTTPResponseHead(status: status, headers: headers)
-        return Entry(response: HTTPResponse(head: head, body: Array(bytes[(newline + 1)...])), storedAt: storedAt)
+        var vary: VaryRecord?
+        if let names = meta["vary"]?.arrayValue {
+            guard let digest = meta["vary_digest"]?.stringValue else { return nil }
+            vary = VaryRecord(names: names.compactMap(\.stringValue), digest: digest)
+        } else if !Self.varyNames(head).isEmpty {
+            return nil  // a Vary with no record of what it was fetched with: serves no one
+        }
+        return (Entry(response: HTTPResponse(head: head, body: Array(bytes[(newline + 1)...])), storedAt: storedAt), vary)
     }
 
-    /// An entry a 304 confirmed (`Entry.isConfirmed(by:)`): fresh again from `now`, its
-    /// headers updated with the 304's (RFC 9111 §3.2), its body kept.
+    /// An entry a 304 to `request` confirmed (`Entry.isConfirmed(by:)`): fresh again from
+    /// `now`, its headers updated with the 304's (RFC 9111 §3.2), its body kept, its `Vary`
+    /// recorded again for `request`.
+    public func refresh(_ key: String, _ entry: Entry, with notModified: HTTPResponseHead, request: HTTPRequest, now: Double) throws(DouctlError) -> Entry {
+        let updated = Self.refreshed(entry, with: notModified, now: now)
+        try store(key, updated.response, request: request, now: now)
+        return updated
+    }
+
+    /// `refresh` for the first cache key, which has no request to record a `Vary` for.
     public func refresh(_ key: String, _ entry: Entry, with notModified: HTTPResponseHead, now: Double) throws(DouctlError) -> Entry {
+        let updated = Self.refreshed(entry, with: notModified, now: now)
+        try store(key, updated.response, now: now)
+        return updated
+    }
+
+    static func refreshed(_ entry: Entry, with notModified: HTTPResponseHead, now: Double) -> Entry {
         var updated = entry
         let replaced = Set(notModified.headers.filter(Self.isUpdatable).map { $0.name.lowercased() })
         var headers = entry.response.head.headers.filter { !replaced.contains($0.name.lowercased()) }
         headers += notModified.headers.filter(Self.isUpdatable)
         updated.response.head.headers = headers
         updated.storedAt = now
-        try store(key, updated.response, now: now)
         return updated
     }
 
@@ -149,18 +210,41 @@ public struct ResponseCache: Sendable {
         return isKept(header) && !["content-length", "content-encoding", "transfer-encoding", "content-range", "connection", "keep-alive"].contains(name)
     }
 
-    /// Stores a reply unless it says `no-store`; then trims the directory to its bound.
+    /// Stores the reply to `request` unless either says `no-store` (in any `Cache-Control`
+    /// line) or the reply says `Vary: *`, recording the reply's `Vary` names and a digest of
+    /// the request's values of them; then trims the directory to its bound. A directory
+    /// another user could have written is refused (`requireTrusted`, exit 3).
+    public func store(_ key: String, _ response: HTTPResponse, request: HTTPRequest, now: Double) throws(DouctlError) {
+        if CacheControl(request.headers).has("no-store") { return }
+        try write(key, response, request: request, now: now)
+    }
+
+    /// `store` for the first cache key, which has no request to record a `Vary` for: the
+    /// entry is recorded as fetched without the headers `Vary` names.
     public func store(_ key: String, _ response: HTTPResponse, now: Double) throws(DouctlError) {
-        if let control = response.head.header("Cache-Control")?.lowercased(), control.containsBytes("no-store") { return }
+        try write(key, response, request: HTTPRequest(url: ""), now: now)
+    }
+
+    private func write(_ key: String, _ response: HTTPResponse, request: HTTPRequest, now: Double) throws(DouctlError) {
+        if CacheControl(response.head.headers).has("no-store") { return }
+        let vary = Self.varyNames(response.head)
+        if vary.contains("*") { return }
+        try requireTrusted()
         do {
             try FileIO.makeDirectory(directory, mode: 0o700)
         } catch {
             throw .localInput("cannot create the cache directory \(directory) (\(error))")
         }
+        // Made just now: the directories above it are judged too.
+        try requireTrusted()
         var meta = JSONObject()
         meta["status"] = .int(Int64(response.status))
         meta["stored_at"] = .number(String(Int64(now)))
         meta["headers"] = .array(response.head.headers.filter(Self.isKept).map { .array([.string($0.name), .string($0.value)]) })
+        if !vary.isEmpty {
+            meta["vary"] = .array(vary.map { .string($0) })
+            meta["vary_digest"] = .string(Self.varyDigest(vary, request: request, key: key))
+        }
         var bytes = JSON.object(meta).serialized(.compact)
         bytes.append(0x0A)
         bytes += response.body
@@ -207,7 +291,7 @@ public struct ResponseCache: Sendable {
     /// Adds one to `outcome`'s count, under the cache's lock so concurrent douctl
     /// processes add up; the file is replaced atomically. Counting never fails a command.
     public func count(_ outcome: Outcome) {
-        guard (try? FileIO.makeDirectory(directory, mode: 0o700)) != nil,
+        guard (try? requireTrusted()) != nil, (try? FileIO.makeDirectory(directory, mode: 0o700)) != nil,
               let lock = try? FileLock(path: lockPath) else { return }
         defer { lock.unlock() }
         var counts = self.counts()
@@ -260,11 +344,39 @@ public struct ResponseCache: Sendable {
             guard name.hasSuffix(".reply") else { continue }
             let file = directory + "/" + name
             var info = stat()
-            guard stat(file, &info) == 0 else { continue }
+            // The name itself: a symbolic link planted here is counted and removed, never followed.
+            guard lstat(file, &info) == 0 else { continue }
             let used = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
             found.append((file, Int64(info.st_size), used))
         }
         return found
+    }
+}
+
+extension ResponseCache {
+    // MARK: - whose cache it is
+
+    /// Refuses a cache directory another local user could have written, as config files
+    /// are refused (`ConfigDirectory.requireTrusted`: exit 3, one line naming the fix): it,
+    /// or a directory above it, owned by someone else or writable by group or others, or the
+    /// directory itself a symbolic link. A missing directory is fine: douctl makes it, 0700.
+    public func requireTrusted() throws(DouctlError) {
+        guard let status = try? FileIO.linkStatus(directory) else { return }
+        if status.isSymbolicLink {
+            throw .localInput("the cache directory \(directory) is a symbolic link; refusing to use it. Remove the link (douctl makes the directory again): rm \(directory)")
+        }
+        try ConfigDirectory.requireTrusted(directory, what: "the cache directory")
+    }
+
+    /// Whether the entry at `file` exists; refuses one that is a symbolic link, not a plain
+    /// file, or another user could have written (exit 3, as `requireTrusted`).
+    func requireTrustedEntry(_ file: String) throws(DouctlError) -> Bool {
+        guard let status = try? FileIO.linkStatus(file) else { return false }
+        if status.isSymbolicLink || !status.isRegularFile {
+            throw .localInput("the cached reply \(file) is \(status.isSymbolicLink ? "a symbolic link" : "not a plain file"); refusing to use it. Remove it: rm \(file)")
+        }
+        try ConfigDirectory.requireTrusted(file, what: "the cached reply")
+        return true
     }
 }
 

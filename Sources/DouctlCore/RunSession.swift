@@ -20,9 +20,12 @@ public struct SessionSettings: Sendable {
     public var cacheOnly: Bool
     /// Where the cache says what it did (`--cache` hits and stores, under `-v`).
     public var cacheLog: @Sendable (String) -> Void
-    /// The credential requests carry when the settings decide it (`printingRequests`);
-    /// nil: `DOUCTL_TOKEN`, else the profile's stored login (`CredentialInForce.decide`).
+    /// The credential requests carry when the settings decide it; nil: `DOUCTL_TOKEN`, else
+    /// the profile's stored login (`CredentialInForce.decide`).
     public var credential: CredentialInForce?
+    /// What requests carry in place of the credential in force, in its scheme
+    /// (`printingRequests`: `$DOUCTL_TOKEN`, see `CredentialInForce.placeholder`).
+    public var credentialPlaceholder: String?
     /// A warning for a person (`--insecure`, a walk that stopped early).
     public var warn: @Sendable (String) -> Void
 
@@ -45,15 +48,17 @@ public struct SessionSettings: Sendable {
 
     /// `--dry-run`: these settings with a transport that prints each request as a curl
     /// command line instead of sending it (`DryRunTransport`), and `$DOUCTL_TOKEN` for the
-    /// token (a shell fills it in). Nothing is read from or written to the config or cache
-    /// directory: no token store, cookie jar, response cache or `--record` exchanges, and
-    /// no `rate_limit` state for a transport that sends nothing (`ClientFactory.client`).
-    /// The rest of the run is the same as any other.
+    /// token (a shell fills it in), in the scheme the profile's credential is sent with
+    /// (`Basic $DOUCTL_TOKEN` for a Basic login). Nothing secret is read and nothing is
+    /// written: no token (only whether the stored login is Basic), cookie jar, response
+    /// cache or `--record` exchanges, and no `rate_limit` state for a transport that sends
+    /// nothing (`ClientFactory.client`). The rest of the run is the same as any other.
     public func printingRequests(to printer: DryRunPrinter) -> SessionSettings {
         var settings = self
         settings.requests.makeTransport = { _ in DryRunTransport(printer) }
         settings.requests.recorder = nil
-        settings.credential = .environmentToken(DryRunPrinter.tokenPlaceholder)
+        settings.credential = nil
+        settings.credentialPlaceholder = DryRunPrinter.tokenPlaceholder
         settings.cache = nil
         settings.cacheOnly = false
         return settings
@@ -161,7 +166,7 @@ public final class RunSession {
     /// `--cache DURATION` / `--cache-only`, or nil.
     public func cachePolicy() throws(DouctlError) -> CachePolicy? {
         guard settings.cache != nil || settings.cacheOnly else { return nil }
-        return CachePolicy(cache: try responseCache(), freshFor: settings.cache, cacheOnly: settings.cacheOnly, note: settings.cacheLog)
+        return CachePolicy(cache: try responseCache(), freshFor: settings.cache, cacheOnly: settings.cacheOnly, note: settings.warn)
     }
 
     // MARK: - credentials and clients
@@ -186,7 +191,12 @@ public final class RunSession {
     public func credentialInForce() throws(DouctlError) -> CredentialInForce {
         if let credential = settings.credential { return credential }
         if let cachedCredential { return cachedCredential }
-        let credential = CredentialInForce.decide(profile: try profile(), store: try credentialStore(), environment: environment)
+        let credential: CredentialInForce
+        if let placeholder = settings.credentialPlaceholder {
+            credential = .placeholder(placeholder, profile: try profile(), store: try credentialStore(), environment: environment)
+        } else {
+            credential = .decide(profile: try profile(), store: try credentialStore(), environment: environment)
+        }
         cachedCredential = credential
         return credential
     }

@@ -15,6 +15,11 @@ public struct HTTPClientConfiguration: Sendable {
     public var userAgent: String
     /// Receives `-v` lines ("> GET …", "< HTTP/1.1 200", "* …"), secrets already redacted.
     public var verboseLog: (@Sendable (String) -> Void)?
+    /// Receives one line for a person before each retry and its wait ("HTTP 503; trying
+    /// again in 1.2s (try 2 of 3)"), so no retry is silent; nil: `-v` alone hears of it.
+    public var announce: (@Sendable (String) -> Void)?
+    /// Wall time and the waits between retries: the run's clock (a test's virtual one).
+    public var clock: RunClock
     /// The run's stop request (Ctrl-C, `--max-time`, or a test's): polled during transfers
     /// (true aborts with `.stopped` and the reason) and ending the waits between retries; the API
     /// client and batches read it from here too.
@@ -43,6 +48,8 @@ public struct HTTPClientConfiguration: Sendable {
         retry: RetryPolicy = .standard,
         userAgent: String = "douctl",
         verboseLog: (@Sendable (String) -> Void)? = nil,
+        announce: (@Sendable (String) -> Void)? = nil,
+        clock: RunClock = .system,
         cancellation: Cancellation = .process,
         tls: TLSOptions = .init(),
         proxy: String? = nil,
@@ -56,6 +63,8 @@ public struct HTTPClientConfiguration: Sendable {
         self.retry = retry
         self.userAgent = userAgent
         self.verboseLog = verboseLog
+        self.announce = announce
+        self.clock = clock
         self.cancellation = cancellation
         self.tls = tls
         self.proxy = proxy
@@ -133,7 +142,7 @@ public final class HTTPClient: HTTPTransport {
         sink: (UnsafeRawBufferPointer) -> Bool
     ) throws(TransportError) -> HTTPResponseHead {
         let policy = configuration.retry
-        let started = currentUnixTime()
+        let started = configuration.clock.now()
         var current = request
         var attempt = 1
         var redirects = 0
@@ -175,15 +184,16 @@ public final class HTTPClient: HTTPTransport {
                 }
                 // A body was held back only while the status might be retried.
                 guard let held else { return head }
-                let delay = policy.delay(afterAttempt: attempt, retryAfter: head.header("Retry-After"))
+                let clock = configuration.clock
+                let delay = policy.delay(afterAttempt: attempt, retryAfter: RateLimitNotice.retryAfter(head, now: clock.now())?.seconds)
                 guard policy.retries(status: head.status, of: current, attempt: attempt),
-                      policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else {
+                      policy.allowsRetry(elapsed: clock.now() - started, delay: delay) else {
                     headReady?(head)
                     _ = held.withUnsafeBytes { sink($0) }
                     return head
                 }
-                configuration.verboseLog?("* HTTP \(head.status); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-                configuration.cancellation.sleep(delay)
+                announceRetry("HTTP \(head.status)", delay: delay, attempt: attempt)
+                clock.sleep(delay, configuration.cancellation)
             }
             if configuration.cancellation.isRequested { throw .stopped(configuration.cancellation.stopReason) }
             attempt += 1
@@ -195,9 +205,15 @@ public final class HTTPClient: HTTPTransport {
     private func waitToRetry(after error: TransportError, attempt: Int, started: Double) throws(TransportError) {
         let policy = configuration.retry
         let delay = policy.delay(afterAttempt: attempt, retryAfter: nil)
-        guard policy.allowsRetry(elapsed: currentUnixTime() - started, delay: delay) else { throw error }
-        configuration.verboseLog?("* \(error.message); retrying in \(formatSeconds(delay)) (attempt \(attempt + 1) of \(policy.maxAttempts))")
-        configuration.cancellation.sleep(delay)
+        guard policy.allowsRetry(elapsed: configuration.clock.now() - started, delay: delay) else { throw error }
+        announceRetry(error.message, delay: delay, attempt: attempt)
+        configuration.clock.sleep(delay, configuration.cancellation)
+    }
+
+    /// Says why, how long and which try, for a person (`announce`) or else under `-v`.
+    private func announceRetry(_ why: String, delay: Double, attempt: Int) {
+        let line = "\(why); trying again in \(formatSeconds(delay)) (try \(attempt + 1) of \(configuration.retry.maxAttempts))"
+        if let announce = configuration.announce { announce(line) } else { configuration.verboseLog?("* " + line) }
     }
 
     /// `-v`: which HTTP version the exchange used (HTTP/2 is negotiated by ALPN over TLS when

@@ -260,7 +260,7 @@ extension Redaction {
     }
 
     /// The secrets a request carries in itself: the credential of its Authorization and
-    /// Proxy-Authorization headers, and a URL's `user:password@` — the password, decoded and
+    /// Proxy-Authorization headers (a Basic one's password too), and a URL's `user:password@` — the password, decoded and
     /// as written, and the Basic value libcurl makes of it. Scrubbed from every log line and
     /// recording, wherever a server echoes them.
     public static func credentials(of request: HTTPRequest) -> [String] {
@@ -270,7 +270,15 @@ extension Redaction {
             guard name == "authorization" || name == "proxy-authorization" else { continue }
             let value = header.value.trimmingCharacters(in: " \t")
             if let space = value.firstIndex(of: " ") {
-                secrets.append(value[value.index(after: space)...].trimmingCharacters(in: " \t"))
+                let credential = value[value.index(after: space)...].trimmingCharacters(in: " \t")
+                secrets.append(credential)
+                // Basic: the password alone too, as typed and as a client secret is
+                // form-encoded before it is joined (RFC 6749 §2.3.1), wherever a server echoes it.
+                if HTTPSyntax.lowercased(value[..<space]) == "basic", let pair = Base64.decode(credential),
+                   let colon = pair.firstIndex(of: UInt8(ascii: ":")) {
+                    let password = String(decoding: pair[(colon + 1)...], as: UTF8.self)
+                    secrets += [password, PercentEncoding.decode(password, plusAsSpace: true)]
+                }
             } else {
                 secrets.append(value)
             }

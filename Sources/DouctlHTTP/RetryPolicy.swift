@@ -5,9 +5,10 @@ import Darwin
 #endif
 import DouctlSystem
 
-/// When to send a request again: idempotent methods only, on connection
-/// failures and on 429/502/503/504, up to `maxAttempts` tries, exponential backoff with
-/// jitter, `Retry-After` honoured up to `maxDelay`.
+/// When to send a request again: idempotent methods only, on connection failures and on
+/// 502/503/504, up to `maxAttempts` tries, exponential backoff with jitter, `Retry-After`
+/// honoured up to `maxDelay`. A 429 is not the retry policy's: the quota layer owns rate
+/// limits (waited out with `--wait-on-rate-limit`, else exit 6 at once).
 public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
     public var baseDelay: Double
@@ -16,7 +17,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// `--retry-max-time`: no retry starts later than this many seconds after the first try.
     public var maxElapsed: Double?
 
-    public init(maxAttempts: Int = 3, baseDelay: Double = 0.5, maxDelay: Double = 30, retryableStatuses: Set<Int> = [429, 502, 503, 504]) {
+    public init(maxAttempts: Int = 3, baseDelay: Double = 0.5, maxDelay: Double = 30, retryableStatuses: Set<Int> = [502, 503, 504]) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -26,11 +27,12 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let standard = RetryPolicy()
     public static let never = RetryPolicy(maxAttempts: 1)
 
-    /// Seconds to wait before attempt `attempt + 1`: the server's `Retry-After` when given,
-    /// else base·2^(attempt−1) with ±50 % jitter so many clients do not retry in step.
-    public func delay(afterAttempt attempt: Int, retryAfter: String?, now: Double = currentUnixTime()) -> Double {
-        if let retryAfter, let seconds = Self.parseRetryAfter(retryAfter, now: now) {
-            return min(max(seconds, 0), maxDelay)
+    /// Seconds to wait before attempt `attempt + 1`: the server's `Retry-After` (seconds from
+    /// now, `RateLimitNotice.retryAfter`) when given, else base·2^(attempt−1) with ±50 %
+    /// jitter so many clients do not retry in step.
+    public func delay(afterAttempt attempt: Int, retryAfter: Double?) -> Double {
+        if let retryAfter, retryAfter.isFinite {
+            return min(max(retryAfter, 0), maxDelay)
         }
         let exponential = baseDelay * Double(1 << min(max(attempt - 1, 0), 10))
         let jitter = Double.random(in: 0.5...1.5)
@@ -61,14 +63,5 @@ public struct RetryPolicy: Sendable, Equatable {
     public func allowsRetry(elapsed: Double, delay: Double) -> Bool {
         guard let maxElapsed else { return true }
         return elapsed + delay <= maxElapsed
-    }
-
-    /// `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3).
-    public static func parseRetryAfter(_ value: String, now: Double) -> Double? {
-        let trimmed = value.trimmingCharacters(in: " \t")
-        if !trimmed.isEmpty, trimmed.allSatisfy(\.isASCII), trimmed.allSatisfy(\.isNumber) {
-            return Double(trimmed)
-        }
-        return HTTPDate.parse(trimmed).map { $0 - now }
     }
 }

@@ -115,9 +115,11 @@ public final class FileLock: Sendable {
     private let descriptor: LockedValue<Int32>
 
     /// Blocks until the lock is ours (or, with `wait` false, throws EWOULDBLOCK when another
-    /// holder has it). Creates the lock file (0600) when missing.
+    /// holder has it). Creates the lock file (0600) when missing. A symbolic link at `path`
+    /// is never followed (ELOOP): whoever planted it does not choose the file douctl, perhaps
+    /// as root, creates or opens.
     public init(path: String, wait: Bool = true) throws {
-        let fd = open(EscapedBytes.cString(path), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(EscapedBytes.cString(path), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 { throw SystemError("open", path: path) }
         while flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             if currentErrno() == EINTR { continue }

@@ -181,7 +181,7 @@ struct CancellationCommandTests {
         #expect(result.stdoutText == #"{"id":"1000001","uid":"ahbei","name":"阿北"}"# + "\n")
         #expect(clock.waits == [30])
         #expect(clock.now == 1_800_000_030)
-        #expect(result.stderr == "douctl: rate limited (Retry-After: 30); waiting 30s\n")
+        #expect(result.stderr == "douctl: rate limited (Retry-After: 30; before try 2); waiting 30s\n")
         #expect(scripted.requests.count == 2)
     }
 

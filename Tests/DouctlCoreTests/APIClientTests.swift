@@ -168,7 +168,7 @@ struct APIClientTests {
         #expect(try reply.requireJSON()["id"]?.intValue == 1)
         #expect(transport.requests.count == 2, "a rate-limited POST was not processed, so it is sent again")
         #expect(waits.map(\.0) == [7])
-        #expect(waits.map(\.1) == ["Retry-After: 7"])
+        #expect(waits.map(\.1) == ["Retry-After: 7; before try 2"])
     }
 
     /// The streamed path (downloads) goes through the same refresh-and-replay as `send`, rate-limit wait included.

@@ -23,8 +23,10 @@ struct DryRunTransportTests {
         profile.rateLimit = RateQuota("1/1h")
         let printer = DryRunPrinter(userAgent: "douctl/test") { line in lines.add(line) }
         let settings = SessionSettings(requests: RequestSettings()).printingRequests(to: printer)
-        let factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: CredentialStore(directory: ConfigDirectory(path: directory)),
-                                    requests: settings.requests, credential: try #require(settings.credential))
+        let store = CredentialStore(directory: ConfigDirectory(path: directory))
+        let credential = CredentialInForce.placeholder(try #require(settings.credentialPlaceholder), profile: profile, store: store, environment: [:])
+        let factory = ClientFactory(profile: profile, http: HTTPClientConfiguration(), store: store,
+                                    requests: settings.requests, credential: credential)
         let client = try factory.make()
         #expect(client.rateLimiter == nil && client.options.serverRateLimit == nil && client.requests.recorder == nil && client.session == nil)
         #expect(!client.sendsRequests)
@@ -53,7 +55,7 @@ struct DryRunTransportTests {
         let reply = try client.send(APIRequest(method: "POST", path: "/shuo/v2/statuses/", body: .form([("text", "it's $HOME & 你好")])))
         #expect(try reply.requireJSON() == .object(JSONObject()))
         #expect(lines.all == [
-            #"curl -sS -g -X POST http://127.0.0.1:8089/shuo/v2/statuses/ -A douctl/test -H 'Accept: application/json' -H "Authorization: Bearer $DOUCTL_TOKEN" -H 'Content-Type: application/x-www-form-urlencoded' --data-binary text=it%27s+%24HOME+%26+%E4%BD%A0%E5%A5%BD"#,
+            #"curl -sS -g -X POST http://127.0.0.1:8089/shuo/v2/statuses/ -A douctl/test -H 'Accept: application/json' -H 'Content-Type: application/x-www-form-urlencoded' -H "Authorization: Bearer $DOUCTL_TOKEN" --data-binary text=it%27s+%24HOME+%26+%E4%BD%A0%E5%A5%BD"#,
         ])
     }
 

@@ -71,14 +71,14 @@ struct RateLimitNoticeTests {
 
     @Test func theSharedResetKeepsTheLaterTimeAndIgnoresADamagedFile() throws {
         let directory = ConfigDirectory(path: TemporaryDirectory.make(prefix: "server-limit"))
-        let limit = ServerRateLimit(directory: directory, profile: "p")
+        let limit = ServerRateLimit(directory: directory, profile: "p", origin: "https://api.example:443")
         #expect(limit.blockedUntil(now: Self.now) == nil)
         limit.record(until: Self.now + 30, reason: "first", now: Self.now)
         limit.record(until: Self.now + 10, reason: "earlier", now: Self.now)
         #expect(limit.blockedUntil(now: Self.now)?.until == Self.now + 30)
         #expect(limit.blockedUntil(now: Self.now)?.reason == "first")
         #expect(limit.blockedUntil(now: Self.now + 31) == nil, "past its reset it says nothing")
-        try AtomicFile.write(Array("{not json".utf8), to: directory.path + "/.ratelimit-p-server.json", mode: 0o600)
+        try AtomicFile.write(Array("{not json".utf8), to: limit.statePath, mode: 0o600)
         #expect(limit.blockedUntil(now: Self.now) == nil)
     }
 }

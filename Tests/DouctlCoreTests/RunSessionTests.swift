@@ -2,6 +2,7 @@
 import DouctlHTTP
 import DouctlJSON
 import DouctlTestSupport
+import Foundation
 import Testing
 
 /// `RunSession`: one run's configuration, credential and clients, decided once from its
@@ -69,13 +70,38 @@ import Testing
             settings = settings.printingRequests(to: printer)
         }
         defer { withExtendedLifetime(home) {} }
-        #expect(try session.credentialInForce() == .environmentToken(DryRunPrinter.tokenPlaceholder))
+        #expect(try session.credentialInForce() == .placeholder(DryRunPrinter.tokenPlaceholder, scheme: nil))
         #expect(try !session.sendsRequests)
         let client = try session.api()
         #expect(!client.sendsRequests && client.requests.recorder == nil && client.cachePolicy == nil && client.rateLimiter == nil)
         _ = try client.send(APIRequest(path: "/v2/user/~me"))
         #expect(lines.all == [#"curl -sS -g 'http://api.test/v2/user/~me' -A douctl/test -H 'Accept: application/json' -H "Authorization: Bearer $DOUCTL_TOKEN""#])
         #expect(transport.requests.isEmpty)
+    }
+
+    /// `--dry-run` for a profile logged in with a user name and password prints the scheme
+    /// that login is sent with (`Basic $DOUCTL_TOKEN`, not Bearer); DOUCTL_TOKEN, which a
+    /// real run would send instead, is sent in the profile's scheme. Only the kind of the
+    /// stored login is read: a corrupt store is a run with no login, as before.
+    @Test func aDryRunPrintsTheSchemeTheCredentialInForceGoesIn() throws {
+        let lines = Recorder<String>()
+        let printer = DryRunPrinter(userAgent: "douctl/test") { lines.add($0) }
+        let (basic, home) = try self.session(ScriptedTransport()) { $0 = $0.printingRequests(to: printer) }
+        defer { withExtendedLifetime(home) {} }
+        try basic.credentialStore().update("sandbox") { (entry: inout Credential?) throws(DouctlError) in entry = .basic(user: "ann", password: "pw-1234") }
+        #expect(try basic.credentialInForce() == .placeholder(DryRunPrinter.tokenPlaceholder, scheme: "Basic"))
+        _ = try basic.api().send(APIRequest(path: "/x"))
+        #expect(lines.all.last?.contains(#"-H "Authorization: Basic $DOUCTL_TOKEN""#) == true, "\(lines.all)")
+
+        let (overridden, home2) = try self.session(ScriptedTransport(), environment: ["DOUCTL_TOKEN": "t"]) { $0 = $0.printingRequests(to: printer) }
+        defer { withExtendedLifetime(home2) {} }
+        try overridden.credentialStore().update("sandbox") { (entry: inout Credential?) throws(DouctlError) in entry = .basic(user: "ann", password: "pw-1234") }
+        #expect(try overridden.credentialInForce() == .placeholder(DryRunPrinter.tokenPlaceholder, scheme: nil))
+
+        let (corrupt, home3) = try self.session(ScriptedTransport()) { $0 = $0.printingRequests(to: printer) }
+        defer { withExtendedLifetime(home3) {} }
+        _ = FileManager.default.createFile(atPath: home3.path + "/config/credentials.json", contents: Data("{corrupt".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(try corrupt.credentialInForce() == .placeholder(DryRunPrinter.tokenPlaceholder, scheme: nil))
     }
 
     /// The request settings reach every client unchanged: the run's own, a worker's.

@@ -114,6 +114,13 @@ struct JQTests {
         #expect(orphan.status == 2)
         let raw = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".", "--raw")
         #expect(raw.status == 2)
+        // Refused where options are bound, as other conflicts are: the usage line follows.
+        for extra in [["--raw"], ["-i"], ["-I"], ["-o", "out.json"]] {
+            let refused = try douctl.run(["api", "/x", "--api-base", server.baseURL, "--jq", "."] + extra)
+            #expect(refused.status == 2, "\(extra): \(refused)")
+            #expect(refused.stderr.hasPrefix("douctl: --jq cannot be combined with "), "\(refused.stderr)")
+            #expect(refused.stderr.contains("\nusage: douctl api "), "\(extra): \(refused.stderr)")
+        }
         #expect(server.received.isEmpty)
 
         let index = try douctl.run("api", "/x", "--api-base", server.baseURL, "--jq", ".a.b")
@@ -136,5 +143,61 @@ struct JQTests {
         #expect(server.received.isEmpty)
         let without = try douctl.run("api", "/x", "--api-base", server.baseURL)
         #expect(without.status == 0, "without --jq, libjq is never loaded")
+    }
+
+    // MARK: - issue 38: --jq as the output wing's document stage
+
+    /// `--max-time` stops a program that would run (and grow) for ever: libjq cannot be
+    /// interrupted, so the run stops waiting for it and exits. Before: never (past 580 MB).
+    @Test func maxTimeStopsARunningProgram() throws {
+        _ = try Tools.require("jq")
+        let server = try TestServer(json: #"{"a":1}"#)
+        let started = Date()
+        let result = try Douctl().run(["api", "/x", "--api-base", server.baseURL, "--jq", "[range(1e9)]", "--max-time", "1"], timeout: 15)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(result.status == 7, "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+        #expect(result.stderr.contains("--max-time 1"), "\(result.stderr)")
+        #expect(seconds < 4, "stopped \(seconds)s after the start")
+    }
+
+    /// Ctrl-C and SIGTERM stop a running program within a second: exit 130, nothing on
+    /// stdout. Before: both ignored while jq ran.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aSignalStopsARunningProgram(signal: Int32) throws {
+        _ = try Tools.require("jq")
+        let server = try TestServer(json: #"{"a":1}"#)
+        let running = try RunningDouctl(Douctl(), ["api", "/x", "--api-base", server.baseURL, "--jq", "last(range(1e12))"])
+        let deadline = Date().addingTimeInterval(10)
+        while server.received.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.3)  // the reply is in jq's hands
+        let sent = Date()
+        running.kill(signal)
+        let result = running.finish(timeout: 10)
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 130, "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+        #expect(seconds < 2, "stopped \(seconds)s after the signal")
+    }
+
+    /// `--error-body stdout | cat`: the error body reaches stdout, unfiltered (--jq filters
+    /// documents, never error bodies). Before: written into the finished filter, and lost.
+    @Test func anErrorBodyAskedForOnStdoutIsNotFiltered() throws {
+        _ = try Tools.require("jq")
+        let server = try TestServer(status: 404, json: #"{"msg":"gone"}"#)
+        let result = try Douctl().run("api", "/x", "--api-base", server.baseURL, "--jq", ".msg", "--error-body", "stdout", "--no-retry")
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stdoutText == #"{"msg":"gone"}"# + "\n", "\(result)")
+    }
+
+    /// On a real terminal (`script`), a string result is escaped as a view escapes server
+    /// text: the OSC 52 clipboard write and the colour never reach the screen as they are.
+    @Test func onATerminalServerTextIsEscaped() throws {
+        _ = try Tools.require("jq")
+        let server = try TestServer(json: #"{"name":"a\u001b]52;c;cHduZWQ=\u0007b\u001b[31mred"}"#)
+        let douctl = Douctl()
+        let raw = try runUnderScript("\(Douctl.binary) api /x --api-base \(server.baseURL) --jq .name", environment: douctl.environment)
+        #expect(raw.contains("a^[]52;c;cHduZWQ=^Gb^[[31mred"), "\(raw.debugDescription)")
+        #expect(!raw.contains("\u{1B}]52") && !raw.contains("\u{1B}[31m"), "\(raw.debugDescription)")
     }
 }

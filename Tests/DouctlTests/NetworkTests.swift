@@ -192,7 +192,7 @@ struct NetworkTests {
     @Test func retriedDNSFailureEndsWithItsOwnMessage() throws {
         let result = try Douctl().run(["api", "http://example.invalid/", "-v"])
         #expect(result.status == 7)
-        #expect(result.stderr.contains("retrying in"), "the retry path ran: \(result)")
+        #expect(result.stderr.contains("trying again in"), "the retry path ran: \(result)")
         #expect(result.errorLine.components(separatedBy: "\n").last == "douctl: cannot connect: Could not resolve host: example.invalid")
         #expect(!result.stderr.contains("bad argument"))
     }
@@ -201,7 +201,7 @@ struct NetworkTests {
         let port = unusedPort()
         let result = try Douctl().run(["api", "http://127.0.0.1:\(port)/x", "-v"])
         #expect(result.status == 7)
-        #expect(result.stderr.components(separatedBy: "retrying in").count == 3, "two retries: \(result)")
+        #expect(result.stderr.components(separatedBy: "trying again in").count == 3, "two retries: \(result)")
         let last = result.errorLine.components(separatedBy: "\n").last ?? ""
         #expect(last.hasPrefix("douctl: cannot connect: Failed to connect to 127.0.0.1 port \(port)"), "\(result)")
     }

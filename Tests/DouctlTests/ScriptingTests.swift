@@ -160,14 +160,14 @@ struct ScriptingTests {
         let result = try Douctl().run("api", "/post", "-f", "text=hi", "--api-base", server.baseURL, "--wait-on-rate-limit")
         #expect(result.status == 0, "\(result)")
         #expect(result.stdoutText == "{\"id\":1}\n")
-        #expect(result.stderr.contains("douctl: rate limited (Retry-After: 1); waiting 1s"))
+        #expect(result.stderr.contains("douctl: rate limited (Retry-After: 1; before try 2); waiting 1s"))
         #expect(server.received.count == 3)
         let without = try Douctl().run("api", "/post", "-f", "text=hi", "--api-base", server.baseURL)
         #expect(without.status == 0, "the counter moved on; this one is answered")
     }
 
     /// `download --wait-on-rate-limit` waits as `api` does (before: exit 6 at the first 429).
-    /// `--no-retry`, so the HTTP layer's own retries (429 is retried for GET) do not hide it.
+    /// `--no-retry` kept from when the HTTP layer retried 429s itself; now the quota layer alone does.
     @Test func downloadWaitsOnRateLimitToo() throws {
         let calls = Counter()
         let server = try TestServer { _ in
@@ -180,7 +180,7 @@ struct ScriptingTests {
         let directory = TemporaryDirectory.make(prefix: "dl-ratelimit")
         let result = try Douctl().run("download", server.baseURL + "/x.bin", "-o", directory + "/x.bin", "--wait-on-rate-limit", "--no-retry")
         #expect(result.status == 0, "\(result)")
-        #expect(result.stderr.contains("douctl: rate limited (Retry-After: 1); waiting 1s"), "\(result)")
+        #expect(result.stderr.contains("douctl: rate limited (Retry-After: 1; before try 2); waiting 1s"), "\(result)")
         #expect(server.received.count == 2)
         #expect(try String(contentsOfFile: directory + "/x.bin", encoding: .utf8) == "payload")
     }

@@ -145,8 +145,10 @@ struct SecretsTests {
         try Self.passwordLogin(fixture, user: "coder")
         let first = try fixture.douctl.run("user", "me", "--cache", "10m")
         #expect(try first.json()["global_key"]?.stringValue == "coder", "\(first)")
+        let sent = fixture.sandbox.requests.count
         let again = try fixture.douctl.run("user", "me", "--cache", "10m")
         #expect(again.stdout == first.stdout)
+        #expect(fixture.sandbox.requests.count == sent, "the same cookie session is served from the cache")
 
         // Nothing on disk names the session, and no Set-Cookie was kept.
         let jar = try String(contentsOfFile: fixture.douctl.configDirectory + "/cookies-coding-sandbox.json", encoding: .utf8)

@@ -69,14 +69,16 @@ final class BatchReport: Sendable {
         let stopped = error.stopReason?.stopsTheRun == true
         let status = ExitStatus(error)
         statuses.withLock { $0.append(status) }
-        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(error.message)")
+        // douctl's own words, here too without a secret the run sent (`SentSecrets`).
+        let message = output.sentSecrets.scrub(error.message)
+        display?.finished(index, summary: "\(ProgressDisplay.fit(name, 24))  failed: \(message)")
         // A stopped item's line would repeat the command's own (interrupted, or --max-time).
         if printsErrorLines && !stopped {
             output.report(error, about: item)
         }
         // As text, a failure is told once: by its error line or the progress display.
         if textVerb == nil {
-            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(error.message)), ("exit", .int(status.rawValue))] + more))
+            print(JSONObject([(key.0, .string(key.1)), ("ok", false), ("error", .string(message)), ("exit", .int(status.rawValue))] + more))
         }
     }
 

@@ -15,15 +15,22 @@ import DouctlSystem
 /// `OutputPresentation` and `TerminalFacts` read once at start. It also owns the end of
 /// the run's output (`finish`): `--jq`'s last word, the flush, and the rule that a reader
 /// who went away is exit 141.
+///
+/// `--jq` is its document stage (`filter`): the documents a command prints (JSON, NDJSON
+/// lines, batch lines, bytes of a reply or a download to stdout) go through it; the heads of
+/// `-i`/`-I`, error bodies and douctl's own terminal graphics never do. While the filter
+/// runs, its thread is stdout's only writer.
 final class Output: @unchecked Sendable {
     /// The descriptors' facts, as the run started (or as a test says).
     let terminal: TerminalFacts
     let presentation: OutputPresentation
     /// The one writer of lines on stderr.
     let printer: Printer
-    /// stdout, buffered; written only from here and the wing's own types (`StreamingReply`,
-    /// `BatchReport`, the walk). `--jq` is a stage on it.
+    /// stdout, buffered (the run's one output buffer, `--jq`'s results included); written
+    /// only from here and the wing's own types (`StreamingReply`, `BatchReport`, the walk).
     let stdout: OutputStream
+    /// `--jq`: the stage documents go through; nil: straight to stdout.
+    let filter: JQFilter?
     let stderr: OutputStream
     /// The global options, which say how output is shown (`--color`, `--pretty`,
     /// `--compact`, `--error-format`, `--error-body`).
@@ -35,28 +42,37 @@ final class Output: @unchecked Sendable {
     private let writing = LockedValue(())
 
     init(stdout: OutputStream, stderr: OutputStream, terminal: TerminalFacts, globals: GlobalOptionValues,
-         presentation: OutputPresentation = OutputPresentation(), environment: [String: String], clock: RunClock = .system) {
+         presentation: OutputPresentation = OutputPresentation(), environment: [String: String], clock: RunClock = .system,
+         filter: JQFilter? = nil, sentSecrets: SentSecrets = SentSecrets()) {
         self.clock = clock
         self.stdout = stdout
+        self.filter = filter
+        filter?.connect(to: stdout, terminal: terminal.stdoutIsTerminal)
         self.stderr = stderr
         self.terminal = terminal
         self.globals = globals
         self.presentation = presentation
         self.environment = environment
         printer = Printer(stderr: stderr, isTerminal: terminal.stderrIsTerminal,
-                          color: ColorChoice.enabled(globals.color, isTerminal: terminal.stderrIsTerminal, environment: environment))
+                          color: ColorChoice.enabled(globals.color, isTerminal: terminal.stderrIsTerminal, environment: environment),
+                          sentSecrets: sentSecrets)
     }
 
-    /// The same output with another stdout (`--dry-run` discards the command's own).
+    /// The run's registry of secrets sent, which every line on stderr is scrubbed with
+    /// (`Printer`); the session's requests register in it (`RequestSettings.sentSecrets`).
+    var sentSecrets: SentSecrets { printer.sentSecrets }
+
+    /// The same output with another stdout (`--dry-run` discards the command's own; it
+    /// never takes --jq).
     func replacingStdout(with stream: OutputStream) -> Output {
         Output(stdout: stream, stderr: stderr, terminal: terminal, globals: globals, presentation: presentation,
-               environment: environment, clock: clock)
+               environment: environment, clock: clock, sentSecrets: sentSecrets)
     }
 
     // MARK: - how stdout is shown
 
     /// A person reads stdout: a terminal that no `--jq` stage reads first.
-    var stdoutIsTerminal: Bool { stdout.isTerminal }
+    var stdoutIsTerminal: Bool { filter == nil && stdout.isTerminal }
 
     /// JSON pretty on a terminal, compact in a pipe, unless --pretty/--compact say.
     var prettyJSON: Bool { globals.prettyJSON(isTerminal: stdoutIsTerminal) }
@@ -73,7 +89,7 @@ final class Output: @unchecked Sendable {
 
     /// Whether stdout gets colour (`--color`, `NO_COLOR`, a terminal); never into `--jq`.
     var colorsStdout: Bool {
-        if stdout.stage != nil { return false }
+        if filter != nil { return false }
         return ColorChoice.enabled(globals.color, isTerminal: stdoutIsTerminal, environment: environment)
     }
 
@@ -96,19 +112,36 @@ final class Output: @unchecked Sendable {
 
     // MARK: - stdout
 
+    /// Document bytes: through `--jq` when given, else to stdout.
+    func writeDocument(_ bytes: UnsafeRawBufferPointer) {
+        if let filter {
+            _ = filter.take(bytes)
+        } else {
+            stdout.write(bytes)
+        }
+    }
+
+    func writeDocument(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { writeDocument($0) }
+    }
+
+    /// Documents cannot go out any more: stdout failed (the reader went away), or the
+    /// `--jq` filter stopped (its program failed, or the run was stopped while it ran).
+    var documentsStopped: Bool { filter?.stopped ?? stdout.failed }
+
     /// One JSON document, pretty on a terminal unless told otherwise.
     func json(_ json: JSON) {
         var bytes = colored(json.serialized(prettyJSON ? .pretty : .compact))
         bytes.append(0x0A)
-        stdout.write(bytes)
+        writeDocument(bytes)
     }
 
     /// One NDJSON line (streams are always compact, one value per line), flushed.
     func jsonLine(_ json: JSON) {
         var bytes = colored(json.serialized(.compact))
         bytes.append(0x0A)
-        stdout.write(bytes)
-        stdout.flush()
+        writeDocument(bytes)
+        flush()
     }
 
     /// The view of `json` on a terminal, else (or when the view does not fit the reply) JSON.
@@ -124,14 +157,14 @@ final class Output: @unchecked Sendable {
     func viewLines(_ lines: [String]) {
         var text = lines.joined(separator: "\n")
         if !text.isEmpty || !lines.isEmpty { text += "\n" }
-        stdout.write(Array(text.utf8))
-        stdout.flush()
+        writeDocument(Array(text.utf8))
+        flush()
     }
 
     /// JSON bytes already serialized (a reply reformatted without a tree), and a newline.
     func jsonBytes(_ bytes: [UInt8]) {
-        stdout.write(colored(bytes))
-        stdout.write([0x0A])
+        writeDocument(colored(bytes))
+        writeDocument([0x0A])
     }
 
     /// JSON text as stdout should get it: coloured like jq's when colour is on, and with
@@ -141,15 +174,15 @@ final class Output: @unchecked Sendable {
         return colors || stdoutIsTerminal ? JSONColorizer.colorize(bytes, colors: colors) : bytes
     }
 
-    /// Bytes as they are (`--raw`, a reply that is not JSON, a completion script).
-    func write(_ bytes: [UInt8]) { stdout.write(bytes) }
+    /// Bytes as they are (`--raw`, a reply that is not JSON, a completion script): a document.
+    func write(_ bytes: [UInt8]) { writeDocument(bytes) }
 
-    func write(_ bytes: UnsafeRawBufferPointer) { stdout.write(bytes) }
+    func write(_ bytes: UnsafeRawBufferPointer) { writeDocument(bytes) }
 
-    func write(_ text: String) { stdout.write(text) }
+    func write(_ text: String) { writeDocument(Array(text.utf8)) }
 
     /// A line of data (a value a script reads: a token, a config value, a URL).
-    func line(_ text: String) { stdout.line(text) }
+    func line(_ text: String) { writeDocument(Array((text + "\n").utf8)) }
 
     /// douctl's own terminal graphics (an inline picture's escape sequences), drawn now.
     /// Only ever called when stdout is a terminal that draws them (`InlineImages`).
@@ -163,6 +196,10 @@ final class Output: @unchecked Sendable {
     /// which clears its rows, writes them and draws the rows again below.
     func writeNow(_ bytes: [UInt8], through display: ProgressDisplay? = nil) {
         writing.withLock { _ in
+            if let filter {
+                _ = bytes.withUnsafeBytes { filter.take($0) }
+                return
+            }
             guard let display, stdoutIsTerminal else {
                 stdout.write(bytes)
                 return stdout.flush()
@@ -178,11 +215,13 @@ final class Output: @unchecked Sendable {
     /// which parallel uploads print as they go).
     func lineNow(_ text: String) { writeNow(Array((text + "\n").utf8)) }
 
-    /// Everything written so far, out (before a child process or a long wait).
-    func flush() { stdout.flush() }
+    /// Everything written so far, out (before a child process or a long wait). With
+    /// `--jq`, the filter's thread writes its results as they come.
+    func flush() { if filter == nil { stdout.flush() } }
 
     /// The reader of stdout went away (`| head`): whatever else fails after it is not news.
-    var readerClosed: Bool { stdout.readerClosed }
+    /// (While a `--jq` filter runs, its thread owns stdout: asked once it stopped.)
+    var readerClosed: Bool { (filter?.stopped ?? true) && stdout.readerClosed }
 
     /// What stops a run whose stdout failed: its reader gone (a stop, `.readerClosed`:
     /// quiet, 141), else a failed write (`finish` says which, in one place).
@@ -193,6 +232,7 @@ final class Output: @unchecked Sendable {
     /// stdout as a sink for bytes arriving from elsewhere (`download -o -`): written through
     /// the same stream, so a closed reader is seen, and said, in one place (`finish`).
     func sink(_ bytes: UnsafeRawBufferPointer) -> SystemError? {
+        if let filter { return filter.take(bytes) ? nil : SystemError("write", errno: EIO) }
         stdout.writeUnbuffered(bytes)
         return stdout.failed ? stdout.failure ?? SystemError("write", errno: EIO) : nil
     }
@@ -237,9 +277,11 @@ final class Output: @unchecked Sendable {
 
     /// `--wait-on-rate-limit`'s wait: a countdown on a terminal, one line otherwise. False
     /// when the run was stopped while waiting.
-    func waitOutRateLimit(seconds: Double, reason: String, clock: RunClock, cancellation: Cancellation) -> Bool {
+    func waitOutRateLimit(seconds: Double, reason: String, clock: RunClock, cancellation: Cancellation, quiet: Bool = false) -> Bool {
         let total = Int(seconds.rounded(.up))
-        if terminal.stderrIsTerminal {
+        if quiet {
+            clock.sleep(seconds, cancellation)
+        } else if terminal.stderrIsTerminal {
             for left in stride(from: total, to: 0, by: -1) {
                 printer.write(Array("\r\u{1B}[2Kdouctl: rate limited (\(TerminalText.escaped(reason))); going on in \(left)s".utf8))
                 clock.sleep(min(1, seconds - Double(total - left)), cancellation)

@@ -4,31 +4,22 @@ import Glibc
 import Darwin
 #endif
 import DouctlSystem
-
-/// A step between a command's output and its descriptor (`--jq`).
-public protocol OutputStage: AnyObject {
-    /// Takes the next bytes the command wrote, writing its own output through
-    /// `out.writeThrough`; false stops the output (the stage keeps why).
-    func take(_ bytes: UnsafeRawBufferPointer, into out: OutputStream) -> Bool
-}
+import Synchronization
 
 /// A byte stream to a file descriptor, buffered so big outputs take few write(2) calls.
 /// After a write fails (a closed pipe, a full disk), later writes are dropped, `failed` is
 /// set and `failure` keeps why; `Douctl.main` reports it (a write error is never silent).
 public final class OutputStream {
     public let fileDescriptor: Int32
-    /// False once a stage (`--jq`) reads the command's output instead of a person.
-    public private(set) var isTerminal: Bool
-    /// What the command's writes go through before the descriptor (`--jq`'s filter); nil:
-    /// straight to it. The stage writes its own output with `writeThrough`.
-    public var stage: OutputStage? {
-        didSet { if stage != nil { isTerminal = false } }
-    }
+    /// The descriptor is a terminal (as `TerminalFacts` says).
+    public let isTerminal: Bool
     private var buffer: [UInt8] = []
     private let bufferLimit: Int
     public private(set) var failed = false
     /// The first failed write's error.
     public private(set) var failure: SystemError?
+    /// Given up to a thread that may still be writing (`relinquish`): this side writes nothing.
+    private let relinquished = Atomic<Bool>(false)
 
     /// True when the reader went away (EPIPE: `| head` has all it wants).
     public var readerClosed: Bool { failure?.errno == EPIPE }
@@ -43,19 +34,15 @@ public final class OutputStream {
 
     deinit { flush() }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) {
-        guard let stage else { return writeThrough(bytes) }
-        guard !failed else { return }
-        // A stage that stops (the program failed) keeps why; later writes are dropped.
-        // What it printed before it stopped still goes out.
-        if !stage.take(bytes, into: self) {
-            flush()
-            failed = true
-        }
-    }
+    /// Bytes not yet written to the descriptor.
+    public var bufferedCount: Int { buffer.count }
 
-    /// Writes to the descriptor (buffered), past any stage.
-    public func writeThrough(_ bytes: UnsafeRawBufferPointer) {
+    /// This side never touches the stream again: another thread (an abandoned `--jq`
+    /// filter's) may be inside a write to it. Later writes and flushes from here are no-ops.
+    public func relinquish() { relinquished.store(true, ordering: .releasing) }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !relinquished.load(ordering: .acquiring) else { return }
         if buffer.count + bytes.count > bufferLimit { flush() }
         if bytes.count >= bufferLimit {
             writeNow(bytes)
@@ -65,12 +52,9 @@ public final class OutputStream {
     }
 
     /// Bytes out now, after what is buffered, without a copy into the buffer (a download's
-    /// chunks to stdout); through the stage when there is one.
+    /// chunks to stdout).
     public func writeUnbuffered(_ bytes: UnsafeRawBufferPointer) {
-        guard stage == nil else {
-            write(bytes)
-            return flush()
-        }
+        guard !relinquished.load(ordering: .acquiring) else { return }
         flush()
         writeNow(bytes)
     }
@@ -96,7 +80,7 @@ public final class OutputStream {
     }
 
     public func flush() {
-        guard !buffer.isEmpty else { return }
+        guard !relinquished.load(ordering: .acquiring), !buffer.isEmpty else { return }
         buffer.withUnsafeBytes { writeNow($0) }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -1,3 +1,4 @@
+import DouctlHTTP
 import DouctlSystem
 
 /// The one writer of a run's lines for a person on stderr: error lines, warnings, notes,
@@ -18,12 +19,17 @@ final class Printer: @unchecked Sendable {
     private let display = LockedValue<ProgressDisplay?>(nil)
     /// Serializes writes to stderr made outside a display.
     private let lock = LockedValue(())
+    /// What the run has sent as a secret (`RequestSettings.sentSecrets`): masked in every
+    /// line and byte written here, whoever wrote it — douctl's own words never repeat a
+    /// token, password or client secret a server echoed back.
+    let sentSecrets: SentSecrets
 
-    init(stderr: OutputStream, isTerminal: Bool = false, color: Bool = false) {
+    init(stderr: OutputStream, isTerminal: Bool = false, color: Bool = false, sentSecrets: SentSecrets = SentSecrets()) {
         self.stderr = stderr
         stderrFD = stderr.fileDescriptor
         self.isTerminal = isTerminal
         self.color = color
+        self.sentSecrets = sentSecrets
     }
 
     /// How douctl marks a line of its own: the lead words of an error or a warning, or a
@@ -42,10 +48,11 @@ final class Printer: @unchecked Sendable {
     /// One line on stderr (the newline is added). Whatever `text` quotes — a server's
     /// message, a header, a file name — reaches the terminal only through
     /// `TerminalText.escaped`: no control, C1 or bidi character passes; newlines stay.
+    /// Every secret the run sent is masked first (`sentSecrets`).
     func line(_ text: String, style: Style = .plain) {
         // A command-line byte that was not UTF-8 (EscapedBytes) shows as \xff.
-        let safe = EscapedBytes.shown(TerminalText.escaped(text, keepingNewlines: true))
-        write(Array((String(styled(safe, style)) + "\n").utf8))
+        let safe = EscapedBytes.shown(TerminalText.escaped(sentSecrets.scrub(text), keepingNewlines: true))
+        emit(Array((String(styled(safe, style)) + "\n").utf8))
     }
 
     private func styled(_ text: String, _ style: Style) -> String {
@@ -63,8 +70,13 @@ final class Printer: @unchecked Sendable {
         return "\u{1B}[\(code)m\(lead)\u{1B}[0m" + text.droppingASCII(lead.utf8.count)
     }
 
-    /// Bytes on stderr as they are (the countdown's carriage returns), never split.
+    /// Bytes on stderr as they are (the countdown's carriage returns, an error body), never
+    /// split; every secret the run sent masked.
     func write(_ bytes: [UInt8]) {
+        emit(sentSecrets.scrub(bytes))
+    }
+
+    private func emit(_ bytes: [UInt8]) {
         if let live = display.value {
             try? live.emit(bytes, to: stderrFD)
         } else {

@@ -4,11 +4,17 @@ import DouctlJSON
 import DouctlSystem
 
 /// How a reply held in memory is printed (`api`): its head with `--include`, then its
-/// payload as JSON, reformatted without a tree, or its bytes as received.
+/// payload as JSON, reformatted without a tree, or its bytes as received. The payload is a
+/// document (through `--jq` when given); the head never is.
 extension Output {
-    /// The status line and headers (`-i`), as curl -i prints them.
+    /// The status line and headers (`-i`, `-I`), as curl -i prints them: straight to stdout.
     func head(_ head: HTTPResponseHead) {
-        stdout.write(APIOutput.headText(head))
+        headText(APIOutput.headText(head))
+    }
+
+    /// A head's text (`-I`), straight to stdout.
+    func headText(_ text: String) {
+        stdout.write(text)
     }
 
     /// The payload as JSON; the body as received with `raw`, when it is empty or when it
@@ -16,7 +22,7 @@ extension Output {
     func reply(_ response: HTTPResponse, payload: JSON?, raw: Bool, withHead: Bool) {
         if withHead { head(response.head) }
         if raw || response.body.isEmpty {
-            stdout.write(response.body)
+            writeDocument(response.body)
             return
         }
         if let payload {
@@ -26,7 +32,7 @@ extension Output {
         if let formatted = try? JSONReformatter.reformat(response.body, format: prettyJSON ? .pretty : .compact) {
             jsonBytes(formatted)
         } else {
-            stdout.write(response.body)
+            writeDocument(response.body)
         }
     }
 

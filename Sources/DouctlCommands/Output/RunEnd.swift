@@ -75,12 +75,26 @@ extension Output {
     /// code: `--max-time` 7 with its line, Ctrl-C 130), then the command's own status or
     /// error (reported here).
     func finish(_ outcome: Result<ExitStatus, DouctlError>, cancellation: Cancellation) -> Int32 {
-        let failed: Bool
-        if case .failure = outcome { failed = true } else { failed = false }
-        if let problem = finishFilter(failed: failed) {
-            stdout.flush()
-            reportFailure(problem)
-            return ExitStatus(problem).rawValue
+        var outcome = outcome
+        if let filter {
+            // The end of `--jq`'s input. After a command that failed, what was queued is
+            // filtered and printed, and the filter's own failure (if it stopped the command)
+            // comes first.
+            let failed: Bool
+            if case .failure = outcome { failed = true } else { failed = false }
+            switch filter.finish(complete: !failed) {
+            case .done:
+                break
+            case .failed(let problem):
+                stdout.flush()
+                reportFailure(problem)
+                return ExitStatus(problem).rawValue
+            case .stopped(let stdoutFree):
+                // The run was stopped while the program ran: the stop decides the exit, as
+                // below. A filter's thread still inside a write keeps stdout.
+                if !stdoutFree { stdout.relinquish() }
+                outcome = .failure(.interrupted)
+            }
         }
         stdout.flush()
         if let status = outputFailure() { return status.rawValue }
@@ -96,17 +110,6 @@ extension Output {
             if stop.stopReason != .interrupt { reportFailure(stop) }
             return ExitStatus(stop).rawValue
         }
-    }
-
-    /// The end of `--jq`'s input: what the filter says went wrong, if anything. After a
-    /// command that failed, the filter's own failure (if it stopped the command) comes first.
-    private func finishFilter(failed: Bool) -> DouctlError? {
-        guard let filter = stdout.stage as? JQFilter else { return nil }
-        if failed {
-            filter.release(into: stdout)  // what it printed before the command failed
-            return filter.problem
-        }
-        return filter.finish(into: stdout)
     }
 
     /// A write to stdout that failed. The reader going away (EPIPE: `| head -n 3`) ends

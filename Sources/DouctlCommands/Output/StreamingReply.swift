@@ -73,10 +73,10 @@ final class StreamingReply {
         switch mode {
         case .raw:
             delivered += chunk.count
-            output.stdout.write(chunk)
-            return !output.stdout.failed
+            output.writeDocument(chunk)
+            return !output.documentsStopped
         case .reformat(let reformatter):
-            return feed(chunk, to: reformatter) && !output.stdout.failed
+            return feed(chunk, to: reformatter) && !output.documentsStopped
         case .hold, .undecided:
             return hold(chunk)
         }
@@ -93,17 +93,17 @@ final class StreamingReply {
 
     /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
     private func emitter() -> (UnsafeRawBufferPointer) -> Void {
-        let stdout = output.stdout
+        let output = output
         // On a terminal even without colours: the colorizer also escapes what the
         // terminal would obey (TerminalText).
         if output.stdoutIsTerminal || output.colorsStdout { colorizer = JSONColorizer(colors: output.colorsStdout) }
         return { [unowned self] bytes in
             delivered += bytes.count
             if var colorizer {
-                stdout.write(colorizer.feed(Array(bytes)))
+                output.writeDocument(colorizer.feed(Array(bytes)))
                 self.colorizer = colorizer
             } else {
-                stdout.write(bytes)
+                output.writeDocument(bytes)
             }
         }
     }
@@ -136,7 +136,7 @@ final class StreamingReply {
         if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
            let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
             guard startReformatting() else { return false }
-            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.stdout.failed }
+            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.documentsStopped }
         }
         guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
             if unwrapper?.dataBeforeCode == true {
@@ -172,7 +172,7 @@ final class StreamingReply {
         switch unwrapper.decision {
         case .streaming:
             held = []
-            return !output.stdout.failed
+            return !output.documentsStopped
         case .failing where held.count + chunk.count > HTTPResponse.maximumErrorBodyBytes:
             held.append(contentsOf: chunk.prefix(HTTPResponse.maximumErrorBodyBytes - held.count))
             do throws(DouctlError) {
@@ -211,14 +211,14 @@ final class StreamingReply {
             } catch {
                 throw notJSON(error)
             }
-            if var colorizer { output.stdout.write(colorizer.finish()) }
-            output.stdout.write([0x0A])
+            if var colorizer { output.writeDocument(colorizer.finish()) }
+            output.writeDocument([0x0A])
             return nil
         case .hold, .undecided:
             if let unwrapper, case .streaming = unwrapper.decision {
                 do throws(EnvelopeStreamUnwrapper.Failure) { try unwrapper.finish() } catch { throw envelopeProblem(error) }
-                if var colorizer { output.stdout.write(colorizer.finish()) }
-                output.stdout.write([0x0A])
+                if var colorizer { output.writeDocument(colorizer.finish()) }
+                output.writeDocument([0x0A])
                 // A status member after the data may still make the reply an error.
                 try decode(HTTPResponse(head: head, body: unwrapper.remainder))
                 return nil

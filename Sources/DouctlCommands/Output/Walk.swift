@@ -11,10 +11,9 @@ extension Output {
     /// ends the walk at once: no more pages are fetched for nobody (`finish` decides what
     /// it means).
     func walk(_ paginator: Paginator, request: APIRequest, scheme: PageScheme?, slurp: Bool, view: HumanView?) throws(DouctlError) {
-        let out = stdout
         func stopIfOutputFailed() throws(DouctlError) {
-            out.flush()
-            if out.failed { throw stdoutFailure }
+            flush()
+            if documentsStopped { throw stdoutFailure }
         }
         guard slurp else {
             let itemView = wantsView ? view : nil
@@ -31,19 +30,19 @@ extension Output {
         defer {
             // A walk that printed nothing and failed prints nothing; otherwise the array closes.
             if count > 0 || finished {
-                out.write(Array((count == 0 ? "[]\n" : pretty ? "\n]\n" : "]\n").utf8))
-                out.flush()
+                writeDocument(Array((count == 0 ? "[]\n" : pretty ? "\n]\n" : "]\n").utf8))
+                flush()
             }
         }
         try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-            if out.failed { throw stdoutFailure }
+            if documentsStopped { throw stdoutFailure }
             var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")
             } else {
                 text += item.text(.compact)
             }
-            out.write(Array(text.utf8))
+            writeDocument(Array(text.utf8))
             count += 1
         }
         finished = true

@@ -39,6 +39,8 @@ public struct CodingPasswordLogin {
         let account = try ask("Account (email, phone or global key):", secret: false)
         let password = try ask("Password:", secret: true)
         var fields = [("account", account), ("password", Self.hashPassword(password)), ("remember_me", "true")]
+        // Sent in a form no header names: masked in douctl's own lines should the server echo it.
+        clients.requests.sentSecrets.add(contentsOf: [password, Self.hashPassword(password)])
 
         var user: JSON?
         var attempt = 0

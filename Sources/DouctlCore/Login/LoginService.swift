@@ -135,7 +135,8 @@ public struct LoginService {
             if credential.userID == nil, let subject = grant.subject { credential.userID = subject }
         case .basic(let read):
             let (user, password) = try read()
-            credential = Credential.basic(user: user, password: password)
+            // Checked like a token, before anything is stored: a refusal is exit 4.
+            credential = try identify(Credential.basic(user: user, password: password))
         }
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
@@ -145,16 +146,21 @@ public struct LoginService {
     }
 
     /// Adds the token owner's id and name, asking the API (`~me`, or the profile's user_url)
-    /// with the new token. A token the API refuses is an error (exit 4) unless the token
-    /// endpoint already said whose it is.
+    /// with the new token — or, for `--basic`, with the user name and password as HTTP
+    /// Basic. A token the API refuses is an error (exit 4) unless the token endpoint already
+    /// said whose it is; so is a refused user name or password. A Basic login on a profile
+    /// with nothing to ask (no preset, no user_url) is stored unchecked, with a warning.
     public func identify(_ credential: Credential) throws(DouctlError) -> Credential {
         var credential = credential
         let connection = try connect()
-        let client = connection.clients.client(http: connection.http, tokens: FixedToken(credential.accessToken), session: nil)
+        let tokens = FixedToken(credential.accessToken, scheme: credential.isBasic ? "Basic" : nil)
+        let client = connection.clients.client(http: connection.http, tokens: tokens, session: nil)
         do {
             guard let identity = try Identity.fetch(with: client) else {
-                // A plain OAuth2 profile without user_url: nothing says whose the token is.
-                if credential.userID == nil && credential.userName == nil {
+                if credential.isBasic {
+                    warn("profile '\(profile.name)' has no user_url, so the user name and password were stored without being checked (set one to check them: douctl config set user_url /user --profile \(profile.name))")
+                } else if credential.userID == nil && credential.userName == nil {
+                    // A plain OAuth2 profile without user_url: nothing says whose the token is.
                     console.say("The profile has no user_url, so the user is unknown (set one, e.g. douctl config set user_url /user --profile \(profile.name)).")
                 }
                 return credential
@@ -163,6 +169,10 @@ public struct LoginService {
             credential.userName = identity.name ?? credential.userName
         } catch {
             if case .api(let apiError) = error, apiError.kind == .authentication || apiError.kind == .permission, credential.refreshToken == nil {
+                if credential.isBasic {
+                    let said = apiError.message.isEmpty ? "" : ": \(apiError.message)"
+                    throw .authentication("the server refused the user name or password (HTTP \(apiError.httpStatus)\(said)); nothing was stored")
+                }
                 throw .authentication("the API refused this token (\(apiError.message.isEmpty ? "HTTP \(apiError.httpStatus)" : apiError.message))")
             }
             if credential.userID == nil { throw error }

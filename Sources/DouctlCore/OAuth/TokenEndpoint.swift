@@ -218,7 +218,12 @@ public struct TokenEndpoint {
         case .none:
             fields.append(("client_id", clientID))
         }
-        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: .bytes(Array(FormEncoding.encode(fields).utf8)))
+        var request = HTTPRequest(method: "POST", url: url, headers: headers, body: .bytes(Array(FormEncoding.encode(fields).utf8)))
+        // What the form carries as a secret (the client secret, a refresh token, a code and
+        // its verifier, a device code, a token to revoke): masked in -v and, once sent, in
+        // every line douctl prints (`SentSecrets`), wherever the server repeats it.
+        let secretFields: Set<String> = ["client_secret", "refresh_token", "code", "code_verifier", "device_code", "token", "password"]
+        request.secrets = fields.filter { secretFields.contains($0.0) }.map(\.1) + [profile.clientSecret].compactMap { $0 }
         let response: HTTPResponse
         do {
             response = try http.fetch(request)

@@ -1,0 +1,281 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DouctlJSON
+import DouctlServer
+import DouctlSystem
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// Issue 38's table, row by row: one promise, every feature that could break it, each cell a
+/// run of the built binary against listeners on 127.0.0.1 written to test it (a server that
+/// records what it was sent, one that fails, one that stalls). A feature added later adds its
+/// argument list to each row.
+@Suite("Features × promises: the table")
+struct PromiseMatrixTests {
+    static let token = "tok-7f3a9c2e51"
+
+    /// A server answering by path: `/pages` links to a second page (Link: rel=next), `/flaky`
+    /// fails once with 503, `/limited` answers 429 once, `/to-elsewhere` redirects to
+    /// `elsewhere`, `/fail` is a 500 echoing what it was sent, anything else a small JSON list.
+    static func server(elsewhere: String = "http://127.0.0.1:9") throws -> HostileListener {
+        let seen = LockedValue<[String: Int]>([:])
+        return try HostileListener { connection, listener in
+            let head = listener.heads.last ?? ""
+            let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+            let path = String(target.prefix { $0 != "?" })
+            let count = seen.withLock { $0[path, default: 0] += 1; return $0[path, default: 0] }
+            let answer: String
+            switch path {
+            case "/pages":
+                answer = PromiseTableTests.reply("200 OK", "Link: <\(listener.baseURL)/pages2>; rel=\"next\"\r\n", "[{\"id\":1}]")
+            case "/flaky" where count == 1:
+                answer = PromiseTableTests.reply("503 Service Unavailable", "Retry-After: 0\r\n", #"{"error":"busy"}"#)
+            case "/limited" where count == 1:
+                answer = PromiseTableTests.reply("429 Too Many Requests", "Retry-After: 1\r\n", #"{"error":"slow"}"#)
+            case "/to-elsewhere":
+                answer = PromiseTableTests.reply("302 Found", "Location: \(elsewhere)/landed\r\n", "")
+            case "/fail":
+                let echoed = head.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\r\n", with: " ")
+                answer = PromiseTableTests.reply("500 Internal Server Error", "", "{\"error\":\"failed\",\"error_description\":\"you sent: \(echoed)\"}")
+            default:
+                answer = PromiseTableTests.reply("200 OK", "", "[{\"id\":2}]")
+            }
+            HostileListener.send(connection, answer)
+        }
+    }
+
+    static func douctl() -> Douctl {
+        Douctl(environment: ["DOUCTL_TOKEN": token, "XDG_CACHE_HOME": TemporaryDirectory.make(prefix: "matrix-cache")])
+    }
+
+    static func file(_ text: String = "picture") throws -> String {
+        let path = TemporaryDirectory.make(prefix: "matrix-file") + "/a.png"
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(text.utf8)).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    // MARK: a credential goes only to its origin, and an explicit one wins
+
+    /// Features that send the request `api` builds: every request that reaches the server
+    /// carries your Authorization and only it.
+    @Test(arguments: [
+        ("api", ["api", "/x"]),
+        ("paging", ["api", "/pages", "--paginate"]),
+        ("cache", ["api", "/x", "--cache", "5m"]),
+        ("record", ["api", "/x", "--record", "RECORD"]),
+        ("retry", ["api", "/flaky"]),
+        ("quota wait", ["api", "/limited", "--wait-on-rate-limit"]),
+        ("head", ["api", "/x", "-I"]),
+        ("include", ["api", "/x", "-i"]),
+        ("raw", ["api", "/x", "--raw"]),
+    ])
+    func explicitCredentialWins(feature: String, arguments: [String]) throws {
+        let server = try Self.server()
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        let result = try Self.douctl().run(arguments.map { $0 == "RECORD" ? record : $0 } + ["--api-base", server.baseURL, "-H", "Authorization: Bearer mine"])
+        #expect(result.status == 0, "\(feature): \(result)")
+        let sent = PromiseTableTests.authorizations(server)
+        #expect(!sent.isEmpty && sent.allSatisfy { $0 == ["Bearer mine"] }, "\(feature): \(sent)")
+        #expect(!server.heads.joined().contains(Self.token), "\(feature): the stored credential went too")
+    }
+
+    @Test func dryRun_credential_printsYourAuthorizationAlone() throws {
+        let result = try Self.douctl().run("api", "/x", "--api-base", "http://127.0.0.1:9", "-H", "Authorization: Bearer mine", "--dry-run")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdoutText.contains("Authorization: Bearer mine") && !result.stdoutText.contains("DOUCTL_TOKEN"), "\(result.stdoutText)")
+    }
+
+    /// Features that may reach another origin: none carries the profile's credential there.
+    @Test(arguments: [
+        ("absolute URL", ["api", "ELSEWHERE/x"]),
+        ("redirect", ["api", "/to-elsewhere"]),
+        ("download", ["download", "ELSEWHERE/file.bin", "-o", "OUT"]),
+        ("download redirect", ["download", "/to-elsewhere", "-o", "OUT"]),
+        ("cache", ["api", "ELSEWHERE/x", "--cache", "5m"]),
+        ("record", ["api", "ELSEWHERE/x", "--record", "RECORD"]),
+        ("head", ["api", "ELSEWHERE/x", "-I"]),
+    ])
+    func credentialStaysWithItsOrigin(feature: String, arguments: [String]) throws {
+        let elsewhere = try Self.server()
+        let api = try Self.server(elsewhere: elsewhere.baseURL)
+        let out = TemporaryDirectory.make(prefix: "matrix-out") + "/file.bin"
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        let resolved = arguments.map { $0.replacingOccurrences(of: "ELSEWHERE", with: elsewhere.baseURL).replacingOccurrences(of: "OUT", with: out).replacingOccurrences(of: "RECORD", with: record) }
+        let result = try Self.douctl().run(resolved + ["--api-base", api.baseURL])
+        #expect(result.status == 0, "\(feature): \(result)")
+        #expect(elsewhere.requestCount >= 1, "\(feature): never reached the other origin")
+        #expect(!elsewhere.heads.joined().contains(Self.token), "\(feature): the token went to another origin: \(elsewhere.heads)")
+        #expect(PromiseTableTests.authorizations(elsewhere).allSatisfy { $0.isEmpty }, "\(feature)")
+    }
+
+    // MARK: stdout stays empty on an error
+
+    @Test(arguments: [
+        ("api", ["api", "/fail", "--error-body", "stderr"]),
+        ("api --raw", ["api", "/fail", "--raw", "--error-body", "stderr"]),
+        ("paging", ["api", "/fail", "--paginate"]),
+        ("cache", ["api", "/fail", "--cache", "5m", "--error-body", "none"]),
+        ("record", ["api", "/fail", "--record", "RECORD", "--error-body", "none"]),
+        ("jq", ["api", "/fail", "--jq", ".", "--error-body", "stderr"]),
+        ("download", ["download", "/fail", "-o", "-"]),
+        ("user", ["user", "get", "1"]),
+        ("shuo", ["shuo", "get", "1"]),
+        ("upload", ["upload", "FILE", "--to", "/fail"]),
+    ])
+    func stdoutIsEmptyOnAnError(feature: String, arguments: [String]) throws {
+        let server = try Self.server()
+        let file = try Self.file()
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "RECORD" ? record : $0 } + ["--api-base", server.baseURL])
+        #expect(result.status != 0, "\(feature): \(result)")
+        Self.expectNothingButReportLines(result, feature)
+    }
+
+    /// Stdout empty, except a batch's documented report (upload, shuo delete: one JSON line
+    /// per item, `"ok": false` for a failed one, with douctl's error line), never the body.
+    static func expectNothingButReportLines(_ result: Douctl.Result, _ feature: String) {
+        let lines = result.stdoutText.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.hasPrefix("{") && $0.contains(#""ok":false"#) && !$0.contains(#"{"error":"failed""#) }, "\(feature): \(result.stdoutText)")
+        if !feature.hasPrefix("upload") { #expect(result.stdout.isEmpty, "\(feature): \(result.stdoutText)") }
+    }
+
+    // MARK: --max-time stops anything within a second
+
+    /// A server that takes the request and never answers.
+    static func stalling() throws -> HostileListener {
+        try HostileListener { _, _ in Thread.sleep(forTimeInterval: 20) }
+    }
+
+    @Test(arguments: [
+        ("api", ["api", "/x"]),
+        ("paging", ["api", "/x", "--paginate"]),
+        ("cache", ["api", "/x", "--cache", "5m"]),
+        ("record", ["api", "/x", "--record", "RECORD"]),
+        ("download", ["download", "/x", "-o", "-"]),
+        ("upload", ["upload", "FILE"]),
+        ("user", ["user", "get", "1"]),
+        ("jq", ["api", "/x", "--jq", "."]),
+    ])
+    func maxTimeStopsWithinASecond(feature: String, arguments: [String]) throws {
+        let server = try Self.stalling()
+        let file = try Self.file()
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        let started = Date()
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "RECORD" ? record : $0 } + ["--api-base", server.baseURL, "--max-time", "1"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 7, "\(feature): \(result)")
+        #expect(elapsed < 3, "\(feature): took \(elapsed)s")
+        Self.expectNothingButReportLines(result, feature)
+    }
+
+    @Test func quotaWait_stop_maxTimeEndsARateLimitWait() throws {
+        let server = try HostileListener { connection, _ in
+            HostileListener.send(connection, PromiseTableTests.reply("429 Too Many Requests", "Retry-After: 30\r\n", #"{"error":"slow"}"#))
+        }
+        let started = Date()
+        let result = try Self.douctl().run("api", "/x", "--api-base", server.baseURL, "--wait-on-rate-limit", "--max-time", "1")
+        #expect(result.status == 7, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
+    // MARK: SIGINT stops anything within a second
+
+    @Test(arguments: [
+        ("api", ["api", "/x"]),
+        ("download", ["download", "/x", "-o", "-"]),
+        ("paging", ["api", "/x", "--paginate"]),
+    ])
+    func interruptStopsWithinASecond(feature: String, arguments: [String]) throws {
+        let server = try Self.stalling()
+        let running = try RunningDouctl(Self.douctl(), arguments + ["--api-base", server.baseURL])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requestCount == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(feature): \(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5, "\(feature)")
+        #expect(result.stdout.isEmpty, "\(feature)")
+    }
+
+    // MARK: no secret in douctl's own lines
+
+    /// The server repeats what it was sent in its error; douctl's own lines never show the token.
+    @Test(arguments: [
+        ("api", ["api", "/fail", "--error-body", "none"]),
+        ("paging", ["api", "/fail", "--paginate", "--error-body", "none"]),
+        ("user", ["user", "get", "1"]),
+        ("download", ["download", "/fail", "-o", "-"]),
+        ("verbose", ["api", "/fail", "-v", "--error-body", "none"]),
+        ("json errors", ["api", "/fail", "--error-format", "json", "--error-body", "none"]),
+        ("upload", ["upload", "FILE", "--to", "/fail"]),
+    ])
+    func noSecretInDouctlsLines(feature: String, arguments: [String]) throws {
+        let server = try Self.server()
+        let file = try Self.file()
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 } + ["--api-base", server.baseURL])
+        #expect(result.status != 0, "\(feature): \(result)")
+        #expect(server.heads.joined().contains(Self.token), "\(feature): the token was not sent, so the cell proves nothing")
+        #expect(!result.stderr.contains(Self.token), "\(feature): \(result.stderr)")
+        #expect(!result.stdoutText.contains(Self.token), "\(feature): the report line: \(result.stdoutText)")
+    }
+
+    // MARK: each login kind
+
+    static let clientSecret = "cs-4b1d9e77aa"
+
+    /// A profile `p` whose OAuth endpoints are on `base` (a device endpoint, a token endpoint).
+    static func loginProfile(_ douctl: Douctl, base: String) throws {
+        let add = try douctl.run("profile", "add", "p", "--api-base", base, "--token-url", base + "/token",
+                                 "--device-authorization-url", base + "/device", "--authorize-url", base + "/authorize", "--client-id", "x")
+        try #require(add.status == 0, "\(add)")
+    }
+
+    /// Logins that wait on a server or a person: --max-time stops each within a second, and
+    /// nothing reaches stdout.
+    @Test(arguments: [
+        ("device", ["auth", "login", "--device", "--no-browser"]),
+        ("client credentials", ["auth", "login", "--client-credentials"]),
+        ("browser", ["auth", "login", "--no-browser"]),
+    ])
+    func login_stop_maxTimeStopsALoginWithinASecond(kind: String, arguments: [String]) throws {
+        let server = try TestServer { received in
+            if received.path == "/device" {
+                return .bytes(200, Array(#"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":5}"#.utf8), contentType: "application/json")
+            }
+            Thread.sleep(forTimeInterval: 20)
+            return .bytes(400, Array(#"{"error":"authorization_pending"}"#.utf8), contentType: "application/json")
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": Self.clientSecret])
+        try Self.loginProfile(douctl, base: server.baseURL)
+        let started = Date()
+        let result = try douctl.run(arguments + ["--profile", "p", "--max-time", "1"], timeout: 30)
+        #expect(result.status == 7, "\(kind): \(result)")
+        #expect(Date().timeIntervalSince(started) < 3, "\(kind)")
+        #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)")
+    }
+
+    /// A token endpoint that refuses the client and repeats its secret: exit 4, nothing on
+    /// stdout, the secret in none of douctl's lines.
+    @Test(arguments: [
+        ("device", ["auth", "login", "--device", "--no-browser"]),
+        ("client credentials", ["auth", "login", "--client-credentials"]),
+    ])
+    func login_secret_aRefusalThatRepeatsTheClientSecretIsMasked(kind: String, arguments: [String]) throws {
+        let server = try TestServer { received in
+            if received.path == "/device" {
+                return .bytes(200, Array(#"{"device_code":"d","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":1}"#.utf8), contentType: "application/json")
+            }
+            return .bytes(401, Array(#"{"error":"invalid_client","error_description":"client_secret \#(Self.clientSecret) is wrong"}"#.utf8), contentType: "application/json")
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": Self.clientSecret])
+        try Self.loginProfile(douctl, base: server.baseURL)
+        let result = try douctl.run(arguments + ["--profile", "p"], timeout: 60)
+        #expect(result.status == 4, "\(kind): \(result)")
+        #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)")
+        #expect(server.received.contains { $0.bodyText.contains(Self.clientSecret) || ($0.header("Authorization") ?? "").hasPrefix("Basic") }, "\(kind): the secret was not sent")
+        #expect(!result.stderr.contains(Self.clientSecret), "\(kind): \(result.stderr)")
+    }
+}
