@@ -91,6 +91,16 @@ public struct OptionBinding<Options>: Sendable {
         }
     }
 
+    /// The last value given (else the spec's default), read into its type as it is bound
+    /// (a duration, a URL): one that does not read is refused at parse time (exit 2, with
+    /// the usage line), so no later step, and no `--dry-run`, decides whether it is an error.
+    public static func value<Value>(_ set: @escaping Setter<Value?>, _ spec: OptionSpec,
+                                    parse: @escaping @Sendable (String) throws(OptionError) -> Value) -> Self {
+        Self(options: [spec]) { options, parsed throws(OptionError) in
+            set(&options, try parsed.value(spec.key).map { raw throws(OptionError) in try parse(raw) })
+        }
+    }
+
     /// Every value of a repeatable option, in order.
     public static func values(_ set: @escaping Setter<[String]>, _ spec: OptionSpec) -> Self {
         Self(options: [spec]) { options, parsed in set(&options, parsed.values(spec.key)) }

@@ -246,12 +246,17 @@ enum APICommand {
         var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
-        if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
-
         if options.paginate {
+            // (-o and -I do not go with --paginate: `APIOptions.validate()` refused that.)
             try context.walk(request, client: client, paging: options.paging, itemsKey: options.items ?? client.profile.itemsKey)
             return .success
         }
+        // --dry-run: the transport prints the request; nothing is streamed, shown as
+        // progress or written to -o's file.
+        guard context.sendsRequests else {
+            return try printReply(try client.exchange(request), request: request, options: options, client: client, context: context, headPrinted: false)
+        }
+        if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
 
         if canStream(request, client: client, context: context) {
             guard let (held, headPrinted) = try streamReply(request, options: options, client: client, context: context) else { return .success }
@@ -291,11 +296,11 @@ enum APICommand {
     }
 
     /// Whether the reply can stream to stdout as it arrives: not when it must be held for a
-    /// recording or the cache, nor under --dry-run, with files to upload (they show
-    /// progress) or with a body streamed chunked from a pipe (a refreshed token cannot resend it). A
-    /// rate-limited reply is waited out on the streamed path too, before anything is printed.
+    /// recording or the cache, with files to upload (they show progress) or with a body
+    /// streamed chunked from a pipe (a refreshed token cannot resend it). A rate-limited
+    /// reply is waited out on the streamed path too, before anything is printed.
     private static func canStream(_ request: APIRequest, client: APIClient, context: CommandContext) -> Bool {
-        client.sendsRequests && client.cachePolicy == nil && client.requests.recorder == nil
+        client.cachePolicy == nil && client.requests.recorder == nil
             && uploadedFiles(request.body).isEmpty && request.body.isReplayable
     }
 
@@ -312,7 +317,7 @@ enum APICommand {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
         } catch .transport(.outputFailed(let detail)) {
             if let problem = printer.problem { throw problem }
-            throw .transport(.outputFailed(detail))
+            throw context.output.readerClosed ? .stopped(.readerClosed) : .transport(.outputFailed(detail))
         }
         guard (200..<300).contains(response.status) else { return (response, false) }
         return try printer.finish(response.head).map { ($0, printer.headPrinted) }
@@ -322,7 +327,7 @@ enum APICommand {
     /// --input) and stderr is a terminal (or --progress always), as `upload` does.
     private static func exchangeShowingProgress(_ request: APIRequest, progress mode: ProgressMode, client: APIClient, context: CommandContext) throws(DouctlError) -> HTTPResponse {
         let files = uploadedFiles(request.body)
-        guard !files.isEmpty, client.sendsRequests, let display = context.output.progress(mode) else {
+        guard !files.isEmpty, let display = context.output.progress(mode) else {
             return try client.exchange(request)
         }
         let name = files.joined(separator: ", ")

@@ -11,12 +11,11 @@ import DouctlSystem
 /// `api -o FILE` and `api -I`: the reply streamed to a file, or only its head, as curl and
 /// xh do. Kept apart from the printing of `api`'s usual JSON output.
 enum APIOutput {
-    /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise
-    /// (and with --dry-run, which prints the request instead). Neither goes with
-    /// --paginate: `APIOptions.validate()` has refused that.
+    /// Runs the request when `-o FILE` or `-I` asks for one of these outputs; nil otherwise.
+    /// Neither goes with --paginate (`APIOptions.validate()` has refused that), nor is asked
+    /// under --dry-run (`APICommand.send` prints the request instead).
     static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
         guard options.head || options.outputFile != nil else { return nil }
-        if !client.sendsRequests { return nil }
         if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
         guard let output = options.outputFile else { return nil }
         return try toFile(output, include: options.include, request: request, client: client, context: context)
@@ -98,11 +97,15 @@ enum APIOutput {
 /// renamed over it, so an error reply or Ctrl-C leaves what was already written there.
 final class OutputFile {
     let path: String
-    /// The temp file's name; nil when writing straight into a device, FIFO or descriptor.
-    let temporary: String?
-    private var fd: Int32
+    /// The temp file (`StagedFile`); nil when writing straight into a device, FIFO or descriptor.
+    private let staged: StagedFile?
+    /// The device, FIFO or descriptor written into directly, or -1.
+    private var stream: Int32 = -1
     /// Bytes written so far, so a retry can start over only where nothing went out yet.
     private var written = 0
+
+    /// The temp file's name; nil when writing straight into a device, FIFO or descriptor.
+    var temporary: String? { staged?.path }
 
     /// `-o ''` names no file; refused as the options are bound (`APIOptions.validate()`), and here again.
     static func checkName(_ path: String) throws(DouctlError) {
@@ -117,8 +120,8 @@ final class OutputFile {
             throw .localInput("cannot write \(path) (\(error.reason))")
         }
         if case .stream(let fd, _) = destination {
-            self.fd = fd
-            temporary = nil
+            stream = fd
+            staged = nil
             return
         }
         let directory = FileIO.directoryName(path)
@@ -128,19 +131,26 @@ final class OutputFile {
         if let status = try? FileIO.status(path), status.isDirectory {
             throw .localInput("cannot write \(path): it is a directory")
         }
-        var random = SystemRandomNumberGenerator()
-        let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
-        let temporary = "\(directory)/.\(FileIO.baseName(path)).tmp-\(getpid())-\(suffix)"
-        self.temporary = temporary
-        fd = open(EscapedBytes.cString(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd < 0 { throw .localInput("cannot write \(path) (\(SystemError("create", path: temporary).reason))") }
+        do { staged = try StagedFile(beside: path) } catch {
+            throw .localInput("cannot write \(path) (\(error.reason))")
+        }
     }
 
     deinit { discard() }
 
     /// Appends; a failure (disk full) is returned, for a C callback to stop the transfer.
     func write(_ bytes: UnsafeRawBufferPointer) -> DouctlError? {
-        do { try FileIO.writeAll(fd, bytes) } catch { return .localInput("cannot write \(path) (\(error))") }
+        do throws(SystemError) {
+            if let staged {
+                try staged.append(bytes)
+            } else {
+                do { try FileIO.writeAll(stream, bytes) } catch let error as SystemError { throw error } catch {
+                    throw SystemError("write", path: path, errno: EIO)
+                }
+            }
+        } catch {
+            return .localInput("cannot write \(path) (\(error))")
+        }
         written += bytes.count
         return nil
     }
@@ -152,43 +162,38 @@ final class OutputFile {
     /// Empties the file, for a retry that starts the body over. A device or pipe cannot take
     /// back what it was given: a retry there is possible only before the first byte.
     func truncate() -> Bool {
-        guard temporary != nil else { return written == 0 }
-        return ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0
+        guard let staged else { return written == 0 }
+        return (try? staged.truncate(to: 0)) != nil
     }
 
+    /// Renames the temp file over `path` (`StagedFile.commit`), with 0666 less the umask.
     func commit() throws(DouctlError) {
-        guard let temporary else {
-            close(fd)
-            fd = -1
+        guard let staged else {
+            closeStream()
             return
         }
         let mask = umask(0o077)
         umask(mask)
-        if fchmod(fd, 0o666 & ~mask) != 0 || fsync(fd) != 0 {
-            let error = SystemError("fsync", path: temporary)
-            discard()
-            throw .localInput("cannot write \(path) (\(error.reason))")
-        }
-        close(fd)
-        fd = -1
-        // rename replaces the name itself: a link at PATH is replaced, never written through.
-        if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
-            let error = SystemError("rename", path: path)
-            unlink(EscapedBytes.cString(temporary))
-            throw .localInput("cannot write \(path) (\(error.reason))")
-        }
-        let directory = open(EscapedBytes.cString(FileIO.directoryName(path)), O_RDONLY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
+        do throws(StagedFile.CommitFailure) {
+            try staged.commit(to: path, mode: 0o666 & ~mask)
+        } catch {
+            staged.discard()
+            switch error {
+            case .write(let failure), .rename(let failure): throw .localInput("cannot write \(path) (\(failure.reason))")
+            case .exists: throw .localInput("cannot write \(path) (\(SystemError("rename", path: path, errno: EEXIST).reason))")
+            }
         }
     }
 
     func discard() {
-        guard fd >= 0 else { return }
-        close(fd)
-        fd = -1
-        if let temporary { unlink(EscapedBytes.cString(temporary)) }
+        staged?.discard()
+        closeStream()
+    }
+
+    private func closeStream() {
+        guard stream >= 0 else { return }
+        close(stream)
+        stream = -1
     }
 }
 

@@ -283,18 +283,18 @@ enum AuthCommands {
         if context.output.terminal.stdinIsTerminal {
             context.output.note("User name:")
             guard let user = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !user.isEmpty else {
-                if context.cancellation.isRequested { throw .interrupted }
+                if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
                 throw .usage("--basic needs a user name")
             }
             context.output.note("Password (not shown):")
             guard let password = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n") else {
-                if context.cancellation.isRequested { throw .interrupted }
+                if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
                 throw .usage("--basic needs a password")
             }
             return try checkedBasic(user, password)
         }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: "\r\n"), let colon = line.firstIndex(of: ":") else {
-            if context.cancellation.isRequested { throw .interrupted }
+            if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
             throw .usage("--basic reads user:password from stdin (one line), which had none")
         }
         return try checkedBasic(String(line[..<colon]), String(line[line.index(after: colon)...]))
@@ -328,7 +328,7 @@ enum AuthCommands {
         let stdin = context.process.standardInput
         if context.output.terminal.stdinIsTerminal { context.output.note("Paste an access token and press Enter:") }
         guard let line = Terminal.readSecretLine(stdin)?.trimmingCharacters(in: " \t\r\n"), !line.isEmpty else {
-            if context.cancellation.isRequested { throw .interrupted }
+            if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
             throw .usage("--with-token reads the token from stdin, which was empty")
         }
         return line

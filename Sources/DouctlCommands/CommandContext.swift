@@ -18,6 +18,10 @@ struct CommandContext {
     let session: RunSession
     /// Everything the run shows, and how.
     let output: Output
+    /// False under `--dry-run` (which the command table lets only commands that call the API
+    /// take): decided once, here, for what a printed request has no use for (a prompt
+    /// before posting, a file to write, a stream to show).
+    let sendsRequests: Bool
 
     /// What stops the run (Ctrl-C, `--max-time`, a test's request); the session's clients
     /// poll the same one.
@@ -33,6 +37,7 @@ struct CommandContext {
         self.globals = globals
         self.process = process
         self.output = output
+        sendsRequests = dryRun == nil
         session = RunSession(Self.settings(globals, process: process, output: output, dryRun: dryRun))
     }
 

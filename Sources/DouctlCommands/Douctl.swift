@@ -84,7 +84,7 @@ public enum Douctl {
                 reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
                 return ExitStatus.usage.rawValue
             }
-            if let seconds = globals.maxTime { process.cancellation.expire(after: seconds) }
+            if let seconds = globals.maxTime { process.cancellation.expire(after: seconds, clock: process.clock) }
             let output = Output(stdout: stdout, stderr: stderr, terminal: terminal, globals: globals,
                                 presentation: prepared.presentation, environment: process.environment, clock: process.clock,
                                 filter: filter)
@@ -105,12 +105,6 @@ public enum Douctl {
             outcome = .failure(error)
         }
         return context.output.finish(outcome, cancellation: context.cancellation)
-    }
-
-    /// What `--max-time` running out is: a timeout (exit 7), however the command unwound;
-    /// nil while the budget lasts.
-    static func maxTimeError(_ cancellation: Cancellation) -> DouctlError? {
-        cancellation.deadlineMessage.map { .transport(.timedOut($0)) }
     }
 
     /// `--dry-run` (which the parser takes only for a command that calls the API, see

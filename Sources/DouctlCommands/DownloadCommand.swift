@@ -237,7 +237,7 @@ enum DownloadCommand {
         for line in complete.value + keptNotes.value { context.output.note(line) }
 
         if context.cancellation.isRequested {
-            if !context.cancellation.deadlineExpired { context.output.note("douctl: interrupted; unfinished downloads left no final file") }
+            if context.cancellation.reason == .interrupt { context.output.note("douctl: interrupted; unfinished downloads left no final file") }
             return .interrupted
         }
         return report.worst

@@ -36,7 +36,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             }
         case .transport(let transportError):
             switch transportError {
-            case .interrupted: self = .interrupted
+            case .stopped(let reason, _): self = ExitStatus(reason)
             case .bodyFile: self = .localInput
             case .outputFailed: self = .apiError
             case .malformedReply, .replyTooLarge: self = .badReply
@@ -44,8 +44,18 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             }
         case .badReply: self = .badReply
         case .notCached: self = .notFound
-        case .interrupted: self = .interrupted
         case .filter: self = .filterFailed
+        }
+    }
+
+    /// Why a run stopped, as its exit: Ctrl-C 130, `--max-time` a timeout (7), the reader
+    /// gone 141, a bound that refused the reply 8 (a reply douctl cannot use).
+    public init(_ stop: StopReason) {
+        switch stop {
+        case .interrupt: self = .interrupted
+        case .deadline: self = .network
+        case .readerClosed: self = .outputClosed
+        case .refused: self = .badReply
         }
     }
 

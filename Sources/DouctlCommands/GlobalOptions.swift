@@ -1,4 +1,6 @@
 import DouctlArguments
+import DouctlCore
+import DouctlHTTP
 
 /// Options accepted before or after the command word, each by the commands it applies to:
 /// help, version and error-format by all; the others by group (`Group`), which each command
@@ -43,7 +45,9 @@ struct GlobalOptionValues: CommandOptions {
     var retryMaxTime: Double?
     var maxTime: Double?
     var waitOnRateLimit: Bool = false
-    var cache: String?
+    /// `--cache DURATION`, in seconds (read while binding: `5q` is a usage error with or
+    /// without `--dry-run`).
+    var cache: Double?
     var cacheOnly: Bool = false
     var record: String?
     var dryRun: Bool = false
@@ -85,7 +89,13 @@ struct GlobalOptionValues: CommandOptions {
         .number({ $0.maxTime = $1 }, (OptionSpec("max-time", value: ValueSpec("SECONDS", kind: .number),
                        help: "give up on the whole command after this long (exit 7)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.waitOnRateLimit = $1 }, (OptionSpec.flag("wait-on-rate-limit", help: "when rate limited, or another douctl of the profile was told the quota is spent, wait until the reset the server announced (Retry-After, RateLimit, X-RateLimit-Reset; at most 1h) and go on")).inGroup(GlobalOptions.Group.request.rawValue)),
-        .value({ $0.cache = $1 }, (OptionSpec("cache", value: ValueSpec("DURATION"), help: "answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else revalidate it (If-None-Match, If-Modified-Since) or fetch and store")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .value({ $0.cache = $1 }, (OptionSpec("cache", value: ValueSpec("DURATION"), help: "answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else revalidate it (If-None-Match, If-Modified-Since) or fetch and store")).inGroup(GlobalOptions.Group.request.rawValue),
+               parse: { text throws(OptionError) in
+                   guard let seconds = CachePolicy.parseDuration(text) else {
+                       throw OptionError("invalid value '\(text)' for --cache: expected a duration such as 30s, 5m, 1h")
+                   }
+                   return seconds
+               }),
         .flag({ $0.cacheOnly = $1 }, (OptionSpec.flag("cache-only", help: "answer GET/HEAD only from the response cache; send nothing")).inGroup(GlobalOptions.Group.request.rawValue)),
         .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.dryRun = $1 }, (OptionSpec.flag("dry-run", help: "print the requests of a command that calls the API as curl command lines instead of sending them (token as $DOUCTL_TOKEN)")).inGroup(GlobalOptions.Group.api.rawValue)),
@@ -119,9 +129,23 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.version = $1 }, OptionSpec.flag("version", help: "print douctl's version")),
     ]
 
+    /// Every global option read and every conflict refused while binding, so what a run
+    /// does later (`--dry-run` included) never changes which usage errors a user sees.
+    func validate() throws(OptionError) {
+        if let apiBase, !(apiBase.hasPrefix("http://") || apiBase.hasPrefix("https://")) {
+            throw OptionError("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
+        }
+        if clientKey != nil && clientCert == nil { throw OptionError("--key needs --cert (the client certificate it belongs to)") }
+        if let proxy, proxy.isEmpty || proxy.contains(" ") {
+            throw OptionError("invalid proxy '\(Redaction.redactURL(proxy))': expected a URL such as http://proxy.example:3128")
+        }
+        if unixSocket == "" { throw OptionError("invalid value '' for --unix-socket: expected the path of a Unix domain socket") }
+        try validateJQVariables()
+    }
+
     /// A variable name `$NAME` can reach (jq's identifiers); `a=1` is most likely the one-word
     /// `NAME=VALUE` form douctl took before, now two words as in jq.
-    func validate() throws(OptionError) {
+    private func validateJQVariables() throws(OptionError) {
         for (option, name) in jqStrings.map({ ("--arg", $0.name) }) + jqJSON.map({ ("--argjson", $0.name) }) where !Self.isJQIdentifier(name) {
             if let equals = name.firstIndex(of: "=") {
                 throw OptionError("\(option) takes two words, as jq: \(option) \(name[..<equals]) \(name[name.index(after: equals)...]) (not NAME=VALUE)")

@@ -112,11 +112,11 @@ enum UploadCommand {
     /// need a yes first. Scripts (no terminal) and `--yes` go ahead.
     static func confirmPublicPosts(_ context: CommandContext, count: Int, yes: Bool) throws(DouctlError) {
         let stdin = context.process.standardInput
-        guard count > 1, !yes, try context.session.sendsRequests, context.output.terminal.stdinIsTerminal, context.output.terminal.stderrIsTerminal else { return }
+        guard count > 1, !yes, context.sendsRequests, context.output.terminal.stdinIsTerminal, context.output.terminal.stderrIsTerminal else { return }
         let profile = try context.session.profileName
         context.output.prompt("Post \(count) files as \(count) public statuses on \(profile)? [y/N] ")
         let answer = Terminal.readLine(stdin)?.trimmingCharacters(in: " \t\r\n").lowercased()
-        if context.cancellation.isRequested { throw .interrupted }
+        if context.cancellation.isRequested { throw .stopped(context.cancellation.stopReason) }
         guard answer == "y" || answer == "yes" else {
             throw .usage("cancelled; nothing was posted (answer y, or pass --yes)")
         }

@@ -1,4 +1,5 @@
 import DouctlHTTP
+import DouctlSystem
 
 /// Every way a douctl command can fail. The command layer's `ExitStatus` gives each error
 /// its exit code, in one place: most cases by the case alone, `.api` by its `APIError.kind`
@@ -19,20 +20,41 @@ public enum DouctlError: Error, Equatable, Sendable {
     /// The API answered with an error. Exit 1, 4, 5 or 6 by `APIError.kind` (4 for both
     /// authentication and permission).
     case api(APIError)
-    /// The request got no usable reply. Exit 7; 130 when interrupted, 3 when a file of the
-    /// body could not be read, 8 for a reply malformed or too large at the HTTP level, 1
-    /// when the reply could not be written out.
+    /// The request got no usable reply. Exit 7; 3 when a file of the body could not be
+    /// read, 8 for a reply malformed or too large at the HTTP level, 1 when the reply could
+    /// not be written out; a stop (`.stopped`) by its reason: 130 Ctrl-C, 7 `--max-time`,
+    /// 141 the reader gone, 8 a bound that refused the reply.
     case transport(TransportError)
     /// The reply was not what the API promises (not JSON, truncated). Exit 8.
     case badReply(String, httpStatus: Int? = nil)
     /// `--cache-only` found no stored reply; nothing was sent. Exit 5 (not found: not in
     /// the cache), never a network error, since nothing was contacted.
     case notCached(String)
-    /// Ctrl-C. Exit 130.
-    case interrupted
     /// `--jq`'s program failed on a value (`error("x")`, `.a.b` on a number): jq's message.
     /// Exit 9.
     case filter(String)
+
+    /// The run (or one transfer) stopped, and why (`StopReason`): every layer says a stop
+    /// this way, so one place (`ExitStatus`) gives it its code.
+    public static func stopped(_ reason: StopReason) -> DouctlError { .transport(.stopped(reason)) }
+
+    /// Ctrl-C (or code that wants everything to stop): exit 130, unless the run's own
+    /// reason says otherwise (`Output.finish`).
+    public static var interrupted: DouctlError { .stopped(.interrupt) }
+
+    /// Why the run stopped, when this error is a stop.
+    public var stopReason: StopReason? {
+        if case .transport(.stopped(let reason, _)) = self { return reason }
+        return nil
+    }
+
+    /// This error, with a stop that was noticed without its reason (`.interrupted`, thrown
+    /// by a wait that saw only that the run is cancelled) given the run's: the one rule
+    /// that turns the run's stop into the error it reports (the deadline wins).
+    public func withStopReason(of cancellation: Cancellation) -> DouctlError {
+        guard stopReason == .interrupt, let reason = cancellation.reason, reason != .interrupt else { return self }
+        return .stopped(reason)
+    }
 
     /// The one error every command gives when a profile has no login: it names the
     /// profile and the exact command that fixes it.
@@ -61,7 +83,6 @@ public enum DouctlError: Error, Equatable, Sendable {
         case .transport(let error): return .transport(error.annotated(note))
         case .badReply(let text, let status): return .badReply("\(text) (\(note))", httpStatus: status)
         case .notCached(let text): return .notCached("\(text) (\(note))")
-        case .interrupted: return .interrupted
         case .filter(let text): return .filter("\(text) (\(note))")
         }
     }
@@ -78,8 +99,6 @@ public enum DouctlError: Error, Equatable, Sendable {
             return error.summary
         case .transport(let error):
             return error.message
-        case .interrupted:
-            return "interrupted"
         case .filter(let text):
             return "--jq: " + text
         }
@@ -155,7 +174,7 @@ extension TransportError {
     /// request body: only then may a cached reply stand in for the answer.
     var cameFromTheNetwork: Bool {
         switch self {
-        case .interrupted, .bodyFile: return false
+        case .stopped, .bodyFile: return false
         default: return true
         }
     }
@@ -175,7 +194,9 @@ extension TransportError {
         case .tls(let failure, let host, let detail): return .tls(failure, host: host, detail: "\(detail) (\(note))")
         case .redirect(let detail): return .redirect("\(detail) (\(note))")
         case .proxyRefused: return self
-        case .interrupted: return .interrupted
+        // Ctrl-C and a reader gone say nothing more; a deadline or a bound says where.
+        case .stopped(.interrupt, _), .stopped(.readerClosed, _): return self
+        case .stopped(let reason, let detail): return .stopped(reason, detail: detail.isEmpty ? note : "\(detail); \(note)")
         }
     }
 }

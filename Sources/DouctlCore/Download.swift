@@ -45,13 +45,10 @@ public struct DownloadOptions: Sendable, Equatable {
         self.compressed = compressed
     }
 
-    /// With `--compressed`, a reply that decodes to more than this many times the bytes
-    /// that came over the wire (once past `decodedFloor`) is refused as a decompression
-    /// bomb (exit 8): ordinary JSON and text gzip 5–20×, a bomb of zeros ~1,000× (gzip) and
-    /// far more (zstd, brotli). It bounds what a hostile server can make douctl write.
-    public static let decodedRatioLimit: Int64 = 200
-    /// Up to this many decoded bytes, any ratio is fine (64 MiB, the held-reply bound).
-    public static let decodedFloor: Int64 = 64 << 20
+    /// With `--compressed`, the transport's decompression bound applies
+    /// (`HTTPResponse.decodedRatioLimit`, `decodedFloor`): a bomb is refused (exit 8).
+    public static let decodedRatioLimit = HTTPResponse.decodedRatioLimit
+    public static let decodedFloor = HTTPResponse.decodedFloor
 
 }
 
@@ -161,7 +158,7 @@ public struct Download {
             } else {
                 partial.remove()
             }
-            throw error
+            throw Self.hinted(error)
         }
     }
 
@@ -170,8 +167,8 @@ public struct Download {
     /// failure (a full disk, a name that exists): then the temp file goes.
     static func leavesResumablePartial(_ error: DouctlError) -> Bool {
         switch error {
-        case .transport(.timedOut), .transport(.connectionLost), .transport(.interrupted), .transport(.malformedReply),
-             .transport(.tls), .interrupted, .badReply:
+        case .transport(.timedOut), .transport(.connectionLost), .transport(.stopped(.interrupt, _)), .transport(.stopped(.deadline, _)),
+             .transport(.malformedReply), .transport(.tls), .badReply:
             return true
         default:
             return false
@@ -249,7 +246,6 @@ public struct Download {
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in
                 let start = reception.startedAt
-                reception.bytesOnTheWire = transfer.downloaded
                 progress(start + transfer.downloaded, transfer.downloadTotal > 0 ? start + transfer.downloadTotal : 0)
             }, resume: reception.restartOrResume, head: { head in
                 reception.sawHead = true
@@ -370,18 +366,11 @@ public struct Download {
         var failure: DouctlError?
         var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
         request.acceptsCompression = options.compressed
-        var onTheWire: Int64 = 0
-        let compressed = options.compressed
         let response: HTTPResponse
         do throws(DouctlError) {
             response = try client.stream(request, progress: { transfer in
-                onTheWire = transfer.downloaded
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
-                if compressed, let problem = Self.bombProblem(decoded: bytes + Int64(chunk.count), onTheWire: onTheWire) {
-                    failure = problem
-                    return false
-                }
                 if let error = write(chunk) {
                     failure = .transport(.outputFailed("\(name == "-" ? "standard output" : name) (\(error))"))
                     return false
@@ -392,7 +381,7 @@ public struct Download {
                 return true
             })
         } catch {
-            throw failure ?? error
+            throw failure ?? Self.hinted(error)
         }
         if let failure { throw failure }
         if !(200..<300).contains(response.head.status) {
@@ -412,11 +401,11 @@ public struct Download {
         return !encoding.isEmpty && encoding != "identity"
     }
 
-    /// Why `decoded` bytes from `onTheWire` received are a decompression bomb, or nil (see
-    /// `DownloadOptions.decodedRatioLimit`).
-    static func bombProblem(decoded: Int64, onTheWire: Int64) -> DouctlError? {
-        guard decoded > DownloadOptions.decodedFloor, decoded > DownloadOptions.decodedRatioLimit * max(onTheWire, 1) else { return nil }
-        return .badReply("the reply decodes to more than \(DownloadOptions.decodedRatioLimit) times the \(onTheWire) bytes received (past \(DownloadOptions.decodedFloor >> 20) MiB): refused as a decompression bomb; without --compressed the file is saved as served")
+    /// The transport's refusal of a decompression bomb (`HTTPResponse.decompressionBomb`),
+    /// with what a download can do instead.
+    static func hinted(_ error: DouctlError) -> DouctlError {
+        guard case .refused = error.stopReason else { return error }
+        return error.annotated("without --compressed the file is saved as served")
     }
 
     /// True for `ftp://…`, `file://…` and the like: a URL, but not one douctl fetches
@@ -504,11 +493,9 @@ private final class Reception {
     var sawHead = false
     /// What went wrong locally while bytes arrived; it ends the transfer.
     var failure: DouctlError?
-    /// `--compressed`: the body arrives decoded, so it is never resumed with Range, and
-    /// its size is bounded against `bytesOnTheWire` (`Download.bombProblem`).
+    /// `--compressed`: the body arrives decoded, so it is never resumed with Range (the
+    /// transport bounds its size: `HTTPResponse.decompressionBomb`).
     let compressed: Bool
-    /// This attempt's body bytes as they came over the wire (encoded), from libcurl's progress.
-    var bytesOnTheWire: Int64 = 0
 
     init(partial: PartialFile, destination: String?, compressed: Bool = false) throws(DouctlError) {
         self.compressed = compressed
@@ -553,7 +540,6 @@ private final class Reception {
     /// A retry after a broken attempt begins again where this attempt began.
     func restart() -> Bool {
         do throws(DouctlError) { try partial.truncate(to: startedAt) } catch { return false }
-        bytesOnTheWire = 0
         hasher = startedAt == 0 ? SHA256() : hashedExisting
         if startedAt == 0 { prefix = [] }
         return true
@@ -561,10 +547,6 @@ private final class Reception {
 
     func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
         guard failure == nil else { return false }
-        if compressed, let problem = Download.bombProblem(decoded: partial.size - startedAt + Int64(chunk.count), onTheWire: bytesOnTheWire) {
-            failure = problem
-            return false
-        }
         if let error = partial.append(chunk) {
             failure = error
             return false

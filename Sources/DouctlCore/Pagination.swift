@@ -164,12 +164,8 @@ public struct Paginator {
     /// What was printed stays printed; the error says where the walk stopped.
     func failure(_ error: DouctlError, page number: Int, emittedBefore emitted: Int) -> DouctlError {
         guard number > 1 else { return error }
-        let note = "page \(number) failed; the \(emitted) items before it were printed"
-        // --max-time stops a walk the way Ctrl-C does; say which page it stopped at.
-        if let deadline = client.requests.cancellation.deadlineMessage, error == .interrupted || error == .transport(.interrupted) {
-            return DouctlError.transport(.timedOut(deadline)).annotated(note)
-        }
-        return error.annotated(note)
+        // A stop says why itself (`StopReason`): --max-time's says which page it struck.
+        return error.annotated("page \(number) failed; the \(emitted) items before it were printed")
     }
 
     /// What a walk remembers between pages: the ids of the last two pages (the seam where a

@@ -10,7 +10,9 @@ import DouctlSystem
 /// either renamed into place or removed. The final name is only ever created by that rename.
 final class PartialFile {
     let path: String
-    private var fd: Int32
+    /// The temp file, committed into place by the one file committer.
+    private let staged: StagedFile
+    private var fd: Int32 { staged.descriptor }
     private(set) var size: Int64
     /// The reply's ETag (strong) or Last-Modified: kept beside a partial that is kept, so
     /// resuming can send `If-Range` and never splice two versions of a file together.
@@ -28,14 +30,15 @@ final class PartialFile {
     /// directory or a hard link planted there is refused, and left as it is.
     init(path: String, keep: Bool) throws(DouctlError) {
         self.path = path
-        fd = try Self.openOwnRegularFile(path)
+        let fd = try Self.openOwnRegularFile(path)
+        staged = StagedFile(adopting: fd, path: path)
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            close(fd)
+            staged.close()
             throw .localInput("\(path) is being written by another download")
         }
         var info = stat()
         if fstat(fd, &info) != 0 {
-            close(fd)
+            staged.close()
             throw .localInput("cannot use \(path) (\(SystemError("fstat", path: path).reason))")
         }
         size = Int64(info.st_size)
@@ -169,17 +172,16 @@ final class PartialFile {
     }
 
     func truncate(to length: Int64) throws(DouctlError) {
-        if ftruncate(fd, off_t(length)) != 0 {
-            throw .localInput("cannot write \(path) (\(SystemError("ftruncate", path: path).reason))")
+        do { try staged.truncate(to: length) } catch {
+            throw .localInput("cannot write \(path) (\(error.reason))")
         }
-        lseek(fd, off_t(length), SEEK_SET)
         size = length
     }
 
     /// Appends; a failure (disk full) is returned, not thrown, so a C callback can report it.
     func append(_ bytes: UnsafeRawBufferPointer) -> DouctlError? {
-        do {
-            try FileIO.writeAll(fd, bytes)
+        do throws(SystemError) {
+            try staged.append(bytes)
         } catch {
             return .localInput("cannot write \(path) (\(error))")
         }
@@ -204,37 +206,21 @@ final class PartialFile {
         return prefix
     }
 
-    /// Flushes to disk and moves the file to `destination`. Without `overwrite`, an existing
-    /// destination is never replaced: the hard link that creates the name fails instead.
+    /// Flushes to disk and moves the file to `destination` (`StagedFile.commit`). Without
+    /// `overwrite`, an existing destination is never replaced: the hard link that creates
+    /// the name fails instead. rename and link act on the names themselves: a link at the
+    /// destination is replaced (with --force) or refused, never written through.
     func commit(to destination: String, overwrite: Bool) throws(DouctlError) {
-        if fchmod(fd, Self.finishedMode) != 0 || fsync(fd) != 0 {
-            throw .localInput("cannot write \(path) (\(SystemError("fsync", path: path).reason))")
-        }
-        // rename and link act on the names themselves: a link at the destination is replaced
-        // (with --force) or refused, never written through.
-        if overwrite {
-            if rename(EscapedBytes.cString(path), EscapedBytes.cString(destination)) != 0 {
-                throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
-            }
-        } else if link(EscapedBytes.cString(path), EscapedBytes.cString(destination)) == 0 {
-            unlink(EscapedBytes.cString(path))
-            unlink(EscapedBytes.cString(validatorPath))
-        } else {
-            let error = SystemError("link", path: destination)
-            if error.errno == EEXIST { throw Self.exists(destination) }
-            // Filesystems without hard links: check, then rename (not atomic, still no silent clobber).
-            guard !FileIO.nameExists(destination) else { throw Self.exists(destination) }
-            if rename(EscapedBytes.cString(path), EscapedBytes.cString(destination)) != 0 {
-                throw .localInput("cannot move the download to \(destination) (\(SystemError("rename", path: destination).reason))")
+        do throws(StagedFile.CommitFailure) {
+            try staged.commit(to: destination, mode: Self.finishedMode, replacing: overwrite)
+        } catch {
+            switch error {
+            case .write(let failure): throw .localInput("cannot write \(path) (\(failure.reason))")
+            case .exists: throw Self.exists(destination)
+            case .rename(let failure): throw .localInput("cannot move the download to \(destination) (\(failure.reason))")
             }
         }
         unlink(EscapedBytes.cString(validatorPath))
-        let directory = open(EscapedBytes.cString(FileIO.directoryName(destination)), O_RDONLY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-        closeFile()
     }
 
     /// Deletes the temp file (a failed download without --continue).
@@ -245,9 +231,7 @@ final class PartialFile {
     }
 
     func closeFile() {
-        guard fd >= 0 else { return }
-        close(fd)
-        fd = -1
+        staged.close()
     }
 
     static func exists(_ path: String) -> DouctlError {

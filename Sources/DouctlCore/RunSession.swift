@@ -15,8 +15,8 @@ public struct SessionSettings: Sendable {
     /// How every request is sent (timeout, retries, `-v`, rate-limit wait, recording, the
     /// transport), with the environment: handed to every client unchanged.
     public var requests: RequestSettings
-    /// `--cache DURATION` as given, and `--cache-only`.
-    public var cache: String?
+    /// `--cache DURATION` in seconds (read as the options are bound), and `--cache-only`.
+    public var cache: Double?
     public var cacheOnly: Bool
     /// Where the cache says what it did (`--cache` hits and stores, under `-v`).
     public var cacheLog: @Sendable (String) -> Void
@@ -165,16 +165,8 @@ public final class RunSession {
 
     /// `--cache DURATION` / `--cache-only`, or nil.
     public func cachePolicy() throws(DouctlError) -> CachePolicy? {
-        let duration = settings.cache
-        guard duration != nil || settings.cacheOnly else { return nil }
-        var freshFor: Double?
-        if let duration {
-            guard let seconds = CachePolicy.parseDuration(duration) else {
-                throw .usage("invalid value '\(duration)' for --cache: expected a duration such as 30s, 5m, 1h")
-            }
-            freshFor = seconds
-        }
-        return CachePolicy(cache: try responseCache(), freshFor: freshFor, cacheOnly: settings.cacheOnly, note: settings.warn)
+        guard settings.cache != nil || settings.cacheOnly else { return nil }
+        return CachePolicy(cache: try responseCache(), freshFor: settings.cache, cacheOnly: settings.cacheOnly, note: settings.warn)
     }
 
     // MARK: - credentials and clients

@@ -21,7 +21,7 @@ public struct HTTPClientConfiguration: Sendable {
     /// Wall time and the waits between retries: the run's clock (a test's virtual one).
     public var clock: RunClock
     /// The run's stop request (Ctrl-C, `--max-time`, or a test's): polled during transfers
-    /// (true aborts with `.interrupted`) and ending the waits between retries; the API
+    /// (true aborts with `.stopped` and the reason) and ending the waits between retries; the API
     /// client and batches read it from here too.
     public var cancellation: Cancellation
     /// Which certificates to trust and which to present.
@@ -179,7 +179,7 @@ public final class HTTPClient: HTTPTransport {
                     redirects += 1
                     current = try redirected(current, to: location, status: head.status, count: redirects)
                     attempt = 1
-                    if configuration.cancellation.isRequested { throw .interrupted }
+                    if configuration.cancellation.isRequested { throw .stopped(configuration.cancellation.stopReason) }
                     continue
                 }
                 // A body was held back only while the status might be retried.
@@ -195,7 +195,7 @@ public final class HTTPClient: HTTPTransport {
                 announceRetry("HTTP \(head.status)", delay: delay, attempt: attempt)
                 clock.sleep(delay, configuration.cancellation)
             }
-            if configuration.cancellation.isRequested { throw .interrupted }
+            if configuration.cancellation.isRequested { throw .stopped(configuration.cancellation.stopReason) }
             attempt += 1
         }
     }
@@ -309,7 +309,12 @@ public final class HTTPClient: HTTPTransport {
             isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit,
-            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request))
+            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
+            boundsDecoding: request.acceptsCompression)
+        transfer.bytesOnTheWire = {
+            var received: Int64 = 0
+            return ccurl_getinfo_offset(handle, CCURLINFO_SIZE_DOWNLOAD_T, &received) == CCURLE_OK ? received : 0
+        }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headerList: UnsafeMutableRawPointer?
         defer { ccurl_slist_free_all(headerList) }
@@ -505,7 +510,8 @@ public final class HTTPClient: HTTPTransport {
         if let failure = TLSClassifier.classify(result, detail: redacted, verifyResult: verifyResult, sentCertificate: configuration.tls.clientCertificate != nil, gnuTLS: gnuTLS) {
             return .tls(failure, host: host, detail: TLSClassifier.shorten(redacted))
         }
-        if result == CCURLE_ABORTED_BY_CALLBACK && transfer.wasCancelled { return .interrupted }
+        if result == CCURLE_ABORTED_BY_CALLBACK && transfer.wasCancelled { return .stopped(configuration.cancellation.stopReason) }
+        if result == CCURLE_WRITE_ERROR, let stop = transfer.stop { return .stopped(stop) }
         if let failure = transfer.reader.failure { return failure }
         switch result {
         case CCURLE_WRITE_ERROR where transfer.sinkRefused:

@@ -132,6 +132,22 @@ public struct HTTPResponse: Sendable, Equatable {
     /// KiB): enough for the error line's quote; the rest is never read.
     public static let maximumErrorBodyBytes = 64 << 10
 
+    /// A reply asked for compressed (`HTTPRequest.acceptsCompression`) that decodes to more
+    /// than this many times the bytes that came over the wire (once past `decodedFloor`) is
+    /// refused as a decompression bomb (exit 8), wherever it goes (stdout, a file, memory):
+    /// ordinary JSON and text gzip 5–20×, a bomb of zeros ~1,000× (gzip) and far more (zstd,
+    /// brotli). It bounds what a hostile server can make douctl write.
+    public static let decodedRatioLimit: Int64 = 200
+    /// Up to this many decoded bytes, any ratio is fine (64 MiB, the held-reply bound).
+    public static let decodedFloor: Int64 = 64 << 20
+
+    /// The bound's words when `decoded` bytes came of `onTheWire` bytes received, nil
+    /// while they are within it.
+    public static func decompressionBomb(decoded: Int64, onTheWire: Int64) -> String? {
+        guard decoded > decodedFloor, decoded > decodedRatioLimit * max(onTheWire, 1) else { return nil }
+        return "the reply decodes to more than \(decodedRatioLimit) times the \(onTheWire) bytes received (past \(decodedFloor >> 20) MiB): refused as a decompression bomb"
+    }
+
     public init(head: HTTPResponseHead, body: [UInt8]) {
         self.head = head
         self.body = body

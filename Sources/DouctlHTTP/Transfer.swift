@@ -28,6 +28,15 @@ final class Transfer {
     private(set) var deliveredBytes: Int64 = 0
     private(set) var wasCancelled = false
     private(set) var sinkRefused = false
+    /// Why the transfer itself stopped the reply (a bound it enforces), thrown as
+    /// `TransportError.stopped`.
+    private(set) var stop: StopReason?
+    /// The reply was asked for compressed: its decoded bytes are bounded against the bytes
+    /// that came over the wire (`HTTPResponse.decompressionBomb`).
+    private let boundsDecoding: Bool
+    /// Body bytes received over the wire so far (encoded): libcurl's download counter, read
+    /// when the bound is near (its progress callback may not have run yet on a fast link).
+    var bytesOnTheWire: () -> Int64 = { 0 }
     /// Why the reply's framing cannot be trusted (two different Content-Length values, RFC
     /// 9112 §6.3): the transfer stops at its head. libcurl would read up to the larger one.
     private(set) var framingError: String?
@@ -51,9 +60,11 @@ final class Transfer {
         headReady: ((HTTPResponseHead) -> Void)? = nil,
         requestBodySummary: [String]? = nil,
         bodyLimit: Int = 4096,
-        secrets: [String] = []
+        secrets: [String] = [],
+        boundsDecoding: Bool = false
     ) {
         self.secrets = secrets
+        self.boundsDecoding = boundsDecoding
         reader = BodyReader(body)
         self.requestBodySummary = requestBodySummary
         self.bodyLimit = bodyLimit
@@ -122,6 +133,11 @@ final class Transfer {
             }
             heldBody.append(contentsOf: bytes)
             return true
+        }
+        let decoded = deliveredBytes + Int64(bytes.count)
+        if boundsDecoding, decoded > HTTPResponse.decodedFloor, let problem = HTTPResponse.decompressionBomb(decoded: decoded, onTheWire: bytesOnTheWire()) {
+            stop = .refused(problem)
+            return false
         }
         deliveredBytes += Int64(bytes.count)
         if !sink(bytes) {

@@ -1,5 +1,7 @@
+import DouctlSystem
+
 /// Why a request produced no usable reply. Each case is one kind of failure a user can act on;
-/// the command layer maps them to exit codes (all 7 but interrupted, 130).
+/// the command layer maps them to exit codes (7, but a stop's by its reason: `ExitStatus`).
 public enum TransportError: Error, Equatable, Sendable {
     /// libcurl could not be loaded (not installed, wrong architecture).
     case libraryUnavailable(String)
@@ -28,8 +30,13 @@ public enum TransportError: Error, Equatable, Sendable {
     /// The proxy answered 407 (Proxy Authentication Required): it refused the credentials
     /// of the proxy URL, or none were given. Sent once: the same credentials cannot pass.
     case proxyRefused(host: String)
-    /// Ctrl-C.
-    case interrupted
+    /// The transfer was stopped, and why: Ctrl-C, `--max-time`, the output's reader gone,
+    /// a bound that refused the reply (`StopReason`). Thrown once, where the stop is seen;
+    /// `detail` says where it struck (a walk's page).
+    case stopped(StopReason, detail: String = "")
+
+    /// Ctrl-C: `.stopped(.interrupt)`.
+    public static var interrupted: TransportError { .stopped(.interrupt) }
 
     public var message: String {
         switch self {
@@ -46,7 +53,7 @@ public enum TransportError: Error, Equatable, Sendable {
         case .redirect(let detail): return detail
         case .proxyRefused(let host):
             return "the proxy refused the credentials (HTTP 407 on the way to \(host)); give them in the proxy URL: http://USER:PASSWORD@HOST:PORT"
-        case .interrupted: return "interrupted"
+        case .stopped(let reason, let detail): return detail.isEmpty ? reason.message : "\(reason.message) (\(detail))"
         }
     }
 

@@ -18,7 +18,7 @@ public enum AtomicFile {
 
     /// The prefix of every temp file `write` and `Reservation` make for `path`.
     static func temporaryPrefix(of path: String) -> String {
-        ".\(FileIO.baseName(path)).tmp-"
+        StagedFile.temporaryPrefix(of: path)
     }
 
     /// Removes the temp files that writers of `path` left behind when they were killed
@@ -51,7 +51,7 @@ public enum AtomicFile {
         public let temporary: String
         private let mode: mode_t
         private let holdBeforeRename: Double
-        private var fd: Int32
+        private let staged: StagedFile
         public let reserved: Int
 
         public init(for path: String, reserving bytes: Int, mode: mode_t = 0o600, holdBeforeRename: Double = 0) throws {
@@ -59,72 +59,52 @@ public enum AtomicFile {
             self.mode = mode
             self.holdBeforeRename = holdBeforeRename
             reserved = max(0, bytes)
-            var random = SystemRandomNumberGenerator()
-            let suffix = String(random.next() & 0xFFFF_FFFF, radix: 16)
-            temporary = "\(FileIO.directoryName(path))/\(AtomicFile.temporaryPrefix(of: path))\(getpid())-\(suffix)"
-            fd = open(EscapedBytes.cString(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if fd < 0 { throw SystemError("create", path: temporary) }
+            staged = try StagedFile(beside: path, mode: mode)
+            temporary = staged.path
             guard reserved > 0 else { return }
             let zeros = [UInt8](repeating: 0, count: min(reserved, 64 * 1024))
             var written = 0
-            do {
+            do throws(SystemError) {
                 while written < reserved {
                     let count = min(zeros.count, reserved - written)
-                    try zeros.withUnsafeBytes { try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                    try staged.append(count == zeros.count ? zeros : Array(zeros[0..<count]))
                     written += count
                 }
-                if fsync(fd) != 0 { throw SystemError("fsync", path: temporary) }
-            } catch let error as SystemError {
-                discard()
-                throw SystemError(error.operation, path: temporary, errno: error.errno)
+                if fsync(staged.descriptor) != 0 { throw SystemError("fsync", path: temporary) }
             } catch {
-                discard()
-                throw error
+                staged.discard()
+                throw SystemError(error.operation, path: temporary, errno: error.errno)
             }
         }
 
         deinit { discard() }
 
-        /// Writes `bytes` over the reservation, fsyncs, renames over `path`, fsyncs the directory.
+        /// Writes `bytes` over the reservation, fsyncs, renames over `path`, fsyncs the
+        /// directory (`StagedFile.commit`).
         public func commit(_ bytes: [UInt8]) throws {
-            guard fd >= 0 else { throw SystemError("write", path: temporary, errno: EBADF) }
-            var failure: SystemError?
-            do {
-                if lseek(fd, 0, SEEK_SET) != 0 { throw SystemError("lseek", path: temporary) }
-                try FileIO.writeAll(fd, bytes)
-                if ftruncate(fd, off_t(bytes.count)) != 0 { throw SystemError("ftruncate", path: temporary) }
-                if fchmod(fd, mode) != 0 { throw SystemError("chmod", path: temporary) }
-                if fsync(fd) != 0 { throw SystemError("fsync", path: temporary) }
-            } catch let error as SystemError {
-                failure = SystemError(error.operation, path: temporary, errno: error.errno)
+            do throws(SystemError) {
+                guard staged.descriptor >= 0 else { throw SystemError("write", path: temporary, errno: EBADF) }
+                if lseek(staged.descriptor, 0, SEEK_SET) != 0 { throw SystemError("lseek", path: temporary) }
+                try staged.append(bytes)
+                try staged.truncate(to: Int64(bytes.count))
             } catch {
-                failure = SystemError("write", path: temporary, errno: EIO)
+                staged.discard()
+                throw SystemError(error.operation, path: temporary, errno: error.errno)
             }
-            close(fd)
-            fd = -1
-            if let failure {
-                unlink(EscapedBytes.cString(temporary))
-                throw failure
-            }
-            if holdBeforeRename > 0 { usleep(useconds_t(min(holdBeforeRename, 60) * 1_000_000)) }
-            if rename(EscapedBytes.cString(temporary), EscapedBytes.cString(path)) != 0 {
-                let error = SystemError("rename", path: path)
-                unlink(EscapedBytes.cString(temporary))
-                throw error
-            }
-            let directoryFD = open(EscapedBytes.cString(FileIO.directoryName(path)), O_RDONLY | O_CLOEXEC)
-            if directoryFD >= 0 {
-                fsync(directoryFD)
-                close(directoryFD)
+            do throws(StagedFile.CommitFailure) {
+                try staged.commit(to: path, mode: mode, holdBeforeRename: holdBeforeRename)
+            } catch {
+                staged.discard()
+                switch error {
+                case .write(let failure), .rename(let failure): throw failure
+                case .exists: throw SystemError("rename", path: path, errno: EEXIST)
+                }
             }
         }
 
         /// Removes the temp file (nothing to store after all). Idempotent.
         public func discard() {
-            guard fd >= 0 else { return }
-            close(fd)
-            fd = -1
-            unlink(EscapedBytes.cString(temporary))
+            staged.discard()
         }
     }
 }

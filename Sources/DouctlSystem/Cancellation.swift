@@ -5,61 +5,110 @@ import Darwin
 #endif
 import Synchronization
 
+/// Why a run, or one transfer, stopped before its end: the one vocabulary every layer
+/// throws (`TransportError.stopped`) and one place maps to an exit code (`ExitStatus`).
+public enum StopReason: Sendable, Equatable {
+    /// Ctrl-C, SIGTERM or SIGHUP, or code that wants everything to stop (exit 130).
+    case interrupt
+    /// The `--max-time` budget (seconds) ran out: a timeout (exit 7).
+    case deadline(Double)
+    /// The reader of the output went away (`| head`): quiet, exit 141.
+    case readerClosed
+    /// A bound refused the reply (a decompression bomb, a size cap); the bound's own words
+    /// (exit 8: a reply douctl cannot use).
+    case refused(String)
+
+    /// Ctrl-C or `--max-time`: the whole run stops, not only one reply.
+    public var stopsTheRun: Bool {
+        switch self {
+        case .interrupt, .deadline: return true
+        case .readerClosed, .refused: return false
+        }
+    }
+
+    /// What the error line says.
+    public var message: String {
+        switch self {
+        case .interrupt: return "interrupted"
+        case .deadline(let seconds): return "timed out: " + Cancellation.deadlineMessage(seconds)
+        case .readerClosed: return "the output was closed"
+        case .refused(let detail): return detail
+        }
+    }
+}
+
 /// A request to stop a run, and why: Ctrl-C (or SIGTERM), or the `--max-time` budget
 /// running out. Thread-safe; long operations (transfers, waits, walks, batches) poll
 /// `isRequested` and unwind, so files are closed and the run exits cleanly.
 ///
 /// `Cancellation.process` is the process's: the signal handler (`Interrupt.install`) and
-/// the `--max-time` timer feed it. Everything else receives a cancellation from the
+/// the `--max-time` deadline feed it. Everything else receives a cancellation from the
 /// command's context, so a test can run a command with its own and cancel it without
 /// signals or sleeping.
 public final class Cancellation: Sendable {
-    /// Why a run was stopped.
-    public enum Reason: Sendable, Equatable {
-        /// Ctrl-C, SIGTERM, or code that wants everything to stop.
-        case interrupt
-        /// The `--max-time` budget (seconds) ran out.
-        case deadline(Double)
-    }
+    /// Why a run was stopped (a run is stopped by `.interrupt` or `.deadline`).
+    public typealias Reason = StopReason
 
     private static let interruptBit = 1
     private static let deadlineBit = 2
 
     private let state = Atomic<Int>(0)
     private let deadlineBits = Atomic<UInt64>(0)
+    /// `--max-time`: when (on the run's clock) the budget runs out, and the clock.
+    private let armed = Atomic<Bool>(false)
+    private let timer = LockedValue<(at: Double, seconds: Double, now: @Sendable () -> Double)?>(nil)
 
     public init() {}
 
     /// The process's cancellation, fed by SIGINT/SIGTERM and by `--max-time`.
     public static let process = Cancellation()
 
-    /// True once a stop was requested, for any reason.
-    public var isRequested: Bool { state.load(ordering: .relaxed) != 0 }
+    /// True once a stop was requested, for any reason (the `--max-time` deadline is read
+    /// here, on the run's clock, so every poll notices it).
+    public var isRequested: Bool {
+        if state.load(ordering: .relaxed) != 0 { return true }
+        return armed.load(ordering: .relaxed) && deadlinePassed()
+    }
 
     /// Why the run was stopped; the deadline wins when both happened (a timeout is reported
     /// as one however the command unwound), nil while it runs on.
-    public var reason: Reason? {
+    public var reason: StopReason? {
+        _ = isRequested
         let bits = state.load(ordering: .acquiring)
         if bits & Self.deadlineBit != 0 { return .deadline(Double(bitPattern: deadlineBits.load(ordering: .relaxed))) }
         return bits != 0 ? .interrupt : nil
     }
 
+    /// Why a stop that was noticed happened: the run's reason, `.interrupt` when none was
+    /// requested (code that wants everything to stop).
+    public var stopReason: StopReason { reason ?? .interrupt }
+
     /// True once the `--max-time` budget ran out.
-    public var deadlineExpired: Bool { state.load(ordering: .relaxed) & Self.deadlineBit != 0 }
+    public var deadlineExpired: Bool {
+        _ = isRequested
+        return state.load(ordering: .relaxed) & Self.deadlineBit != 0
+    }
 
     /// Requests a stop. Async-signal-safe (an atomic or), so the signal handler calls it.
-    public func request(_ reason: Reason = .interrupt) {
+    /// A run is stopped by an interrupt or its deadline; any other reason stops it as an
+    /// interrupt does (the reason itself travels with the error that says it).
+    public func request(_ reason: StopReason = .interrupt) {
         switch reason {
-        case .interrupt:
-            state.bitwiseOr(Self.interruptBit, ordering: .relaxed)
         case .deadline(let seconds):
             deadlineBits.store(seconds.bitPattern, ordering: .relaxed)
             state.bitwiseOr(Self.deadlineBit, ordering: .releasing)
+        case .interrupt, .readerClosed, .refused:
+            state.bitwiseOr(Self.interruptBit, ordering: .relaxed)
         }
     }
 
-    /// Forgets a request (the sandbox, which treats Ctrl-C as "shut down", then exits cleanly).
-    public func reset() { state.store(0, ordering: .relaxed) }
+    /// Forgets a request (the sandbox, which treats Ctrl-C as "shut down", then exits
+    /// cleanly), and the deadline.
+    public func reset() {
+        armed.store(false, ordering: .relaxed)
+        timer.withLock { $0 = nil }
+        state.store(0, ordering: .relaxed)
+    }
 
     /// What the error line says when the `--max-time` budget ran out, nil before.
     public var deadlineMessage: String? {
@@ -72,16 +121,21 @@ public final class Cancellation: Sendable {
         return "the command ran longer than --max-time \(text)s"
     }
 
-    /// `--max-time`: a detached thread requests the stop when `seconds` have passed.
-    public func expire(after seconds: Double) {
-        let microseconds = UInt32(min(max(seconds, 0), 4000) * 1_000_000)
-        let whole = seconds > 4000 ? seconds - 4000 : 0
-        let cancellation = self
-        try? startDetachedThread(stackSize: 64 << 10) {
-            if whole > 0 { sleepWholeSeconds(UInt32(min(whole, Double(UInt32.max)))) }
-            usleep(microseconds)
-            cancellation.request(.deadline(seconds))
-        }
+    /// `--max-time`: the stop is requested once `seconds` have passed on `clock` (the run's:
+    /// a virtual clock's waits move it on, so a test's budget runs out without sleeping).
+    /// Noticed by every poll of `isRequested`, and by the run's waits, which poll it.
+    public func expire(after seconds: Double, clock: RunClock = .system) {
+        let now = clock.now
+        let at = now() + max(seconds, 0)
+        timer.withLock { $0 = (at, seconds, now) }
+        armed.store(true, ordering: .releasing)
+    }
+
+    private func deadlinePassed() -> Bool {
+        guard let (at, seconds, now) = timer.value, now() >= at else { return false }
+        // An interrupt that came first stays the reason.
+        if state.load(ordering: .relaxed) == 0 { request(.deadline(seconds)) }
+        return true
     }
 
     /// Sleeps `seconds` in short steps, returning early once a stop is requested.
@@ -93,14 +147,6 @@ public final class Cancellation: Sendable {
             remaining -= step
         }
     }
-}
-
-private func sleepWholeSeconds(_ seconds: UInt32) {
-    #if canImport(Glibc)
-    _ = Glibc.sleep(seconds)
-    #else
-    _ = Darwin.sleep(seconds)
-    #endif
 }
 
 /// Time as a run sees it: the wall clock and a wait that a cancellation ends early.

@@ -34,7 +34,7 @@ struct CancellationCommandTests {
             _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> SinkRestart)?,
             head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
         ) throws(TransportError) -> HTTPResponseHead {
-            if configuration.cancellation.isRequested { throw .interrupted }
+            if configuration.cancellation.isRequested { throw .stopped(configuration.cancellation.stopReason) }
             return try scripted.send(request, progress: progress, restartSink: restartSink, head: head, sink: sink)
         }
     }
@@ -116,11 +116,11 @@ struct CancellationCommandTests {
             _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, restartSink: (() -> SinkRestart)?,
             head: ((HTTPResponseHead) -> Void)?, sink: (UnsafeRawBufferPointer) -> Bool
         ) throws(TransportError) -> HTTPResponseHead {
-            if cancellation.isRequested { throw .interrupted }
+            if cancellation.isRequested { throw .stopped(cancellation.stopReason) }
             head?(HTTPResponseHead(status: 200, headers: [HTTPHeader("Content-Length", "10"), HTTPHeader("ETag", "\"e\"")], url: request.url))
             _ = Array("first".utf8).withUnsafeBytes { sink($0) }
             cancellation.request(reason)
-            throw .interrupted
+            throw .stopped(cancellation.stopReason)
         }
     }
 

@@ -66,7 +66,7 @@ import Testing
         let transport = ScriptedTransport()
         let (session, home) = try session(transport, environment: ["DOUCTL_TOKEN": "env-token"]) { settings in
             settings.requests.recorder = ExchangeRecorder(directory: "/nonexistent/recorded")
-            settings.cache = "5m"
+            settings.cache = 300
             settings = settings.printingRequests(to: printer)
         }
         defer { withExtendedLifetime(home) {} }

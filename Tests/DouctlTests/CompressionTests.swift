@@ -141,6 +141,33 @@ struct CompressionTests {
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    /// A gzip bomb streamed by `api --raw` (to stdout, and with -o to a file): the
+    /// transport's decoded-size bound refuses it in its own words, exit 8. Before issue 38
+    /// the raw stream had no bound: 1 GiB of zeros reached stdout, exit 0 (or, where the
+    /// sink failed first, "connection lost: Failed writing received data", exit 7).
+    @Test func aDecompressionBombUnderRawIsTheBoundsOwnLineAndExit8() throws {
+        let bomb = try Self.bomb()
+        let listener = try HostileListener { connection, _ in
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\nConnection: close\r\n\r\n") else { return }
+            _ = try? LoopbackSocket.sendAll(connection, bomb)
+        }
+        let directory = TemporaryDirectory.make(prefix: "douctl-bomb-raw")
+        let douctl = Douctl()
+        for extra in [[], ["-o", directory + "/out.bin"]] {
+            let result = try douctl.run(["api", "/bomb", "--raw", "--api-base", listener.baseURL, "--no-retry"] + extra, timeout: 120)
+            #expect(result.status == 8, "\(result.stderr)")
+            #expect(result.stderr.hasPrefix("douctl: the reply decodes to more than 200 times the "), "\(result.stderr)")
+            #expect(result.stderr.contains("refused as a decompression bomb"), "\(result.stderr)")
+            #expect(!result.stderr.contains("connection lost"), "\(result.stderr)")
+            // The bytes received are libcurl's count at the refusal, not a progress report
+            // that may not have come yet on a fast link.
+            #expect(!result.stderr.contains("times the 0 bytes received"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stdout.count < 65 << 20, "stdout got at most the 64 MiB floor")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "-o left no file and no temp file")
+    }
+
     @Test func aDecompressionBombIsOneLineAndExit8() throws {
         let bomb = try Self.bomb()
         #expect(bomb.count < 2 << 20)
@@ -155,7 +182,7 @@ struct CompressionTests {
             if status.hasPrefix("200") {
                 #expect(result.status == 8, "\(result)")
                 #expect(result.stdout.isEmpty)
-                #expect(lines.count == 1 && result.stderr.contains("larger than 64 MiB"), "\(result.stderr)")
+                #expect(lines.count == 1 && result.stderr.contains("refused as a decompression bomb"), "\(result.stderr)")
             } else {
                 // An error reply is read to its first 64 KiB, decoded.
                 #expect(result.status == 1, "\(result)")

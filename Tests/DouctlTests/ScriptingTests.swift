@@ -187,6 +187,26 @@ struct ScriptingTests {
 
     // MARK: --dry-run
 
+    /// `--dry-run` never changes which errors a user sees: a malformed `--cache` is exit 2
+    /// with its line and the usage line both ways, and nothing reaches the server. Before
+    /// issue 38 the dry run exited 0 (the duration was read only when a cache was built).
+    @Test func aMalformedCacheDurationIsExit2WithAndWithoutDryRun() throws {
+        let server = try TestServer(json: #"{"id":1}"#)
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "tok-123"])
+        var stderrs: [String] = []
+        for extra in [[], ["--dry-run"]] {
+            let result = try douctl.run(["api", "/v2/x", "--cache", "5q", "--api-base", server.baseURL] + extra)
+            #expect(result.status == 2, "\(extra): \(result)")
+            #expect(result.stderr.hasPrefix("douctl: invalid value '5q' for --cache: expected a duration such as 30s, 5m, 1h\nusage: douctl api"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            stderrs.append(result.stderr)
+        }
+        #expect(stderrs[0] == stderrs[1])
+        #expect(server.received.isEmpty, "nothing sent")
+        let valid = try douctl.run("api", "/v2/x", "--cache", "5m", "--api-base", server.baseURL, "--dry-run")
+        #expect(valid.status == 0, "\(valid)")
+    }
+
     @Test func dryRunPrintsACurlCommandThatSendsTheSameRequest() throws {
         try Tools.require("curl")
         let server = try TestServer(json: #"{"id":1,"text":"hello","created_at":"2026-11-23 19:00:00"}"#)

@@ -64,9 +64,9 @@ final class BatchReport: Sendable {
     /// `{KEY: VALUE, "ok": false, "error", "exit"}` (then `more`), and the error line naming `item`.
     func failed(_ index: Int, _ failure: DouctlError, key: (String, String), item: String, name: String,
                 more: [(String, JSON)] = []) {
-        let stopped = ExitStatus(failure) == .interrupted
         // Stopped by --max-time: a timeout (exit 7), as the command's own exit says.
-        let error = stopped ? Douctl.maxTimeError(cancellation) ?? failure : failure
+        let error = failure.withStopReason(of: cancellation)
+        let stopped = error.stopReason?.stopsTheRun == true
         let status = ExitStatus(error)
         statuses.withLock { $0.append(status) }
         // douctl's own words, here too without a secret the run sent (`SentSecrets`).

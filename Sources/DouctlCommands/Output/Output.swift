@@ -223,6 +223,12 @@ final class Output: @unchecked Sendable {
     /// (While a `--jq` filter runs, its thread owns stdout: asked once it stopped.)
     var readerClosed: Bool { (filter?.stopped ?? true) && stdout.readerClosed }
 
+    /// What stops a run whose stdout failed: its reader gone (a stop, `.readerClosed`:
+    /// quiet, 141), else a failed write (`finish` says which, in one place).
+    var stdoutFailure: DouctlError {
+        readerClosed ? .stopped(.readerClosed) : .transport(.outputFailed("standard output"))
+    }
+
     /// stdout as a sink for bytes arriving from elsewhere (`download -o -`): written through
     /// the same stream, so a closed reader is seen, and said, in one place (`finish`).
     func sink(_ bytes: UnsafeRawBufferPointer) -> SystemError? {
@@ -259,6 +265,7 @@ final class Output: @unchecked Sendable {
     /// reader of stdout went away, a write that failed for it is no error to tell.
     func report(_ error: DouctlError, about item: String?) {
         if readerClosed, case .transport(.outputFailed) = error { return }
+        if error.stopReason == .readerClosed { return }
         printer.line(ErrorReport.line(error, item: item, json: wantsJSONErrors), style: .error)
     }
 

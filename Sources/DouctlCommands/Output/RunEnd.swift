@@ -71,8 +71,9 @@ extension Output {
 
     /// The exit status of a run that ended with `outcome`: `--jq` finishes (its own
     /// failure comes first), stdout is flushed, a failed stdout decides (141 for a reader
-    /// that went away, quietly; 3 for any other write error), then `--max-time`
-    /// (7) and Ctrl-C (130), then the command's own status or error (reported here).
+    /// that went away, quietly; 3 for any other write error), then a stop (its reason's
+    /// code: `--max-time` 7 with its line, Ctrl-C 130), then the command's own status or
+    /// error (reported here).
     func finish(_ outcome: Result<ExitStatus, DouctlError>, cancellation: Cancellation) -> Int32 {
         var outcome = outcome
         if let filter {
@@ -99,16 +100,15 @@ extension Output {
         if let status = outputFailure() { return status.rawValue }
         switch outcome {
         case .failure(let error):
-            let reported = ExitStatus(error) == .interrupted ? Douctl.maxTimeError(cancellation) ?? error : error
+            let reported = error.withStopReason(of: cancellation)
             reportFailure(reported)
             return ExitStatus(reported).rawValue
         case .success(let status):
-            if status == .interrupted || cancellation.isRequested, let timedOut = Douctl.maxTimeError(cancellation) {
-                reportFailure(timedOut)
-                return ExitStatus.network.rawValue
-            }
-            if cancellation.isRequested { return ExitStatus.interrupted.rawValue }
-            return status.rawValue
+            guard status == .interrupted || cancellation.isRequested else { return status.rawValue }
+            // The command unwound from a stop: the run's reason says how it ends.
+            let stop = DouctlError.stopped(cancellation.stopReason)
+            if stop.stopReason != .interrupt { reportFailure(stop) }
+            return ExitStatus(stop).rawValue
         }
     }
 

@@ -13,7 +13,7 @@ extension Output {
     func walk(_ paginator: Paginator, request: APIRequest, scheme: PageScheme?, slurp: Bool, view: HumanView?) throws(DouctlError) {
         func stopIfOutputFailed() throws(DouctlError) {
             flush()
-            if documentsStopped { throw .transport(.outputFailed("standard output")) }
+            if documentsStopped { throw stdoutFailure }
         }
         guard slurp else {
             let itemView = wantsView ? view : nil
@@ -35,7 +35,7 @@ extension Output {
             }
         }
         try paginator.walk(request, scheme: scheme) { (item: JSON) throws(DouctlError) in
-            if documentsStopped { throw .transport(.outputFailed("standard output")) }
+            if documentsStopped { throw stdoutFailure }
             var text = count == 0 ? "[" : ","
             if pretty {
                 text += "\n  " + item.text(.pretty).replacingAll("\n", with: "\n  ")
