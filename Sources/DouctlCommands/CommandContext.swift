@@ -76,7 +76,6 @@ struct CommandContext {
             insecure: globals.insecure, proxy: globals.proxy, unixSocket: globals.unixSocket)
         settings.cache = globals.cache
         settings.cacheOnly = globals.cacheOnly
-        settings.cacheLog = line
         settings.warn = { text in output.warn(text) }
         return dryRun.map(settings.printingRequests) ?? settings
     }

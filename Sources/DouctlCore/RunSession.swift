@@ -18,8 +18,6 @@ public struct SessionSettings: Sendable {
     /// `--cache DURATION` in seconds (read as the options are bound), and `--cache-only`.
     public var cache: Double?
     public var cacheOnly: Bool
-    /// Where the cache says what it did (`--cache` hits and stores, under `-v`).
-    public var cacheLog: @Sendable (String) -> Void
     /// The credential requests carry when the settings decide it; nil: `DOUCTL_TOKEN`, else
     /// the profile's stored login (`CredentialInForce.decide`).
     public var credential: CredentialInForce?
@@ -33,7 +31,6 @@ public struct SessionSettings: Sendable {
         self.requests = requests
         network = NetworkSettings.Options()
         cacheOnly = false
-        cacheLog = { _ in }
         warn = { _ in }
     }
 
@@ -177,12 +174,6 @@ public final class RunSession {
         let client = settings.requests.makeTransport(try httpConfiguration())
         cachedHTTP = client
         return client
-    }
-
-    /// Whether this run's requests go out: false over a transport that prints them
-    /// instead (see `HTTPTransport.sendsRequests`).
-    public var sendsRequests: Bool {
-        get throws(DouctlError) { try http().sendsRequests }
     }
 
     /// The credential this run's requests carry, decided once (`CredentialInForce`) and

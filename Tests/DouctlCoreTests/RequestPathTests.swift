@@ -123,12 +123,13 @@ struct RequestPathTests {
         let lines = Recorder<String>()
         let clock = LockedValue(VirtualClock.start)
         var profile = try TestProfiles.douban()
-        profile.rateLimit = try #require(RateQuota("1/10s"))
+        let quota: RateQuota = try #require(RateQuota("1/10s"))
+        profile.rateLimit = quota
         profile.rateLimitText = "1/10s"
         let api = try client(transport, profile: profile) {
             $0.requests.clock = RunClock(now: { clock.value }, sleep: { seconds, _ in clock.withLock { $0 += seconds } })
             $0.requests.announce = { lines.add($0) }
-            if let quota = profile.rateLimit { $0.rateLimiter = ClientRateLimiter(quota: quota, directory: directory, profile: "sandbox") }
+            $0.rateLimiter = ClientRateLimiter(quota: quota, directory: directory, profile: "sandbox")
         }
         _ = try api.send(APIRequest(path: "/v2/x"))
         _ = try api.send(APIRequest(path: "/v2/x"))

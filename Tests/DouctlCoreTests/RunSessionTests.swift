@@ -71,7 +71,6 @@ import Testing
         }
         defer { withExtendedLifetime(home) {} }
         #expect(try session.credentialInForce() == .placeholder(DryRunPrinter.tokenPlaceholder, scheme: nil))
-        #expect(try !session.sendsRequests)
         let client = try session.api()
         #expect(!client.sendsRequests && client.requests.recorder == nil && client.cachePolicy == nil && client.rateLimiter == nil)
         _ = try client.send(APIRequest(path: "/v2/user/~me"))
