@@ -80,6 +80,21 @@ import Testing
         #expect(result.stdout.count == body.count)
     }
 
+    /// What streams from its first byte: a media type that does not say JSON (unless the body
+    /// begins like an object, an array or a string), or no media type and a first byte no
+    /// JSON value begins with; anything else is held as before.
+    @Test func whatStreamsFromItsFirstByte() {
+        let byte = { (text: String) in text.utf8.first ?? 0 }
+        #expect(StreamingReply.isNotJSON(first: byte("h"), mediaType: "text/plain"))
+        #expect(StreamingReply.isNotJSON(first: 0x89, mediaType: "image/png"))
+        #expect(StreamingReply.isNotJSON(first: 0xFF, mediaType: nil))
+        #expect(StreamingReply.isNotJSON(first: byte("<"), mediaType: nil))
+        #expect(!StreamingReply.isNotJSON(first: byte("{"), mediaType: "text/html"))
+        #expect(!StreamingReply.isNotJSON(first: byte("\""), mediaType: "text/plain"))
+        #expect(!StreamingReply.isNotJSON(first: byte("4"), mediaType: nil))
+        #expect(!StreamingReply.isNotJSON(first: byte("t"), mediaType: "application/problem+json"))
+    }
+
     // MARK: - 3. text error bodies keep their reason
 
     /// pypiserver's text/plain 409: the error line carries its first lines (bounded,

@@ -103,11 +103,12 @@ final class StreamingReply {
         }
     }
 
-    /// A body that cannot be JSON: one whose media type is given and does not say JSON, or
-    /// whose first byte no JSON value begins with. (One that may be JSON is held, and
+    /// A body that cannot be JSON: one whose media type is given and does not say JSON (and
+    /// that does not begin like an object, an array or a string), or whose first byte no
+    /// JSON value begins with. (One that may be JSON is held, and
     /// streams as it is once past `objectStreamingThreshold` if it does not begin with {.)
     static func isNotJSON(first: UInt8, mediaType: String?) -> Bool {
-        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") { return false }
+        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"") { return false }
         if mediaType?.lowercased().containsBytes("json") == true { return false }
         if mediaType != nil { return true }
         return !(first == UInt8(ascii: "\"") || first == UInt8(ascii: "-") || (0x30...0x39).contains(first)
