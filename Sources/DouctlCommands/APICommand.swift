@@ -39,7 +39,12 @@ enum APICommand {
         starts with { or [, else application/octet-stream.
         A Coding-style reply {"code": 0, "data": ...} prints its data; --raw prints the
         bytes exactly as received. A successful reply that is not JSON (HTML from a
-        WebDAV server's 201, text, an image) is printed as received, exit 0, as gh does.
+        WebDAV server's 201, text, an image) is printed as it arrives, any size, exit 0,
+        as gh does; in a pipe always byte for byte. On a terminal a binary reply (an
+        image, audio, an archive, application/octet-stream, bytes with a NUL or not
+        UTF-8) is not shown: one line says so, exit 0, as xh's "binary data not shown"
+        (-o FILE saves it; -o - prints it anyway, as curl's); text has the controls a
+        terminal would obey escaped (\\x1B, \\u009B), as views show server text.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
         what was printed, then the error line). A Coding-style envelope whose
@@ -73,7 +78,8 @@ enum APICommand {
         A 307 or 308 on the same origin is followed with the method and body (GET and
         HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
         request was not carried out. An error status decides the exit code even when the
-        body is not JSON (an HTML 502 is exit 1, quoted briefly); a 407 from a proxy is
+        body is not JSON (an HTML 502 is exit 1, quoted by its <title>; a text body by its
+        first three lines, to 300 characters, controls as spaces); a 407 from a proxy is
         exit 7, sent once.
         Without PATH, fields go to api_base itself: with the coding-openapi preset,
         douctl api -f Action=DescribeCodingCurrentUser POSTs {"Action": …} as JSON and
@@ -279,7 +285,7 @@ enum APICommand {
             // --raw prints a successful reply's bytes as received, whatever they are (as the
             // streamed path does): only an error status or envelope is an error.
             if options.raw, case .badReply = error, (200..<300).contains(response.status) {
-                context.output.reply(response, payload: nil, raw: true, withHead: options.include && !headPrinted)
+                context.output.reply(response, payload: nil, raw: true, withHead: options.include && !headPrinted, showsBytes: options.output == "-")
                 return .success
             }
             // The error body (printed with the error) goes where --error-body says; so does
@@ -290,7 +296,8 @@ enum APICommand {
         if reply.isUnparsedJSONArray && !options.raw {
             try context.output.reformattedReply(response, withHead: options.include && !headPrinted)
         } else {
-            context.output.reply(response, payload: options.raw ? nil : reply.payload, raw: options.raw, withHead: options.include && !headPrinted)
+            context.output.reply(response, payload: options.raw ? nil : reply.payload, raw: options.raw, withHead: options.include && !headPrinted,
+                                 showsBytes: options.output == "-")
         }
         return .success
     }
@@ -310,16 +317,25 @@ enum APICommand {
     /// `HTTPResponse.maximumBodyBytes`, and returned to be printed whole; so is an error
     /// reply (its first 64 KiB). Nil when the reply was printed.
     private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
-        let printer = StreamingReply(output: context.output, raw: options.raw, include: options.include)
+        let printer = StreamingReply(output: context.output, raw: options.raw, include: options.include, showsBytes: options.output == "-")
         printer.decode = { (reply: HTTPResponse) throws(DouctlError) in _ = try client.decode(reply, for: request, parsesArrays: false) }
         let response: HTTPResponse
         do {
             response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
         } catch .transport(.outputFailed(let detail)) {
             if let problem = printer.problem { throw problem }
+            // A binary body on a terminal: the transfer was stopped before a byte was shown.
+            if let refused = printer.refusedBinary {
+                context.output.note(refused)
+                return nil
+            }
             throw context.output.readerClosed ? .stopped(.readerClosed) : .transport(.outputFailed(detail))
         }
         guard (200..<300).contains(response.status) else { return (response, false) }
+        if let refused = printer.refusedBinary {
+            context.output.note(refused)
+            return nil
+        }
         return try printer.finish(response.head).map { ($0, printer.headPrinted) }
     }
 

@@ -140,6 +140,9 @@ enum AuthCommands {
         profile's token and cookie session. --wait bounds the wait for approval; the
         global --timeout stays the per-request network timeout. Refused while
         DOUCTL_TOKEN is set, and when credentials.json is corrupt (move it aside first).
+        On a terminal one line says who is logged in ("✓ Logged in to PROFILE as USER.");
+        in a pipe, or with --pretty or --compact, a JSON object of what was stored
+        (profile, user_id, user_name, scopes, expires_at).
         """,
         examples: [
             Example("douctl --profile sandbox auth login", "log in to the local sandbox"),
@@ -246,7 +249,10 @@ enum AuthCommands {
         let service = try context.loginService(profile: profile, console: console(context, options))
         switch try service.login(source(method, context)) {
         case .cookieSession(let identity):
-            context.output.note("Logged in to \(profile.name) as \(TerminalText.escaped(identity.name ?? identity.id ?? "an unknown user")) (cookie session).")
+            let line = "Logged in to \(profile.name) as \(TerminalText.escaped(identity.name ?? identity.id ?? "an unknown user")) (cookie session)."
+            // On a terminal one line, as gh says it; the JSON only in a pipe (or with --pretty/--compact).
+            if context.output.wantsView { return loggedIn(line, context) }
+            context.output.note(line)
             context.output.json(.object(JSONObject([
                 ("profile", .string(profile.name)), ("user_id", identity.id.map(JSON.string) ?? .null),
                 ("user_name", identity.name.map(JSON.string) ?? .null), ("session", "cookie"),
@@ -255,9 +261,17 @@ enum AuthCommands {
             Subprocess.reapFinished()
             let who = credential.userName.map { name in credential.userID.map { "\(name) (\($0))" } ?? name } ?? credential.userID ?? "an unknown user"
             let how = credential.isBasic ? " (HTTP Basic)" : credential.isClientCredentials ? " (client credentials; a new token is fetched when this one expires)" : ""
-            context.output.note("Logged in to \(profile.name) as \(TerminalText.escaped(who))\(how).")
+            let line = "Logged in to \(profile.name) as \(TerminalText.escaped(who))\(how)."
+            if context.output.wantsView { return loggedIn(line, context) }
+            context.output.note(line)
             context.output.json(identityJSON(profile: profile.name, credential))
         }
+        return .success
+    }
+
+    /// A login's one line for a person on a terminal (gh: "✓ Logged in to github.com as X").
+    private static func loggedIn(_ line: String, _ context: CommandContext) -> ExitStatus {
+        context.output.viewLines([context.output.viewContext.style.bold("✓") + " " + line])
         return .success
     }
 
@@ -533,4 +547,10 @@ extension CommandContext {
             return LoginService.Connection(clients: clients, http: try self.session.http())
         }
     }
+}
+
+/// `auth login` shows a person one line (no view options of its own: a pipe, --pretty or
+/// --compact get the JSON of what was stored).
+extension AuthCommands.LoginOptions: PresentsOutput {
+    var presentation: OutputPresentation { OutputPresentation(view: ViewOptions()) }
 }

@@ -277,12 +277,21 @@ public enum ReplyDecoder {
 
 /// A short, single-line, printable excerpt of a reply body for an error message.
 enum BodyQuote {
+    /// An HTML page is quoted by its title (or first words) to this many characters.
     static let limit = 60
+    /// A text body keeps its reason: its first `textLines` lines that say something
+    /// (pypiserver's 409 "… already exists! You may start server with `--overwrite`
+    /// option."), joined on one line, to this many characters.
+    static let textLimit = 300
+    static let textLines = 3
 
     /// `"…"` around the body's first words (an HTML page's title, else its text without
-    /// tags), or nil for an empty body.
+    /// tags; a text body's first lines), or nil for an empty or binary body. Controls and
+    /// runs of white space become one space, so nothing in it reaches a terminal as a control.
     static func brief(_ body: [UInt8], mediaType: String?) -> String? {
-        var text = String(decoding: body.prefix(8192), as: UTF8.self)
+        let prefix = body.prefix(8192)
+        if prefix.contains(0) { return nil }
+        var text = String(decoding: prefix, as: UTF8.self)
         let looksHTML = mediaType?.containsBytes("html") == true || text.drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }.hasPrefix("<")
         if looksHTML {
             if let title = between(text, "<title>", "</title>"), !singleLine(title, limit: limit).isEmpty {
@@ -290,8 +299,12 @@ enum BodyQuote {
             } else {
                 text = withoutTags(text)
             }
+            let line = singleLine(text, limit: limit)
+            return line.isEmpty ? nil : "\"\(line)\""
         }
-        let line = singleLine(text, limit: limit)
+        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+            .filter { !singleLine(String($0), limit: 1).isEmpty }.prefix(textLines)
+        let line = singleLine(lines.joined(separator: "\n"), limit: textLimit)
         return line.isEmpty ? nil : "\"\(line)\""
     }
 

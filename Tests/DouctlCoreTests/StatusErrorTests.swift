@@ -53,8 +53,31 @@ struct StatusErrorTests {
             Issue.record("expected an API error")
             return
         }
-        #expect(apiError.message.count <= BodyQuote.limit + 3)
+        #expect(apiError.message.count <= BodyQuote.textLimit + 3)
         #expect(apiError.message.hasSuffix("…\""))
+    }
+
+    /// pypiserver's 409 is text/plain and says why on its second line: the error line keeps
+    /// its first lines (was: cut at 60 characters, before "--overwrite"), on one line,
+    /// controls turned to spaces; more than three lines or 300 characters are cut.
+    @Test func aTextErrorBodyKeepsItsReason() {
+        let body = "\n  Package 'demo-1.0.tar.gz' already exists!\r\n\u{1B}[31m  You may start server with `--overwrite` option.\n\nline three\nline four is dropped\n"
+        guard case .api(let apiError)? = error(409, body, type: "text/plain; charset=UTF-8") else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(apiError.message == #""Package 'demo-1.0.tar.gz' already exists! [31m You may start server with `--overwrite` option. line three""#)
+        #expect(!apiError.summary.contains("\u{1B}"))
+        guard case .api(let html)? = error(409, "<html><title>Conflict</title><body>" + String(repeating: "x ", count: 400) + "</body></html>", type: "text/html") else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(html.message == #""Conflict""#)
+        guard case .api(let binary)? = error(500, "\u{0}\u{1}PNG", type: "application/octet-stream") else {
+            Issue.record("expected an API error")
+            return
+        }
+        #expect(binary.message == "")
     }
 
     @Test func doubansTokenCodesStillMeanAnExpiredToken() {

@@ -16,6 +16,9 @@ public enum ViewExpectations {
         #expect(screen.contains { $0.hasPrefix("deleted ") }, sourceLocation: sourceLocation)
         #expect(!raw.contains(#""deleted":true"#), sourceLocation: sourceLocation)
         #expect(screen.count < 100, "\(screen.count) lines", sourceLocation: sourceLocation)
+        // The login is one line, as gh says it, not the JSON of what was stored (issue 40).
+        #expect(screen.contains { $0.hasPrefix("✓ Logged in to sandbox as ") }, "\(screen)", sourceLocation: sourceLocation)
+        #expect(!raw.contains("\"user_id\""), "the login's JSON on the terminal: \(raw)", sourceLocation: sourceLocation)
     }
 
     /// A Coding tweet "看这个 [链接](https://example.com/x)" with a picture, as the feed shows it:

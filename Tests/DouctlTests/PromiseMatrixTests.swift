@@ -39,6 +39,11 @@ struct PromiseMatrixTests {
             case "/fail":
                 let echoed = head.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\r\n", with: " ")
                 answer = PromiseTableTests.reply("500 Internal Server Error", "", "{\"error\":\"failed\",\"error_description\":\"you sent: \(echoed)\"}")
+            case "/fail-text":
+                // A text error body, quoted on the error line by its first lines (issue 40).
+                let sent = head.components(separatedBy: "\r\n").filter { $0.lowercased().hasPrefix("authorization") }.joined(separator: " ")
+                let body = "failed\nyou sent: \(sent)\n"
+                answer = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
             default:
                 answer = PromiseTableTests.reply("200 OK", "", "[{\"id\":2}]")
             }
@@ -119,6 +124,7 @@ struct PromiseMatrixTests {
         ("cache", ["api", "/fail", "--cache", "5m", "--error-body", "none"]),
         ("record", ["api", "/fail", "--record", "RECORD", "--error-body", "none"]),
         ("jq", ["api", "/fail", "--jq", ".", "--error-body", "stderr"]),
+        ("text error", ["api", "/fail-text"]),
         ("download", ["download", "/fail", "-o", "-"]),
         ("user", ["user", "get", "1"]),
         ("shuo", ["shuo", "get", "1"]),
@@ -210,6 +216,7 @@ struct PromiseMatrixTests {
         ("download", ["download", "/fail", "-o", "-"]),
         ("verbose", ["api", "/fail", "-v", "--error-body", "none"]),
         ("json errors", ["api", "/fail", "--error-format", "json", "--error-body", "none"]),
+        ("text error", ["api", "/fail-text", "--error-body", "stderr"]),
         ("upload", ["upload", "FILE", "--to", "/fail"]),
     ])
     func noSecretInDouctlsLines(feature: String, arguments: [String]) throws {
@@ -219,6 +226,7 @@ struct PromiseMatrixTests {
         #expect(result.status != 0, "\(feature): \(result)")
         #expect(server.heads.joined().contains(Self.token), "\(feature): the token was not sent, so the cell proves nothing")
         #expect(!result.stderr.contains(Self.token), "\(feature): \(result.stderr)")
+        if feature == "text error" { #expect(result.stderr.contains("you sent: Authorization: Bearer"), "the body is quoted, so the cell proves something: \(result.stderr)") }
         #expect(!result.stdoutText.contains(Self.token), "\(feature): the report line: \(result.stdoutText)")
     }
 

@@ -18,11 +18,12 @@ extension Output {
     }
 
     /// The payload as JSON; the body as received with `raw`, when it is empty or when it
-    /// is not JSON.
-    func reply(_ response: HTTPResponse, payload: JSON?, raw: Bool, withHead: Bool) {
+    /// is not JSON. On a terminal (unless `showsBytes`: `-o -`) a binary body is not shown
+    /// and text that is not JSON is escaped (`TerminalBody`).
+    func reply(_ response: HTTPResponse, payload: JSON?, raw: Bool, withHead: Bool, showsBytes: Bool = false) {
         if withHead { head(response.head) }
         if raw || response.body.isEmpty {
-            writeDocument(response.body)
+            bodyAsReceived(response, showsBytes: showsBytes, escapesText: false)
             return
         }
         if let payload {
@@ -32,8 +33,20 @@ extension Output {
         if let formatted = try? JSONReformatter.reformat(response.body, format: prettyJSON ? .pretty : .compact) {
             jsonBytes(formatted)
         } else {
-            writeDocument(response.body)
+            bodyAsReceived(response, showsBytes: showsBytes, escapesText: true)
         }
+    }
+
+    private func bodyAsReceived(_ response: HTTPResponse, showsBytes: Bool, escapesText: Bool) {
+        guard stdoutIsTerminal, !showsBytes, !response.body.isEmpty else {
+            writeDocument(response.body)
+            return
+        }
+        if TerminalBody.isBinary(mediaType: response.head.mediaType, prefix: response.body.prefix(8192)) {
+            note(TerminalBody.notShown(mediaType: response.head.mediaType, size: response.body.count))
+            return
+        }
+        writeDocument(escapesText ? TerminalBody.Escaper.escaped(response.body) : response.body)
     }
 
     /// A JSON array reply validated and reformatted without building a tree; nothing is

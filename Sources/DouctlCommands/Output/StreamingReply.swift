@@ -9,10 +9,11 @@ import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 
-/// Where a streamed reply (`api`) goes: straight to stdout (--raw), through the incremental
-/// reformatter (a JSON array), or into memory up to the bound (anything else).
+/// Where a streamed reply (`api`) goes: straight to stdout (--raw, and a body that is not
+/// JSON: `passthrough`, escaped or not shown on a terminal, see `TerminalBody`), through the
+/// incremental reformatter (a JSON array), or into memory up to the bound (anything else).
 final class StreamingReply {
-    enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold }
+    enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold, passthrough }
     let output: Output
     /// --raw: the bytes as received; --include: the head first.
     let raw: Bool
@@ -30,11 +31,19 @@ final class StreamingReply {
     var unwrapper: EnvelopeStreamUnwrapper?
     var responseHead: HTTPResponseHead?
     var decode: (HTTPResponse) throws(DouctlError) -> Void = { _ throws(DouctlError) in }
+    /// On a person's terminal (not with `-o -`): binary bodies are not shown, text that is
+    /// not JSON is escaped (`TerminalBody`).
+    let guardsTerminal: Bool
+    /// The line shown instead of a binary body the transfer was stopped for.
+    var refusedBinary: String?
+    private var escaper: TerminalBody.Escaper?
+    private var rawChecked = false
 
-    init(output: Output, raw: Bool, include: Bool) {
+    init(output: Output, raw: Bool, include: Bool, showsBytes: Bool = false) {
         self.output = output
         self.raw = raw
         self.include = include
+        guardsTerminal = output.stdoutIsTerminal && !showsBytes
         mode = raw ? .raw : .undecided
     }
 
@@ -52,6 +61,7 @@ final class StreamingReply {
         guard delivered == 0 else { return false }
         held.removeAll()
         if case .reformat = mode { mode = .undecided }
+        if case .passthrough = mode { (mode, escaper) = (.undecided, nil) }
         if unwrapper != nil { (unwrapper, mode) = (nil, .undecided) }
         return true
     }
@@ -65,6 +75,9 @@ final class StreamingReply {
             // unwrapped or checked whole.
             if first == UInt8(ascii: "[") && held.count < 4096 {
                 if !startReformatting() { return false }
+            } else if Self.isNotJSON(first: first, mediaType: responseHead?.mediaType) {
+                // Text, an image, any body that is not JSON: as it comes, never held.
+                return startPassthrough(chunk)
             } else {
                 mode = .hold
                 if first == UInt8(ascii: "{") { unwrapper = EnvelopeStreamUnwrapper(rule: ReplyDecoder.envelopeStreamRule, output: .reformat(output.prettyJSON ? .pretty : .compact), emit: emitter()) }
@@ -72,14 +85,66 @@ final class StreamingReply {
         }
         switch mode {
         case .raw:
+            if guardsTerminal && !rawChecked {
+                rawChecked = true
+                if TerminalBody.isBinary(mediaType: responseHead?.mediaType, prefix: chunk.prefix(8192)) {
+                    return refuseBinary()
+                }
+            }
             delivered += chunk.count
             output.writeDocument(chunk)
             return !output.documentsStopped
+        case .passthrough:
+            return pass(chunk)
         case .reformat(let reformatter):
             return feed(chunk, to: reformatter) && !output.documentsStopped
         case .hold, .undecided:
             return hold(chunk)
         }
+    }
+
+    /// A body that cannot be JSON: one whose media type is given and does not say JSON (and
+    /// that does not begin like an object, an array or a string), or whose first byte no
+    /// JSON value begins with. (One that may be JSON is held, and
+    /// streams as it is once past `objectStreamingThreshold` if it does not begin with {.)
+    static func isNotJSON(first: UInt8, mediaType: String?) -> Bool {
+        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"") { return false }
+        if mediaType?.lowercased().containsBytes("json") == true { return false }
+        if mediaType != nil { return true }
+        return !(first == UInt8(ascii: "\"") || first == UInt8(ascii: "-") || (0x30...0x39).contains(first)
+                 || first == UInt8(ascii: "t") || first == UInt8(ascii: "f") || first == UInt8(ascii: "n"))
+    }
+
+    /// From here on the body goes to stdout as it arrives, what was held first; on a
+    /// terminal a binary body is refused here, before a byte of it is written.
+    private func startPassthrough(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        mode = .passthrough
+        let before = held
+        held = []
+        if guardsTerminal {
+            if TerminalBody.isBinary(mediaType: responseHead?.mediaType, prefix: before + Array(chunk.prefix(8192))) {
+                return refuseBinary()
+            }
+            escaper = TerminalBody.Escaper()
+        }
+        return (before.isEmpty || before.withUnsafeBytes { pass($0) }) && pass(chunk)
+    }
+
+    private func refuseBinary() -> Bool {
+        let size = responseHead?.header("Content-Length").flatMap { Int($0) }
+        refusedBinary = TerminalBody.notShown(mediaType: responseHead?.mediaType, size: size)
+        return false
+    }
+
+    private func pass(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        delivered += chunk.count
+        if var escaper {
+            output.writeDocument(escaper.feed(chunk))
+            self.escaper = escaper
+        } else {
+            output.writeDocument(chunk)
+        }
+        return !output.documentsStopped
     }
 
     /// From here on the reply goes through the incremental reformatter, what was held first.
@@ -137,6 +202,13 @@ final class StreamingReply {
            let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
             guard startReformatting() else { return false }
             if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.documentsStopped }
+        }
+        // Held as it may be JSON (no media type, or one that says JSON, and a first byte a
+        // JSON scalar may begin with); past the threshold it is a body to stream as it is.
+        if case .hold = mode, unwrapper == nil, held.count + chunk.count > Self.objectStreamingThreshold,
+           let first = held.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }), first != UInt8(ascii: "{"),
+           responseHead?.mediaType?.lowercased().containsBytes("json") != true {
+            return startPassthrough(chunk)
         }
         guard chunk.count <= HTTPResponse.maximumBodyBytes - held.count else {
             if unwrapper?.dataBeforeCode == true {
@@ -204,6 +276,9 @@ final class StreamingReply {
         if let problem { throw problem }  // a sink's refusal the transport did not act on
         switch mode {
         case .raw:
+            return nil
+        case .passthrough:
+            if var escaper { output.writeDocument(escaper.finish()) }
             return nil
         case .reformat(let reformatter):
             do throws(JSONParseError) {

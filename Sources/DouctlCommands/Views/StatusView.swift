@@ -11,21 +11,22 @@ enum StatusView {
         let width = max(width - DisplayWidth.of(indent, style.widths), 20)
         var lines: [String] = []
         let author = status["user"] ?? status["owner"] ?? .null
-        var header = [style.bold(UserView.name(of: author))]
-        if let handle = UserView.handle(of: author) { header.append(style.dim("@" + handle)) }
-        if let when = Age.describe(status["created_at"], now: now) { header.append(style.dim("· " + when)) }
-        if let id = status["id"]?.scalarText { header.append(style.dim("#" + id)) }
-        if let title = status["title"]?.stringValue, status["reshared_status"] != nil { header.append(style.dim(title)) }
-        lines.append(header.joined(separator: " "))
+        // The name may be cut to the width; the handle, time, id and title never are.
+        var header: [(text: String, bold: Bool)] = [(DisplayWidth.truncate(UserView.name(of: author), to: width, style.widths), true)]
+        if let handle = UserView.handle(of: author) { header.append(("@" + handle, false)) }
+        if let when = Age.describe(status["created_at"], now: now) { header.append(("· " + when, false)) }
+        if let id = status["id"]?.scalarText { header.append(("#" + id, false)) }
+        if let title = status["title"]?.stringValue, status["reshared_status"] != nil { header.append((title, false)) }
+        lines += fitted(header, width: width, style: style)
         // Coding's tweets are HTML: its pictures and link targets get the lines Douban's
         // attachments get below.
         let html = status["text"] == nil ? status["content"]?.stringValue.map(HTMLText.read) : nil
         let text = status["text"]?.stringValue ?? html?.text ?? ""
         if !text.isEmpty { lines += DisplayWidth.wrap(text, width: width, style.widths) }
         if let html {
-            for url in html.pictures { lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths))) }
+            for url in html.pictures { lines += labelled("[picture]", url, width: width, style: style) }
             for link in html.links {
-                lines.append(style.dim(DisplayWidth.truncate("[link] " + (link.text.isEmpty || link.text == link.href ? "" : link.text + " ") + link.href, to: width, style.widths)))
+                lines += labelled("[link]" + (link.text.isEmpty || link.text == link.href ? "" : " " + link.text), link.href, width: width, style: style)
             }
         }
         for attachment in status["attachments"]?.arrayValue ?? [] {
@@ -33,11 +34,11 @@ enum StatusView {
             if type == "image" {
                 for media in attachment["media"]?.arrayValue ?? [] {
                     let url = media["original_src"]?.stringValue ?? media["src"]?.stringValue ?? ""
-                    lines.append(style.dim(DisplayWidth.truncate("[picture] " + url, to: width, style.widths)))
+                    lines += labelled("[picture]", url, width: width, style: style)
                 }
             } else if let href = attachment["href"]?.stringValue ?? attachment["expaned_href"]?.stringValue {
                 let title = attachment["title"]?.stringValue ?? ""
-                lines.append(style.dim(DisplayWidth.truncate("[link] " + (title.isEmpty ? "" : title + " ") + href, to: width, style.widths)))
+                lines += labelled("[link]" + (title.isEmpty ? "" : " " + title), href, width: width, style: style)
             }
         }
         if let original = status["reshared_status"], original.objectValue != nil {
@@ -49,6 +50,34 @@ enum StatusView {
         if let reshares = status["reshared_count"]?.intValue { counts.append("⟳ \(reshares)") }
         if !counts.isEmpty { lines.append(style.dim(counts.joined(separator: "  "))) }
         return lines.map { indent + $0 } + [""]
+    }
+
+    /// The header's parts packed into lines of `width`, a part never split across two (a
+    /// status id stays whole to be copied), as narrow terminals need (40 columns).
+    static func fitted(_ parts: [(text: String, bold: Bool)], width: Int, style: TextStyle) -> [String] {
+        var lines: [String] = []
+        var line: [String] = []
+        var used = 0
+        for part in parts {
+            let partWidth = DisplayWidth.of(part.text, style.widths)
+            if !line.isEmpty && used + 1 + partWidth > width {
+                lines.append(line.joined(separator: " "))
+                (line, used) = ([], 0)
+            }
+            used += (line.isEmpty ? 0 : 1) + partWidth
+            line.append(part.bold ? style.bold(part.text) : style.dim(part.text))
+        }
+        if !line.isEmpty { lines.append(line.joined(separator: " ")) }
+        return lines
+    }
+
+    /// "[picture] URL" on one line when it fits; else the label (cut to the width) and the
+    /// URL whole on a line of its own, for the terminal to wrap: a URL is never cut, so it
+    /// can still be copied or clicked.
+    static func labelled(_ label: String, _ url: String, width: Int, style: TextStyle) -> [String] {
+        let line = label + " " + url
+        if DisplayWidth.of(line, style.widths) <= width { return [style.dim(line)] }
+        return [style.dim(DisplayWidth.truncate(label, to: width, style.widths)), style.dim(url)]
     }
 }
 
