@@ -27,6 +27,18 @@ public final class StoredTokens: AccessTokenSource {
 
     public private(set) var credentialScheme: String?
 
+    /// The origin the stored login was obtained for: the one it recorded (`Credential.originKey`),
+    /// else the profile's own api_base, never one `--api-base` gives for this run.
+    public func loginOrigin() throws(DouctlError) -> String? {
+        if let knownOrigin { return knownOrigin }
+        let recorded = try store.load(profile.name)?.extra[Credential.originKey]?.stringValue
+        let origin = recorded ?? profile.ownAPIBase ?? profile.apiBase
+        knownOrigin = origin
+        return origin
+    }
+    /// Read once: a refresh keeps the login's origin.
+    private var knownOrigin: String?
+
     public func currentToken() throws(DouctlError) -> String? {
         guard let credential = try store.load(profile.name) else { return nil }
         credentialScheme = credential.isBasic ? "Basic" : nil
@@ -88,6 +100,9 @@ public final class StoredTokens: AccessTokenSource {
             case .granted(let grant):
                 if let change = grant.identityChange(from: current) {
                     throw .authentication("the refresh answered for another account (\(change)); the login was kept as it was; \(hint)")
+                }
+                if let problem = grant.refreshedIDTokenProblem(issuer: profile.issuer, clientID: profile.clientID, previous: current, now: clock()) {
+                    throw .authentication("the refresh was refused: \(problem); the login was kept as it was; \(hint)")
                 }
                 entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
                 return grant.accessToken
