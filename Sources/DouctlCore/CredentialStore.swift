@@ -37,9 +37,6 @@ public struct Credential: Sendable, Equatable {
     /// Where a credential says which grant made it, among its extra keys: "client_credentials"
     /// for `auth login --client-credentials`, whose tokens are fetched again, not refreshed.
     public static let grantKey = "grant"
-    /// Where a credential names the API base it was obtained for, among its extra keys: the
-    /// profile's own api_base at login; the credential is sent to that origin only.
-    public static let originKey = "origin"
     public static let clientCredentialsGrant = "client_credentials"
 
     /// True for a client-credentials login (RFC 6749 §4.4): no refresh token, and a new

@@ -144,8 +144,6 @@ public struct LoginService {
             // Checked like a token, before anything is stored: a refusal is exit 4.
             credential = try identify(Credential.basic(user: user, password: password))
         }
-        // The login belongs to the profile's own origin (issue 39): sent there only.
-        credential.extra[Credential.originKey] = .string(profile.ownAPIBase ?? profile.apiBase)
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
         _ = try endCookieSession()

@@ -27,16 +27,18 @@ public final class StoredTokens: AccessTokenSource {
 
     public private(set) var credentialScheme: String?
 
-    /// The origin the stored login was obtained for: the one it recorded (`Credential.originKey`),
-    /// else the profile's own api_base, never one `--api-base` gives for this run.
+    /// The origin the stored login was obtained for: the profile's own api_base (config.json,
+    /// else its preset), never one `--api-base` gives for this run. `config set api_base`
+    /// moves the login with the profile (a sandbox restarted on another port keeps its
+    /// logins). The store is read first, so one that cannot be trusted (its mode, its owner)
+    /// is refused here as a token read would be.
     public func loginOrigin() throws(DouctlError) -> String? {
         if let knownOrigin { return knownOrigin }
-        let recorded = try store.load(profile.name)?.extra[Credential.originKey]?.stringValue
-        let origin = recorded ?? profile.ownAPIBase ?? profile.apiBase
+        _ = try store.load(profile.name)
+        let origin = profile.ownAPIBase ?? profile.apiBase
         knownOrigin = origin
         return origin
     }
-    /// Read once: a refresh keeps the login's origin.
     private var knownOrigin: String?
 
     public func currentToken() throws(DouctlError) -> String? {

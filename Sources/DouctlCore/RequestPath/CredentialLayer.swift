@@ -117,8 +117,7 @@ final class CredentialLayer: RequestLayer {
             let there = Redaction.redactURL(profile.apiBase)
             let loginOrigin = Redaction.redactURL((try tokens?.loginOrigin()) ?? "")
             guard profile.apiBaseOverridden else {
-                // The profile's own api_base changed since the login (config set api_base).
-                throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' was made for \(loginOrigin), and is sent nowhere else; log in again: \(DouctlError.loginCommand(profile.name))")
+                throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' is for \(loginOrigin), and is sent nowhere else; log in: \(DouctlError.loginCommand(profile.name))")
             }
             throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' is for \(loginOrigin) and is sent nowhere else; " + (owner.map { "profile \($0) sends credentials there: use --profile \($0)" } ?? "log in there with a profile of its own: douctl profile add NAME --api-base \(there), then douctl --profile NAME auth login"))
         }
