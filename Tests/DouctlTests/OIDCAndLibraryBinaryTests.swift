@@ -57,6 +57,29 @@ struct OIDCAndLibraryBinaryTests {
         #expect(timeout.status == 7, "\(timeout)")
     }
 
+    /// RFC 9207 against a server written to lie: its authorization response names another
+    /// issuer than the profile's. Refused, exit 4, the code never sent to the token endpoint.
+    @Test func anAuthorizationResponseNamingAnotherIssuerIsRefused() throws {
+        let server = try TestServer { request in
+            if request.path == "/authorize" {
+                let location = (request.queryValue("redirect_uri") ?? "") + "?code=abc&iss=https%3A%2F%2Fevil.example&state=" + (request.queryValue("state") ?? "")
+                return HTTPServerResponse(status: 302, headers: [("Location", location)], body: .bytes([]))
+            }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(#"{"access_token":"mixed-up-token","token_type":"Bearer"}"#.utf8)))
+        }
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        #expect(try douctl.run("profile", "add", "o", "--api-base", server.baseURL, "--authorize-url", server.baseURL + "/authorize",
+                               "--token-url", server.baseURL + "/token", "--client-id", "c", "--token-auth", "none").status == 0)
+        #expect(try douctl.run("config", "set", "issuer", server.baseURL, "--profile", "o").status == 0)
+        let login = try douctl.run(["--profile", "o", "auth", "login", "--web", "--wait", "60"], timeout: 120)
+        #expect(login.status == 4, "\(login)")
+        #expect(login.errorLine.contains("names issuer 'https://evil.example'") && login.errorLine.contains("RFC 9207"), "\(login)")
+        #expect(!server.received.contains { $0.path == "/token" }, "the code went to the token endpoint")
+        let stored = (try? String(contentsOfFile: douctl.configDirectory + "/credentials.json", encoding: .utf8)) ?? ""
+        #expect(!stored.contains("mixed-up-token"))
+    }
+
     /// A copy of douctl in a directory holding a planted libcurl.so.4 and libjq.so.1 (each
     /// writes a marker file from its constructor): neither runs, on --version, a request or
     /// --jq, with the directory as the working directory and an empty LD_LIBRARY_PATH entry.
