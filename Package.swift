@@ -97,8 +97,9 @@ let package = Package(
     dependencies: [],
     targets: [
         .target(name: "CCurl", cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        // jq's engine for --jq: the system's libjq, loaded at run time as CCurl loads libcurl.
-        .target(name: "CJQ", cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // jq's engine for --jq: the system's libjq, loaded at run time as CCurl loads libcurl
+        // (through CCurl's ccurl_trusted_dlopen: the system's library directories only).
+        .target(name: "CJQ", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DouctlSystem", swiftSettings: releaseSwift),
         .target(name: "DouctlArguments", dependencies: ["DouctlSystem"], swiftSettings: releaseSwift),
         .target(name: "DouctlJSON", swiftSettings: releaseSwift),

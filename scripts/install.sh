@@ -61,7 +61,9 @@ case "${1:-install}" in
     binary=${DOUCTL_BINARY:-}
     if [ -z "$binary" ]; then
       wait_for_other_build
-      swift build -c release --product douctl
+      # --disable-local-rpath: no $ORIGIN in the RUNPATH, so no library beside the installed
+      # binary is ever loaded in place of the system's (issue 39).
+      swift build -c release --disable-local-rpath --product douctl
       binary=.build/release/douctl
     fi
     install -d "$bin" "$man" "$bash_dir" "$zsh_dir" "$fish_dir"

@@ -1,4 +1,5 @@
 #include "cjq.h"
+#include "ccurl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -55,19 +56,24 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = 1;
 static char load_error[512] = "libjq was not loaded";
 
+static char open_reason[400] = "not found";
+
+/* From the system's library directories only, never beside the executable or the working
+   directory (issue 39; ccurl_trusted_dlopen in CCurl says where it looks). */
 static void *open_library(void) {
     const char *override = getenv("DOUCTL_LIBJQ");
-    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
 #if defined(__APPLE__)
+    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
     const char *candidates[] = {"libjq.1.dylib", "/usr/local/lib/libjq.1.dylib", "/opt/homebrew/lib/libjq.1.dylib", NULL};
-#else
-    const char *candidates[] = {"libjq.so.1", "libjq.so", NULL};
-#endif
     for (int i = 0; candidates[i]; i++) {
         void *library = dlopen(candidates[i], RTLD_LAZY | RTLD_LOCAL);
         if (library) return library;
     }
     return NULL;
+#else
+    static const char *const candidates[] = {"libjq.so.1", "libjq.so", NULL};
+    return ccurl_trusted_dlopen(override, "DOUCTL_LIBJQ", candidates, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
+#endif
 }
 
 #define RESOLVE(name)                                                                  \
@@ -82,7 +88,11 @@ static void *open_library(void) {
 static void load(void) {
     void *library = open_library();
     if (!library) {
+#if defined(__APPLE__)
         const char *reason = dlerror();
+#else
+        const char *reason = open_reason;
+#endif
         snprintf(load_error, sizeof load_error, "cannot load libjq (%s)", reason ? reason : "not found");
         return;
     }

@@ -53,9 +53,9 @@ enum ConfigCommands {
             .argument({ $0.value = $1 }, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
         ]
 
-        /// A signing secret on the command line is refused before stdin is read.
+        /// A secret on the command line is refused before stdin is read.
         func validate() throws(OptionError) {
-            if key == .signingSecret { try ConfigCommands.checkSecretSource(value) }
+            if key?.isSecret == true { try ConfigCommands.checkSecretSource(value) }
         }
     }
 
@@ -88,7 +88,7 @@ enum ConfigCommands {
     static func set(_ options: SetKey, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let key = try profileKey(options.key)
         var text = options.value
-        if key == .signingSecret {
+        if key.isSecret {
             text = try secretValue(text, context: context)
         }
         let value = try key.parse(text)
@@ -103,18 +103,38 @@ enum ConfigCommands {
         return .success
     }
 
-    static let secretOnCommandLine = "a secret is never taken from the command line: douctl config set signing_secret - (reads stdin), or '$VAR' to read the environment"
+    static let secretOnCommandLine = "a secret is never taken from the command line, where ps shows it to every user: give - to read it from standard input, @FILE to read it from a file, or '$VAR' to read the environment variable VAR when it is used (e.g. douctl config set client_secret - < secret.txt)"
 
-    /// A signing secret never comes from argv: "-" reads it from stdin, "$VAR" names the
-    /// environment variable that holds it. Checked at parse time (`validate()`).
+    /// The one rule for every secret key (client_secret, signing_secret), in `config set`
+    /// and `profile add`: "-" reads a line of stdin, "@FILE" a file (a trailing newline
+    /// dropped), "$VAR" or "${VAR}" names the environment variable read when the secret is
+    /// used. Anything else would sit in argv, readable by every user in ps: refused at parse
+    /// time (`validate()`), before stdin is read.
     static func checkSecretSource(_ text: String) throws(OptionError) {
-        guard text.hasPrefix("$") || text == "-" else { throw OptionError(secretOnCommandLine) }
+        guard text == "-" || (text.hasPrefix("@") && text.count > 1) || (text.hasPrefix("$") && text.count > 1) else {
+            throw OptionError(secretOnCommandLine)
+        }
     }
 
     /// The secret `text` stands for: "$VAR" as written (read when a request is sent), "-"
-    /// a line of stdin.
+    /// a line of stdin, "@FILE" the file's text.
     static func secretValue(_ text: String, context: CommandContext) throws(DouctlError) -> String {
-        if text.hasPrefix("$") { return text }
+        if text.hasPrefix("$") && text.count > 1 { return text }
+        if text.hasPrefix("@") && text.count > 1 {
+            let path = String(text.dropFirst())
+            let bytes: [UInt8]
+            do {
+                bytes = try FileIO.readFile(path)
+            } catch {
+                throw .localInput("cannot read the secret from \(TerminalText.escaped(path)) (\(error))")
+            }
+            var secret = String(decoding: bytes, as: UTF8.self)
+            while secret.hasSuffix("\n") || secret.hasSuffix("\r") { secret.removeLast() }
+            guard !secret.isEmpty, !secret.contains("\n") else {
+                throw .localInput("\(TerminalText.escaped(path)) holds no secret on one line; put the secret alone in it")
+            }
+            return secret
+        }
         guard text == "-" else { throw .usage(secretOnCommandLine) }
         let stdin = context.process.standardInput
         if context.output.terminal.stdinIsTerminal { context.output.note("Secret:") }

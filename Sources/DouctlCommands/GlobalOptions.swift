@@ -13,6 +13,9 @@ enum GlobalOptions {
         /// --api-base, -v, --timeout, retries, --max-time, rate limits, the cache, --record,
         /// --error-body: commands that send requests (auth's too).
         case request
+        /// --timeout and --max-time: commands that send requests, and `profile add` (its
+        /// --issuer discovery), which takes no other request option.
+        case time
         /// TLS and proxy options: commands that send requests.
         case network
         /// --pretty, --compact: commands that print JSON.
@@ -25,7 +28,7 @@ enum GlobalOptions {
 
     /// Every group but `api`: the root's default, so only a command the tree says calls the
     /// API takes that group.
-    static let sendingRequests: [Group] = [.profile, .request, .network, .output]
+    static let sendingRequests: [Group] = [.profile, .request, .time, .network, .output]
 
     static let specs: [OptionSpec] = GlobalOptionValues.optionSpecs
 }
@@ -80,14 +83,14 @@ struct GlobalOptionValues: CommandOptions {
         .flag({ $0.verbose = $1 }, (OptionSpec.flag("verbose", short: "v", help: "log requests and replies on stderr, secrets redacted")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.quiet = $1 }, (OptionSpec.flag("quiet", short: "q", help: "say nothing of waits and retries on stderr (errors and warnings still show)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.timeout = $1 }, (OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"),
-                       help: "give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)")).inGroup(GlobalOptions.Group.request.rawValue)),
+                       help: "give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)")).inGroup(GlobalOptions.Group.time.rawValue)),
         .flag({ $0.noRetry = $1 }, (OptionSpec.flag("no-retry", help: "do not retry failed idempotent requests (same as --retry 0)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .integer({ $0.retry = $1 }, (OptionSpec("retry", value: ValueSpec("N", kind: .integer(0...100), default: "2"),
                        help: "retry failed idempotent requests up to N times (connection errors, 502, 503, 504; a 429 is --wait-on-rate-limit's), each retry said on stderr")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.retryMaxTime = $1 }, (OptionSpec("retry-max-time", value: ValueSpec("SECONDS", kind: .number),
                        help: "start no retry after this long since the first try")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.maxTime = $1 }, (OptionSpec("max-time", value: ValueSpec("SECONDS", kind: .number),
-                       help: "give up on the whole command after this long (exit 7)")).inGroup(GlobalOptions.Group.request.rawValue)),
+                       help: "give up on the whole command after this long (exit 7)")).inGroup(GlobalOptions.Group.time.rawValue)),
         .flag({ $0.waitOnRateLimit = $1 }, (OptionSpec.flag("wait-on-rate-limit", help: "when rate limited, or another douctl of the profile was told the quota is spent, wait until the reset the server announced (Retry-After, RateLimit, X-RateLimit-Reset; at most 1h) and go on")).inGroup(GlobalOptions.Group.request.rawValue)),
         .value({ $0.cache = $1 }, (OptionSpec("cache", value: ValueSpec("DURATION"), help: "answer GET/HEAD from the response cache when younger than DURATION (30s, 5m, 1h), else revalidate it (If-None-Match, If-Modified-Since) or fetch and store")).inGroup(GlobalOptions.Group.request.rawValue),
                parse: { text throws(OptionError) in

@@ -48,11 +48,11 @@ enum ProfileCommands {
         Command(CommandSpec(
             "add", abstract: "create or update a profile",
             examples: [
-                Example("douctl profile add work --preset douban --client-id KEY --client-secret SECRET --redirect-uri https://example.com/back", "a real Douban app (paste-code login)"),
+                Example("douctl profile add work --preset douban --client-id KEY --client-secret @secret.txt --redirect-uri https://example.com/back", "a real Douban app (paste-code login; a secret is read from -, @FILE or '$VAR', never taken from argv)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
                 Example("douctl profile add corp --issuer https://login.example.com --client-id ID --scopes openid,profile", "any OpenID Connect or RFC 8414 provider: endpoints, token_auth and pkce read from its metadata"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
-            ]), options: Add.self, run: add),
+            ]), options: Add.self, run: add).inheriting([.profile, .output, .time]),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
         Command(CommandSpec("use", abstract: "make a profile the default"), options: Named.self, run: use),
     ])
@@ -87,9 +87,11 @@ enum ProfileCommands {
             + zip(keyed, keyOptions).map { key, spec in .value({ $0.settings[key] = $1 }, spec) }
             + [.argument({ $0.name = $1 }, nameArgument)]
 
-        /// A signing secret on the command line is refused before stdin is read.
+        /// A secret on the command line is refused before stdin is read.
         func validate() throws(OptionError) {
-            if let secret = settings[.signingSecret] { try ConfigCommands.checkSecretSource(secret) }
+            for key in ProfileKey.allCases where key.isSecret {
+                if let secret = settings[key] { try ConfigCommands.checkSecretSource(secret) }
+            }
         }
     }
 
@@ -172,7 +174,7 @@ enum ProfileCommands {
         if let preset = options.preset { changes.append((.preset, .text(preset))) }
         for key in keyed {
             if var text = options.settings[key] {
-                if key == .signingSecret { text = try ConfigCommands.secretValue(text, context: context) }
+                if key.isSecret { text = try ConfigCommands.secretValue(text, context: context) }
                 changes.append((key, try key.parse(text)))
             }
         }

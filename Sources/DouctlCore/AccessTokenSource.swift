@@ -13,11 +13,17 @@ public protocol AccessTokenSource: AnyObject {
     /// "Basic" when the token in force is a stored user:password (`auth login --basic`),
     /// else nil (the profile's scheme or API-key placement applies).
     var credentialScheme: String? { get }
+    /// The API base whose origin the credential was obtained for (issue 39): it is sent
+    /// there only, whatever `--api-base` says. nil: wherever this run's api_base is
+    /// (DOUCTL_TOKEN, given for this run). A store that cannot be read is an error, as
+    /// when the token is read.
+    func loginOrigin() throws(DouctlError) -> String?
 }
 
 extension AccessTokenSource {
     public func liveSecrets() -> [String] { [] }
     public var credentialScheme: String? { nil }
+    public func loginOrigin() throws(DouctlError) -> String? { nil }
 }
 
 /// No login was stored when the run decided its credential (`CredentialInForce.none`, or a

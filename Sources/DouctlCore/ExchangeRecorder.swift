@@ -19,8 +19,9 @@ public struct ExchangeRecorder: Sendable {
 
     /// What replaces a secret in a recording.
     public static let redacted = "REDACTED"
-    /// Query and form names whose values are secrets, or change on every request.
-    public static let secretNames: Set<String> = ["access_token", "refresh_token", "client_secret", "password", "code", "code_verifier", "_sig", "sign", "apikey"]
+    /// Query and form names whose values are secrets, or change on every request. An ID
+    /// token is one: it names the user and, unexpired, vouches for them to other parties.
+    public static let secretNames: Set<String> = ["access_token", "refresh_token", "id_token", "id_token_hint", "client_secret", "password", "code", "code_verifier", "_sig", "sign", "apikey"]
     static let secretHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "x-xsrf-token", "proxy-authorization"]
 
     /// Shorter values are not scrubbed as live secrets: they would mangle ordinary text.

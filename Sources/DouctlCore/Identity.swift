@@ -32,17 +32,22 @@ public struct Identity: Sendable, Equatable {
     }
 
     /// The id and name in a `user_url` reply, at `user_id_field` (default `id`) and
-    /// `user_name_field` (default `login`, else `username`, else `name`); dotted paths walk
+    /// `user_name_field` (default `login`, else `username`, else `name`; `preferred_username`,
+    /// as discovery sets it, falls back to `name`, `email`, then `sub`); dotted paths walk
     /// into objects (`data.id`).
     static func fromUserReply(_ json: JSON, profile: ResolvedProfile, request: String) throws(DouctlError) -> Identity {
         let id = value(in: json, at: profile.userIDField ?? "id")
-        let nameFields = profile.userNameField.map { [$0] } ?? ["login", "username", "name"]
+        let nameFields = profile.userNameField.map { $0 == "preferred_username" ? oidcNameFields : [$0] } ?? ["login", "username", "name"]
         let name = nameFields.lazy.compactMap { value(in: json, at: $0) }.first
         guard id != nil || name != nil else {
             throw .badReply("the user_url reply has neither '\(profile.userIDField ?? "id")' nor '\(nameFields.joined(separator: "', '"))' (set user_id_field and user_name_field) (\(request))")
         }
         return Identity(id: id, name: name, displayName: value(in: json, at: "name"))
     }
+
+    /// The name of an OpenID Connect userinfo reply (OIDC Core §5.1), first found:
+    /// many providers send `name` or `email` and no `preferred_username`.
+    static let oidcNameFields = ["preferred_username", "name", "email", "sub"]
 
     /// The scalar at a dotted path ("data.user.id"); nil when absent or not a scalar.
     static func value(in json: JSON, at path: String) -> String? {

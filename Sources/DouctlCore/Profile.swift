@@ -99,6 +99,9 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// True when `--api-base` moved this run's requests off the profile's own api_base:
     /// logging in to this profile is then no advice for where they go.
     public var apiBaseOverridden: Bool = false
+    /// The profile's own api_base (preset, then config.json) when `--api-base` overrides it
+    /// for this run; nil otherwise (then it is `apiBase`). A stored login belongs to it.
+    public var ownAPIBase: String?
     /// The other profiles' api_base (name → URL), so advice can name the profile whose
     /// credentials would go to a URL.
     public var otherProfileBases: [ProfileValue.Pair] = []
@@ -172,7 +175,12 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// True when `url` is on the API's own origin (scheme, host, port): only there do tokens
     /// and session cookies go, so `douctl api https://elsewhere/…` never leaks them.
     public func isOwnOrigin(_ url: String) -> Bool {
-        guard let target = URLParts(url), let base = URLParts(apiBase) else { return false }
+        Self.isOrigin(of: url, apiBase)
+    }
+
+    /// Whether `url` has the scheme, host and port of `base`.
+    public static func isOrigin(of url: String, _ base: String) -> Bool {
+        guard let target = URLParts(url), let base = URLParts(base) else { return false }
         func port(_ parts: URLParts) -> UInt16? { parts.port ?? (parts.scheme == "https" ? 443 : parts.scheme == "http" ? 80 : nil) }
         return target.scheme == base.scheme && target.host == base.host && port(target) == port(base)
     }
@@ -236,6 +244,7 @@ extension ConfigFile {
             if let presetName, let preset = Preset.named(presetName) { own.values = preset.settings }
             for entry in settings?.entries ?? [] { own.values[entry.key] = entry.value }
             resolved.apiBaseOverridden = own.text(.apiBase) != override
+            resolved.ownAPIBase = own.text(.apiBase)
         }
         resolved.otherProfileBases = knownProfileNames.filter { $0 != name }.compactMap { other in
             let base = profile(named: other)?[.apiBase]?.display

@@ -125,7 +125,14 @@ public final class RunSession {
         if let apiBase = overrides.apiBase, !(apiBase.hasPrefix(bytes: "http://") || apiBase.hasPrefix(bytes: "https://")) {
             throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
         }
-        let profile = try config().resolve(try profileName, overrides: overrides)
+        var profile = try config().resolve(try profileName, overrides: overrides)
+        // client_secret "$VAR" / "${VAR}" (config set client_secret '$VAR'): the secret is
+        // the variable's value, read now, never stored; unset or empty is no secret.
+        if let reference = profile.clientSecret, reference.hasPrefix("$"), reference.count > 1 {
+            var name = reference.dropFirst()
+            if name.hasPrefix("{") && name.hasSuffix("}") { name = name.dropFirst().dropLast() }
+            profile.clientSecret = environment[String(name)].flatMap { $0.isEmpty ? nil : $0 }
+        }
         cachedProfile = profile
         return profile
     }

@@ -45,12 +45,18 @@ import Testing
         #expect(try !boundOptions(["config", "list"], as: ConfigCommands.List.self).showSecrets)
     }
 
-    /// A signing secret never comes from argv: refused at parse time, before stdin is read.
+    /// A secret never comes from argv: refused at parse time, before stdin is read; one
+    /// rule for every secret key (issue 39): -, @FILE or $VAR.
     @Test(arguments: [
         (["config", "set", "signing_secret", "s3cret"], false),
         (["config", "set", "signing_secret", "-"], true),
         (["config", "set", "signing_secret", "$SIGNING_SECRET"], true),
-        (["config", "set", "client_secret", "s3cret"], true),
+        (["config", "set", "client_secret", "s3cret"], false),
+        (["config", "set", "client_secret", "-"], true),
+        (["config", "set", "client_secret", "@secret.txt"], true),
+        (["config", "set", "client_secret", "${CLIENT_SECRET}"], true),
+        (["config", "set", "client_secret", "@"], false),
+        (["config", "set", "client_id", "not-a-secret"], true),
     ])
     func configSetRefusesASecretOnTheCommandLine(argv: [String], accepted: Bool) throws {
         if accepted {
@@ -226,7 +232,7 @@ import Testing
 
     @Test func profileAddListShowRemove() throws {
         let douctl = try InProcessDouctl()
-        let added = try douctl.run("profile", "add", "work", "--preset", "douban", "--client-id", "KEY", "--client-secret", "SECRETSECRET")
+        let added = try douctl.run("profile", "add", "work", "--preset", "douban", "--client-id", "KEY", "--client-secret", "-", input: "SECRETSECRET\n")
         #expect(added.status == 0, "\(added)")
         let json = try added.json()
         #expect(json["name"]?.stringValue == "work")

@@ -91,7 +91,8 @@ struct RunTests {
         try run.login()
         let notFound = try run.douctl.run("api", "/v2/user/nobody-at-all")
         #expect(notFound.status == 5, "\(notFound)")
-        let refused = try run.douctl.run("user", "me", "--api-base", "http://127.0.0.1:\(refusingPort())", "--no-retry")
+        // api sends anonymously where --api-base points (issue 39: the stored login stays home).
+        let refused = try run.douctl.run("api", "/v2/user/~me", "--api-base", "http://127.0.0.1:\(refusingPort())", "--no-retry")
         #expect(refused.status == 7, "\(refused)")
         #expect(refused.errorLine.hasPrefix("douctl: cannot connect: "))
         let missingFile = try run.douctl.run("shuo", "post", "x", "--image", run.douctl.home.path + "/no-such.png")

@@ -112,7 +112,7 @@ struct AnyAPIFirstTryTests {
         #expect(good.idTokenProblem(issuer: "https://id.example", clientID: "someone-else", nonce: "n1", now: Self.now)?.contains("meant for") == true)
         #expect(good.idTokenProblem(issuer: "https://id.example", clientID: "cid", nonce: "n2", now: Self.now)?.contains("nonce") == true)
         #expect(good.idTokenProblem(issuer: "https://id.example", clientID: "cid", nonce: "n1", now: Self.now + 3600)?.contains("expired") == true)
-        let audiences = try #require(grant(#"{"iss":"https://id.example","aud":["x","cid"],"exp":\#(exp),"nonce":"n1"}"#))
+        let audiences = try #require(grant(#"{"iss":"https://id.example","aud":["x","cid"],"azp":"cid","exp":\#(exp),"nonce":"n1","sub":"u-7"}"#))
         #expect(audiences.idTokenProblem(issuer: "https://id.example", clientID: "cid", nonce: "n1", now: Self.now) == nil)
         let none = TokenGrant(accessToken: "a")
         #expect(none.idTokenProblem(issuer: nil, clientID: "cid", nonce: "n1", now: Self.now) != nil)

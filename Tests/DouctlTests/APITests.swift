@@ -465,7 +465,9 @@ struct APITests {
         let token = "a14afef0f66fcffce3e0fcd2e34f6ff4"
         try Credentials.write(["douban": token], in: douctl.configDirectory)
         let server = try TestServer(json: "{}")
-        let result = try douctl.run("api", "/v2/user/~me", "-v", "--api-base", server.baseURL)
+        // The login goes to the profile's own origin (issue 39: not to one --api-base names).
+        #expect(try douctl.run("config", "set", "api_base", server.baseURL, "--profile", "douban").status == 0)
+        let result = try douctl.run("api", "/v2/user/~me", "-v")
         #expect(result.status == 0, "\(result)")
         #expect(server.received.first?.header("Authorization") == "Bearer \(token)")
         #expect(result.stderr.contains("> Authorization: Bearer ***"))

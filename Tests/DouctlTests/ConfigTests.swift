@@ -16,7 +16,7 @@ struct ConfigTests {
 
     @Test func profileAddWritesConfigAtomicallyWithPrivateModes() throws {
         let result = try douctl.run("profile", "add", "work", "--preset", "douban", "--client-id", "0b5405e19c58e4cc21fc11a4d50aae64",
-                                    "--client-secret", "s3cr3t-value", "--redirect-uri", "https://www.example.com/back", "--scopes", "shuo_basic_r, shuo_basic_w")
+                                    "--client-secret", "-", "--redirect-uri", "https://www.example.com/back", "--scopes", "shuo_basic_r, shuo_basic_w", input: "s3cr3t-value\n")
         #expect(result.status == 0, "\(result)")
         let shown = try result.json()
         #expect(shown["name"]?.stringValue == "work")
@@ -54,7 +54,7 @@ struct ConfigTests {
         #expect(try douctl.run("config", "get", "api_base", "--profile", "work").stdoutText == "https://api.douban.com\n")
         #expect(try douctl.run("config", "set", "api_base", "http://127.0.0.1:9", "--profile", "work").status == 0)
         #expect(try douctl.run("config", "get", "api_base", "--profile", "work").stdoutText == "http://127.0.0.1:9\n")
-        try douctl.run("config", "set", "client_secret", "topsecretvalue", "--profile", "work")
+        try douctl.run("config", "set", "client_secret", "-", "--profile", "work", input: "topsecretvalue\n")
         #expect(try douctl.run("config", "list", "--profile", "work").stdoutText == "preset=douban\napi_base=http://127.0.0.1:9\nclient_secret=tops********\n")
         #expect(try douctl.run("config", "list", "--profile", "work", "--show-secrets").stdoutText.contains("client_secret=topsecretvalue\n"))
         try douctl.run("config", "unset", "api_base", "--profile", "work")

@@ -115,6 +115,63 @@ struct PromiseMatrixTests {
         #expect(PromiseTableTests.authorizations(elsewhere).allSatisfy { $0.isEmpty }, "\(feature)")
     }
 
+    /// Issue 39: a stored login belongs to the origin it was obtained for (the profile's own
+    /// api_base). `--api-base` to another origin sends none of it, whatever the feature;
+    /// a command that needs a login says which profile sends credentials there, or how to
+    /// log in there. DOUCTL_TOKEN, given for this run, still goes where --api-base says.
+    @Test(arguments: [
+        ("api", ["api", "/x"]),
+        ("paginate", ["api", "/pages", "--paginate"]),
+        ("cache", ["api", "/x", "--cache", "5m"]),
+        ("record", ["api", "/x", "--record", "RECORD"]),
+        ("download", ["download", "/file.bin", "-o", "OUT"]),
+    ])
+    func credential_apiBase_aStoredLoginStaysWithItsOwnOrigin(feature: String, arguments: [String]) throws {
+        let own = try Self.server()
+        let typo = try Self.server()
+        let douctl = Douctl(environment: ["XDG_CACHE_HOME": TemporaryDirectory.make(prefix: "matrix-cache")])
+        #expect(try douctl.run("profile", "add", "p", "--api-base", own.baseURL).status == 0)
+        try Credentials.write(["p": Self.token], in: douctl.configDirectory)
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        func resolved() -> [String] {
+            let out = TemporaryDirectory.make(prefix: "matrix-out") + "/file.bin"
+            return arguments.map { $0.replacingOccurrences(of: "OUT", with: out).replacingOccurrences(of: "RECORD", with: record) }
+        }
+        let result = try douctl.run(["--profile", "p"] + resolved() + ["--api-base", typo.baseURL])
+        #expect(result.status == 0, "\(feature): \(result)")
+        #expect(typo.requestCount >= 1, "\(feature): never reached --api-base")
+        #expect(!typo.heads.joined().contains(Self.token), "\(feature): the stored token followed --api-base: \(typo.heads)")
+        // Its own origin still gets it.
+        let home = try douctl.run(["--profile", "p"] + resolved())
+        #expect(home.status == 0, "\(feature): \(home)")
+        #expect(own.heads.joined().contains(Self.token), "\(feature): \(own.heads)")
+        // DOUCTL_TOKEN is this run's, for wherever --api-base sends it.
+        let explicit = try douctl.run(["--profile", "p"] + resolved() + ["--api-base", typo.baseURL], environment: ["DOUCTL_TOKEN": "env-tok-123456"])
+        #expect(explicit.status == 0, "\(feature): \(explicit)")
+        #expect(typo.heads.joined().contains("env-tok-123456"), "\(feature)")
+    }
+
+    /// A command that needs a login, sent elsewhere by --api-base: one line naming the profile
+    /// whose login goes there, nothing sent with the stored token.
+    @Test func credential_apiBase_aLoginCommandElsewhereNamesTheProfileForIt() throws {
+        let own = try Self.server()
+        let other = try Self.server()
+        let douctl = Douctl()
+        #expect(try douctl.run("profile", "add", "p", "--preset", "douban", "--api-base", own.baseURL).status == 0)
+        #expect(try douctl.run("profile", "add", "q", "--preset", "douban", "--api-base", other.baseURL).status == 0)
+        try Credentials.write(["p": Self.token], in: douctl.configDirectory)
+        let result = try douctl.run("--profile", "p", "user", "me", "--api-base", other.baseURL)
+        #expect(result.status == 4, "\(result)")
+        #expect(result.errorLine.contains("profile q sends credentials there: use --profile q"), "\(result)")
+        #expect(result.stderr.split(separator: "\n").count == 1 && result.stdout.isEmpty, "\(result)")
+        #expect(!other.heads.joined().contains(Self.token))
+        let nobody = try Self.server()
+        let unknown = try douctl.run("--profile", "p", "user", "me", "--api-base", nobody.baseURL)
+        #expect(unknown.status == 4, "\(unknown)")
+        #expect(unknown.errorLine.contains("douctl profile add NAME --api-base \(nobody.baseURL)"), "\(unknown)")
+        #expect(nobody.requestCount == 0)
+    }
+
     // MARK: stdout stays empty on an error
 
     @Test(arguments: [

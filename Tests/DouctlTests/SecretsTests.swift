@@ -36,7 +36,7 @@ struct SecretsTests {
     @Test func recordingsScrubEveryLiveSecretWhereverTheServerEchoesIt() throws {
         let server = try Self.echoServer()
         let douctl = Douctl()
-        #expect(try douctl.run("profile", "add", "echo", "--preset", "douban", "--api-base", server.baseURL, "--client-secret", Self.clientSecret).status == 0)
+        #expect(try douctl.run("profile", "add", "echo", "--preset", "douban", "--api-base", server.baseURL, "--client-secret", "-", input: Self.clientSecret).status == 0)
         try Credentials.write(["echo": Self.access], in: douctl.configDirectory, expiresAt: "2099-01-01T00:00:00Z", refreshTokens: ["echo": Self.refresh])
         let recordings = TemporaryDirectory.make(prefix: "recorded")
         for arguments in [["api", "/v2/echo/\(Self.access)", "-f", "q=\(Self.refresh)", "-X", "GET"], ["api", "/text", "-f", "note=\(Self.clientSecret)"],
@@ -48,7 +48,7 @@ struct SecretsTests {
 
         // A cookie session (Coding's password login): the cookie's value is a live secret too.
         let coding = Douctl()
-        #expect(try coding.run("profile", "add", "coder", "--preset", "coding-sandbox", "--api-base", server.baseURL, "--client-secret", Self.clientSecret).status == 0)
+        #expect(try coding.run("profile", "add", "coder", "--preset", "coding-sandbox", "--api-base", server.baseURL, "--client-secret", "-", input: Self.clientSecret).status == 0)
         let jar = coding.configDirectory + "/cookies-coder.json"
         try Data(#"{"cookies":[{"name":"sid","value":"\#(Self.cookie)","path":"/"}]}"#.utf8).write(to: URL(fileURLWithPath: jar))
         chmod(jar, 0o600)
@@ -110,7 +110,7 @@ struct SecretsTests {
         let server = try TestServer(json: #"{"ok":true}"#)
         let douctl = Douctl()
         let proxy = "http://alice:s3cret-pass@127.0.0.1:\(unusedPort())"
-        #expect(try douctl.run("profile", "add", "behind", "--api-base", server.baseURL, "--proxy", proxy, "--client-secret", Self.clientSecret).status == 0)
+        #expect(try douctl.run("profile", "add", "behind", "--api-base", server.baseURL, "--proxy", proxy, "--client-secret", "-", input: Self.clientSecret).status == 0)
         let get = try douctl.run("config", "get", "proxy", "--profile", "behind")
         #expect(get.status == 0, "\(get)")
         #expect(get.stdoutText == "http://alice:***@127.0.0.1:\(proxy.split(separator: ":").last ?? "")\n", "\(get)")

@@ -155,4 +155,10 @@ int ccurl_getinfo_offset(void *handle, int info, int64_t *value);
 void *ccurl_slist_append(void *list, const char *string);
 void ccurl_slist_free_all(void *list);
 
+/// Opens the first of `names` (NULL-terminated) found in the system's library directories,
+/// by absolute path, never beside the executable or in the working directory; or `override`
+/// (an environment variable's value, named `variable`), which must be an absolute path.
+/// NULL with `reason` filled when none opens. Linux; CJQ uses it for libjq too.
+void *ccurl_trusted_dlopen(const char *override, const char *variable, const char *const *names, int flags, char *reason, size_t reason_size);
+
 #endif

@@ -1,5 +1,6 @@
 import DouctlHTTP
 import DouctlJSON
+import DouctlSystem
 
 /// `auth login` and `auth logout` without the terminal: run the chosen flow, ask the API
 /// whose the token is, store it, and replace the profile's other identity (a token login
@@ -131,6 +132,11 @@ public struct LoginService {
             default: grant = try flow.paste()
             }
             credential = try identify(grant.credential(now: now(), requestedScopes: profile.scopes))
+            // OIDC Core §5.3.2: the userinfo reply's sub must be the ID token's, or the
+            // login would be stored as another user (and `{me}` expand to their id).
+            if let subject = grant.subject, profile.userIDField == "sub", let said = credential.userID, said != subject {
+                throw .authentication("the login was refused: the userinfo endpoint names subject '\(TerminalText.escaped(said))', the ID token '\(TerminalText.escaped(subject))' (OIDC Core §5.3.2); nothing was stored")
+            }
             // An ID token's subject is who logged in (OIDC Core §2), when nothing else said.
             if credential.userID == nil, let subject = grant.subject { credential.userID = subject }
         case .basic(let read):

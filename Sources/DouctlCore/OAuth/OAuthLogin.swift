@@ -33,7 +33,12 @@ public final class OAuthLogin {
         showAndOpen(url)
         console.say("Waiting for the browser to return to \(redirectURI) …")
 
-        let code = try waitForCallback(listener)
+        let (code, iss) = try waitForCallback(listener)
+        // RFC 9207 §2.4: an authorization response that names its issuer must name the
+        // profile's, or it came from another server (the mix-up attack); nothing is sent.
+        if let iss, let issuer = profile.issuer, iss != issuer {
+            throw .authentication("the login was refused: the authorization response names issuer '\(TerminalText.escaped(iss))', not the profile's issuer '\(TerminalText.escaped(issuer))' (RFC 9207); nothing was stored")
+        }
         return try checkedIDToken(grant(from: endpoint.exchange(code: code, redirectURI: redirectURI, codeVerifier: profile.pkce ? pkce.verifier : nil)), nonce: nonce)
     }
 
@@ -50,7 +55,7 @@ public final class OAuthLogin {
         if !open(url) { console.say("Could not start a browser; open the URL above yourself.") }
     }
 
-    private func waitForCallback(_ listener: CallbackListener) throws(DouctlError) -> String {
+    private func waitForCallback(_ listener: CallbackListener) throws(DouctlError) -> (code: String, iss: String?) {
         let deadline = console.now() + console.approvalTimeout
         var warnedWrongStates = 0
         while true {
@@ -60,8 +65,8 @@ public final class OAuthLogin {
                 console.say("Ignored a callback whose state does not match this login (a stale or forged link); still waiting.")
             }
             switch result {
-            case .code(let code)?:
-                return code
+            case .code(let code, let iss)?:
+                return (code, iss)
             case .denied(let error, let description)?:
                 let detail = description.map { "\(error): \($0)" } ?? error
                 throw .authentication("the login was refused in the browser (\(detail))")
@@ -374,7 +379,8 @@ public final class OAuthLogin {
 /// only for the login and answers the browser with a short page.
 final class CallbackListener: Sendable {
     enum Result: Sendable, Equatable {
-        case code(String)
+        /// The code, and the issuer the response names (RFC 9207's `iss`), when it does.
+        case code(String, String?)
         case denied(String, String?)
     }
 
@@ -412,7 +418,8 @@ final class CallbackListener: Sendable {
                     return CallbackListener.page(400, "No code", "The authorization server sent no code.")
                 }
                 return CallbackListener.page(200, "Logged in", "douctl is logged in. You can close this tab.") {
-                    state.withLock { $0.result = $0.result ?? .code(code) }
+                    let iss = request.queryValue("iss")
+                    state.withLock { $0.result = $0.result ?? .code(code, iss) }
                 }
             }
             try server.start()

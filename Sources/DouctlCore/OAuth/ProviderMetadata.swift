@@ -48,6 +48,9 @@ public struct ProviderMetadata: Sendable, Equatable {
               !issuer.contains("?"), !issuer.contains("#") else {
             throw .usage("invalid issuer '\(TerminalText.escaped(issuer))': expected an https:// URL with no query or fragment (RFC 8414 §2)")
         }
+        if !isTrusted(issuer) {
+            throw .usage("refused issuer '\(TerminalText.escaped(issuer))': an issuer must be https:// (plain http only on 127.0.0.1, ::1 or localhost), since its endpoints receive the client secret and its ID tokens are trusted unsigned (OIDC Discovery §3, RFC 8414 §2); nothing was changed")
+        }
         var tried: [String] = []
         for url in candidates(for: issuer) {
             let response: HTTPResponse
@@ -74,6 +77,15 @@ public struct ProviderMetadata: Sendable, Equatable {
         }
         issuer = named
         self.source = source
+        // OIDC Core §3.1.3.7 point 6 trusts an ID token for the TLS it came over: an https
+        // issuer whose document sends the token or userinfo request (or any other) over
+        // plain http gives that trust away, so the whole document is refused.
+        let endpointKeys = ["authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint", "userinfo_endpoint", "jwks_uri", "registration_endpoint", "introspection_endpoint"]
+        for key in endpointKeys {
+            if let text = json[key]?.stringValue, !Self.isTrusted(text, asLoopbackAs: asked) {
+                throw .badReply("the metadata at \(TerminalText.escaped(source)) puts \(key) at '\(TerminalText.escaped(text))', not an https:// URL; refused (every endpoint of an https issuer must be https, or tokens and ID tokens travel in clear); nothing was changed", httpStatus: nil)
+            }
+        }
         func url(_ key: String) -> String? {
             guard let text = json[key]?.stringValue, text.hasPrefix("https://") || text.hasPrefix("http://"),
                   URLParts(text) != nil, !text.contains(" ") else { return nil }
@@ -88,6 +100,22 @@ public struct ProviderMetadata: Sendable, Equatable {
         tokenAuthMethods = list("token_endpoint_auth_methods_supported")
         codeChallengeMethods = list("code_challenge_methods_supported")
         scopesSupported = list("scopes_supported")
+    }
+
+    /// Whether `url` may carry a login: https, or plain http to a loopback host (a provider
+    /// on this machine, as the sandbox and tests run). An endpoint (`asLoopbackAs`: its
+    /// issuer) may be plain http only when its issuer is, on a loopback host.
+    static func isTrusted(_ url: String, asLoopbackAs issuer: String? = nil) -> Bool {
+        if url.hasPrefix("https://") { return true }
+        guard url.hasPrefix("http://"), let parts = URLParts(url) else { return false }
+        if let issuer, issuer.hasPrefix("https://") || !isTrusted(issuer) { return false }
+        return isLoopbackHost(parts.host)
+    }
+
+    /// 127.0.0.0/8, ::1 and localhost (RFC 6761 §6.3).
+    public static func isLoopbackHost(_ host: String) -> Bool {
+        let lowered = HTTPSyntax.lowercased(Substring(host))
+        return lowered == "localhost" || lowered == "[::1]" || lowered == "::1" || lowered.hasPrefix("127.")
     }
 
     /// How the client authenticates at the token endpoint: with a secret, `basic` where the

@@ -27,6 +27,20 @@ public final class StoredTokens: AccessTokenSource {
 
     public private(set) var credentialScheme: String?
 
+    /// The origin the stored login was obtained for: the profile's own api_base (config.json,
+    /// else its preset), never one `--api-base` gives for this run. `config set api_base`
+    /// moves the login with the profile (a sandbox restarted on another port keeps its
+    /// logins). The store is read first, so one that cannot be trusted (its mode, its owner)
+    /// is refused here as a token read would be.
+    public func loginOrigin() throws(DouctlError) -> String? {
+        if let knownOrigin { return knownOrigin }
+        _ = try store.load(profile.name)
+        let origin = profile.ownAPIBase ?? profile.apiBase
+        knownOrigin = origin
+        return origin
+    }
+    private var knownOrigin: String?
+
     public func currentToken() throws(DouctlError) -> String? {
         guard let credential = try store.load(profile.name) else { return nil }
         credentialScheme = credential.isBasic ? "Basic" : nil
@@ -88,6 +102,9 @@ public final class StoredTokens: AccessTokenSource {
             case .granted(let grant):
                 if let change = grant.identityChange(from: current) {
                     throw .authentication("the refresh answered for another account (\(change)); the login was kept as it was; \(hint)")
+                }
+                if let problem = grant.refreshedIDTokenProblem(issuer: profile.issuer, clientID: profile.clientID, previous: current, now: clock()) {
+                    throw .authentication("the refresh was refused: \(problem); the login was kept as it was; \(hint)")
                 }
                 entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
                 return grant.accessToken

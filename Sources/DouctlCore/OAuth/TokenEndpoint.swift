@@ -78,13 +78,34 @@ public struct TokenGrant: Sendable, Equatable {
             if !audiences.contains(clientID) {
                 return "the ID token is meant for '\(TerminalText.escaped(audiences.joined(separator: ", ")))', not this client '\(TerminalText.escaped(clientID))'"
             }
+            // §3.1.3.7 points 4 and 5: a token for several audiences must say which one it
+            // was issued to (azp), and that must be this client; an azp naming another
+            // client is that client's token, whatever its aud lists.
+            let azp = claims["azp"]?.stringValue
+            if let azp, azp != clientID {
+                return "the ID token was issued to client '\(TerminalText.escaped(azp))' (azp), not this client '\(TerminalText.escaped(clientID))'"
+            }
+            if audiences.count > 1, azp == nil {
+                return "the ID token names several audiences (\(TerminalText.escaped(audiences.joined(separator: ", ")))) and no azp saying it was issued to this client"
+            }
         }
         guard let exp = claims["exp"]?.doubleValue else { return "the ID token has no exp" }
         if exp + 60 <= now { return "the ID token expired at \(Timestamp.rfc3339(exp))" }
+        if claims["sub"]?.scalarText == nil { return "the ID token names no subject (sub, OIDC Core §2)" }
         if let nonce, claims["nonce"]?.stringValue != nonce {
             return "the ID token's nonce is not the one this login sent (a replayed or injected token)"
         }
         return nil
+    }
+
+    /// Why the ID token a refresh answered with must be refused, or nil (OpenID Connect
+    /// Core §12.2): none need come, but one that does is checked as a login's is (`iss`,
+    /// `aud` and `azp`, `exp`, `sub`), its issuer the one the login's ID token named, its
+    /// subject the login's (`identityChange`). No nonce: a refresh sends none.
+    public func refreshedIDTokenProblem(issuer: String?, clientID: String?, previous: Credential, now: Double) -> String? {
+        guard idTokenClaims != nil else { return nil }
+        let knownIssuer = issuer ?? previous.extra[Self.issuerKey]?.stringValue
+        return idTokenProblem(issuer: knownIssuer, clientID: clientID, nonce: nil, now: now)
     }
 
     /// Why this grant must not be stored, or nil. A client must not use a token type it does
@@ -120,8 +141,13 @@ public struct TokenGrant: Sendable, Equatable {
     private func extra(previous: Credential?) -> JSONObject {
         var extra = previous?.extra ?? JSONObject()
         if let subject { extra[Self.subjectKey] = .string(subject) }
+        if let issuer = idTokenClaims?["iss"]?.stringValue { extra[Self.issuerKey] = .string(issuer) }
         return extra
     }
+
+    /// Where a login's ID-token issuer is kept among a credential's extra keys: a refresh's
+    /// ID token must name the same one (OIDC Core §12.2).
+    public static let issuerKey = "iss"
 
     /// Where a login's ID-token subject is kept among a credential's extra keys.
     public static let subjectKey = "sub"

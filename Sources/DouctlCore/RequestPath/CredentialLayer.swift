@@ -31,8 +31,11 @@ final class CredentialLayer: RequestLayer {
     func send(_ request: OutgoingRequest, _ reply: ReplyHandling) throws(DouctlError) -> HTTPResponse {
         let ownOrigin = profile.isOwnOrigin(request.http.url)
         let explicit = ownOrigin ? explicitCredential(in: request.http) : nil
-        let token = request.wantsCredential && explicit == nil ? try tokens?.currentToken() : nil
-        if request.wantsCredential, explicit == nil, token == nil { try requireLogin() }
+        // --api-base moved this run off the origin the stored login was obtained for: it
+        // sends none (issue 39), as gh's --hostname picks that host's own token.
+        let elsewhere = ownOrigin ? try !loginBelongs(to: request.http.url) : false
+        let token = request.wantsCredential && explicit == nil && !elsewhere ? try tokens?.currentToken() : nil
+        if request.wantsCredential, explicit == nil, token == nil { try requireLogin(elsewhere: elsewhere) }
         if let explicit, request.wantsCredential, let verbose = requests.verboseLog {
             verbose("* credential: \(explicit) given with the request is sent; the profile's own is not")
         }
@@ -69,7 +72,7 @@ final class CredentialLayer: RequestLayer {
     /// API's own origin only; anywhere else, as it is.
     func attaching(_ token: String?, to request: HTTPRequest) throws(DouctlError) -> HTTPRequest {
         var request = request
-        guard profile.isOwnOrigin(request.url) else { return request }
+        guard profile.isOwnOrigin(request.url), try loginBelongs(to: request.url) else { return request }
         session?.prepare(&request)
         guard let token else { return request }
         request.secrets.append(token)
@@ -100,8 +103,24 @@ final class CredentialLayer: RequestLayer {
 
     /// Throws "not logged in" unless the profile has a token, a cookie session, or the
     /// client may send anonymously.
-    func requireLogin() throws(DouctlError) {
+    /// Whether the credential may go to `url`: the origin it was obtained for
+    /// (`AccessTokenSource.loginOrigin`), or any for DOUCTL_TOKEN.
+    func loginBelongs(to url: String) throws(DouctlError) -> Bool {
+        guard let origin = try tokens?.loginOrigin() else { return true }
+        return ResolvedProfile.isOrigin(of: url, origin)
+    }
+
+    func requireLogin(elsewhere: Bool = false) throws(DouctlError) {
         guard !allowsAnonymous, session == nil else { return }
+        if elsewhere {
+            let owner = profile.profileSendingCredentials(to: profile.apiBase)
+            let there = Redaction.redactURL(profile.apiBase)
+            let loginOrigin = Redaction.redactURL((try tokens?.loginOrigin()) ?? "")
+            guard profile.apiBaseOverridden else {
+                throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' is for \(loginOrigin), and is sent nowhere else; log in: \(DouctlError.loginCommand(profile.name))")
+            }
+            throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' is for \(loginOrigin) and is sent nowhere else; " + (owner.map { "profile \($0) sends credentials there: use --profile \($0)" } ?? "log in there with a profile of its own: douctl profile add NAME --api-base \(there), then douctl --profile NAME auth login"))
+        }
         if try tokens?.currentToken() == nil {
             guard profile.apiBaseOverridden else { throw .notLoggedIn(profile.name) }
             // --api-base elsewhere: logging in to this profile is no advice for that server.
