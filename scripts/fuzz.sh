@@ -44,10 +44,22 @@ build_target() {
   local out=$scratch/fuzzers/$name
   mkdir -p "$scratch/fuzzers"
   local objects=()
+  # Every library module of Package.swift that the build made (not a hand-kept list: one
+  # that missed the CJQ target left jq's cjq_* functions undefined at the link), and for
+  # each C module its module map and headers.
+  local module object modules=() c_flags=()
+  local directory
+  for directory in "$bin"/*.build; do
+    module=$(basename "$directory" .build)
+    [ -d "$root/Sources/$module" ] && [ "$module" != douctl ] || continue
+    modules+=("$module")
+    if [ -f "$directory/module.modulemap" ]; then
+      c_flags+=(-Xcc -fmodule-map-file="$directory/module.modulemap" -I "$root/Sources/$module/include")
+    fi
+  done
   # Only the objects of today's sources: a file renamed or removed since the last build
   # leaves its old object behind, and linking that one fails on symbols that moved.
-  local module object
-  for module in CCurl DouctlSystem DouctlArguments DouctlJSON DouctlHTTP DouctlServer DouctlCore DouctlSandbox DouctlCommands; do
+  for module in "${modules[@]}"; do
     if [ -f "$bin/$module.build/output-file-map.json" ]; then
       while IFS= read -r object; do objects+=("$object"); done \
         < <(sed -n 's/.*"object" *: *"\([^"]*\)".*/\1/p' "$bin/$module.build/output-file-map.json")
@@ -63,7 +75,7 @@ build_target() {
   fi
   echo "fuzz: linking $name" >&2
   nice -n "$nice_level" "$swift"c -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" \
-    -I "$bin/Modules" -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" \
+    -I "$bin/Modules" ${c_flags[@]+"${c_flags[@]}"} \
     "$targets_dir/support.swift" "$targets_dir/$name.swift" "${objects[@]}" -ldl -o "$out" 2>&1 \
     | { grep -v "Cannot export local symbol" >&2 || true; }
   [ -x "$out" ] || { echo "fuzz: could not link $name" >&2; return 1; }
