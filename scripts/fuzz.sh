@@ -74,6 +74,7 @@ build_target() {
     return
   fi
   echo "fuzz: linking $name" >&2
+  rm -f "$out"   # a failed link must not leave the last good fuzzer looking current
   nice -n "$nice_level" "$swift"c -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" \
     -I "$bin/Modules" ${c_flags[@]+"${c_flags[@]}"} \
     "$targets_dir/support.swift" "$targets_dir/$name.swift" "${objects[@]}" -ldl -o "$out" 2>&1 \
@@ -111,14 +112,18 @@ what=${1:-}
 seconds=${2:-600}
 case "$what" in
   ""|-h|--help|list) usage; exit 0 ;;
-  build) build_modules; for t in "${all_targets[@]}"; do build_target "$t"; done; exit 0 ;;
+  build)
+    # Every target, each failure named (not only the first), so none rots unseen.
+    build_modules; failed=0
+    for t in "${all_targets[@]}"; do build_target "$t" || failed=1; done
+    exit $failed ;;
   all) selected=("${all_targets[@]}") ;;
   *)
     if [ ! -f "$targets_dir/$what.swift" ]; then echo "fuzz: no target '$what'" >&2; usage; exit 2; fi
     selected=("$what") ;;
 esac
 build_modules
-for t in "${selected[@]}"; do build_target "$t"; done
+for t in "${selected[@]}"; do build_target "$t" || exit 1; done
 failed=0
 for t in "${selected[@]}"; do run_target "$t" "$seconds" || failed=1; done
 exit $failed
