@@ -123,7 +123,8 @@ struct RequestPathTests {
         let lines = Recorder<String>()
         let clock = LockedValue(VirtualClock.start)
         var profile = try TestProfiles.douban()
-        profile.rateLimit = try #require(RateQuota("1/10s"))
+        let quota = try #require(RateQuota("1/10s"))
+        profile.rateLimit = quota
         profile.rateLimitText = "1/10s"
         let api = try client(transport, profile: profile) {
             $0.requests.clock = RunClock(now: { clock.value }, sleep: { seconds, _ in clock.withLock { $0 += seconds } })
