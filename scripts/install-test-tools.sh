@@ -13,7 +13,7 @@ set -uo pipefail
 
 packages=()
 for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-db script:bsdutils curl:curl jq:jq \
-            python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils \
+            python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils nohup:coreutils \
             tmux:tmux flock:util-linux; do
   tool=${pair%%:*} package=${pair#*:}
   if [ "$tool" = python3-pip ]; then

@@ -52,3 +52,56 @@ struct InstallBesideABuildTests {
         #expect(FileManager.default.fileExists(atPath: root + "/stage/usr/local/share/man/man1/douctl.1"))
     }
 }
+
+/// Issue 40 #15: the one command that installs every tool a test may skip for, which .ci/run
+/// runs and the README names, covers every tool and Python module a test asks for; so a
+/// test added with a new tool cannot be skipped on every machine, CI's included, unseen.
+@Suite("The test tools' installer")
+struct TestToolsInstallerTests {
+    static func read(_ path: String) throws -> String {
+        String(decoding: try Data(contentsOf: URL(fileURLWithPath: GeneratedFilesTests.repository + "/" + path)), as: UTF8.self)
+    }
+
+    /// Every `"NAME"` following `prefix` in the test sources.
+    static func literals(after prefix: String) throws -> Set<String> {
+        var found = Set<String>()
+        let root = GeneratedFilesTests.repository + "/Tests"
+        let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        #expect(files.count > 50)
+        for file in files {
+            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: root + "/" + file)), as: UTF8.self)
+            for piece in text.components(separatedBy: prefix + "\"").dropFirst() {
+                // Names only ("jq", "wsgidav, cheroot"): not this file's own search strings.
+                if let end = piece.firstIndex(of: "\""), !piece[..<end].isEmpty,
+                   piece[..<end].allSatisfy({ $0.isLetter || $0.isNumber || "_-., ".contains($0) }) {
+                    found.insert(String(piece[..<end]))
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func everyToolATestRequiresIsInstalledByTheScriptCIRuns() throws {
+        let script = try Self.read("scripts/install-test-tools.sh")
+        let ci = try Self.read(".ci/run")
+        let readme = try Self.read("README.md")
+        #expect(ci.contains("scripts/install-test-tools.sh"), ".ci/run installs the tools with the script")
+        #expect(readme.contains("sudo scripts/install-test-tools.sh") && readme.contains("swift test 2>&1 | grep 'skipped:'"),
+                "the README names the installer and how to list what was skipped")
+        // The shells and man are asked for through a variable; "name" is ToolCheck's own doc comment.
+        let tools = try Self.literals(after: "Tools.require(").subtracting(["name"]).union(["bash", "zsh", "fish", "man"])
+        #expect(tools.count > 10)
+        for tool in tools.sorted() {
+            #expect(script.contains(" \(tool):"),
+                    "scripts/install-test-tools.sh installs \(tool)")
+        }
+        let modules = try Self.literals(after: "require(module: ")
+        #expect(modules.contains("oauth2_provider"))
+        for list in modules.sorted() {
+            for module in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                #expect(script.contains("pip_install") && script.range(of: "pip_install[^\n]* \(module)[ \n]", options: .regularExpression) != nil,
+                        "scripts/install-test-tools.sh installs the Python module \(module)")
+            }
+        }
+    }
+}
