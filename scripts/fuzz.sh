@@ -44,10 +44,22 @@ build_target() {
   local out=$scratch/fuzzers/$name
   mkdir -p "$scratch/fuzzers"
   local objects=()
+  # Every library module of Package.swift that the build made (not a hand-kept list: one
+  # that missed the CJQ target left jq's cjq_* functions undefined at the link), and for
+  # each C module its module map and headers.
+  local module object modules=() c_flags=()
+  local directory
+  for directory in "$bin"/*.build; do
+    module=$(basename "$directory" .build)
+    [ -d "$root/Sources/$module" ] && [ "$module" != douctl ] || continue
+    modules+=("$module")
+    if [ -f "$directory/module.modulemap" ]; then
+      c_flags+=(-Xcc -fmodule-map-file="$directory/module.modulemap" -I "$root/Sources/$module/include")
+    fi
+  done
   # Only the objects of today's sources: a file renamed or removed since the last build
   # leaves its old object behind, and linking that one fails on symbols that moved.
-  local module object
-  for module in CCurl DouctlSystem DouctlArguments DouctlJSON DouctlHTTP DouctlServer DouctlCore DouctlSandbox DouctlCommands; do
+  for module in "${modules[@]}"; do
     if [ -f "$bin/$module.build/output-file-map.json" ]; then
       while IFS= read -r object; do objects+=("$object"); done \
         < <(sed -n 's/.*"object" *: *"\([^"]*\)".*/\1/p' "$bin/$module.build/output-file-map.json")
@@ -62,8 +74,9 @@ build_target() {
     return
   fi
   echo "fuzz: linking $name" >&2
+  rm -f "$out"   # a failed link must not leave the last good fuzzer looking current
   nice -n "$nice_level" "$swift"c -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" \
-    -I "$bin/Modules" -Xcc -fmodule-map-file="$bin/CCurl.build/module.modulemap" -I "$root/Sources/CCurl/include" \
+    -I "$bin/Modules" ${c_flags[@]+"${c_flags[@]}"} \
     "$targets_dir/support.swift" "$targets_dir/$name.swift" "${objects[@]}" -ldl -o "$out" 2>&1 \
     | { grep -v "Cannot export local symbol" >&2 || true; }
   [ -x "$out" ] || { echo "fuzz: could not link $name" >&2; return 1; }
@@ -99,14 +112,18 @@ what=${1:-}
 seconds=${2:-600}
 case "$what" in
   ""|-h|--help|list) usage; exit 0 ;;
-  build) build_modules; for t in "${all_targets[@]}"; do build_target "$t"; done; exit 0 ;;
+  build)
+    # Every target, each failure named (not only the first), so none rots unseen.
+    build_modules; failed=0
+    for t in "${all_targets[@]}"; do build_target "$t" || failed=1; done
+    exit $failed ;;
   all) selected=("${all_targets[@]}") ;;
   *)
     if [ ! -f "$targets_dir/$what.swift" ]; then echo "fuzz: no target '$what'" >&2; usage; exit 2; fi
     selected=("$what") ;;
 esac
 build_modules
-for t in "${selected[@]}"; do build_target "$t"; done
+for t in "${selected[@]}"; do build_target "$t" || exit 1; done
 failed=0
 for t in "${selected[@]}"; do run_target "$t" "$seconds" || failed=1; done
 exit $failed

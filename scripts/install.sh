@@ -36,10 +36,11 @@ wait_for_other_build() {
   local holder; holder=$(head -c 20 "$build/.lock" 2>/dev/null | tr -cd '0-9' || true)
   local who="another SwiftPM build${holder:+ (pid $holder)}"
   echo "install.sh: waiting for $who to finish: it holds the lock on $build (up to ${bound}s; DOUCTL_BUILD_LOCK_WAIT sets it)" >&2
+  echo "install.sh: to install without waiting, give a binary: DOUCTL_BINARY=.build/release/douctl scripts/install.sh (the one already built), or build one apart: swift build -c release --scratch-path .build-install && DOUCTL_BINARY=.build-install/release/douctl scripts/install.sh" >&2
   local deadline=$((SECONDS + bound))
   while build_lock_held "${locks[@]}"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "install.sh: gave up after ${bound}s: $who still holds the lock on $build; nothing was installed (let it finish or stop it, then run scripts/install.sh again)" >&2
+      echo "install.sh: gave up after ${bound}s: $who still holds the lock on $build; nothing was installed (let it finish or stop it, then run scripts/install.sh again; or install a binary: DOUCTL_BINARY=PATH scripts/install.sh)" >&2
       exit 1
     fi
     sleep 1

@@ -350,7 +350,6 @@ enum AuthCommands {
 
     /// `--with-credentials`: what `auth export` printed, all of stdin.
     static func readExport(_ context: CommandContext) throws(DouctlError) -> [UInt8] {
-        let stdin = context.process.standardInput
         if context.output.terminal.stdinIsTerminal { context.output.note("Paste the JSON of 'douctl auth export', then press Ctrl-D:") }
         let bytes = try StandardInput(context.process).bytes(for: "--with-credentials")
         return bytes

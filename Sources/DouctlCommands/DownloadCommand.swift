@@ -30,7 +30,8 @@ enum DownloadCommand {
         there counts as existing; --force replaces the name itself (like mv), so what
         a link or another hard link points at is never written.
         A transfer that breaks is retried like any GET (not with --no-retry). When the
-        reply named a validator (a strong ETag, else Last-Modified) the retry keeps the
+        reply named a validator (a strong ETag, else a Last-Modified at least a second
+        before its Date: RFC 9110 §13.1.5; a weak ETag never) the retry keeps the
         bytes received and asks for the rest with Range: bytes=N- and If-Range, checked
         as --continue checks it (below); without one it starts that attempt over.
         A download that still breaks off (the network, a timeout, --max-time, Ctrl-C)
@@ -38,8 +39,7 @@ enum DownloadCommand {
         "partial" (the temp file) and "partial_bytes", and stderr says where it is and
         to run the same command with --continue. Any other failure (a full disk, an
         existing file) removes the temp file. The next run with --continue asks for the
-        rest with Range: bytes=N-, and If-Range with the ETag or Last-Modified the
-        server gave, so a file that changed meanwhile is fetched whole rather than
+        rest with Range: bytes=N-, and If-Range with that validator, so a file that changed meanwhile is fetched whole rather than
         spliced (a server that answers 200 sends it all again; a 416 for a partial
         that is already complete finishes it); a run without it starts afresh. A 206 is
         used only when it carries that same validator and a Content-Range from the

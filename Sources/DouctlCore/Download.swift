@@ -444,10 +444,18 @@ public struct Download {
         return MediaType.sniff(prefix) ?? path.flatMap(MediaType.fromExtension) ?? reported ?? MediaType.fallback
     }
 
-    /// What `If-Range` may carry (RFC 9110 §13.1.5): a strong ETag, else Last-Modified.
+    /// What `If-Range` may carry (RFC 9110 §13.1.5): a strong ETag first; else a
+    /// Last-Modified date only when it is strong (§8.8.2.2): at least one second before the
+    /// reply's Date, so no second version can share it. A date any younger (a file written
+    /// this second; Apache then sends a weak ETag too) is no validator: a server compares it
+    /// as not matching and sends the whole file again, so the download starts over itself.
     static func validator(_ head: HTTPResponseHead) -> String? {
-        if let etag = head.header("ETag"), etag.hasPrefix("\"") { return etag }
-        return head.header("Last-Modified")
+        if let etag = head.header("ETag")?.trimmingCharacters(in: " \t"), etag.hasPrefix("\"") { return etag }
+        guard let date = head.header("Last-Modified")?.trimmingCharacters(in: " \t"), !date.isEmpty,
+              let modified = HTTPDate.parse(date),
+              let served = head.header("Date").flatMap({ HTTPDate.parse($0.trimmingCharacters(in: " \t")) }),
+              served - modified >= 1 else { return nil }
+        return date
     }
 
     static func contentLength(_ head: HTTPResponseHead) -> Int64? {

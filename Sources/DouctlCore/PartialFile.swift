@@ -14,7 +14,7 @@ final class PartialFile {
     private let staged: StagedFile
     private var fd: Int32 { staged.descriptor }
     private(set) var size: Int64
-    /// The reply's ETag (strong) or Last-Modified: kept beside a partial that is kept, so
+    /// The reply's strong ETag, or its Last-Modified when that is strong (`Download.validator`): kept beside a partial that is kept, so
     /// resuming can send `If-Range` and never splice two versions of a file together.
     var validator: String?
     /// The file at the destination whose bytes began this partial (`seed(from:)`).

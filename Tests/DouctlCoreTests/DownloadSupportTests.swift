@@ -137,6 +137,26 @@ struct DownloadNamingTests {
         // No validator was sent (none was known): the range alone decides.
         #expect(Download.rangeProblem(later, resumedFrom: 5, validator: nil) == nil)
     }
+
+    /// Issue 40 #16: what `If-Range` carries (RFC 9110 §13.1.5): the strong ETag whenever
+    /// there is one, even beside a Last-Modified; a date only when it is strong, at least one
+    /// second before the reply's Date; else nothing (a weak ETag never).
+    @Test(arguments: [
+        ([("ETag", "\"v1\""), ("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], "\"v1\""),
+        ([("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT"), ("ETag", "\"v1\""), ("Date", "Sat, 28 Nov 2026 12:00:00 GMT")], "\"v1\""),
+        ([("ETag", "W/\"v1\""), ("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+        ([("ETag", "W/\"v1\""), ("Last-Modified", "Sat, 28 Nov 2026 09:59:59 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], "Sat, 28 Nov 2026 09:59:59 GMT"),
+        ([("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+        ([("Last-Modified", "Sat, 28 Nov 2026 10:00:01 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+        ([("Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+        ([("Last-Modified", "yesterday"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+        ([("Last-Modified", "Fri, 27 Nov 2026 10:00:00 GMT"), ("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], "Fri, 27 Nov 2026 10:00:00 GMT"),
+        ([("Date", "Sat, 28 Nov 2026 10:00:00 GMT")], nil),
+    ] as [([(String, String)], String?)])
+    func ifRangePrefersTheStrongETagAndADateOnlyWhenStrong(headers: [(String, String)], expected: String?) {
+        let head = HTTPResponseHead(status: 200, headers: headers.map { HTTPHeader($0.0, $0.1) })
+        #expect(Download.validator(head) == expected)
+    }
 }
 
 @Suite("Status pictures")

@@ -123,7 +123,7 @@ struct RequestPathTests {
         let lines = Recorder<String>()
         let clock = LockedValue(VirtualClock.start)
         var profile = try TestProfiles.douban()
-        let quota: RateQuota = try #require(RateQuota("1/10s"))
+        let quota = try #require(RateQuota("1/10s"))
         profile.rateLimit = quota
         profile.rateLimitText = "1/10s"
         let api = try client(transport, profile: profile) {

@@ -136,6 +136,7 @@ struct FirstHourViewsTests {
         #expect(process.terminationStatus == 1, "\(text)")
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "install.sh: waiting for another SwiftPM build (pid \(pid)) to finish: it holds the lock on \(build) (up to 1s; DOUCTL_BUILD_LOCK_WAIT sets it)", "\(text)")
+        #expect(lines.count == 3 && lines[1].contains("DOUCTL_BINARY=.build/release/douctl scripts/install.sh"), "offers the way that does not wait (issue 40): \(text)")
         #expect(lines.last?.hasPrefix("install.sh: gave up after 1s: another SwiftPM build (pid \(pid)) still holds the lock on \(build); nothing was installed") == true, "\(text)")
         #expect(!FileManager.default.fileExists(atPath: root + "/stage"), "nothing installed")
     }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs every tool a test may need, so `swift test` skips nothing (what .ci/run does):
+#   sudo scripts/install-test-tools.sh        (apt-get and pip need root here)
+#
+# Some tests run real tools: shells for the completions (bash, zsh, fish), formatters for
+# the man page (groff, mandoc, man), curl and jq as references, python3 and openssl for the
+# TLS and proxy peers, nginx for HTTP/2 over TLS, script for a pseudo-terminal, tmux for what a
+# real terminal multiplexer draws, flock to hold a build lock; real servers from PyPI (Django
+# OAuth Toolkit, Django REST Framework, WsgiDAV, Datasette). A test whose tool is missing is
+# skipped and says which: `swift test 2>&1 | grep -i 'skipped'` lists them.
+# Debian and Ubuntu (apt-get); elsewhere it names the packages it could not install.
+set -uo pipefail
+
+packages=()
+for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-db script:bsdutils curl:curl jq:jq \
+            python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils nohup:coreutils \
+            tmux:tmux flock:util-linux; do
+  tool=${pair%%:*} package=${pair#*:}
+  if [ "$tool" = python3-pip ]; then
+    python3 -m pip --version >/dev/null 2>&1 || packages+=("$package")
+  else
+    command -v "$tool" >/dev/null 2>&1 || packages+=("$package")
+  fi
+done
+if [ ${#packages[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "install-test-tools: installing ${packages[*]}" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null \
+      || echo "install-test-tools: could not install ${packages[*]}; the tests that need them will say so" >&2
+  else
+    echo "install-test-tools: missing ${packages[*]} (install them as root with apt-get, or your system's packages)" >&2
+  fi
+fi
+
+pip_install() {  # MODULES... -- PACKAGES...: installs PACKAGES when a module does not import
+  local modules=() packages=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do modules+=("$1"); shift; done
+  shift
+  packages=("$@")
+  command -v python3 >/dev/null 2>&1 || return 0
+  local list; list=$(IFS=,; echo "${modules[*]}")
+  python3 -c "import $list" >/dev/null 2>&1 && return 0
+  echo "install-test-tools: installing ${packages[*]}" >&2
+  python3 -m pip install --quiet "${packages[@]}" \
+    || echo "install-test-tools: could not install ${packages[*]}; the tests that need them will say so" >&2
+}
+# A real OAuth2 provider for OAuth2ProviderTests: Django OAuth Toolkit. Its 3.x device grant
+# fails (HTTP 500) with oauthlib 4, so oauthlib stays below 4.
+pip_install oauth2_provider -- django-oauth-toolkit 'oauthlib<4'
+# Real REST servers for OtherServerTests: Django REST Framework, WsgiDAV (on cheroot), Datasette.
+pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgidav cheroot datasette
+exit 0
