@@ -70,6 +70,7 @@ enum UploadCommand {
         // curl-like, as `api` is: sent anonymously when there is no login.
         if toStatuses {
             try context.session.api().requireLogin()
+            try checkPictures(files, service: service)
             try confirmPublicPosts(context, count: files.count, yes: options.yes)
         }
         let defaults = service.defaultUpload
@@ -106,6 +107,22 @@ enum UploadCommand {
             return .interrupted
         }
         return report.worst
+    }
+
+    /// Every picture is checked (type, size, readable) before the question and before the
+    /// first is posted: a batch that would fail part-way posts nothing (exit 3).
+    static func checkPictures(_ files: [String], service: SocialService) throws(DouctlError) {
+        var first: DouctlError?
+        var failing = 0
+        for file in files {
+            do { try service.checkPicture(file) } catch {
+                failing += 1
+                if first == nil { first = error }
+            }
+        }
+        guard let first else { return }
+        let which = failing == 1 ? "" : "\(failing) of \(files.count) files failed the check; "
+        throw first.annotated("\(which)nothing was posted: every file is checked before the first is sent")
     }
 
     /// The default target makes each file a public status: on a terminal, several of them

@@ -103,7 +103,7 @@ final class CredentialLayer: RequestLayer {
     func requireLogin() throws(DouctlError) {
         guard !allowsAnonymous, session == nil else { return }
         if try tokens?.currentToken() == nil {
-            guard profile.apiBaseOverridden else { throw .notLoggedIn(profile.name) }
+            guard profile.apiBaseOverridden else { throw .notLoggedIn(profile) }
             // --api-base elsewhere: logging in to this profile is no advice for that server.
             let owner = profile.profileSendingCredentials(to: profile.apiBase)
             throw .authentication("not logged in: no credentials for \(Redaction.redactURL(profile.apiBase))" + (owner.map { "; profile \($0) sends credentials there: use --profile \($0)" } ?? ""))
