@@ -80,7 +80,7 @@ public struct UploadBatch: Sendable {
     /// The file's bytes among `sent` bytes of a multipart body of `total`: the part headers
     /// come first and count for nothing, so progress says 99 B for a 99-byte file, not the
     /// body's 266 B.
-    static func fileBytesSent(_ sent: Int64, of total: Int64, fileSize: Int64) -> Int64 {
+    public static func fileBytesSent(_ sent: Int64, of total: Int64, fileSize: Int64) -> Int64 {
         guard total > 0, fileSize > 0 else { return 0 }
         if sent >= total { return fileSize }
         return min(fileSize, max(0, sent - max(0, total - fileSize)))
