@@ -14,7 +14,9 @@ enum UploadCommand {
         comes from its first bytes, then its extension. By default files go to the status
         endpoint as pictures (Douban: /shuo/v2/statuses/ field image; Coding:
         /api/tweet/insert_image field tweetImg), checked first as status pictures:
-        on Douban that posts every file as a PUBLIC 广播. On a terminal, posting more
+        on Douban that posts every file as a PUBLIC 广播. Every file is checked before
+        the question and before the first is sent: one that fails the check posts
+        nothing (exit 3). Progress counts each file's bytes. On a terminal, posting more
         than one file that way asks for confirmation first (--yes skips the question);
         use --to for any other endpoint.
         Results are printed as one JSON line per file, in the order given:
