@@ -114,6 +114,8 @@ enum UploadCommand {
     /// Every picture is checked (type, size, readable) before the question and before the
     /// first is posted: a batch that would fail part-way posts nothing (exit 3).
     static func checkPictures(_ files: [String], service: SocialService) throws(DouctlError) {
+        // One file is checked as it is sent, with its own result line: nothing to hold back.
+        guard files.count > 1 else { return }
         var first: DouctlError?
         var failing = 0
         for file in files {
