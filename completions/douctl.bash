@@ -10,13 +10,20 @@
 # Sets __douctl_words to the subcommands of the command path $1.
 __douctl_commands() {
     case $1 in
-        '') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version) ;;
+        '') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version help) ;;
+        'help') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version) ;;
         'auth') __douctl_words=(login status token refresh export logout) ;;
+        'help auth') __douctl_words=(login status token refresh export logout) ;;
         'user') __douctl_words=(me get search following followers follow unfollow) ;;
+        'help user') __douctl_words=(me get search following followers follow unfollow) ;;
         'shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
+        'help shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
         'config') __douctl_words=(get set unset list) ;;
+        'help config') __douctl_words=(get set unset list) ;;
         'profile') __douctl_words=(list show add remove use) ;;
+        'help profile') __douctl_words=(list show add remove use) ;;
         'cache') __douctl_words=(info clear) ;;
+        'help cache') __douctl_words=(info clear) ;;
         *) __douctl_words=() ;;
     esac
 }
@@ -49,7 +56,7 @@ __douctl_options() {
         'shuo reshare') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --compressed --progress --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --items --parallel -i --include -o --output -I --head --raw --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --items --parallel -i --include -o --output -I --head --force --raw --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'config') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'config set') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -64,7 +71,7 @@ __douctl_options() {
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache info') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache clear') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --profile --config-dir --error-format --color -h --help --version) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
         'version') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -190,10 +197,10 @@ __douctl_option_value() {
             esac ;;
         'api')
             case $2 in
-                -X|--method) __douctl_action=none; return 0 ;;
+                -X|--method) __douctl_action=choices; __douctl_choices=(GET POST PUT PATCH DELETE HEAD OPTIONS); return 0 ;;
                 -f|--raw-field) __douctl_action=none; return 0 ;;
                 -F|--field) __douctl_action=file; return 0 ;;
-                --attach) __douctl_action=file; return 0 ;;
+                --attach) __douctl_action=keyfile; return 0 ;;
                 -H|--header) __douctl_action=none; return 0 ;;
                 --input) __douctl_action=file; return 0 ;;
                 --progress) __douctl_action=choices; __douctl_choices=(auto always never); return 0 ;;
@@ -259,6 +266,7 @@ __douctl_option_value() {
                 --replay) __douctl_action=directory; return 0 ;;
                 --signing) __douctl_action=none; return 0 ;;
                 --quota) __douctl_action=none; return 0 ;;
+                --log) __douctl_action=file; return 0 ;;
             esac ;;
     esac
     case $2 in
@@ -365,6 +373,14 @@ __douctl_complete_value() {
             while IFS= read -r line; do COMPREPLY+=("$line"); done < <(compgen -d -- "$cur") ;;
         choices)
             __douctl_add "$cur" "${__douctl_choices[@]}" ;;
+        keyfile)
+            # KEY=FILE: files after the "=" (a word of its own when "=" breaks words)
+            local key=''
+            [[ $cur == = ]] && cur=''
+            if [[ $cur == *=* ]]; then key=${cur%%=*}=; cur=${cur#*=}
+            elif (( $__douctl_part == 0 )); then return; fi
+            compopt -o filenames 2>/dev/null
+            while IFS= read -r line; do COMPREPLY+=("$key$line"); done < <(compgen -f -- "$cur") ;;
         dynamic)
             while IFS= read -r line; do
                 [[ -n $line && $line == "$cur"* ]] && COMPREPLY+=("$line")
@@ -376,7 +392,7 @@ _douctl() {
     local cur=${COMP_WORDS[COMP_CWORD]} word path='' option='' prefix=''
     local -i i=1 j positional=0 ended=0 value=0
     local -a __douctl_words=() __douctl_choices=()
-    local __douctl_action=none __douctl_dynamic='' __douctl_count=1
+    local __douctl_action=none __douctl_dynamic='' __douctl_count=1 __douctl_part=0
     COMPREPLY=()
 
     # Walk the words before the cursor: find the command path, count positional
@@ -403,6 +419,10 @@ _douctl() {
                     break
                 fi
                 i+=2
+            elif __douctl_option_value "$path" "$word" && [[ $__douctl_action == keyfile && ${COMP_WORDS[i+2]-} == = ]]; then
+                # KEY=FILE split into KEY, "=" and FILE (COMP_WORDBREAKS): which part is the cursor on?
+                if (( i + 3 >= COMP_CWORD )); then option=$word; __douctl_part=COMP_CWORD-i-1; break; fi
+                i+=3
             elif __douctl_option_value "$path" "$word"; then
                 # the option's words (one, or two for --arg NAME VALUE): is the cursor on one?
                 if (( i + __douctl_count >= COMP_CWORD )); then option=$word; value=COMP_CWORD-i-1; break; fi

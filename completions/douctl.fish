@@ -10,18 +10,32 @@
 function __douctl_commands
     switch "$argv"
         case ''
+            printf '%s\n' auth user shuo upload download api config profile cache sandbox demo completion version help
+        case 'help'
             printf '%s\n' auth user shuo upload download api config profile cache sandbox demo completion version
         case 'auth'
             printf '%s\n' login status token refresh export logout
+        case 'help auth'
+            printf '%s\n' login status token refresh export logout
         case 'user'
+            printf '%s\n' me get search following followers follow unfollow
+        case 'help user'
             printf '%s\n' me get search following followers follow unfollow
         case 'shuo'
             printf '%s\n' post get delete timeline comments comment uncomment like unlike reshare
+        case 'help shuo'
+            printf '%s\n' post get delete timeline comments comment uncomment like unlike reshare
         case 'config'
+            printf '%s\n' get set unset list
+        case 'help config'
             printf '%s\n' get set unset list
         case 'profile'
             printf '%s\n' list show add remove use
+        case 'help profile'
+            printf '%s\n' list show add remove use
         case 'cache'
+            printf '%s\n' info clear
+        case 'help cache'
             printf '%s\n' info clear
     end
 end
@@ -77,7 +91,7 @@ function __douctl_takes_value
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'sandbox'
-            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota; and return 0
+            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota --log; and return 0
     end
     contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --unix-socket --jq --arg --argjson --error-format --error-body --color
 end
@@ -139,6 +153,16 @@ function __douctl_parse
         set __douctl_value $pending (math $taken - $skip)
     end
     printf '%s\n' $positional $ended $path
+end
+
+# KEY=FILE (--attach image=pic.jpg): file names after the "=", nothing before it.
+function __douctl_keyed_file
+    set -l word (commandline -ct)
+    string match -q -- '*=*' $word; or return
+    set -l key (string replace -r -- '=.*' '=' $word)
+    for file in (__fish_complete_path (string replace -r -- '^[^=]*=' '' $word))
+        printf '%s\n' $key$file
+    end
 end
 
 # Succeeds when the command path typed so far is exactly the arguments.
@@ -213,26 +237,46 @@ complete -c douctl -l version -d 'print douctl\'s version'
 
 # douctl
 complete -c douctl -n '__douctl_wants_command' -a 'auth' -d 'log in, inspect and refresh tokens, log out'
+complete -c douctl -n '__douctl_wants_command help' -a 'auth' -d 'log in, inspect and refresh tokens, log out'
 complete -c douctl -n '__douctl_wants_command' -a 'user' -d 'look up users and who they follow'
+complete -c douctl -n '__douctl_wants_command help' -a 'user' -d 'look up users and who they follow'
 complete -c douctl -n '__douctl_wants_command' -a 'shuo' -d 'post, read and delete 广播 (statuses), comments and likes'
+complete -c douctl -n '__douctl_wants_command help' -a 'shuo' -d 'post, read and delete 广播 (statuses), comments and likes'
 complete -c douctl -n '__douctl_wants_command' -a 'upload' -d 'upload files, one multipart request each, streamed from disk'
+complete -c douctl -n '__douctl_wants_command help' -a 'upload' -d 'upload files, one multipart request each, streamed from disk'
 complete -c douctl -n '__douctl_wants_command' -a 'download' -d 'download files to disk, streamed, resumable, one JSON line each'
+complete -c douctl -n '__douctl_wants_command help' -a 'download' -d 'download files to disk, streamed, resumable, one JSON line each'
 complete -c douctl -n '__douctl_wants_command' -a 'api' -d 'send a request to any API endpoint and print the reply'
+complete -c douctl -n '__douctl_wants_command help' -a 'api' -d 'send a request to any API endpoint and print the reply'
 complete -c douctl -n '__douctl_wants_command' -a 'config' -d 'read and change the active profile\'s settings'
+complete -c douctl -n '__douctl_wants_command help' -a 'config' -d 'read and change the active profile\'s settings'
 complete -c douctl -n '__douctl_wants_command' -a 'profile' -d 'manage profiles: named API endpoints with their OAuth settings'
+complete -c douctl -n '__douctl_wants_command help' -a 'profile' -d 'manage profiles: named API endpoints with their OAuth settings'
 complete -c douctl -n '__douctl_wants_command' -a 'cache' -d 'inspect or empty the response cache (--cache, --cache-only)'
+complete -c douctl -n '__douctl_wants_command help' -a 'cache' -d 'inspect or empty the response cache (--cache, --cache-only)'
 complete -c douctl -n '__douctl_wants_command' -a 'sandbox' -d 'run a local fake Douban API v2 + OAuth2 server (and Coding\'s paths) for trying douctl'
+complete -c douctl -n '__douctl_wants_command help' -a 'sandbox' -d 'run a local fake Douban API v2 + OAuth2 server (and Coding\'s paths) for trying douctl'
 complete -c douctl -n '__douctl_wants_command' -a 'demo' -d 'try everything against a built-in sandbox: log in, post with a picture, read, like, comment, delete'
+complete -c douctl -n '__douctl_wants_command help' -a 'demo' -d 'try everything against a built-in sandbox: log in, post with a picture, read, like, comment, delete'
 complete -c douctl -n '__douctl_wants_command' -a 'completion' -d 'print a shell completion script'
+complete -c douctl -n '__douctl_wants_command help' -a 'completion' -d 'print a shell completion script'
 complete -c douctl -n '__douctl_wants_command' -a 'version' -d 'print douctl\'s version and the libcurl it uses'
+complete -c douctl -n '__douctl_wants_command help' -a 'version' -d 'print douctl\'s version and the libcurl it uses'
+complete -c douctl -n '__douctl_wants_command' -a help -d 'show help for a command'
 
 # douctl auth
 complete -c douctl -n '__douctl_wants_command auth' -a 'login' -d 'log in with OAuth2 (browser, device code or pasted code) or a token from stdin'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'login' -d 'log in with OAuth2 (browser, device code or pasted code) or a token from stdin'
 complete -c douctl -n '__douctl_wants_command auth' -a 'status' -d 'show the profile\'s login: user, scopes, expiry, where it is stored'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'status' -d 'show the profile\'s login: user, scopes, expiry, where it is stored'
 complete -c douctl -n '__douctl_wants_command auth' -a 'token' -d 'print the access token (refreshed first if it has expired)'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'token' -d 'print the access token (refreshed first if it has expired)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'refresh' -d 'ask the server for a new access token now, with the stored refresh token'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'refresh' -d 'ask the server for a new access token now, with the stored refresh token'
 complete -c douctl -n '__douctl_wants_command auth' -a 'export' -d 'print the profile\'s stored login as JSON, refresh token included (for CI)'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'export' -d 'print the profile\'s stored login as JSON, refresh token included (for CI)'
 complete -c douctl -n '__douctl_wants_command auth' -a 'logout' -d 'forget the profile\'s credentials (revoking them where the server supports it)'
+complete -c douctl -n '__douctl_wants_command help auth' -a 'logout' -d 'forget the profile\'s credentials (revoking them where the server supports it)'
 
 # douctl auth login
 complete -c douctl -n '__douctl_path_is auth login' -l web -d 'browser + loopback redirect (PKCE)'
@@ -259,12 +303,19 @@ complete -c douctl -n '__douctl_path_is auth export' -l yes-i-know -d 'print the
 
 # douctl user
 complete -c douctl -n '__douctl_wants_command user' -a 'me' -d 'the logged-in user'
+complete -c douctl -n '__douctl_wants_command help user' -a 'me' -d 'the logged-in user'
 complete -c douctl -n '__douctl_wants_command user' -a 'get' -d 'a user by id or name'
+complete -c douctl -n '__douctl_wants_command help user' -a 'get' -d 'a user by id or name'
 complete -c douctl -n '__douctl_wants_command user' -a 'search' -d 'find users (Douban: /v2/user?q=)'
+complete -c douctl -n '__douctl_wants_command help user' -a 'search' -d 'find users (Douban: /v2/user?q=)'
 complete -c douctl -n '__douctl_wants_command user' -a 'following' -d 'whom a user follows'
+complete -c douctl -n '__douctl_wants_command help user' -a 'following' -d 'whom a user follows'
 complete -c douctl -n '__douctl_wants_command user' -a 'followers' -d 'who follows a user'
+complete -c douctl -n '__douctl_wants_command help user' -a 'followers' -d 'who follows a user'
 complete -c douctl -n '__douctl_wants_command user' -a 'follow' -d 'follow a user'
+complete -c douctl -n '__douctl_wants_command help user' -a 'follow' -d 'follow a user'
 complete -c douctl -n '__douctl_wants_command user' -a 'unfollow' -d 'stop following a user'
+complete -c douctl -n '__douctl_wants_command help user' -a 'unfollow' -d 'stop following a user'
 
 # douctl user me
 complete -c douctl -n '__douctl_path_is user me' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
@@ -303,18 +354,28 @@ complete -c douctl -n '__douctl_path_is user followers' -l json -d 'print JSON e
 
 # douctl shuo
 complete -c douctl -n '__douctl_wants_command shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'post' -d 'post a 广播: text, a picture, or a recommended link'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'get' -d 'a status'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'get' -d 'a status'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'delete' -d 'delete your statuses; prints one JSON line per id'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'delete' -d 'delete your statuses; prints one JSON line per id'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'timeline' -d 'your home timeline, or a user\'s statuses'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'timeline' -d 'your home timeline, or a user\'s statuses'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'comments' -d 'the comments on a status'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'comments' -d 'the comments on a status'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'comment' -d 'comment on a status'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'comment' -d 'comment on a status'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'uncomment' -d 'delete a comment'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'uncomment' -d 'delete a comment'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'like' -d 'like a status'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'like' -d 'like a status'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'unlike' -d 'take back a like'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'unlike' -d 'take back a like'
 complete -c douctl -n '__douctl_wants_command shuo' -a 'reshare' -d 'reshare (转播) a status'
+complete -c douctl -n '__douctl_wants_command help shuo' -a 'reshare' -d 'reshare (转播) a status'
 
 # douctl shuo post
-complete -c douctl -n '__douctl_path_is shuo post' -l image -r -F -d 'attach a picture'
+complete -c douctl -n '__douctl_path_is shuo post' -l image -r -F -d 'attach a picture (one: a status carries one)'
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-url -r -f -d 'recommend a link'
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-title -r -f -d 'the link\'s title'
 complete -c douctl -n '__douctl_path_is shuo post' -l rec-desc -r -f -d 'the link\'s description'
@@ -395,10 +456,10 @@ complete -c douctl -n '__douctl_path_is download' -l format -r -f -a 'text json'
 complete -c douctl -n '__douctl_path_is download' -l json -d 'print JSON even on a terminal (same as --format json)'
 
 # douctl api
-complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -d 'HTTP method (default GET, or POST with fields)'
+complete -c douctl -n '__douctl_path_is api' -s X -l method -r -f -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method (default GET, or POST with fields)'
 complete -c douctl -n '__douctl_path_is api' -s f -l raw-field -r -f -d 'add a string field'
 complete -c douctl -n '__douctl_path_is api' -s F -l field -r -F -d 'add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin'
-complete -c douctl -n '__douctl_path_is api' -l attach -r -F -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
+complete -c douctl -n '__douctl_path_is api' -l attach -r -f -a '(__douctl_keyed_file)' -d 'add a file part (the body becomes multipart); KEY=- reads stdin'
 complete -c douctl -n '__douctl_path_is api' -s H -l header -r -f -d 'add a request header (NAME a token; no CR, LF or NUL in VALUE)'
 complete -c douctl -n '__douctl_path_is api' -l input -r -F -d 'send this file (or - for stdin) as the request body, streamed'
 complete -c douctl -n '__douctl_path_is api' -l progress -r -f -a 'auto always never' -d 'upload progress for --attach/--input on stderr: auto (on a terminal), always, never'
@@ -410,13 +471,18 @@ complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --pagina
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
 complete -c douctl -n '__douctl_path_is api' -s o -l output -r -F -d 'write the reply\'s body, as received, to FILE (atomically; a device, FIFO or /dev/fd path is written into); - for stdout'
 complete -c douctl -n '__douctl_path_is api' -s I -l head -d 'send HEAD and print only the status line and headers'
+complete -c douctl -n '__douctl_path_is api' -l force -d 'with -o FILE: replace FILE when it exists (without: refused, exit 3)'
 complete -c douctl -n '__douctl_path_is api' -l raw -d 'print the body exactly as received (no formatting, no envelope unwrapping)'
 
 # douctl config
 complete -c douctl -n '__douctl_wants_command config' -a 'get' -d 'print a setting\'s value (presets included)'
+complete -c douctl -n '__douctl_wants_command help config' -a 'get' -d 'print a setting\'s value (presets included)'
 complete -c douctl -n '__douctl_wants_command config' -a 'set' -d 'change a setting of the profile'
+complete -c douctl -n '__douctl_wants_command help config' -a 'set' -d 'change a setting of the profile'
 complete -c douctl -n '__douctl_wants_command config' -a 'unset' -d 'remove a setting (the preset\'s value applies again)'
+complete -c douctl -n '__douctl_wants_command help config' -a 'unset' -d 'remove a setting (the preset\'s value applies again)'
 complete -c douctl -n '__douctl_wants_command config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
+complete -c douctl -n '__douctl_wants_command help config' -a 'list' -d 'print the profile\'s own settings as KEY=VALUE lines'
 
 # douctl config get
 complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
@@ -433,10 +499,15 @@ complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print c
 
 # douctl profile
 complete -c douctl -n '__douctl_wants_command profile' -a 'list' -d 'list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)'
+complete -c douctl -n '__douctl_wants_command help profile' -a 'list' -d 'list every profile --profile accepts, configured ones then presets, as JSON lines (name, preset, style, api_base, configured, default, logged_in)'
 complete -c douctl -n '__douctl_wants_command profile' -a 'show' -d 'print a resolved profile as JSON (secrets masked)'
+complete -c douctl -n '__douctl_wants_command help profile' -a 'show' -d 'print a resolved profile as JSON (secrets masked)'
 complete -c douctl -n '__douctl_wants_command profile' -a 'add' -d 'create or update a profile'
+complete -c douctl -n '__douctl_wants_command help profile' -a 'add' -d 'create or update a profile'
 complete -c douctl -n '__douctl_wants_command profile' -a 'remove' -d 'delete a profile and its stored login'
+complete -c douctl -n '__douctl_wants_command help profile' -a 'remove' -d 'delete a profile and its stored login'
 complete -c douctl -n '__douctl_wants_command profile' -a 'use' -d 'make a profile the default'
+complete -c douctl -n '__douctl_wants_command help profile' -a 'use' -d 'make a profile the default'
 
 # douctl profile list
 complete -c douctl -n '__douctl_path_is profile list' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
@@ -456,7 +527,7 @@ complete -c douctl -n '__douctl_path_is profile add' -l device-authorization-url
 complete -c douctl -n '__douctl_path_is profile add' -l revoke-url -r -f -d 'token revocation endpoint (RFC 7009), used by auth logout'
 complete -c douctl -n '__douctl_path_is profile add' -l client-id -r -f -d 'OAuth2 client id (API key)'
 complete -c douctl -n '__douctl_path_is profile add' -l client-secret -r -f -d 'OAuth2 client secret'
-complete -c douctl -n '__douctl_path_is profile add' -l scopes -r -f -d 'scopes to request, comma-separated'
+complete -c douctl -n '__douctl_path_is profile add' -l scopes -r -f -d 'scopes to request, separated by commas or spaces'
 complete -c douctl -n '__douctl_path_is profile add' -l redirect-uri -r -f -d 'registered redirect URI, sent as registered; loopback (127.0.0.1, [::1], localhost) means a local listener on that host (port 0 or none: any free port), anything else the paste flow'
 complete -c douctl -n '__douctl_path_is profile add' -l user-url -r -f -d 'endpoint that says whose the token is (path under api_base or URL), e.g. /user; without it a profile with no preset stores logins as an unknown user'
 complete -c douctl -n '__douctl_path_is profile add' -l user-id-field -r -f -d 'field of the user_url reply holding the user id (dotted path, e.g. data.id; default id)'
@@ -493,7 +564,9 @@ complete -c douctl -n '__douctl_at_argument 0 - profile use' -f -a '(douctl __co
 
 # douctl cache
 complete -c douctl -n '__douctl_wants_command cache' -a 'info' -d 'print the cache\'s directory, entries, size and hit counts as JSON'
+complete -c douctl -n '__douctl_wants_command help cache' -a 'info' -d 'print the cache\'s directory, entries, size and hit counts as JSON'
 complete -c douctl -n '__douctl_wants_command cache' -a 'clear' -d 'delete every cached reply'
+complete -c douctl -n '__douctl_wants_command help cache' -a 'clear' -d 'delete every cached reply'
 
 # douctl cache info
 complete -c douctl -n '__douctl_path_is cache info' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
@@ -509,6 +582,8 @@ complete -c douctl -n '__douctl_path_is sandbox' -l fault -r -f -d 'inject failu
 complete -c douctl -n '__douctl_path_is sandbox' -l replay -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'answer from the exchanges \'douctl --record DIR\' wrote (a real session as a fake server)'
 complete -c douctl -n '__douctl_path_is sandbox' -l signing -r -f -d 'require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET'
 complete -c douctl -n '__douctl_path_is sandbox' -l quota -r -f -d 'answer 429 past N API requests per UNIT (40/min, 10/5s)'
+complete -c douctl -n '__douctl_path_is sandbox' -l log -r -F -d 'write the request log, the start-up notes and the captcha and 2FA codes to FILE (appended), not stderr'
+complete -c douctl -n '__douctl_path_is sandbox' -s q -l quiet -d 'log no requests and no start-up notes; captcha and 2FA codes are still written (to stderr, or --log FILE)'
 
 # douctl completion
 complete -c douctl -n '__douctl_at_argument 0 - completion' -f -a 'bash zsh fish' -d 'bash, zsh or fish'

@@ -198,6 +198,8 @@ public enum Completion: Sendable, Equatable {
     case choices([String])
     /// Candidates printed at completion time by `douctl __complete KIND` (e.g. "profiles").
     case dynamic(String)
+    /// `KEY=FILE` (`--attach image=pic.jpg`): file names after the `=`, nothing before it.
+    case keyedFile
 }
 
 /// A positional argument.

@@ -120,12 +120,14 @@ enum APICommand {
         /// `-o FILE`; `-` is stdout (see `outputFile`).
         var output: String?
         var head = false
+        /// `--force`: -o FILE replaces an existing file (as download's --force).
+        var force = false
         var raw = false
         /// `--items KEY`: where --paginate finds a page's items.
         var items: String?
 
         static let bindings: [OptionBinding<Self>] = [
-            .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD"), help: "HTTP method (default GET, or POST with fields)")),
+            .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD", completion: .choices(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])), help: "HTTP method (default GET, or POST with fields)")),
             .values({ $0.rawFields = $1 }, OptionSpec("raw-field", short: "f", value: ValueSpec("KEY=VALUE"), help: "add a string field", repeatable: true),
                     parse: { (raw: String) throws(OptionError) in
                         let pair = try KeyValue.parse(raw, shown: "-f")
@@ -134,7 +136,7 @@ enum APICommand {
             .values({ $0.typedFields = $1 }, OptionSpec("field", short: "F", value: ValueSpec("KEY=VALUE", completion: .file),
                                                help: "add a typed field; KEY=@FILE reads the value from a file, KEY=@- from stdin", repeatable: true),
                     parse: RequestDraft.Field.typed),
-            .values({ $0.attachments = $1 }, OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .file),
+            .values({ $0.attachments = $1 }, OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .keyedFile),
                                                help: "add a file part (the body becomes multipart); KEY=- reads stdin", repeatable: true),
                     parse: { (raw: String) throws(OptionError) in
                         let pair = try KeyValue.parse(raw, shown: "--attach")
@@ -152,6 +154,7 @@ enum APICommand {
             .flag({ $0.include = $1 }, .flag("include", short: "i", help: "print the status line and headers before the body")),
             .value({ $0.output = $1 }, APIOutputOptions.output),
             .flag({ $0.head = $1 }, APIOutputOptions.head),
+            .flag({ $0.force = $1 }, APIOutputOptions.force),
             .flag({ $0.raw = $1 }, .flag("raw", help: "print the body exactly as received (no formatting, no envelope unwrapping)")),
             .argument({ $0.path = $1 }, ArgumentSpec("PATH", help: "the endpoint, e.g. /v2/user/~me or /shuo/v2/statuses/home_timeline; api_base itself when left out with fields", arity: .optional)),
         ]
@@ -213,6 +216,7 @@ enum APICommand {
             }
             if items != nil && !paginate { throw OptionError("--items goes with --paginate") }
             if items == "" { throw OptionError("--items needs a key, e.g. --items rows") }
+            if force && outputFile == nil { throw OptionError("--force goes with -o FILE (it replaces an existing file)") }
             if paginate && (head || outputFile != nil) {
                 throw OptionError("\(head ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
             }

@@ -16,16 +16,16 @@ enum APIOutput {
     /// under --dry-run (`APICommand.send` prints the request instead).
     static func run(_ request: APIRequest, options: APICommand.APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus? {
         guard options.head || options.outputFile != nil else { return nil }
-        if options.head { return try head(request, output: options.outputFile, client: client, context: context) }
+        if options.head { return try head(request, output: options.outputFile, replacing: options.force, client: client, context: context) }
         guard let output = options.outputFile else { return nil }
-        return try toFile(output, include: options.include, request: request, client: client, context: context)
+        return try toFile(output, include: options.include, replacing: options.force, request: request, client: client, context: context)
     }
 
     /// `-o FILE` (not `-`): the reply's body, as received, streamed into a temp file beside
     /// FILE and renamed over it once the whole body has arrived. An error reply (or a failed
     /// or interrupted transfer) leaves FILE as it was and no temp file.
-    static func toFile(_ path: String, include includeHead: Bool, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let file = try OutputFile(for: path)
+    static func toFile(_ path: String, include includeHead: Bool, replacing: Bool, request: APIRequest, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
+        let file = try OutputFile(for: path, replacing: replacing)
         var failure: DouctlError?
         let response: HTTPResponse
         do throws(DouctlError) {
@@ -58,13 +58,13 @@ enum APIOutput {
     /// `-I/--head`: sends HEAD and prints the status line and headers as `--include` does
     /// (into `output` with `-o FILE`); the exit code follows the status (404 → 5, 401 → 4,
     /// 5xx → 1).
-    static func head(_ request: APIRequest, output: String?, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
+    static func head(_ request: APIRequest, output: String?, replacing: Bool, client: APIClient, context: CommandContext) throws(DouctlError) -> ExitStatus {
         var request = request
         request.method = "HEAD"
         let response = try client.exchange(request)
         let text = headText(response.head)
         if let path = output {
-            let file = try OutputFile(for: path)
+            let file = try OutputFile(for: path, replacing: replacing)
             if let error = file.write(Array(text.utf8)) { throw error }
             try file.commit()
         } else {
@@ -112,9 +112,14 @@ final class OutputFile {
         guard !path.isEmpty else { throw .usage("invalid value '' for -o: expected a file name or -") }
     }
 
-    init(for path: String) throws(DouctlError) {
+    /// `replacing` (--force): an existing file is replaced; without it, refused before
+    /// anything is sent, as `download -o` refuses it.
+    private let replacing: Bool
+
+    init(for path: String, replacing: Bool) throws(DouctlError) {
         try Self.checkName(path)
         self.path = path
+        self.replacing = replacing
         let destination: OutputPath
         do { destination = try OutputPath.resolve(path) } catch {
             throw .localInput("cannot write \(path) (\(error.reason))")
@@ -131,6 +136,7 @@ final class OutputFile {
         if let status = try? FileIO.status(path), status.isDirectory {
             throw .localInput("cannot write \(path): it is a directory")
         }
+        if !replacing, FileIO.nameExists(path) { throw Self.exists(path) }
         do { staged = try StagedFile(beside: path) } catch {
             throw .localInput("cannot write \(path) (\(error.reason))")
         }
@@ -175,14 +181,19 @@ final class OutputFile {
         let mask = umask(0o077)
         umask(mask)
         do throws(StagedFile.CommitFailure) {
-            try staged.commit(to: path, mode: 0o666 & ~mask)
+            try staged.commit(to: path, mode: 0o666 & ~mask, replacing: replacing)
         } catch {
             staged.discard()
             switch error {
             case .write(let failure), .rename(let failure): throw .localInput("cannot write \(path) (\(failure.reason))")
-            case .exists: throw .localInput("cannot write \(path) (\(SystemError("rename", path: path, errno: EEXIST).reason))")
+            case .exists: throw Self.exists(path)
             }
         }
+    }
+
+    /// The one rule of -o for api and download: an existing file is kept unless --force.
+    static func exists(_ path: String) -> DouctlError {
+        .localInput("\(path) already exists; not overwriting it (use --force to replace it)")
     }
 
     func discard() {
@@ -201,6 +212,7 @@ final class OutputFile {
 enum APIOutputOptions {
     static let output = OptionSpec("output", short: "o", value: ValueSpec("FILE", completion: .file),
                                    help: "write the reply's body, as received, to FILE (atomically; a device, FIFO or /dev/fd path is written into); - for stdout")
+    static let force = OptionSpec.flag("force", help: "with -o FILE: replace FILE when it exists (without: refused, exit 3)")
     static let head = OptionSpec.flag("head", short: "I", help: "send HEAD and print only the status line and headers")
 
     static let discussion = """
@@ -210,7 +222,8 @@ enum APIOutputOptions {
         reply, a link at FILE is replaced rather than written through, and memory does
         not grow with the reply. An error reply, a broken transfer or Ctrl-C leaves FILE
         as it was (the error body goes where --error-body says). -o - is stdout, as
-        without -o. A path that exists and is not a regular file (/dev/null, a FIFO,
+        without -o. An existing FILE is not replaced (exit 3, before anything is sent)
+        unless --force, as in download. A path that exists and is not a regular file (/dev/null, a FIFO,
         /dev/stdout, /dev/fd/N) is written into as curl -o does, never replaced. -I (--head) sends HEAD and prints the status line and headers, as
         curl -I does; the exit code follows the status (404 → 5), and with -o FILE the
         head goes to FILE. Neither combines with --paginate; -I with -X is refused.

@@ -363,7 +363,7 @@ enum AuthCommands {
         }
         let profile = try context.session.profile()
         guard let credential = try context.session.credentialStore().load(profile.name) else {
-            throw .notLoggedIn(profile.name)
+            throw .notLoggedIn(profile)
         }
         context.output.json(.object(JSONObject([
             ("douctl", "credentials"), ("profile", .string(profile.name)), ("api_base", .string(profile.apiBase)),
@@ -411,7 +411,7 @@ enum AuthCommands {
             object["logged_in"] = false
             object["credentials_path"] = .string(store.path)
             context.output.document(.object(object), view: .fields)
-            throw .notLoggedIn(profile.name)
+            throw .notLoggedIn(profile)
         }
         let now = context.clock.now()
         object["logged_in"] = true
@@ -476,7 +476,10 @@ enum AuthCommands {
                 apiError.hint = nil
                 reason = apiError.summary
             }
-            throw .authentication("the server refused the stored login of \(profile.name) (\(reason)); run: \(DouctlError.loginCommand(profile.name))")
+            // A refused refresh already ends with the login command: not a second time.
+            let login = DouctlError.loginCommand(profile.name)
+            let advice = reason.containsBytes(login) ? "" : "; run: \(login)"
+            throw .authentication("the server refused the stored login of \(profile.name) (\(reason))\(advice)")
         }
     }
 
@@ -487,7 +490,7 @@ enum AuthCommands {
         }
         guard let tokens = try context.session.tokens(), let token = try tokens.currentToken() else {
             let profile = try context.session.profile()
-            throw .notLoggedIn(profile.name)
+            throw .notLoggedIn(profile)
         }
         // A Basic login (auth login --basic) prints the base64 of user:password: what follows
         // "Basic " in its Authorization header, and in --dry-run's lines for the profile.

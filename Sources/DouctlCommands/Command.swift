@@ -157,6 +157,12 @@ struct ViewOptions: CommandOptions {
         .choice({ $0.format = $1 }, OutputOptions.format),
         .flag({ $0.json = $1 }, OutputOptions.json),
     ]
+
+    /// --json is --format json: beside --format text it contradicts it, refused as other
+    /// conflicts are (exit 2, with the usage line).
+    func validate() throws(OptionError) {
+        if json, format == .text { throw OptionError("--json and --format text contradict each other; give one") }
+    }
 }
 
 enum OutputFormat: String, Sendable {

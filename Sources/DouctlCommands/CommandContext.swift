@@ -110,7 +110,10 @@ struct CommandContext {
     /// comes (`Output.walk`).
     func walk(_ request: APIRequest, scheme: PageScheme? = nil, client: APIClient? = nil, paging: PagingOptions, view: HumanView? = nil,
               itemsKey: String? = nil) throws(DouctlError) {
-        let paginator = try session.paginator(over: client, itemsKey: itemsKey, parallel: paging.parallel, maximumPages: process.pageCap)
+        var paginator = try session.paginator(over: client, itemsKey: itemsKey, parallel: paging.parallel, maximumPages: process.pageCap)
+        // --dry-run sends nothing, so its placeholder replies say nothing about where a
+        // walk ends: no warning about "0 items" there.
+        if !sendsRequests { paginator.warn = nil }
         try output.walk(paginator, request: request, scheme: scheme, slurp: paging.slurp, view: view)
     }
 }

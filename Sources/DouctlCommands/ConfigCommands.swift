@@ -50,7 +50,7 @@ enum ConfigCommands {
         var value = ""
         static let bindings: [OptionBinding<Self>] = [
             .argument({ $0.keyName = $1 }, keyArgument),
-            .argument({ $0.value = $1 }, ArgumentSpec("VALUE", help: "the new value; scopes are comma-separated")),
+            .argument({ $0.value = $1 }, ArgumentSpec("VALUE", help: "the new value; scopes are separated by commas or spaces")),
         ]
 
         /// A secret on the command line is refused before stdin is read.

@@ -28,7 +28,8 @@ enum DownloadCommand {
         writes the body to stdout (then no JSON line is printed). An existing file is
         never replaced: that download fails with exit 3 unless --force. A symbolic link
         there counts as existing; --force replaces the name itself (like mv), so what
-        a link or another hard link points at is never written.
+        a link or another hard link points at is never written. -o naming a directory
+        is refused (use -d DIR); a write that fails (-o /dev/full) exits 3, as in api.
         A transfer that breaks is retried like any GET (not with --no-retry). When the
         reply named a validator (a strong ETag, else a Last-Modified at least a second
         before its Date: RFC 9110 §13.1.5; a weak ETag never) the retry keeps the

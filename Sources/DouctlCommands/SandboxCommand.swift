@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlArguments
 import DouctlCore
 import DouctlHTTP
@@ -21,7 +26,10 @@ enum SandboxCommand {
         two-factor codes appear on the sandbox's stderr, one line each as they are
         issued ("coding captcha for session …: CODE", "coding 2fa code for twofa: CODE");
         douctl saves the captcha picture in its config directory and removes it after
-        the login. Ctrl-C or SIGTERM stops it cleanly.
+        the login. --log FILE sends the request log, these codes and the start-up notes
+        to FILE (appended, 0600) instead, so 'douctl sandbox --log sandbox.log &' leaves
+        the terminal to your commands; --quiet logs no requests and no notes (the codes
+        still appear). Ctrl-C or SIGTERM stops it cleanly.
 
         Several sandboxes may share a config directory. The first (holding the lock file
         .sandbox.lock there) owns 'sandbox' and 'coding-sandbox' and leaves them in place
@@ -51,7 +59,7 @@ enum SandboxCommand {
         \(Sandbox.faultHelp)
         """,
         examples: [
-            Example("douctl sandbox --port 8089 &", "run it in the background"),
+            Example("douctl sandbox --port 8089 --log sandbox.log &", "run it in the background, its log (and login codes) in sandbox.log"),
             Example("douctl --profile sandbox auth login --device", "then log in"),
             Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
         ]), options: Options.self, run: run)
@@ -70,6 +78,10 @@ enum SandboxCommand {
         var signing: String?
         var quota: String?
         var seed: Int?
+        /// `--log FILE`: the request log, the start-up notes and the login codes go there.
+        var log: String?
+        /// `--quiet`: no request log and no start-up notes; login codes still shown.
+        var quiet = false
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
@@ -83,12 +95,16 @@ enum SandboxCommand {
             .value({ $0.mock = $1 }, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
             .value({ $0.signing = $1 }, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
             .value({ $0.quota = $1 }, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),
+            .value({ $0.log = $1 }, OptionSpec("log", value: ValueSpec("FILE", completion: .file),
+                                               help: "write the request log, the start-up notes and the captcha and 2FA codes to FILE (appended), not stderr")),
+            .flag({ $0.quiet = $1 }, .flag("quiet", short: "q", help: "log no requests and no start-up notes; captcha and 2FA codes are still written (to stderr, or --log FILE)")),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
         /// A --fault spec that does not parse is refused before anything starts.
         func validate() throws(OptionError) {
             do { _ = try faults() } catch { throw OptionError(error.message) }
+            if log == "" { throw OptionError("invalid value '' for --log: expected a file name") }
         }
 
         /// The --fault list.
@@ -118,8 +134,19 @@ enum SandboxCommand {
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
         var configuration = try options.configuration()
-        let printer = context.output.printer
-        configuration.log = { line in printer.line(line) }
+        // Everything the sandbox says after its URL goes to one place: --log FILE or stderr.
+        let say: @Sendable (String) -> Void
+        if let path = options.log {
+            let log = try SandboxLog(path: path)
+            say = { line in log.line(line) }
+        } else {
+            let printer = context.output.printer
+            say = { line in printer.line(line) }
+        }
+        let quiet = options.quiet
+        configuration.codes = say
+        configuration.log = quiet ? nil : say
+        let note: (String) -> Void = { line in if !quiet { say(line) } }
 
         let slot = try SandboxSlot.claim(in: try context.session.configDirectory())
         let sandbox = try start(configuration)
@@ -136,20 +163,38 @@ enum SandboxCommand {
         if slot.number > 1 {
             var running = ""
             if case .text(let url)? = firstBase { running = " (\(url))" }
-            context.output.note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
+            note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
-        context.output.note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
+        note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
         if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {
-            context.output.note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
+            note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
         } else {
-            context.output.note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed here as they are issued.")
+            note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed \(options.log.map { "to \($0)" } ?? "here") as they are issued.")
         }
 
         while !context.cancellation.isRequested { context.sleep(0.1) }
-        context.output.note("Stopping the sandbox.")
+        note("Stopping the sandbox.")
         sandbox.stop()
         context.cancellation.reset() // stopping on a signal is how a server ends: a clean exit
         return .success
+    }
+
+    /// `--log FILE`: lines appended to FILE (created 0600: it holds login codes), each written
+    /// whole with one write(2) under O_APPEND.
+    final class SandboxLog: @unchecked Sendable {
+        private let descriptor: Int32
+
+        init(path: String) throws(DouctlError) {
+            let fd = open(EscapedBytes.cString(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0o600)
+            guard fd >= 0 else { throw .localInput("cannot write \(path) (\(SystemError("open", path: path).reason))") }
+            descriptor = fd
+        }
+
+        deinit { close(descriptor) }
+
+        func line(_ text: String) {
+            try? FileIO.writeAll(descriptor, text + "\n")
+        }
     }
 
     /// What a replay serves, and how to run the recorded commands against it.

@@ -75,12 +75,21 @@ enum ShuoCommands {
     struct Post: CommandOptions, ShowsView {
         /// nil: none given; "-": read from stdin.
         var text: String?
-        var image: String?
+        var images: [String] = []
+        var image: String? { images.first }
         var recommendation = StatusDraft.Recommendation()
         var view = ViewOptions()
 
+        func validate() throws(OptionError) {
+            if images.count > 1 {
+                throw OptionError("--image given \(images.count) times: a status carries one picture (post the others with douctl upload)")
+            }
+        }
+
         static let bindings: [OptionBinding<Self>] = [
-            .value({ $0.image = $1 }, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture")),
+            // Every --image given, so a second one is refused (`validate`) rather than
+            // replacing the first: a status carries one picture.
+            .values({ $0.images = $1 }, OptionSpec("image", value: ValueSpec("FILE", completion: .file), help: "attach a picture (one: a status carries one)")),
             .value({ $0.recommendation.url = $1 }, OptionSpec("rec-url", value: ValueSpec("URL"), help: "recommend a link")),
             .value({ $0.recommendation.title = $1 }, OptionSpec("rec-title", value: ValueSpec("TITLE"), help: "the link's title")),
             .value({ $0.recommendation.description = $1 }, OptionSpec("rec-desc", value: ValueSpec("TEXT"), help: "the link's description")),

@@ -14,7 +14,9 @@ enum UploadCommand {
         comes from its first bytes, then its extension. By default files go to the status
         endpoint as pictures (Douban: /shuo/v2/statuses/ field image; Coding:
         /api/tweet/insert_image field tweetImg), checked first as status pictures:
-        on Douban that posts every file as a PUBLIC 广播. On a terminal, posting more
+        on Douban that posts every file as a PUBLIC 广播. Every file is checked before
+        the question and before the first is sent: one that fails the check posts
+        nothing (exit 3). Progress counts each file's bytes. On a terminal, posting more
         than one file that way asks for confirmation first (--yes skips the question);
         use --to for any other endpoint.
         Results are printed as one JSON line per file, in the order given:
@@ -70,6 +72,7 @@ enum UploadCommand {
         // curl-like, as `api` is: sent anonymously when there is no login.
         if toStatuses {
             try context.session.api().requireLogin()
+            try checkPictures(files, service: service)
             try confirmPublicPosts(context, count: files.count, yes: options.yes)
         }
         let defaults = service.defaultUpload
@@ -106,6 +109,24 @@ enum UploadCommand {
             return .interrupted
         }
         return report.worst
+    }
+
+    /// Every picture is checked (type, size, readable) before the question and before the
+    /// first is posted: a batch that would fail part-way posts nothing (exit 3).
+    static func checkPictures(_ files: [String], service: SocialService) throws(DouctlError) {
+        // One file is checked as it is sent, with its own result line: nothing to hold back.
+        guard files.count > 1 else { return }
+        var first: DouctlError?
+        var failing = 0
+        for file in files {
+            do { try service.checkPicture(file) } catch {
+                failing += 1
+                if first == nil { first = error }
+            }
+        }
+        guard let first else { return }
+        let which = failing == 1 ? "" : "\(failing) of \(files.count) files failed the check; "
+        throw first.annotated("\(which)nothing was posted: every file is checked before the first is sent")
     }
 
     /// The default target makes each file a public status: on a terminal, several of them

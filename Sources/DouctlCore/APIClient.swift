@@ -222,6 +222,7 @@ public final class APIClient {
         var http = HTTPRequest(method: request.method.uppercased(), url: FormEncoding.appendQuery(request.query, to: url),
                                headers: headers + request.headers, body: body)
         http.acceptsCompression = request.acceptsCompression
+        http.savedAs = request.savedAs
         return OutgoingRequest(http: http, summary: request.summary, wantsCredential: request.sendsToken)
     }
 

@@ -14,6 +14,8 @@ public struct APIRequest: Sendable, Equatable {
     /// Ask for a compressed reply (see `HTTPRequest.acceptsCompression`): replies that are
     /// read, yes; downloads, which keep the bytes as served, no.
     public var acceptsCompression = true
+    /// Where a download saves the body (`HTTPRequest.savedAs`), for --dry-run's curl line.
+    public var savedAs: String?
 
     public enum Body: Sendable, Equatable {
         case none

@@ -62,6 +62,17 @@ public enum DouctlError: Error, Equatable, Sendable {
         .authentication("not logged in to \(profile); run: \(loginCommand(profile))")
     }
 
+    /// `notLoggedIn` for a resolved profile: a Douban profile without a client_id cannot log
+    /// in with a browser (Douban admits no new apps), so the advice also names the ways in
+    /// that work on a fresh install.
+    public static func notLoggedIn(_ profile: ResolvedProfile) -> DouctlError {
+        guard profile.lacksAnApp else { return notLoggedIn(profile.name) }
+        return .authentication("not logged in to \(profile.name), and it has no client_id (Douban admits no new apps); \(firstSteps)")
+    }
+
+    /// Where a fresh install can start: what the README's first steps show.
+    public static let firstSteps = "try douctl demo (a local sandbox, every step shown), douctl sandbox (log in to it with --profile sandbox), or your own API: douctl profile add NAME --api-base URL"
+
     /// The command that logs in to `profile` (always with `--profile`, so it can be pasted
     /// whatever the default profile is).
     public static func loginCommand(_ profile: String) -> String {

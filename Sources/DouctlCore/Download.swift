@@ -107,8 +107,12 @@ public struct Download {
             throw .usage("cannot download '\(source)': only http:// and https:// URLs, or a path under the API")
         }
         if !client.sendsRequests {
-            // The request is only printed: nothing touches the disk.
-            _ = try client.exchange(APIRequest(path: source))
+            // The request is only printed: nothing touches the disk. It is the one a download
+            // sends (Accept: */*, no JSON asked for), with curl's -o naming the file.
+            var request = APIRequest(path: url, headers: [HTTPHeader("Accept", "*/*")], sendsToken: client.profile.isOwnOrigin(url))
+            request.acceptsCompression = options.compressed
+            request.savedAs = Self.dryRunName(options.target, url: url)
+            _ = try client.exchange(request)
             return DownloadedFile(url: url, path: "", bytes: 0, mediaType: "", sha256: "", resumedFrom: 0)
         }
         let directory: String
@@ -126,6 +130,8 @@ public struct Download {
             }
             directory = FileIO.directoryName(path)
             destination = path
+            // --force cannot replace a directory: say what was meant.
+            if (try? FileIO.status(path))?.isDirectory == true { throw .localInput("\(path) is a directory; use -d \(path)") }
             if !options.overwrite, !options.resume, FileIO.nameExists(path) { throw PartialFile.exists(path) }
             guard (try? FileIO.status(directory))?.isDirectory == true else {
                 throw .localInput("cannot write \(path): no such directory \(directory)")
@@ -372,7 +378,8 @@ public struct Download {
                 progress(transfer.downloaded, transfer.downloadTotal)
             }, head: { _ in }, sink: { chunk in
                 if let error = write(chunk) {
-                    failure = .transport(.outputFailed("\(name == "-" ? "standard output" : name) (\(error))"))
+                    // A file -o named fails as api -o's does (exit 3); stdout as any output (exit 1).
+                    failure = name == "-" ? .transport(.outputFailed("standard output (\(error))")) : .localInput("cannot write \(name) (\(error))")
                     return false
                 }
                 hasher.update(chunk)
@@ -393,6 +400,17 @@ public struct Download {
     }
 
     // MARK: - helpers
+
+    /// The file --dry-run's curl line names: -o FILE, or the URL's name in -d DIR.
+    static func dryRunName(_ target: DownloadTarget, url: String) -> String? {
+        switch target {
+        case .file(let path): return path
+        case .standardOutput: return nil
+        case .directory(let directory):
+            guard let name = DownloadNaming.name(url: url) else { return nil }
+            return directory == "." ? name : (directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+        }
+    }
 
     /// The body was decoded by libcurl: `--compressed` asked, and the reply names a
     /// Content-Encoding (libcurl refuses one it cannot decode, exit 8).

@@ -130,10 +130,10 @@ struct LinkWalk {
         visited.insert(pageURL)
         guard case .link(let link) = next else { return nil }
         guard LinkPaging.sameOrigin(link, pageURL) else {
-            throw .transport(.redirect("stopped after page \(page) (\(emitted) items printed): its next link leads to another origin, \(Redaction.redactURL(link)); douctl follows next links on the same origin only"))
+            throw .transport(.redirect("stopped after page \(page) (\(Paginator.items(emitted)) printed): its next link leads to another origin, \(Redaction.redactURL(link)); douctl follows next links on the same origin only"))
         }
         guard visited.insert(link).inserted else {
-            warn?("page \(page)'s next link leads back to a page already fetched (\(Redaction.redactURL(link))); stopped there, after \(emitted) items")
+            warn?("page \(page)'s next link leads back to a page already fetched (\(Redaction.redactURL(link))); stopped there, after \(Paginator.items(emitted))")
             return nil
         }
         return APIRequest(method: "GET", path: link, headers: request.headers, sendsToken: request.sendsToken)

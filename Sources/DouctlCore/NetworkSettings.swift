@@ -56,6 +56,14 @@ public struct NetworkSettings: Sendable, Equatable {
         "https": ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"],
     ]
 
+    /// Under -v: why an upper-case HTTP_PROXY has no effect (curl's rule, kept: a CGI
+    /// server sets HTTP_PROXY from a request's `Proxy:` header, httpoxy), or nil when it is
+    /// unset, lower-case http_proxy is set, or --proxy decides.
+    public static func ignoredProxyNote(environment: [String: String], proxyGiven: Bool) -> String? {
+        guard !proxyGiven, let upper = environment["HTTP_PROXY"]?.nonEmpty, environment["http_proxy"]?.nonEmpty == nil else { return nil }
+        return "* HTTP_PROXY (\(Redaction.redactURL(upper))) is ignored, as curl ignores it (httpoxy): set http_proxy for http:// URLs, or pass --proxy"
+    }
+
     public static func resolve(options: Options, environment: [String: String], profile: ResolvedProfile) throws(DouctlError) -> NetworkSettings {
         func env(_ name: String) -> String? { environment[name]?.nonEmpty }
         var tls = TLSOptions()

@@ -37,6 +37,11 @@ public struct Paginator {
         self.client = client
     }
 
+    /// "1 item", "0 items", "2 items": how a walk's messages count what they printed.
+    public static func items(_ count: Int) -> String {
+        count == 1 ? "1 item" : "\(count) items"
+    }
+
     /// Sends `request` page after page, calling `emit` for each item. Items seen on this page
     /// or the one before (same `id`) are skipped, so a list that shifts under us by less
     /// than a page yields no duplicates; memory stays bounded by two pages of ids, however
@@ -75,7 +80,7 @@ public struct Paginator {
                 throw .badReply("cannot paginate: the reply is not a list (\(request.summary)); name the key of its items with --items KEY")
             }
             if seen.repeatsPreviousPage(items) || links.repeatsAnyPage(items) {
-                warn?("page \(pages) repeats an earlier page: the server ignored the paging parameters or links back; stopped there, after \(seen.emitted) items")
+                warn?("page \(pages) repeats an earlier page: the server ignored the paging parameters or links back; stopped there, after \(Paginator.items(seen.emitted))")
                 return
             }
             try seen.emitUnseen(items, emit)
@@ -94,13 +99,13 @@ public struct Paginator {
             }
             guard !items.isEmpty, let next = Self.nextRequest(after: page, items: items, of: request, scheme: scheme ?? .offset()) else {
                 if given == nil, linked == .unknown, !page.saysAnythingAboutPages, client.profile.rules.warnsWhenTheEndIsAGuess {
-                    warn?("the reply says nothing about further pages (no Link header, no next link, no total); took page \(pages) as the last, after \(seen.emitted) items")
+                    warn?("the reply says nothing about further pages (no Link header, no next link, no total); took page \(pages) as the last, after \(Paginator.items(seen.emitted))")
                 }
                 return
             }
             request = next
         }
-        throw .badReply("stopped after \(maximumPages) pages without reaching the last one (the page cap; \(seen.emitted) items were printed; \(request.summary))")
+        throw .badReply("stopped after \(maximumPages) pages without reaching the last one (the page cap; \(Paginator.items(seen.emitted)) \(seen.emitted == 1 ? "was" : "were") printed; \(request.summary))")
     }
 
     /// A page's JSON: the reply's payload, or its lines when it is NDJSON (one item a line,
@@ -165,7 +170,7 @@ public struct Paginator {
     func failure(_ error: DouctlError, page number: Int, emittedBefore emitted: Int) -> DouctlError {
         guard number > 1 else { return error }
         // A stop says why itself (`StopReason`): --max-time's says which page it struck.
-        return error.annotated("page \(number) failed; the \(emitted) items before it were printed")
+        return error.annotated("page \(number) failed; the \(Paginator.items(emitted)) before it \(emitted == 1 ? "was" : "were") printed")
     }
 
     /// What a walk remembers between pages: the ids of the last two pages (the seam where a

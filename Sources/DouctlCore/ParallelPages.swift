@@ -103,7 +103,7 @@ extension Paginator {
                 throw .badReply("cannot paginate: the reply is not a list (\(plan.request(number - 2).summary))")
             }
             if seen.repeatsPreviousPage(items) {
-                warn?("page \(number) repeats an earlier page: the server ignored the paging parameters; stopped there, after \(seen.emitted) items")
+                warn?("page \(number) repeats an earlier page: the server ignored the paging parameters; stopped there, after \(Paginator.items(seen.emitted))")
                 return false
             }
             try seen.emitUnseen(items, emit)

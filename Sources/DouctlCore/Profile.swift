@@ -106,6 +106,10 @@ public struct ResolvedProfile: Sendable, Equatable {
     /// credentials would go to a URL.
     public var otherProfileBases: [ProfileValue.Pair] = []
 
+    /// A Douban-style profile with no client_id: nothing a browser login could use (the
+    /// state of a fresh install, whose default profile is douban).
+    public var lacksAnApp: Bool { style == .douban && !isPlainOAuth2 && (clientID ?? "").isEmpty }
+
     /// The profile whose requests carry credentials to `url`'s origin (its api_base), or nil.
     public func profileSendingCredentials(to url: String) -> String? {
         if !apiBaseOverridden, isOwnOrigin(url) { return name }

@@ -73,7 +73,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .revokeURL: return "token revocation endpoint (RFC 7009), used by auth logout"
         case .clientID: return "OAuth2 client id (API key)"
         case .clientSecret: return "OAuth2 client secret"
-        case .scopes: return "scopes to request, comma-separated"
+        case .scopes: return "scopes to request, separated by commas or spaces"
         case .redirectURI: return "registered redirect URI, sent as registered; loopback (127.0.0.1, [::1], localhost) means a local listener on that host (port 0 or none: any free port), anything else the paste flow"
         case .userURL: return "endpoint that says whose the token is (path under api_base or URL), e.g. /user; without it a profile with no preset stores logins as an unknown user"
         case .userIDField: return "field of the user_url reply holding the user id (dotted path, e.g. data.id; default id)"
@@ -117,7 +117,8 @@ public enum ProfileKey: String, CaseIterable, Sendable {
             throw .usage("invalid value '\(text)' for cache_max_mb: expected a positive number of MB")
         }
         if isList {
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+            // Commas as douctl writes them, spaces as RFC 6749 does: "read write" is two scopes.
+            let items = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
             return .list(items)
         }
         if let allowed = allowedValues, !allowed.contains(text) {
@@ -132,10 +133,23 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
         }
-        if isURL, !(text.hasPrefix("http://") || text.hasPrefix("https://")) || text.count < 10 {
+        // Any host, a single label included (http://x as http://docker): the scheme and a host.
+        if isURL, Self.urlHost(text)?.isEmpty != false {
             throw .usage("invalid value '\(text)' for \(rawValue): expected an http:// or https:// URL")
         }
         return .text(text)
+    }
+}
+
+extension ProfileKey {
+    /// The host of an http:// or https:// URL (empty when it names none); nil for any other text.
+    static func urlHost(_ text: String) -> String? {
+        let rest: Substring
+        if text.hasPrefix("http://") { rest = text.dropFirst(7) } else if text.hasPrefix("https://") { rest = text.dropFirst(8) } else { return nil }
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") { return authority.contains("]") && authority.count > 2 ? String(authority) : "" }
+        return String(authority.prefix { $0 != ":" })
     }
 }
 

@@ -150,6 +150,9 @@ public final class RunSession {
         if let insecureSource = network.insecureSource {
             settings.warn("\(insecureSource): TLS certificates and host names are not verified; anyone on the path can read and change this traffic")
         }
+        if let line = NetworkSettings.ignoredProxyNote(environment: environment, proxyGiven: settings.network.proxy != nil) {
+            settings.requests.verboseLog?(line)
+        }
         let configuration = settings.requests.httpConfiguration(network: network)
         cachedHTTPConfiguration = configuration
         return configuration

@@ -39,6 +39,7 @@ public enum CurlCommand {
         } else {
             words += bodyArguments(request.body, placeholders: placeholders)
         }
+        if let saved = request.savedAs { words += ["-o", quote(saved, placeholders: [])] }
         return words.joined(separator: " ")
     }
 

@@ -37,6 +37,8 @@ public struct HTTPRequest: Sendable, Equatable {
     /// applies to the decoded bytes. For replies a person or a script reads, not for files
     /// downloaded as they are.
     public var acceptsCompression = false
+    /// Where the body is saved (a download's file): --dry-run's curl line adds `-o NAME`.
+    public var savedAs: String?
 
     public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: RequestBody = .none) {
         self.method = method

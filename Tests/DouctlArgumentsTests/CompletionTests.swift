@@ -34,7 +34,14 @@ private let twoWordCases: [CompletionCase] = [
     CompletionCase(["douctl", "shuo", "post", "--pair", "x", "late", "--im"], ["--image"]),
     CompletionCase(["douctl", "upload", "--pair", "x", "late", "re"], ["readme.md", "report.txt"]),
 ]
-private let topLevel = ["auth", "shuo", "user", "upload", "api", "profile", "sandbox", "completion"]
+private let topLevel = ["auth", "shuo", "user", "upload", "api", "profile", "sandbox", "completion", "help"]
+/// Issue 40: `help <TAB>` completes command names (help is the parser's word, offered beside
+/// them), and `--attach KEY=<TAB>` file names after the `=` (nothing before it).
+private let helpAndKeyedFileCases: [CompletionCase] = [
+    CompletionCase(["douctl", "help", ""], ["auth", "shuo", "user", "upload", "api", "profile", "sandbox", "completion"]),
+    CompletionCase(["douctl", "help", "sh"], ["shuo"]),
+    CompletionCase(["douctl", "api", "--attach", "ima"], []),
+]
 
 // MARK: - bash
 
@@ -77,7 +84,13 @@ struct BashCompletionTests {
         CompletionCase(["douctl", "shuo", "post", "--", "-"], []),
         // a command's own --timeout shadows the global one: offered once
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ] + twoWordCases
+        CompletionCase(["douctl", "help", "shuo", ""], ["post", "delete", "timeline"]),
+        // KEY=FILE split at "=" by COMP_WORDBREAKS (bash's default), or kept whole
+        CompletionCase(["douctl", "api", "--attach", "image", "=", "re"], ["readme.md", "report.txt"]),
+        CompletionCase(["douctl", "api", "--attach", "image", "="], ["report.txt", "readme.md", "notes.txt", "-dash.txt", "pics"]),
+        CompletionCase(["douctl", "api", "--attach", "image=re"], ["image=readme.md", "image=report.txt"]),
+        CompletionCase(["douctl", "api", "--attach", "image", "=", "readme.md", "-"], ["-X", "--method", "-i", "--include", "--input", "--attach"] + shuoPostOptions.dropFirst(2)),
+    ] + twoWordCases + helpAndKeyedFileCases
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
@@ -172,7 +185,8 @@ struct ZshCompletionTests {
         CompletionCase(["douctl", "--config-dir", ""], ["pics"]),
         CompletionCase(["douctl", "upload", "--", "-"], ["-dash.txt"]),
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ] + twoWordCases
+        CompletionCase(["douctl", "api", "--attach", "image=re"], ["readme.md", "report.txt"]),
+    ] + twoWordCases + helpAndKeyedFileCases
 
     @Test(arguments: cases)
     func completesWhenSourced(_ request: CompletionCase) throws {
@@ -314,7 +328,9 @@ struct FishCompletionTests {
         CompletionCase(["douctl", "upload", "--", "-"], ["-dash.txt"]),
         CompletionCase(["douctl", "shuo", "post", "--", "-"], []),
         CompletionCase(["douctl", "auth", "login", "--t"], ["--timeout"]),
-    ] + twoWordCases
+        CompletionCase(["douctl", "help", "shuo", ""], ["post", "delete", "timeline"]),
+        CompletionCase(["douctl", "api", "--attach", "image=re"], ["image=readme.md", "image=report.txt"]),
+    ] + twoWordCases + helpAndKeyedFileCases
 
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {

@@ -93,6 +93,7 @@ enum RenderFixture {
                                    help: "HTTP method"),
                         .flag("include", short: "i", help: "print the status line and headers [on stderr]"),
                         OptionSpec("input", value: ValueSpec("FILE", completion: .file), help: "send this file as the body"),
+                        OptionSpec("attach", value: ValueSpec("KEY=FILE", completion: .keyedFile), help: "add a file part", repeatable: true),
                     ],
                     arguments: [ArgumentSpec("PATH", help: "endpoint path, e.g. /v2/user/~me")]),
                 CommandSpec("profile", abstract: "manage profiles", subcommands: [

@@ -189,6 +189,17 @@ import Testing
         #expect(refused.errorLine.hasPrefix("douctl: the server refused the stored login of sandbox"))
     }
 
+    /// Issue 40: a refused token whose refresh is refused too said "run: douctl auth login
+    /// --profile sandbox" twice in one line.
+    @Test func statusCheckGivesItsAdviceOnce() throws {
+        let transport = ScriptedTransport([Self.refused, .json(400, #"{"error":"invalid_grant","error_description":"refresh token revoked"}"#)])
+        let douctl = try Self.douctl(transport, token: "st0red-t0ken", refreshToken: "r3fresh")
+        let result = try douctl.run("auth", "status", "--check")
+        #expect(result.status == 4, "\(result)")
+        #expect(result.errorLine.hasPrefix("douctl: the server refused the stored login of sandbox"), "\(result)")
+        #expect(result.errorLine.components(separatedBy: "douctl auth login").count == 2, "the advice once: \(result.errorLine)")
+    }
+
     @Test func statusWithoutALoginIsExit4() throws {
         let douctl = try Self.douctl(ScriptedTransport())
         let result = try douctl.run("auth", "status")

@@ -124,11 +124,15 @@ import Testing
         let transport = ScriptedTransport([.json(200, status)])
         let result = try InProcessDouctl.scripted(transport).run(["upload", picture, text] + Self.base)
         #expect(result.status == 3, "\(result)")
-        let lines = try result.lines()
-        #expect(lines.map { $0["ok"] } == [.bool(true), .bool(false)])
-        #expect(lines.last?["error"]?.stringValue == "\(text) is not a JPEG, GIF or PNG picture (Douban accepts only those)")
-        #expect(transport.requests.map { "\($0.method) \($0.url)" } == ["POST http://api.test/shuo/v2/statuses/"], "the text file is never sent")
-        #expect(transport.requests.first?.header("Authorization") == "Bearer t0ken")
+        // Issue 40: every file is checked before the first is posted (before: a.png went
+        // public, then notes.txt failed).
+        #expect(result.stdout.isEmpty, "\(result)")
+        #expect(result.stderr == "douctl: \(text) is not a JPEG, GIF or PNG picture (Douban accepts only those) (nothing was posted: every file is checked before the first is sent)\n", "\(result)")
+        #expect(transport.requests.isEmpty, "nothing is sent")
+        // Pictures that pass go, each with the login.
+        let good = ScriptedTransport([.json(200, status)])
+        #expect(try InProcessDouctl.scripted(good).run(["upload", picture] + Self.base).status == 0)
+        #expect(good.requests.first?.header("Authorization") == "Bearer t0ken")
     }
 
     @Test func uploadProgressAlwaysPrintsPlainLinesInAPipe() throws {

@@ -98,6 +98,8 @@ struct OAuthFlowTests {
         var said: [String] = []
         var sentAt: [Double] = []
         var approvalTimeout: Double = 300
+        /// The browser launcher the console offers (nil: none).
+        var openBrowser: ((String) -> Bool)?
 
         init(_ answers: [ScriptedTransport.Answer]) {
             transport = ScriptedTransport(answers)
@@ -108,7 +110,7 @@ struct OAuthFlowTests {
             let lines = Recorder<String>()
             let times = Recorder<Double>()
             transport.observe = { _ in times.add(clock.now - VirtualClock.start) }
-            let console = LoginConsole(say: { lines.add($0) }, readLine: { nil }, openBrowser: nil,
+            let console = LoginConsole(say: { lines.add($0) }, readLine: { nil }, openBrowser: openBrowser,
                                        now: { clock.now }, sleep: { clock.sleep($0) }, isCancelled: { false },
                                        approvalTimeout: approvalTimeout)
             defer {
@@ -118,6 +120,19 @@ struct OAuthFlowTests {
             }
             return try OAuthLogin(profile: try TestProfiles.douban(), http: transport, console: console).device()
         }
+    }
+
+    /// Issue 40: --device is the login for machines without a browser; one that does not
+    /// start is no news there (before: "Could not start a browser" on every device login).
+    @Test func aDeviceLoginSaysNothingOfABrowserThatDidNotStart() throws {
+        var failing = DeviceLogin([Self.deviceReply, .json(200, Self.grantJSON)])
+        failing.openBrowser = { _ in false }
+        _ = try failing.run()
+        #expect(!failing.said.contains { $0.contains("browser") }, "\(failing.said)")
+        var opening = DeviceLogin([Self.deviceReply, .json(200, Self.grantJSON)])
+        opening.openBrowser = { _ in true }
+        _ = try opening.run()
+        #expect(opening.said.contains("Opened that page in a browser."), "\(opening.said)")
     }
 
     @Test func pendingSlowDownAndBusyAnswersAreWaitedThrough() throws {

@@ -19,7 +19,7 @@ struct APIOutputTests {
         let directory = TemporaryDirectory.make(prefix: "api-o")
         let target = directory + "/reply.json"
         try Data("old".utf8).write(to: URL(fileURLWithPath: target))
-        let result = try Douctl().run("api", "/x", "-o", target, "--api-base", server.baseURL)
+        let result = try Douctl().run("api", "/x", "-o", target, "--force", "--api-base", server.baseURL)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.isEmpty, "nothing on stdout: \(result)")
         #expect(DownloadTests.read(target) == Array(body.utf8), "the body as received")
@@ -28,7 +28,7 @@ struct APIOutputTests {
         let dash = try Douctl().run("api", "/x", "-o", "-", "--api-base", server.baseURL)
         #expect(dash.stdoutText == "{\"z\":1,\"name\":\"阿北\",\"n\":1.50}\n", "- is stdout, as without -o: \(dash)")
 
-        let included = try Douctl().run("api", "/x", "-o", target, "-i", "--api-base", server.baseURL)
+        let included = try Douctl().run("api", "/x", "-o", target, "-i", "--force", "--api-base", server.baseURL)
         #expect(included.status == 0, "\(included)")
         let text = String(decoding: DownloadTests.read(target) ?? [], as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200"), "with -i the head goes first, as curl -i -o does: \(text)")
@@ -40,7 +40,7 @@ struct APIOutputTests {
         let directory = TemporaryDirectory.make(prefix: "api-o-404")
         let target = directory + "/reply.json"
         try Data("old".utf8).write(to: URL(fileURLWithPath: target))
-        let result = try Douctl().run("api", "/x", "-o", target, "--api-base", server.baseURL)
+        let result = try Douctl().run("api", "/x", "-o", target, "--force", "--api-base", server.baseURL)
         #expect(result.status == 5, "\(result)")
         #expect(result.errorLine.contains("uri_not_found"), "\(result)")
         #expect(DownloadTests.read(target) == Array("old".utf8))
@@ -53,18 +53,18 @@ struct APIOutputTests {
         let directory = TemporaryDirectory.make(prefix: "api-o-broken")
         let target = directory + "/big.bin"
         try Data("old".utf8).write(to: URL(fileURLWithPath: target))
-        let result = try Douctl().run("api", "/big.bin", "-o", target, "--no-retry", "--api-base", server.baseURL)
+        let result = try Douctl().run("api", "/big.bin", "-o", target, "--force", "--no-retry", "--api-base", server.baseURL)
         #expect(result.status == 7, "\(result)")
         #expect(DownloadTests.read(target) == Array("old".utf8), "the old file, whole")
         #expect(Self.entries(directory) == ["big.bin"], "no temp file left")
         // Retried (the default): each attempt starts the temp file over; still never half a file.
-        let retried = try Douctl().run("api", "/big.bin", "-o", target, "--api-base", server.baseURL)
+        let retried = try Douctl().run("api", "/big.bin", "-o", target, "--force", "--api-base", server.baseURL)
         #expect(retried.status == 7, "\(retried)")
         #expect(DownloadTests.read(target) == Array("old".utf8))
         #expect(Self.entries(directory) == ["big.bin"])
 
         let whole = try RangeServer(body) { _, _ in nil }
-        let fine = try Douctl().run("api", "/big.bin", "-o", target, "--api-base", whole.baseURL)
+        let fine = try Douctl().run("api", "/big.bin", "-o", target, "--force", "--api-base", whole.baseURL)
         #expect(fine.status == 0, "\(fine)")
         #expect(DownloadTests.read(target) == body)
     }
@@ -75,7 +75,7 @@ struct APIOutputTests {
         let outside = TemporaryDirectory.make(prefix: "api-o-outside")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: outside + "/p"))
         try FileManager.default.createSymbolicLink(atPath: directory + "/out.json", withDestinationPath: outside + "/p")
-        let result = try Douctl().run("api", "/x", "-o", directory + "/out.json", "--api-base", server.baseURL)
+        let result = try Douctl().run("api", "/x", "-o", directory + "/out.json", "--force", "--api-base", server.baseURL)
         #expect(result.status == 0, "\(result)")
         #expect(DownloadTests.read(outside + "/p") == Array("precious".utf8))
         #expect(DownloadTests.read(directory + "/out.json") == Array(#"{"ok":true}"#.utf8))

@@ -101,6 +101,7 @@ struct PromiseMatrixTests {
         ("cache", ["api", "ELSEWHERE/x", "--cache", "5m"]),
         ("record", ["api", "ELSEWHERE/x", "--record", "RECORD"]),
         ("head", ["api", "ELSEWHERE/x", "-I"]),
+        ("api -o --force", ["api", "ELSEWHERE/x", "-o", "OUT", "--force"]),
     ])
     func credentialStaysWithItsOrigin(feature: String, arguments: [String]) throws {
         let elsewhere = try Self.server()
@@ -275,11 +276,13 @@ struct PromiseMatrixTests {
         ("json errors", ["api", "/fail", "--error-format", "json", "--error-body", "none"]),
         ("text error", ["api", "/fail-text", "--error-body", "stderr"]),
         ("upload", ["upload", "FILE", "--to", "/fail"]),
+        ("api -o --force", ["api", "/fail", "-o", "OUTFILE", "--force", "--error-body", "none"]),
     ])
     func noSecretInDouctlsLines(feature: String, arguments: [String]) throws {
         let server = try Self.server()
         let file = try Self.file()
-        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 } + ["--api-base", server.baseURL])
+        let out = TemporaryDirectory.make(prefix: "matrix-out") + "/reply.json"
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "OUTFILE" ? out : $0 } + ["--api-base", server.baseURL])
         #expect(result.status != 0, "\(feature): \(result)")
         #expect(server.heads.joined().contains(Self.token), "\(feature): the token was not sent, so the cell proves nothing")
         #expect(!result.stderr.contains(Self.token), "\(feature): \(result.stderr)")

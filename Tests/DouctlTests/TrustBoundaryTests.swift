@@ -91,7 +91,12 @@ struct TrustBoundaryTests {
         let target = directory + "/target.json"
         try Data("old".utf8).write(to: URL(fileURLWithPath: target))
         try FileManager.default.createSymbolicLink(atPath: directory + "/out.json", withDestinationPath: target)
-        let result = try Douctl().run(["api", server.baseURL + "/x", "-o", directory + "/out.json"])
+        // A link counts as an existing file: refused without --force (issue 40's one -o rule)…
+        let refused = try Douctl().run(["api", server.baseURL + "/x", "-o", directory + "/out.json"])
+        #expect(refused.status == 3, "\(refused)")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "old")
+        // …and with it the link itself is replaced, never written through.
+        let result = try Douctl().run(["api", server.baseURL + "/x", "-o", directory + "/out.json", "--force"])
         #expect(result.status == 0, "\(result)")
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "old")
         #expect(try String(contentsOfFile: directory + "/out.json", encoding: .utf8) == #"{"new":true}"#)

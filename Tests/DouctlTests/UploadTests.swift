@@ -75,12 +75,20 @@ struct UploadTests {
         try fixture.login()
         let good = try TemporaryDirectory.file(named: "good.png", bytes: PNGFixture.bytes)
         let notPicture = try TemporaryDirectory.file(named: "doc.png", bytes: Array("text".utf8))
-        let result = try fixture.douctl.run("upload", good, "/nonexistent.png", notPicture, good)
+        // To the status endpoint every file is checked first (issue 40): a batch that would
+        // fail part-way posts nothing.
+        let checked = try fixture.douctl.run("upload", good, "/nonexistent.png", notPicture, good)
+        #expect(checked.status == 3, "\(checked)")
+        #expect(checked.stdout.isEmpty, "\(checked)")
+        #expect(checked.stderr == "douctl: cannot read /nonexistent.png: No such file or directory (2 of 4 files failed the check; nothing was posted: every file is checked before the first is sent)\n", "\(checked)")
+        #expect(fixture.sandbox.requests.filter { $0.path == "/shuo/v2/statuses/" }.isEmpty)
+        // Elsewhere (--to), a file that cannot be read is its own line; the others go.
+        let result = try fixture.douctl.run("upload", good, "/nonexistent.png", good, "--to", "/shuo/v2/statuses/")
         #expect(result.status == 3, "\(result)")
         let lines = try result.lines()
-        #expect(lines.map { $0["ok"]?.boolValue } == [true, false, false, true])
-        #expect(lines[1]["error"]?.stringValue == "cannot read /nonexistent.png: No such file or directory")
-        #expect(lines[1]["exit"]?.intValue == 3)
+        #expect(lines.map { $0["ok"]?.boolValue } == [true, false, true])
+        #expect(lines.count == 3 && lines[1]["error"]?.stringValue == "cannot read /nonexistent.png: No such file or directory")
+        #expect(lines.count == 3 && lines[1]["exit"]?.intValue == 3)
         #expect(fixture.sandbox.requests.filter { $0.path == "/shuo/v2/statuses/" }.count == 2)
         #expect(result.stderr.contains("douctl: cannot read /nonexistent.png: No such file or directory\n"), "the file is named once")
     }

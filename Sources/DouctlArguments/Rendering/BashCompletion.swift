@@ -71,8 +71,12 @@ private struct BashScript {
 
         """
         for command in tree where command.spec.isGroup {
-            let names = command.spec.visibleSubcommands.map(\.name)
+            // `help` (the parser's word, not a command) is offered beside the root's commands
+            // and completes command paths as the root does: `help shuo <TAB>`.
+            let names = command.spec.visibleSubcommands.map(\.name) + (command.path.isEmpty ? ["help"] : [])
             out += "        \(caseLabel(command))) \(prefix)_words=(\(words(names))) ;;\n"
+            let asHelp = RenderedCommand(path: ["help"] + command.path, spec: command.spec)
+            out += "        \(caseLabel(asHelp))) \(prefix)_words=(\(words(command.spec.visibleSubcommands.map(\.name)))) ;;\n"
         }
         out += """
                 *) \(prefix)_words=() ;;
@@ -216,6 +220,7 @@ private struct BashScript {
         case .directory: return "\(prefix)_action=directory"
         case .choices(let choices): return "\(prefix)_action=choices; \(prefix)_choices=(\(words(choices)))"
         case .dynamic(let kind): return "\(prefix)_action=dynamic; \(prefix)_dynamic=\(ShellText.posixWord(kind))"
+        case .keyedFile: return "\(prefix)_action=keyfile"
         }
     }
 
@@ -257,6 +262,14 @@ private struct BashScript {
                     while IFS= read -r line; do COMPREPLY+=("$line"); done < <(compgen -d -- "$cur") ;;
                 choices)
                     \(prefix)_add "$cur" "${\(prefix)_choices[@]}" ;;
+                keyfile)
+                    # KEY=FILE: files after the "=" (a word of its own when "=" breaks words)
+                    local key=''
+                    [[ $cur == = ]] && cur=''
+                    if [[ $cur == *=* ]]; then key=${cur%%=*}=; cur=${cur#*=}
+                    elif (( $\(prefix)_part == 0 )); then return; fi
+                    compopt -o filenames 2>/dev/null
+                    while IFS= read -r line; do COMPREPLY+=("$key$line"); done < <(compgen -f -- "$cur") ;;
                 dynamic)
                     while IFS= read -r line; do
                         [[ -n $line && $line == "$cur"* ]] && COMPREPLY+=("$line")
@@ -275,7 +288,7 @@ private struct BashScript {
             local cur=${COMP_WORDS[COMP_CWORD]} word path='' option='' prefix=''
             local -i i=1 j positional=0 ended=0 value=0
             local -a \(words)=() \(prefix)_choices=()
-            local \(prefix)_action=none \(prefix)_dynamic='' \(prefix)_count=1
+            local \(prefix)_action=none \(prefix)_dynamic='' \(prefix)_count=1 \(prefix)_part=0
             COMPREPLY=()
 
             # Walk the words before the cursor: find the command path, count positional
@@ -302,6 +315,10 @@ private struct BashScript {
                             break
                         fi
                         i+=2
+                    elif \(prefix)_option_value "$path" "$word" && [[ $\(prefix)_action == keyfile && ${COMP_WORDS[i+2]-} == = ]]; then
+                        # KEY=FILE split into KEY, "=" and FILE (COMP_WORDBREAKS): which part is the cursor on?
+                        if (( i + 3 >= COMP_CWORD )); then option=$word; \(prefix)_part=COMP_CWORD-i-1; break; fi
+                        i+=3
                     elif \(prefix)_option_value "$path" "$word"; then
                         # the option's words (one, or two for --arg NAME VALUE): is the cursor on one?
                         if (( i + \(prefix)_count >= COMP_CWORD )); then option=$word; value=COMP_CWORD-i-1; break; fi

@@ -80,8 +80,11 @@ private struct FishScript {
 
         """
         for command in tree where command.spec.isGroup {
-            out += "        case \(caseLabel(command.path))\n"
+            // `help` (the parser's word) beside the root's commands, completing paths as it.
             let names = command.spec.visibleSubcommands.map { ShellText.fishWord($0.name) }
+            out += "        case \(caseLabel(command.path))\n"
+            out += "            printf '%s\\n' \((names + (command.path.isEmpty ? ["help"] : [])).joined(separator: " "))\n"
+            out += "        case \(caseLabel(["help"] + command.path))\n"
             out += "            printf '%s\\n' \(names.joined(separator: " "))\n"
         }
         out += """
@@ -212,6 +215,16 @@ private struct FishScript {
             printf '%s\\n' $positional $ended $path
         end
 
+        # KEY=FILE (--attach image=pic.jpg): file names after the "=", nothing before it.
+        function \(prefix)_keyed_file
+            set -l word (commandline -ct)
+            string match -q -- '*=*' $word; or return
+            set -l key (string replace -r -- '=.*' '=' $word)
+            for file in (__fish_complete_path (string replace -r -- '^[^=]*=' '' $word))
+                printf '%s\\n' $key$file
+            end
+        end
+
         # Succeeds when the command path typed so far is exactly the arguments.
         function \(prefix)_path_is
             set -l state (\(prefix)_parse)
@@ -290,8 +303,14 @@ private struct FishScript {
         let pathTest = path.isEmpty ? "\(prefix)_path_is" : "\(prefix)_path_is \(path)"
         if command.spec.isGroup {
             let wants = path.isEmpty ? "\(prefix)_wants_command" : "\(prefix)_wants_command \(path)"
+            let asHelp = "\(prefix)_wants_command " + pathWords(["help"] + command.path)
             for child in command.spec.visibleSubcommands {
-                lines.append("\(complete) \(condition(wants)) -a \(ShellText.fishQuoted(fishEscaped(child.name))) -d \(ShellText.fishQuoted(ShellText.oneLine(child.abstract)))")
+                for test in [wants, asHelp] {
+                    lines.append("\(complete) \(condition(test)) -a \(ShellText.fishQuoted(fishEscaped(child.name))) -d \(ShellText.fishQuoted(ShellText.oneLine(child.abstract)))")
+                }
+            }
+            if command.path.isEmpty {
+                lines.append("\(complete) \(condition(wants)) -a help -d \(ShellText.fishQuoted("show help for a command"))")
             }
         }
         if !command.path.isEmpty {
@@ -344,6 +363,8 @@ private struct FishScript {
         case .dynamic(let kind):
             let call = "(\(ShellText.fishWord(program)) __complete \(ShellText.fishWord(kind)) 2>/dev/null)"
             return ["-f", "-a", ShellText.fishQuoted(call)]
+        case .keyedFile:
+            return ["-f", "-a", ShellText.fishQuoted("(\(prefix)_keyed_file)")]
         }
     }
 

@@ -20,6 +20,7 @@ private struct ZshScript {
     let functions: [String]
     let globalsFunction: String
     let dynamicFunction: String
+    let keyedFileFunction: String
 
     init(root: CommandSpec) {
         self.root = root
@@ -30,6 +31,7 @@ private struct ZshScript {
         // Helpers live under a double underscore, so no command path can take their names.
         globalsFunction = "_" + base + "_global_options"
         dynamicFunction = "_" + base + "_dynamic"
+        keyedFileFunction = "_" + base + "_keyed_file"
     }
 
     func render() -> String {
@@ -107,6 +109,15 @@ private struct ZshScript {
             compadd "${(@)argv[1,-2]}" -a candidates
         }
 
+        # KEY=FILE (--attach image=pic.jpg): file names after the "=", a message before it.
+        \(keyedFileFunction)() {
+            if compset -P '*='; then
+                _files "$@"
+            else
+                _message 'KEY=FILE'
+            fi
+        }
+
         """
     }
 
@@ -141,6 +152,7 @@ private struct ZshScript {
             let entry = escapeDescribeName(child.name) + ":" + ShellText.oneLine(child.abstract)
             out += "                \(ShellText.posixQuoted(entry))\n"
         }
+        if command.path.isEmpty { out += "                'help:show help for a command'\n" }
         out += """
                     )
                     _describe -t commands \(ShellText.posixQuoted("\(display) command")) commands && ret=0 ;;
@@ -152,6 +164,14 @@ private struct ZshScript {
         for child in command.spec.visibleSubcommands {
             guard let index = tree.firstIndex(where: { $0.path == command.path + [child.name] }) else { continue }
             out += "                (\(ShellText.posixWord(child.name))) \(functions[index]) && ret=0 ;;\n"
+        }
+        if command.path.isEmpty {
+            // `help COMMAND`: the parser's word, completing the root's commands.
+            var names = ""
+            for child in command.spec.visibleSubcommands {
+                names += " " + ShellText.posixQuoted(escapeDescribeName(child.name) + ":" + ShellText.oneLine(child.abstract))
+            }
+            out += "                (help) (( CURRENT == 2 )) && { commands=(\(names.dropFirst())); _describe -t commands 'command' commands && ret=0 } ;;\n"
         }
         out += """
                     esac ;;
@@ -256,6 +276,7 @@ private struct ZshScript {
         case .directory: return "_files -/"
         case .choices(let choices): return "(" + choices.map(escapeChoice).joined(separator: " ") + ")"
         case .dynamic(let kind): return "\(dynamicFunction) \(ShellText.posixWord(kind))"
+        case .keyedFile: return keyedFileFunction
         }
     }
 

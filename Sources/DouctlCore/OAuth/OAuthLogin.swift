@@ -198,7 +198,9 @@ public final class OAuthLogin {
             if let problem = BrowserURL.problem(page) {
                 console.say("Not opened in a browser: \(problem); open the page yourself if you trust it.")
             } else {
-                console.say(open(page) ? "Opened that page in a browser." : "Could not start a browser; open the page yourself.")
+                // --device is the login for machines without one: a browser that does not
+                // start is no news (the line above already says to open the page).
+                if open(page) { console.say("Opened that page in a browser.") }
             }
         }
         console.say("Waiting for approval …")
@@ -348,6 +350,9 @@ public final class OAuthLogin {
 
     private func require(_ value: String?, _ key: String) throws(DouctlError) -> String {
         guard let value, !value.isEmpty else {
+            if key == "client_id", profile.lacksAnApp {
+                throw .usage("profile '\(profile.name)' has no client_id, and Douban admits no new apps; with an app of your own: douctl config set client_id VALUE --profile \(profile.name); else \(DouctlError.firstSteps)")
+            }
             throw .usage("profile '\(profile.name)' has no \(key); set it with: douctl config set \(key) VALUE --profile \(profile.name)")
         }
         return value

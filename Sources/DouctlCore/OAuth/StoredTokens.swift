@@ -58,7 +58,7 @@ public final class StoredTokens: AccessTokenSource {
     /// the server kept the current token (Douban's 124: it refreshes only expired tokens).
     public func forceRefresh() throws(DouctlError) -> (credential: Credential, renewed: Bool) {
         guard let credential = try store.load(profile.name) else {
-            throw .notLoggedIn(profile.name)
+            throw .notLoggedIn(profile)
         }
         _ = try refresh(rejected: credential.accessToken, becauseExpired: true, force: true)
         let current = try store.load(profile.name) ?? credential

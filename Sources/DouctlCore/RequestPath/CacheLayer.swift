@@ -17,6 +17,8 @@ final class CacheLayer: RequestLayer {
     let profile: ResolvedProfile
     let clock: RunClock
     let unixSocket: String?
+    /// Whether this run already said that a reply's `no-store` kept it out of the cache.
+    private let toldNoStore = LockedValue(false)
 
     init(_ policy: CachePolicy, profile: ResolvedProfile, clock: RunClock, unixSocket: String?, next: RequestLayer) {
         self.policy = policy
@@ -78,6 +80,13 @@ final class CacheLayer: RequestLayer {
         }
         if ResponseCache.isStorable(response, request: request.http) {
             do { try policy.cache.store(key, response, request: request.http, now: now) } catch { policy.note(error.message) }
+        } else if (200..<300).contains(response.status), CacheControl(response.head.headers).has("no-store") {
+            // --cache asked for a copy the server forbids: say why there is none, once a run.
+            let first = toldNoStore.withLock { told -> Bool in
+                defer { told = true }
+                return !told
+            }
+            if first { policy.note("the reply says Cache-Control: no-store, so --cache keeps no copy of it (\(request.summary))") }
         } else if response.status >= 500, let entry {
             policy.note("the server answered HTTP \(response.status); using the cached reply from \(Timestamp.describeRemaining(now - entry.storedAt)) ago")
             policy.cache.count(.hits)

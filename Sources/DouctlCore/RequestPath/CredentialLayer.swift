@@ -122,7 +122,7 @@ final class CredentialLayer: RequestLayer {
             throw .authentication("not logged in at \(there): the login of profile '\(profile.name)' is for \(loginOrigin) and is sent nowhere else; " + (owner.map { "profile \($0) sends credentials there: use --profile \($0)" } ?? "log in there with a profile of its own: douctl profile add NAME --api-base \(there), then douctl --profile NAME auth login"))
         }
         if try tokens?.currentToken() == nil {
-            guard profile.apiBaseOverridden else { throw .notLoggedIn(profile.name) }
+            guard profile.apiBaseOverridden else { throw .notLoggedIn(profile) }
             // --api-base elsewhere: logging in to this profile is no advice for that server.
             let owner = profile.profileSendingCredentials(to: profile.apiBase)
             throw .authentication("not logged in: no credentials for \(Redaction.redactURL(profile.apiBase))" + (owner.map { "; profile \($0) sends credentials there: use --profile \($0)" } ?? ""))

@@ -77,6 +77,15 @@ public struct UploadBatch: Sendable {
         }
     }
 
+    /// The file's bytes among `sent` bytes of a multipart body of `total`: the part headers
+    /// come first and count for nothing, so progress says 99 B for a 99-byte file, not the
+    /// body's 266 B.
+    public static func fileBytesSent(_ sent: Int64, of total: Int64, fileSize: Int64) -> Int64 {
+        guard total > 0, fileSize > 0 else { return 0 }
+        if sent >= total { return fileSize }
+        return min(fileSize, max(0, sent - max(0, total - fileSize)))
+    }
+
     private func upload(_ index: Int, clients: ClientPool, progress: @escaping @Sendable (Int, Int64, Int64) -> Void) -> UploadResult {
         let file = files[index]
         let started = Timestamp.now()
@@ -88,8 +97,9 @@ public struct UploadBatch: Sendable {
             size = try (target.checksPicture ? client.service.checkPicture(file) : MultipartForm.checkReadableFile(file)).size
             let form = MultipartForm(parts: target.fields.map { .field(name: $0.0, value: $0.1) } + [.file(name: target.field, path: file)])
             let request = APIRequest(method: "POST", path: target.path, body: .multipart(form))
+            let fileSize = size
             let reply = try client.send(request) { transfer in
-                progress(index, transfer.uploaded, transfer.uploadTotal)
+                progress(index, Self.fileBytesSent(transfer.uploaded, of: transfer.uploadTotal, fileSize: fileSize), fileSize)
             }
             outcome = .uploaded(reply.payload)
         } catch {

@@ -34,7 +34,7 @@ struct CodingAccountHandlers: Sendable {
                 state.coding.lastCaptcha = text
                 return state.coding.users[caller.userID]?.globalKey ?? String(caller.userID)
             }
-            configuration.log?("coding captcha for user \(key): \(text)")
+            (configuration.codes ?? configuration.log)?("coding captcha for user \(key): \(text)")
         } else {
             let session = authentication.ensureSession(exchange)
             let now = configuration.clock.now()
@@ -43,7 +43,7 @@ struct CodingAccountHandlers: Sendable {
                 state.coding.lastCaptcha = text
                 state.coding.pruneSessions(now: now)
             }
-            configuration.log?("coding captcha for session \(session.sid): \(text)")
+            (configuration.codes ?? configuration.log)?("coding captcha for session \(session.sid): \(text)")
         }
         return HTTPServerResponse(status: 200, headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")],
                                   body: .bytes(CodingCaptcha.png(text)))
@@ -112,7 +112,7 @@ struct CodingAccountHandlers: Sendable {
         case .loggedIn(let fresh, let user):
             return Reply.coding(user, headers: CodingCookies.set(fresh))
         case .twoFactor(let globalKey, let code):
-            configuration.log?("coding 2fa code for \(globalKey): \(code)")
+            (configuration.codes ?? configuration.log)?("coding 2fa code for \(globalKey): \(code)")
             throw CodingError.twoFactorNeeded(globalKey)
         case .failed(let error):
             throw error

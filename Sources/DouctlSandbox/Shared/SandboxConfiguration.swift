@@ -48,6 +48,9 @@ public struct SandboxConfiguration: Sendable {
     public var codingTwoFactorTimeout: Double = 300
     /// Called once per request with a line such as `POST /shuo/v2/statuses/ 200 12ms`.
     public var log: (@Sendable (String) -> Void)? = nil
+    /// Where the captcha and two-factor codes a person would read go (`coding captcha for
+    /// session SID: CODE`); nil: to `log`. `douctl sandbox --quiet` keeps these, not requests.
+    public var codes: (@Sendable (String) -> Void)? = nil
     /// The wall clock behind token expiry, `created_at` and every other lifetime; tests
     /// pass one they advance instead of sleeping.
     public var clock: SandboxClock = .system
