@@ -35,6 +35,9 @@ enum AuthCommands {
             Exits 4 when not logged in or when the server refuses the login, 7 when the
             server cannot be reached. On a terminal the same fields are shown as aligned
             lines; in a pipe, or with --json or --format json, the JSON object.
+            With --explain it also says why this profile: "chosen_by" (--profile,
+            DOUCTL_PROFILE, a .douctl file and its path, default_profile, or the built-in
+            default), "origin" (where its credential may go) and "expect_user".
             """), options: StatusOptions.self, run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
@@ -210,12 +213,14 @@ enum AuthCommands {
         var showToken = false
         var check = false
         var noCheck = false
+        var explain = false
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
             .flag({ $0.showToken = $1 }, .flag("show-token", help: "include the whole access token")),
             .flag({ $0.check = $1 }, .flag("check", help: "ask the server whether the login works (default on a terminal)")),
             .flag({ $0.noCheck = $1 }, .flag("no-check", help: "only read what is stored; send nothing")),
+            .flag({ $0.explain = $1 }, .flag("explain", help: "say which rule chose the profile, its origin and the account it expects")),
             .group({ $0.view = $1 }, ViewOptions.self),
         ]
 
@@ -378,6 +383,12 @@ enum AuthCommands {
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
+        if options.explain {
+            let choice = try context.session.profileChoice()
+            object["chosen_by"] = .string(choice.ruleText)
+            object["origin"] = .string(ProfileChoice.origin(of: profile.apiBase))
+            object["expect_user"] = profile.expectUser.map(JSON.string) ?? .null
+        }
         if case .environmentToken(let token) = try context.session.credentialInForce() {
             object["logged_in"] = true
             object["credential"] = "DOUCTL_TOKEN"

@@ -89,7 +89,10 @@ public final class StoredTokens: AccessTokenSource {
                 if let change = grant.identityChange(from: current) {
                     throw .authentication("the refresh answered for another account (\(change)); the login was kept as it was; \(hint)")
                 }
-                entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
+                let renewed = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
+                // A profile pinned to one account (expect_user) keeps no other's tokens.
+                if let refusal = profile.expectedUserRefusal(renewed, doing: "the refresh") { throw refusal }
+                entry = renewed
                 return grant.accessToken
             case .refused(let error) where error.code == "124":
                 // Douban: "access_token_has_not_expired" — the current token is still good.
