@@ -27,7 +27,7 @@ __douctl_options() {
     case $1 in
         'auth') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --client-credentials --basic --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth status') __douctl_words=(--show-token --check --no-check --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth status') __douctl_words=(--show-token --check --no-check --explain --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'auth token') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'auth refresh') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'auth export') __douctl_words=(--yes-i-know --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
@@ -58,7 +58,7 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -228,6 +228,7 @@ __douctl_option_value() {
                 --token-header) __douctl_action=none; return 0 ;;
                 --token-query) __douctl_action=none; return 0 ;;
                 --issuer) __douctl_action=none; return 0 ;;
+                --expect-user) __douctl_action=none; return 0 ;;
                 --pkce) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
                 --body-format) __douctl_action=choices; __douctl_choices=(form json); return 0 ;;
                 --common-params) __douctl_action=none; return 0 ;;
@@ -299,15 +300,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

@@ -90,8 +90,14 @@ public final class StoredTokens: AccessTokenSource {
                     throw .authentication("the refresh answered for another account (\(change)); the login was kept as it was; \(hint)")
                 }
                 let renewed = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
-                // A profile pinned to one account (expect_user) keeps no other's tokens.
-                if let refusal = profile.expectedUserRefusal(renewed, doing: "the refresh") { throw refusal }
+                // A profile pinned to one account (expect_user) keeps no other's tokens: the
+                // refresh must name that account, or name no other than the stored login, which
+                // does (a token endpoint may give a display name where the login stored the
+                // handle: Douban's douban_user_name).
+                if let refusal = profile.expectedUserRefusal(renewed, doing: "the refresh"),
+                   profile.expectedUserRefusal(current) != nil {
+                    throw refusal
+                }
                 entry = renewed
                 return grant.accessToken
             case .refused(let error) where error.code == "124":
