@@ -166,6 +166,8 @@ enum AuthCommands {
         var scopes: String?
         var noBrowser = false
         var wait: Double = 300
+        /// `auth login URL`: the API's own URL (RFC 9728 discovery).
+        var url: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .flag({ $0.web = $1 }, .flag("web", help: "browser + loopback redirect (PKCE)")),
@@ -180,6 +182,7 @@ enum AuthCommands {
             .flag({ $0.noBrowser = $1 }, .flag("no-browser", help: "print URLs instead of opening a browser")),
             .number({ $0.wait = $1 }, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
                                        help: "how long to wait for approval (browser, pasted code or device)")),
+            .argument({ $0.url = $1 }, ArgumentSpec("URL", help: "the API's own URL: log in to the profile of its origin, or find its authorization server (RFC 9728), register (RFC 7591) and write a profile for it", arity: .optional)),
         ]
 
         /// The flow flags given, in the order help lists them.
@@ -244,6 +247,7 @@ enum AuthCommands {
         if let token = context.environment["DOUCTL_TOKEN"], !token.isEmpty {
             throw .usage("DOUCTL_TOKEN is set, so douctl would ignore a stored login; unset it first")
         }
+        if let url = options.url { try ResourceLogin.prepare(url, context) }
         var profile = try context.session.profile()
         if let scopes = options.requestedScopes { profile.scopes = scopes }
         let method = options.method ?? LoginMethod.automatic(

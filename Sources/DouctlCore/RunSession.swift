@@ -129,6 +129,18 @@ public final class RunSession {
         get throws(DouctlError) { try profileChoice().name }
     }
 
+    /// Makes `choice` this run's profile (`auth login URL`, once the profile for the URL's
+    /// origin is found or written); what was decided from the old one is decided again.
+    public func choose(_ choice: ProfileChoice) {
+        cachedChoice = choice
+        cachedProfile = nil
+        cachedHTTPConfiguration = nil
+        cachedCredential = nil
+        cachedHTTP = nil
+        cachedTokens = nil
+        cachedAPI = nil
+    }
+
     /// Which profile this run uses and why (`ProfileChoice`): decided from the run's options,
     /// environment, working directory and URL, never from state another run wrote.
     public func profileChoice() throws(DouctlError) -> ProfileChoice {
