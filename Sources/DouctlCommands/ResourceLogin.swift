@@ -26,12 +26,14 @@ enum ResourceLogin {
             throw .usage("a profile named '\(name)' exists with another api_base; log in to it with --profile \(name), or remove it first")
         }
         let client: (clientID: String, clientSecret: String?)
+        var redirectURI = "http://127.0.0.1/callback"
         if let given = context.environment["DOUCTL_CLIENT_ID"], !given.isEmpty {
             client = (given, nil)
         } else {
-            client = try discovery.register(http: http)
+            redirectURI = ResourceDiscovery.redirectURI()
+            client = try discovery.register(redirectURI: redirectURI, http: http)
         }
-        let settings = discovery.settings(clientID: client.clientID, clientSecret: client.clientSecret)
+        let settings = discovery.settings(clientID: client.clientID, clientSecret: client.clientSecret, redirectURI: redirectURI)
         try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) in
             var profile = ProfileSettings()
             for (key, value) in settings { profile[key] = value }

@@ -81,4 +81,110 @@ struct ResourceLoginTests {
         #expect(!server.received.contains { $0.path == "/auth/token" || $0.path == "/auth/device" })
         print("lying server (\(lie)): \(login.errorLine)")
     }
+
+    /// The MCP Python SDK's authorization server and protected resource (mcp.server.auth:
+    /// RFC 9728 metadata and challenge, RFC 8414, RFC 7591 registration, PKCE), a server
+    /// nobody here wrote: douctl logs in from the resource's URL with the browser flow.
+    @Test func aLoginFromAnMCPServersURLWorksAgainstTheMCPPythonSDK() throws {
+        try PythonPeer.require(module: "mcp.server.auth.routes, uvicorn", package: "mcp uvicorn")
+        let peer = try PythonPeer(name: "mcp-auth", source: Self.mcpServer)
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        let login = try douctl.run(["auth", "login", peer.base + "/mcp", "--web"], timeout: 60)
+        #expect(login.status == 0, "\(login)\n\(peer.log.suffix(2000))")
+        #expect(login.stderr.contains("with a registered client"), "\(login)")
+        let call = try douctl.run("api", peer.base + "/mcp")
+        #expect(call.status == 0, "\(call)")
+        #expect(call.stdoutText.contains("\"ok\""), "the SDK's bearer middleware took the token: \(call)")
+        let status = try douctl.run(["auth", "status", "--no-check", "--explain", "--json", "--profile", "127.0.0.1-\(peer.base.split(separator: ":").last ?? "")"])
+        #expect(status.status == 0, "\(status)")
+        print("MCP SDK: \(login.stderr.split(separator: "\n").filter { $0.contains("wrote profile") }.joined())")
+    }
+
+    static let mcpServer = #"""
+# The MCP Python SDK's own OAuth authorization server and protected-resource routes
+# (mcp.server.auth), with an in-memory provider that approves every authorization
+# request at once, and an API at /mcp behind the SDK's bearer-auth middleware.
+import secrets, socket, sys, time
+import uvicorn
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import (AccessToken, AuthorizationCode, ProviderTokenVerifier,
+                                      RefreshToken, construct_redirect_uri)
+from mcp.server.auth.routes import (build_resource_metadata_url, create_auth_routes,
+                                    create_protected_resource_routes)
+from mcp.server.auth.settings import ClientRegistrationOptions
+from mcp.shared.auth import OAuthToken
+
+
+class Provider:
+    def __init__(self):
+        self.clients, self.codes, self.tokens, self.refresh = {}, {}, {}, {}
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, info):
+        self.clients[info.client_id] = info
+
+    async def authorize(self, client, params):
+        code = secrets.token_hex(16)
+        self.codes[code] = AuthorizationCode(
+            code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
+            code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, code):
+        return self.codes.get(code)
+
+    def _issue(self, client_id, scopes):
+        access, refresh = "mcp-at-" + secrets.token_hex(8), "mcp-rt-" + secrets.token_hex(8)
+        self.tokens[access] = AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=int(time.time()) + 3600)
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
+        return OAuthToken(access_token=access, token_type="Bearer", expires_in=3600, refresh_token=refresh,
+                          scope=" ".join(scopes) or None)
+
+    async def exchange_authorization_code(self, client, code):
+        self.codes.pop(code.code, None)
+        return self._issue(client.client_id, code.scopes)
+
+    async def load_refresh_token(self, client, refresh_token):
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        self.refresh.pop(refresh_token.token, None)
+        return self._issue(client.client_id, scopes or refresh_token.scopes)
+
+    async def load_access_token(self, token):
+        return self.tokens.get(token)
+
+    async def revoke_token(self, token):
+        self.tokens.pop(getattr(token, "token", None), None)
+
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+port = listener.getsockname()[1]
+base = f"http://127.0.0.1:{port}"
+provider = Provider()
+resource = AnyHttpUrl(base + "/mcp")
+
+
+async def api(scope, receive, send):
+    await JSONResponse({"ok": True, "client_id": scope["user"].access_token.client_id})(scope, receive, send)
+
+protected = RequireAuthMiddleware(api, [], build_resource_metadata_url(resource))
+routes = create_auth_routes(provider, AnyHttpUrl(base), client_registration_options=ClientRegistrationOptions(enabled=True))
+routes += create_protected_resource_routes(resource, [AnyHttpUrl(base)])
+routes.append(Route("/mcp", endpoint=protected, methods=["GET"]))
+app = Starlette(routes=routes, middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(ProviderTokenVerifier(provider)))])
+print(f"ready {port}", flush=True)
+uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+"""#
 }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
@@ -18,8 +23,34 @@ public struct ResourceDiscovery: Sendable {
     public var provider: ProviderMetadata
     public var scopes: [String]
 
-    /// The redirect URI douctl registers (RFC 8252 §7.3: any port on the loopback).
-    public static let redirectURI = "http://127.0.0.1/callback"
+    /// The redirect URI douctl registers: a loopback port free now, written in full, since
+    /// many servers match redirect URIs exactly although RFC 8252 §7.3 lets the port vary
+    /// (the MCP SDK's does); the profile keeps it as registered.
+    public static func redirectURI() -> String {
+        freeLoopbackPort().map { "http://127.0.0.1:\($0)/callback" } ?? "http://127.0.0.1/callback"
+    }
+
+    /// A port on 127.0.0.1 that nothing listens on now (the kernel's choice for port 0).
+    static func freeLoopbackPort() -> UInt16? {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0 else { return nil }
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        guard named == 0 else { return nil }
+        let port = UInt16(bigEndian: address.sin_port)
+        return port == 0 ? nil : port
+    }
 
     /// Whether `url`'s host is the loopback interface, where plain http carries nothing
     /// off the machine.
@@ -98,14 +129,14 @@ public struct ResourceDiscovery: Sendable {
 
     /// RFC 7591: registers douctl as a public client with a loopback redirect and the grants
     /// it uses; returns the client id (and a secret when the server issues one).
-    public func register(http: any HTTPTransport) throws(DouctlError) -> (clientID: String, clientSecret: String?) {
+    public func register(redirectURI: String, http: any HTTPTransport) throws(DouctlError) -> (clientID: String, clientSecret: String?) {
         guard let endpoint = provider.registrationEndpoint else {
             throw .usage("the authorization server \(TerminalText.escaped(provider.issuer)) offers no dynamic client registration; register a client there and pass it: DOUCTL_CLIENT_ID=ID douctl auth login \(apiBase)")
         }
         var grants: [JSON] = ["authorization_code", "refresh_token"]
         if provider.deviceAuthorizationEndpoint != nil { grants.append("urn:ietf:params:oauth:grant-type:device_code") }
         let body = JSON.object(JSONObject([
-            ("client_name", "douctl"), ("redirect_uris", .array([.string(Self.redirectURI)])),
+            ("client_name", "douctl"), ("redirect_uris", .array([.string(redirectURI)])),
             ("grant_types", .array(grants)), ("response_types", .array(["code"])),
             ("token_endpoint_auth_method", "none"),
         ]))
@@ -133,13 +164,13 @@ public struct ResourceDiscovery: Sendable {
     }
 
     /// The new profile's settings: api_base, the metadata's endpoints, the client.
-    public func settings(clientID: String, clientSecret: String?) -> [(ProfileKey, ProfileValue)] {
+    public func settings(clientID: String, clientSecret: String?, redirectURI: String) -> [(ProfileKey, ProfileValue)] {
         var settings: [(ProfileKey, ProfileValue)] = [(.apiBase, .text(apiBase))]
         settings += provider.settings(hasSecret: clientSecret != nil)
         settings.append((.clientID, .text(clientID)))
         if let clientSecret { settings.append((.clientSecret, .text(clientSecret))) }
         else if provider.tokenAuth(hasSecret: false) == nil { settings.append((.tokenAuth, .text(TokenAuth.none.rawValue))) }
-        settings.append((.redirectURI, .text(Self.redirectURI)))
+        settings.append((.redirectURI, .text(redirectURI)))
         if !scopes.isEmpty { settings.append((.scopes, .list(scopes))) }
         return settings
     }
