@@ -147,4 +147,25 @@ struct ProfileChoiceTests {
         #expect(result.errorLine == "douctl: bad configuration file \(file) (it is a symbolic link; a .douctl file picks the profile and must be a plain file (replace the link with a copy))")
         #expect(fixture.sandbox.requests.isEmpty, "nothing was sent")
     }
+
+    /// The promise table's row "a credential goes only to its origin", for this feature: a
+    /// profile a .douctl chose sends its token to its api_base, and none to another origin.
+    @Test func aProfileADouctlFileChoseSendsItsTokenOnlyToItsOrigin() throws {
+        let fixture = try SandboxFixture()
+        defer { fixture.stop() }
+        let (home, _) = try Self.setUp(fixture)
+        let token = fixture.sandbox.issueToken(user: "ahbei")
+        let path = fixture.douctl.configDirectory + "/credentials.json"
+        try Data(#"{"profiles":{"home":{"access_token":"\#(token.accessToken)","expires_at":"2099-01-01T00:00:00Z","user_name":"ahbei"}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        let elsewhere = try TestServer(json: "{}")
+        defer { elsewhere.stop() }
+        let own = try RunningDouctl(fixture.douctl, ["api", "/v2/user/~me"], in: home).finish()
+        #expect(own.status == 0 && own.stdoutText.contains("\"ahbei\""), "\(own)")
+        let other = try RunningDouctl(fixture.douctl, ["api", elsewhere.baseURL + "/x"], in: home).finish()
+        #expect(other.status == 0, "\(other)")
+        #expect(elsewhere.received.count == 1)
+        #expect(elsewhere.received.allSatisfy { $0.header("Authorization") == nil }, "no credential to another origin")
+    }
 }
