@@ -87,7 +87,7 @@ function __douctl_takes_value
         case 'profile list'
             contains -- $argv[2] --format; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy; and return 0
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'sandbox'
@@ -200,7 +200,7 @@ end
 complete -c douctl -f
 
 # Global options: accepted before or after any command word.
-complete -c douctl -n 'not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)' -d 'use this profile (env DOUCTL_PROFILE; default: config\'s default_profile, else douban)'
+complete -c douctl -n 'not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l profile -r -f -a '(douctl __complete profiles 2>/dev/null)' -d 'use this profile (env DOUCTL_PROFILE; else a .douctl file upward, the URL\'s profile, default_profile, douban)'
 complete -c douctl -n 'not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l config-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)'
 complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -l api-base -r -f -d 'send API requests to this base URL, for this call only'
 complete -c douctl -n 'not __douctl_path_is config; and not __douctl_path_is config get; and not __douctl_path_is config set; and not __douctl_path_is config unset; and not __douctl_path_is config list; and not __douctl_path_is profile; and not __douctl_path_is profile list; and not __douctl_path_is profile show; and not __douctl_path_is profile add; and not __douctl_path_is profile remove; and not __douctl_path_is profile use; and not __douctl_path_is cache; and not __douctl_path_is cache info; and not __douctl_path_is cache clear; and not __douctl_path_is sandbox; and not __douctl_path_is demo; and not __douctl_path_is completion; and not __douctl_path_is version' -s v -l verbose -d 'log requests and replies on stderr, secrets redacted'
@@ -295,6 +295,7 @@ complete -c douctl -n '__douctl_path_is auth login' -l wait -r -f -d 'how long t
 complete -c douctl -n '__douctl_path_is auth status' -l show-token -d 'include the whole access token'
 complete -c douctl -n '__douctl_path_is auth status' -l check -d 'ask the server whether the login works (default on a terminal)'
 complete -c douctl -n '__douctl_path_is auth status' -l no-check -d 'only read what is stored; send nothing'
+complete -c douctl -n '__douctl_path_is auth status' -l explain -d 'say which rule chose the profile, its origin and the account it expects'
 complete -c douctl -n '__douctl_path_is auth status' -l format -r -f -a 'text json' -d 'text (a view for people) or json (what a pipe gets); default: text when stdout is a terminal, else json'
 complete -c douctl -n '__douctl_path_is auth status' -l json -d 'print JSON even on a terminal (same as --format json)'
 
@@ -486,13 +487,13 @@ complete -c douctl -n '__douctl_wants_command help config' -a 'list' -d 'print t
 
 # douctl config get
 complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
@@ -539,6 +540,7 @@ complete -c douctl -n '__douctl_path_is profile add' -l auth-scheme -r -f -d 'th
 complete -c douctl -n '__douctl_path_is profile add' -l token-header -r -f -d 'send the token (an API key read with auth login --with-token) as this header, e.g. X-API-Key, instead of Authorization'
 complete -c douctl -n '__douctl_path_is profile add' -l token-query -r -f -d 'send the token (an API key read with auth login --with-token) as this query parameter, e.g. key'
 complete -c douctl -n '__douctl_path_is profile add' -l issuer -r -f -d 'the OpenID Connect / RFC 8414 issuer the endpoints were read from (profile add --issuer); an ID token\'s iss must be it'
+complete -c douctl -n '__douctl_path_is profile add' -l expect-user -r -f -d 'the account this profile must be (user id or name): a login or refresh that yields another is refused, nothing stored'
 complete -c douctl -n '__douctl_path_is profile add' -l pkce -r -f -a 'true false' -d 'false: send no PKCE challenge (a provider whose metadata lists no S256); default true'
 complete -c douctl -n '__douctl_path_is profile add' -l body-format -r -f -a 'form json' -d 'how douctl api sends -f/-F fields by default: form or json (like --json)'
 complete -c douctl -n '__douctl_path_is profile add' -l common-params -r -f -d 'parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; "$VAR" reads the environment at send time'

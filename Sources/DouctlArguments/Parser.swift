@@ -224,6 +224,11 @@ public struct ArgumentParser: Sendable {
     // MARK: - positionals
 
     private func finish(_ state: State) throws(UsageError) -> ParsedCommand {
+        // What follows a flag that reads a secret from stdin is never bound to an argument
+        // (auth login's URL), nor echoed: it may be the secret, typed in the wrong place.
+        if let flag = state.hiddenPositionals.filter({ $0.key < state.positionals.count }).min(by: { $0.key < $1.key })?.value {
+            throw UsageError("unexpected argument after --\(flag) (not shown, in case it is a secret: --\(flag) reads from stdin)", path: state.path)
+        }
         let specs = state.node.arguments
         var remaining = state.positionals[...]
         var arguments: [String: [String]] = [:]

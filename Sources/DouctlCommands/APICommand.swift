@@ -253,6 +253,8 @@ enum APICommand {
     private static func send(_ options: APIOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         // Every value's form was checked as it was bound (`APIOptions.validate()`); files and standard input are read here.
         let draft = try RequestDraft(options)
+        // The URL rule: an absolute URL picks the profile whose api_base has its origin.
+        context.session.targetURL = options.path
         var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)

@@ -35,6 +35,9 @@ enum AuthCommands {
             Exits 4 when not logged in or when the server refuses the login, 7 when the
             server cannot be reached. On a terminal the same fields are shown as aligned
             lines; in a pipe, or with --json or --format json, the JSON object.
+            With --explain it also says why this profile: "chosen_by" (--profile,
+            DOUCTL_PROFILE, a .douctl file and its path, default_profile, or the built-in
+            default), "origin" (where its credential may go) and "expect_user".
             """), options: StatusOptions.self, run: status),
         Command(CommandSpec(
             "token", abstract: "print the access token (refreshed first if it has expired)",
@@ -166,6 +169,8 @@ enum AuthCommands {
         var scopes: String?
         var noBrowser = false
         var wait: Double = 300
+        /// `auth login URL`: the API's own URL (RFC 9728 discovery).
+        var url: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .flag({ $0.web = $1 }, .flag("web", help: "browser + loopback redirect (PKCE)")),
@@ -180,6 +185,7 @@ enum AuthCommands {
             .flag({ $0.noBrowser = $1 }, .flag("no-browser", help: "print URLs instead of opening a browser")),
             .number({ $0.wait = $1 }, OptionSpec("wait", value: ValueSpec("SECONDS", kind: .number, default: "300"),
                                        help: "how long to wait for approval (browser, pasted code or device)")),
+            .argument({ $0.url = $1 }, ArgumentSpec("URL", help: "the API's own URL: log in to the profile of its origin, or find its authorization server (RFC 9728), register (RFC 7591) and write a profile for it", arity: .optional)),
         ]
 
         /// The flow flags given, in the order help lists them.
@@ -213,12 +219,14 @@ enum AuthCommands {
         var showToken = false
         var check = false
         var noCheck = false
+        var explain = false
         var view = ViewOptions()
 
         static let bindings: [OptionBinding<Self>] = [
             .flag({ $0.showToken = $1 }, .flag("show-token", help: "include the whole access token")),
             .flag({ $0.check = $1 }, .flag("check", help: "ask the server whether the login works (default on a terminal)")),
             .flag({ $0.noCheck = $1 }, .flag("no-check", help: "only read what is stored; send nothing")),
+            .flag({ $0.explain = $1 }, .flag("explain", help: "say which rule chose the profile, its origin and the account it expects")),
             .group({ $0.view = $1 }, ViewOptions.self),
         ]
 
@@ -242,6 +250,7 @@ enum AuthCommands {
         if let token = context.environment["DOUCTL_TOKEN"], !token.isEmpty {
             throw .usage("DOUCTL_TOKEN is set, so douctl would ignore a stored login; unset it first")
         }
+        if let url = options.url { try ResourceLogin.prepare(url, context) }
         var profile = try context.session.profile()
         if let scopes = options.requestedScopes { profile.scopes = scopes }
         let method = options.method ?? LoginMethod.automatic(
@@ -391,6 +400,12 @@ enum AuthCommands {
         var object = JSONObject()
         object["profile"] = .string(profile.name)
         object["api_base"] = .string(profile.apiBase)
+        if options.explain {
+            let choice = try context.session.profileChoice()
+            object["chosen_by"] = .string(choice.ruleText)
+            object["origin"] = .string(ProfileChoice.origin(of: profile.apiBase))
+            object["expect_user"] = profile.expectUser.map(JSON.string) ?? .null
+        }
         if case .environmentToken(let token) = try context.session.credentialInForce() {
             object["logged_in"] = true
             object["credential"] = "DOUCTL_TOKEN"

@@ -70,6 +70,7 @@ struct CommandContext {
         settings.configDirectory = globals.configDirectory
         settings.profile = globals.profile
         settings.apiBase = globals.apiBase
+        settings.workingDirectory = process.workingDirectory
         settings.network = NetworkSettings.Options(
             caBundle: globals.caBundle, caPath: globals.caPath,
             clientCert: globals.clientCert, clientKey: globals.clientKey,

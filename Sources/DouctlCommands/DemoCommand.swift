@@ -98,6 +98,8 @@ private struct Demo {
         var environment = context.environment
         environment["DOUCTL_CONFIG_DIR"] = configDirectory
         for name in ["DOUCTL_TOKEN", "DOUCTL_PROFILE", "DOUCTL_CLIENT_ID", "DOUCTL_CLIENT_SECRET", "BROWSER"] { environment[name] = nil }
+        // The demo's own profile, whatever a .douctl file where it runs names.
+        environment["DOUCTL_PROFILE"] = "sandbox"
         let nullInput = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(nullInput) }
         func run(_ extra: [String], output: Int32?) -> Int32 {

@@ -144,6 +144,9 @@ enum DownloadCommand {
         var download = options.resolved
         let output = context.output
         download.writeStandardOutput = { bytes in output.sink(bytes) }
+        // The URL rule: URLs of one origin pick the profile whose api_base it is.
+        let origins = Set(options.sources.map(ProfileChoice.origin(of:)))
+        if origins.count == 1 { context.session.targetURL = options.sources.first }
         var factory = try context.session.clientFactory()
         factory.allowsAnonymous = true
         return runBatch(context, sources: options.sources, options: download, factory: factory, parallel: options.parallel,

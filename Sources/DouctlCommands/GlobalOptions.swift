@@ -76,7 +76,7 @@ struct GlobalOptionValues: CommandOptions {
 
     static let bindings: [OptionBinding<GlobalOptionValues>] = [
         .value({ $0.profile = $1 }, (OptionSpec("profile", value: ValueSpec("NAME", completion: .dynamic("profiles")),
-                       help: "use this profile (env DOUCTL_PROFILE; default: config's default_profile, else douban)")).inGroup(GlobalOptions.Group.profile.rawValue)),
+                       help: "use this profile (env DOUCTL_PROFILE; else a .douctl file upward, the URL's profile, default_profile, douban)")).inGroup(GlobalOptions.Group.profile.rawValue)),
         .value({ $0.configDirectory = $1 }, (OptionSpec("config-dir", value: ValueSpec("DIR", completion: .directory),
                        help: "config directory (env DOUCTL_CONFIG_DIR; default $XDG_CONFIG_HOME/douctl or ~/.config/douctl)")).inGroup(GlobalOptions.Group.profile.rawValue)),
         .value({ $0.apiBase = $1 }, (OptionSpec("api-base", value: ValueSpec("URL"), help: "send API requests to this base URL, for this call only")).inGroup(GlobalOptions.Group.request.rawValue)),

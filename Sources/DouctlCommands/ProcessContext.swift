@@ -34,6 +34,9 @@ public struct ProcessContext: Sendable {
     /// five requests. (It was the hidden variable DOUCTL_MAX_PAGES: a limit any shell
     /// could lower unseen, which no page documented.)
     public var pageCap: Int = Paginator.defaultMaximumPages
+    /// Where a `.douctl` file that picks the profile is looked for, upward: nil for the
+    /// process's working directory; tests give their own directory.
+    public var workingDirectory: String?
 
     public init(arguments: [String], environment: [String: String], standardInput: Int32 = 0, standardOutput: Int32 = 1, standardError: Int32 = 2) {
         self.arguments = arguments

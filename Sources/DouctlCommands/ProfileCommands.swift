@@ -105,7 +105,7 @@ enum ProfileCommands {
 
     static func list(_ options: List, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let config = try context.session.config()
-        let active = config.activeProfileName(requested: context.session.settings.requestedProfile)
+        let active = try context.session.profileName
         let store = try context.session.credentialStore()
         var rows: [JSON] = []
         let table = context.output.wantsView

@@ -77,6 +77,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var tokenQuery: String? = nil
     /// The issuer the endpoints came from (`profile add --issuer`): an ID token's `iss`.
     public var issuer: String? = nil
+    /// The account the profile must be (`expect_user`): a user id or name.
+    public var expectUser: String? = nil
     /// Whether the authorization request carries a PKCE challenge (`pkce`, default true).
     public var pkce: Bool = true
     /// True for a profile with neither a preset nor a `style`: a plain OAuth2 REST API that
@@ -151,6 +153,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .tokenHeader: return tokenHeader.map(ProfileValue.text)
         case .tokenQuery: return tokenQuery.map(ProfileValue.text)
         case .issuer: return issuer.map(ProfileValue.text)
+        case .expectUser: return expectUser.map(ProfileValue.text)
         case .pkce: return pkce ? nil : .text("false")
         case .bodyFormat: return .text(bodyFormat.rawValue)
         case .commonParams: return commonParams.isEmpty ? nil : .map(commonParams)
@@ -340,6 +343,7 @@ extension ResolvedProfile {
         tokenHeader = merged.text(.tokenHeader)
         tokenQuery = merged.text(.tokenQuery)
         issuer = merged.text(.issuer)
+        expectUser = merged.text(.expectUser)
         pkce = merged.text(.pkce) != "false"
     }
 }

@@ -24,6 +24,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case tokenHeader = "token_header"
     case tokenQuery = "token_query"
     case issuer
+    case expectUser = "expect_user"
     case pkce
     case bodyFormat = "body_format"
     case commonParams = "common_params"
@@ -85,6 +86,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .tokenHeader: return "send the token (an API key read with auth login --with-token) as this header, e.g. X-API-Key, instead of Authorization"
         case .tokenQuery: return "send the token (an API key read with auth login --with-token) as this query parameter, e.g. key"
         case .issuer: return "the OpenID Connect / RFC 8414 issuer the endpoints were read from (profile add --issuer); an ID token's iss must be it"
+        case .expectUser: return "the account this profile must be (user id or name): a login or refresh that yields another is refused, nothing stored"
         case .pkce: return "false: send no PKCE challenge (a provider whose metadata lists no S256); default true"
         case .bodyFormat: return "how douctl api sends -f/-F fields by default: form or json (like --json)"
         case .commonParams: return "parameters added to every request (query for GET/DELETE, body otherwise): NAME=VALUE,... or a JSON object; \"$VAR\" reads the environment at send time"
@@ -132,6 +134,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
+        }
+        if self == .expectUser, text.isEmpty || text.contains(where: { $0 == "\n" || $0 == "\r" }) {
+            throw .usage("invalid value for expect_user: expected a user id or name")
         }
         // Any host, a single label included (http://x as http://docker): the scheme and a host.
         if isURL, Self.urlHost(text)?.isEmpty != false {

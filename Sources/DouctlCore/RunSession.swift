@@ -11,6 +11,9 @@ public struct SessionSettings: Sendable {
     public var profile: String?
     /// `--api-base`, for this run only.
     public var apiBase: String?
+    /// Where a `.douctl` file is looked for, upward (`ProfileChoice`): the process's working
+    /// directory when nil; tests give their own.
+    public var workingDirectory: String?
     public var network: NetworkSettings.Options
     /// How every request is sent (timeout, retries, `-v`, rate-limit wait, recording, the
     /// transport), with the environment: handed to every client unchanged.
@@ -72,6 +75,12 @@ public final class RunSession {
 
     private var cachedDirectory: ConfigDirectory?
     private var cachedConfig: ConfigFile?
+    private var cachedChoice: ProfileChoice?
+    /// The absolute URL `api` or `download` was given, for the URL rule; set before the
+    /// profile is first used.
+    public var targetURL: String? {
+        didSet { cachedChoice = nil; cachedProfile = nil }
+    }
     private var cachedProfile: ResolvedProfile?
     private var cachedHTTPConfiguration: HTTPClientConfiguration?
     private var cachedCredential: CredentialInForce?
@@ -106,6 +115,7 @@ public final class RunSession {
     public func updateConfig<Result>(_ change: (inout ConfigFile) throws(DouctlError) -> Result) throws(DouctlError) -> Result {
         let result = try configDirectory().updateConfig(change)
         cachedConfig = nil
+        cachedChoice = nil
         cachedProfile = nil
         cachedHTTPConfiguration = nil
         cachedCredential = nil
@@ -113,7 +123,42 @@ public final class RunSession {
     }
 
     public var profileName: String {
-        get throws(DouctlError) { try config().activeProfileName(requested: settings.requestedProfile) }
+        get throws(DouctlError) { try profileChoice().name }
+    }
+
+    /// Makes `choice` this run's profile (`auth login URL`, once the profile for the URL's
+    /// origin is found or written); what was decided from the old one is decided again.
+    public func choose(_ choice: ProfileChoice) {
+        cachedChoice = choice
+        cachedProfile = nil
+        cachedHTTPConfiguration = nil
+        cachedCredential = nil
+        cachedHTTP = nil
+        cachedTokens = nil
+        cachedAPI = nil
+    }
+
+    /// Which profile this run uses and why (`ProfileChoice`): decided from the run's options,
+    /// environment, working directory and URL, never from state another run wrote.
+    public func profileChoice() throws(DouctlError) -> ProfileChoice {
+        if let cachedChoice { return cachedChoice }
+        let choice: ProfileChoice
+        if let name = settings.profile {
+            choice = ProfileChoice(name: name, rule: .option)
+        } else if let variable = environment["DOUCTL_PROFILE"], !variable.isEmpty {
+            choice = ProfileChoice(name: variable, rule: .environment)
+        } else if let directory = settings.workingDirectory ?? ProfileChoice.currentDirectory(),
+                  let file = try ProfileChoice.directoryFile(from: directory) {
+            choice = ProfileChoice(name: file.profile, rule: .directoryFile(file.path))
+        } else if let url = targetURL, let owner = try config().profileOwning(url) {
+            choice = ProfileChoice(name: owner, rule: .url(url))
+        } else if let name = try config().defaultProfile {
+            choice = ProfileChoice(name: name, rule: .defaultProfile)
+        } else {
+            choice = ProfileChoice(name: try config().activeProfileName(requested: nil), rule: .builtIn)
+        }
+        cachedChoice = choice
+        return choice
     }
 
     public func profile() throws(DouctlError) -> ResolvedProfile {
@@ -125,7 +170,17 @@ public final class RunSession {
         if let apiBase = overrides.apiBase, !(apiBase.hasPrefix(bytes: "http://") || apiBase.hasPrefix(bytes: "https://")) {
             throw .usage("invalid value '\(apiBase)' for --api-base: expected an http:// or https:// URL")
         }
-        var profile = try config().resolve(try profileName, overrides: overrides)
+        let choice = try profileChoice()
+        var profile: ResolvedProfile
+        do {
+            profile = try config().resolve(choice.name, overrides: overrides)
+        } catch {
+            // A profile named by a .douctl file: the error says which file named it.
+            if case .directoryFile(let path) = choice.rule, case .usage(let text) = error {
+                throw .usage("\(text) (named by \(path))")
+            }
+            throw error
+        }
         // client_secret "$VAR" / "${VAR}" (config set client_secret '$VAR'): the secret is
         // the variable's value, read now, never stored; unset or empty is no secret.
         if let reference = profile.clientSecret, reference.hasPrefix("$"), reference.count > 1 {

@@ -59,6 +59,8 @@ struct InProcessDouctl {
         // A cancellation of its own: a --max-time timer or a cancelled run never reaches
         // the other tests running in this process.
         process.cancellation = Cancellation()
+        // A .douctl file is looked for from the run's own home, not wherever the tests run.
+        process.workingDirectory = home.path
         configure?(&process)
         let status = Douctl.main(process)
         for fd in [stdin, stdout, stderr] { close(fd) }

@@ -43,7 +43,7 @@ struct OAuth2ProviderTests {
             try Test.cancel("skipped: needs an IPv6 loopback (::1), which this machine does not have")
         }
         let provider = try DOTProvider.shared()
-        let (douctl, browser, login) = try provider.webLogin(profile: "dot6", client: "dot6", extra: ["--redirect-uri", "http://[::1]/callback/dot6", "--user-url", "/api/user"])
+        let (_, browser, login) = try provider.webLogin(profile: "dot6", client: "dot6", extra: ["--redirect-uri", "http://[::1]/callback/dot6", "--user-url", "/api/user"])
         #expect(login.status == 0, "\(login)\n\(provider.log)")
         #expect(try login.json()["user_name"]?.stringValue == "alice")
         let authorize = try #require(provider.requests.first { $0.hasPrefix("GET /o/authorize/") && $0.contains("client_id=dot6") })

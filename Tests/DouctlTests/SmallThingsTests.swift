@@ -48,7 +48,7 @@ struct SmallThingsTests {
 
         #expect(try douctl.run("profile", "add", "p", "--api-base", "http://127.0.0.1:9").status == 0)
         try Data(#"{"cookies":[{"name":"s","value":"v","path":"/"}]}"#.utf8).write(to: URL(fileURLWithPath: douctl.configDirectory + "/cookies-p.json"))
-        FileManager.default.createFile(atPath: douctl.configDirectory + "/.cookies-p.lock", contents: nil)
+        _ = FileManager.default.createFile(atPath: douctl.configDirectory + "/.cookies-p.lock", contents: nil)
         #expect(try douctl.run("profile", "remove", "p").status == 0)
         let after = (try? FileManager.default.contentsOfDirectory(atPath: douctl.configDirectory)) ?? []
         #expect(!after.contains { $0.contains("cookies-p") }, "jar and lock are gone: \(after)")

@@ -144,6 +144,8 @@ public struct LoginService {
             // Checked like a token, before anything is stored: a refusal is exit 4.
             credential = try identify(Credential.basic(user: user, password: password))
         }
+        // A profile pinned to one account (expect_user) stores no other.
+        if let refusal = profile.expectedUserRefusal(credential) { throw refusal }
         try store.update(profile.name) { (entry: inout Credential?) throws(DouctlError) in entry = credential }
         // One identity per profile: the new token replaces a cookie session.
         _ = try endCookieSession()

@@ -17,6 +17,8 @@ public struct ProviderMetadata: Sendable, Equatable {
     public var deviceAuthorizationEndpoint: String?
     public var revocationEndpoint: String?
     public var userinfoEndpoint: String?
+    /// RFC 7591 dynamic client registration (`registration_endpoint`).
+    public var registrationEndpoint: String?
     /// `token_endpoint_auth_methods_supported`; nil when not listed (RFC 8414: then
     /// client_secret_basic).
     public var tokenAuthMethods: [String]?
@@ -97,6 +99,7 @@ public struct ProviderMetadata: Sendable, Equatable {
         deviceAuthorizationEndpoint = url("device_authorization_endpoint")
         revocationEndpoint = url("revocation_endpoint")
         userinfoEndpoint = url("userinfo_endpoint")
+        registrationEndpoint = url("registration_endpoint")
         tokenAuthMethods = list("token_endpoint_auth_methods_supported")
         codeChallengeMethods = list("code_challenge_methods_supported")
         scopesSupported = list("scopes_supported")

@@ -106,7 +106,16 @@ public final class StoredTokens: AccessTokenSource {
                 if let problem = grant.refreshedIDTokenProblem(issuer: profile.issuer, clientID: profile.clientID, previous: current, now: clock()) {
                     throw .authentication("the refresh was refused: \(problem); the login was kept as it was; \(hint)")
                 }
-                entry = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
+                let renewed = grant.credential(now: clock(), requestedScopes: profile.scopes, previous: current)
+                // A profile pinned to one account (expect_user) keeps no other's tokens: the
+                // refresh must name that account, or name no other than the stored login, which
+                // does (a token endpoint may give a display name where the login stored the
+                // handle: Douban's douban_user_name).
+                if let refusal = profile.expectedUserRefusal(renewed, doing: "the refresh"),
+                   profile.expectedUserRefusal(current) != nil {
+                    throw refusal
+                }
+                entry = renewed
                 return grant.accessToken
             case .refused(let error) where error.code == "124":
                 // Douban: "access_token_has_not_expired" — the current token is still good.

@@ -125,7 +125,10 @@ public struct TokenGrant: Sendable, Equatable {
         text.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
     }
 
-    /// The credential to store, keeping what the grant does not say from `previous`.
+    /// The credential to store, keeping what the grant does not say from `previous`. A
+    /// refresh keeps the login's user name: the login asked the API whose the token is (the
+    /// handle, ahbei), where a token endpoint may give a display name (Douban's
+    /// douban_user_name, 阿北), and a pinned profile (`expect_user`) compares names.
     public func credential(now: Double, requestedScopes: [String], previous: Credential? = nil) -> Credential {
         Credential(
             accessToken: accessToken,
@@ -133,7 +136,7 @@ public struct TokenGrant: Sendable, Equatable {
             expiresAt: expiresIn.map { now + $0 },
             scopes: scopes ?? previous?.scopes ?? requestedScopes,
             userID: userID ?? previous?.userID,
-            userName: userName ?? previous?.userName,
+            userName: previous?.userName ?? userName,
             extra: extra(previous: previous))
     }
 

@@ -15,9 +15,10 @@ final class RunningDouctl: @unchecked Sendable {
     private var open = 2
     private let input = Pipe()
 
-    init(_ douctl: Douctl, _ arguments: [String], environment extra: [String: String] = [:]) throws {
+    init(_ douctl: Douctl, _ arguments: [String], environment extra: [String: String] = [:], in directory: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: Douctl.binary)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         var environment = douctl.environment
         environment.merge(extra) { $1 }
         process.environment = environment

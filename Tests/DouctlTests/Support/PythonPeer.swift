@@ -51,8 +51,8 @@ final class PythonPeer: @unchecked Sendable {
     /// process and its base URL. Django OAuth Toolkit's provider starts the same way.
     static func launch(name: String, script: String, arguments: [String], directory: String, log: String, waiting: Double) throws -> (Process, String) {
         let readyFile = directory + "/ready.txt"
-        FileManager.default.createFile(atPath: readyFile, contents: nil)
-        FileManager.default.createFile(atPath: directory + "/" + log, contents: nil)
+        _ = FileManager.default.createFile(atPath: readyFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/" + log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Tools.require("python3"))
         process.arguments = [script] + arguments
