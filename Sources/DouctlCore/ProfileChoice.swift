@@ -134,9 +134,14 @@ extension ResolvedProfile {
     /// account (matched against the user id and the user name), or nothing says whose the
     /// login is. nil when the profile pins no account or the login is that account.
     public func expectedUserRefusal(_ credential: Credential, doing: String = "the login") -> DouctlError? {
+        expectedUserRefusal(userID: credential.userID, userName: credential.userName, doing: doing)
+    }
+
+    /// The same check for a login that is no stored credential (Coding's cookie session).
+    public func expectedUserRefusal(userID: String?, userName: String?, doing: String = "the login") -> DouctlError? {
         guard let expected = expectUser else { return nil }
-        if credential.userID == expected || credential.userName == expected { return nil }
-        let who = [credential.userName, credential.userID].compactMap { $0 }.map { "'\(TerminalText.escaped($0))'" }.first
+        if userID == expected || userName == expected { return nil }
+        let who = [userName, userID].compactMap { $0 }.map { "'\(TerminalText.escaped($0))'" }.first
         let fix = "log in as \(expected), or change the pin: douctl config set expect_user NAME --profile \(name)"
         guard let who else {
             return .authentication("\(doing) does not say whose it is, and profile '\(name)' expects '\(expected)' (expect_user); nothing was stored; \(fix)")

@@ -111,6 +111,17 @@ struct CodingTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.douctl.configDirectory + "/cookies-coding-sandbox.json"))
     }
 
+    /// expect_user pins the account for a cookie session too (issue 39): a password login as
+    /// another account is exit 4 and no cookie jar is kept.
+    @Test func aPasswordLoginAsAnotherAccountThanExpectUserStoresNothing() throws {
+        let fixture = try SandboxFixture { $0.codingCaptchaRequired = false }
+        try fixture.douctl.run(["config", "set", "expect_user", "someone-else", "--profile", "coding-sandbox"])
+        let result = try fixture.douctl.run(["--profile", "coding-sandbox", "auth", "login", "--password"], input: Array("coder\n\(Sandbox.codingPassword)\n".utf8))
+        #expect(result.status == 4, "\(result)")
+        #expect(result.errorLine.contains("expects 'someone-else'"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.douctl.configDirectory + "/cookies-coding-sandbox.json"))
+    }
+
     @Test func passwordLoginIsRefusedForDoubanProfiles() throws {
         let fixture = try SandboxFixture()
         let result = try fixture.douctl.run("--profile", "sandbox", "auth", "login", "--password")

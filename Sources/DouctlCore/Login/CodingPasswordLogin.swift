@@ -71,6 +71,8 @@ public struct CodingPasswordLogin {
         if identity.name == nil {
             identity = try Identity.fetch(with: clients.client(http: http, tokens: nil, session: session)) ?? identity
         }
+        // A profile pinned to one account (expect_user) keeps no other's session.
+        if let refusal = clients.profile.expectedUserRefusal(userID: identity.id, userName: identity.name) { throw refusal }
         try jar.save(session.cookies, owner: identity)
         return identity
     }
