@@ -14,7 +14,7 @@ set -uo pipefail
 packages=()
 for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-db script:bsdutils curl:curl jq:jq \
             python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils nohup:coreutils \
-            tmux:tmux flock:util-linux; do
+            tmux:tmux flock:util-linux cc:gcc; do
   tool=${pair%%:*} package=${pair#*:}
   if [ "$tool" = python3-pip ]; then
     python3 -m pip --version >/dev/null 2>&1 || packages+=("$package")
@@ -49,4 +49,7 @@ pip_install() {  # MODULES... -- PACKAGES...: installs PACKAGES when a module do
 pip_install oauth2_provider -- django-oauth-toolkit 'oauthlib<4'
 # Real REST servers for OtherServerTests: Django REST Framework, WsgiDAV (on cheroot), Datasette.
 pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgidav cheroot datasette
+# An authorization server nobody here wrote for ResourceLoginTests (auth login URL): the MCP
+# Python SDK's mcp.server.auth (RFC 9728, RFC 8414, RFC 7591, PKCE), served by uvicorn.
+pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
 exit 0
