@@ -101,15 +101,16 @@ final class CredentialLayer: RequestLayer {
         return request
     }
 
-    /// Throws "not logged in" unless the profile has a token, a cookie session, or the
-    /// client may send anonymously.
-    /// Whether the credential may go to `url`: the origin it was obtained for
-    /// (`AccessTokenSource.loginOrigin`), or any for DOUCTL_TOKEN.
+    /// Whether the credential may go to `url`: the origin it belongs to
+    /// (`AccessTokenSource.loginOrigin`, the profile's own api_base), or any for DOUCTL_TOKEN.
     func loginBelongs(to url: String) throws(DouctlError) -> Bool {
         guard let origin = try tokens?.loginOrigin() else { return true }
         return ResolvedProfile.isOrigin(of: url, origin)
     }
 
+    /// Throws "not logged in" unless the profile has a token, a cookie session, or the
+    /// client may send anonymously; `elsewhere`: the stored login belongs to another origin
+    /// than the one this run sends to, so the error says where it does go.
     func requireLogin(elsewhere: Bool = false) throws(DouctlError) {
         guard !allowsAnonymous, session == nil else { return }
         if elsewhere {
