@@ -118,22 +118,11 @@ struct FirstHourViewsTests {
         let pid = String(getpid())
         try Data(pid.utf8).write(to: URL(fileURLWithPath: build + "/.lock"))
         let lockPath = swiftPM6 ? temporary + "/" + build.replacingOccurrences(of: "/", with: "_") + ".lock" : build + "/.lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        #expect(fd >= 0)
+        let fd = InstallScript.holdLock(lockPath)
         defer { close(fd) }
-        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: repository + "/scripts/install.sh")
-        process.environment = ["PATH": "/usr/bin:/bin", "TMPDIR": temporary, "DOUCTL_BUILD_LOCK_WAIT": "1",
-                               "DESTDIR": root + "/stage", "PREFIX": "/usr/local"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(text)")
+        let (status, text) = try InstallScript.run(repository: repository, environment: [
+            "TMPDIR": temporary, "DOUCTL_BUILD_LOCK_WAIT": "1", "DESTDIR": root + "/stage", "PREFIX": "/usr/local"])
+        #expect(status == 1, "\(text)")
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "install.sh: waiting for another SwiftPM build (pid \(pid)) to finish: it holds the lock on \(build) (up to 1s; DOUCTL_BUILD_LOCK_WAIT sets it)", "\(text)")
         #expect(lines.count == 3 && lines[1].contains("DOUCTL_BINARY=.build/release/douctl scripts/install.sh"), "offers the way that does not wait (issue 40): \(text)")

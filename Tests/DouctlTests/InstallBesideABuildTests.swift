@@ -29,27 +29,42 @@ struct InstallBesideABuildTests {
         try Data("#!/bin/sh\necho built\n".utf8).write(to: URL(fileURLWithPath: binary))
         // SwiftPM 6's lock on this .build, held for the whole test, as a running `swift test` holds it.
         let build = URL(fileURLWithPath: repository + "/.build").resolvingSymlinksInPath().path
-        let fd = open(temporary + "/" + build.replacingOccurrences(of: "/", with: "_") + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        #expect(fd >= 0)
+        let fd = InstallScript.holdLock(temporary + "/" + build.replacingOccurrences(of: "/", with: "_") + ".lock")
         defer { close(fd) }
-        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let (status, text) = try InstallScript.run(repository: repository, environment: [
+            "TMPDIR": temporary, "DOUCTL_BUILD_LOCK_WAIT": "30", "DESTDIR": root + "/stage", "PREFIX": "/usr/local", "DOUCTL_BINARY": binary])
+        #expect(status == 0, "\(text)")
+        #expect(!text.contains("waiting"), "no wait for the lock: \(text)")
+        let installed = root + "/stage/usr/local/bin/douctl"
+        #expect(FileManager.default.contents(atPath: installed) == FileManager.default.contents(atPath: binary), "the given binary")
+        #expect(FileManager.default.isExecutableFile(atPath: installed))
+        #expect(FileManager.default.fileExists(atPath: root + "/stage/usr/local/share/man/man1/douctl.1"))
+    }
+}
 
+/// scripts/install.sh as the tests run it: a copy in `repository`, a lock held as a running
+/// SwiftPM build holds it.
+enum InstallScript {
+    /// flock(2) on `path`, held until the descriptor is closed.
+    static func holdLock(_ path: String) -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(fd >= 0)
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd
+    }
+
+    /// Runs the copy's install.sh with `environment` (PATH given); its exit status and stderr.
+    static func run(repository: String, environment: [String: String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: repository + "/scripts/install.sh")
-        process.environment = ["PATH": "/usr/bin:/bin", "TMPDIR": temporary, "DOUCTL_BUILD_LOCK_WAIT": "30",
-                               "DESTDIR": root + "/stage", "PREFIX": "/usr/local", "DOUCTL_BINARY": binary]
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(!text.contains("waiting"), "no wait for the lock: \(text)")
-        let installed = root + "/stage/usr/local/bin/douctl"
-        #expect(FileManager.default.contents(atPath: installed) == FileManager.default.contents(atPath: binary), "the given binary")
-        #expect(FileManager.default.isExecutableFile(atPath: installed))
-        #expect(FileManager.default.fileExists(atPath: root + "/stage/usr/local/share/man/man1/douctl.1"))
+        return (process.terminationStatus, text)
     }
 }
 
