@@ -66,8 +66,8 @@ struct CommandContext {
             }
         }
         requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))
-        if !globals.noKeep, let executable = KeeperCommands.executable {
-            requests.keeper = KeeperChoice.fromEnvironment(process.environment["DOUCTL_KEEP"], executable: executable, version: Douctl.version)
+        if !globals.noKeep {
+            requests.keeper = KeeperChoice.fromEnvironment(process.environment["DOUCTL_KEEP"], executable: KeeperCommands.executable, version: Douctl.version)
         }
         var settings = SessionSettings(requests: requests)
         settings.configDirectory = globals.configDirectory
