@@ -10,7 +10,11 @@ them (the client's connect completes at once here; a real one would take that ro
 Usage: delay_relay.py LISTEN_PORT TARGET_PORT DELAY_MS
 Prints "ready" when it listens, then serves until killed.
 """
-import asyncio, sys
+import asyncio, socket, sys
+
+# asyncio keeps only weak references to tasks: a connection's, once its client has gone, could
+# be collected mid-way ("Task was destroyed but it is pending!"). These are held until done.
+RUNNING = set()
 
 
 async def pump(reader, writer, delay, not_before):
@@ -39,6 +43,9 @@ async def main():
     listen_port, target_port, delay = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) / 1000.0
 
     async def serve(client_reader, client_writer):
+        task = asyncio.current_task()
+        RUNNING.add(task)
+        task.add_done_callback(RUNNING.discard)
         loop = asyncio.get_running_loop()
         accepted = loop.time()
         try:
@@ -47,11 +54,14 @@ async def main():
             client_writer.close()
             return
         for sock in (client_writer.get_extra_info("socket"), server_writer.get_extra_info("socket")):
-            import socket
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # The handshake's round trip: nothing the client sends goes on before it would have.
-        await asyncio.gather(pump(client_reader, server_writer, delay, accepted + 3 * delay),
-                             pump(server_reader, client_writer, delay, 0))
+        pumps = [asyncio.ensure_future(pump(client_reader, server_writer, delay, accepted + 3 * delay)),
+                 asyncio.ensure_future(pump(server_reader, client_writer, delay, 0))]
+        RUNNING.update(pumps)
+        for each in pumps:
+            each.add_done_callback(RUNNING.discard)
+        await asyncio.gather(*pumps)
         await asyncio.sleep(delay + 0.01)
         for writer in (client_writer, server_writer):
             writer.close()

@@ -207,7 +207,8 @@ final class KeeperLink {
             return .declined("the keeper closed the connection", forGood: true)
         }
         // The greeting comes at once from a keeper; a listener that says nothing is not one.
-        switch KeeperWire.readLine(fd, within: 1, cancellation: cancellation) {
+        var lines = KeeperWire.Lines(fd)
+        switch lines.next(within: 1, cancellation: cancellation) {
         case .line(let greeting):
             guard greeting == "\(KeeperRoute.protocolName) \(route.version)" else {
                 let shown = TerminalText.escaped(String(greeting.prefix(80)))
@@ -216,9 +217,9 @@ final class KeeperLink {
         case .stopped: return .stopped
         case .failed: return .declined("the listener at \(route.socketPath) did not answer as a keeper", forGood: true)
         }
-        switch KeeperWire.readLine(fd, within: target.timeout + 5, cancellation: cancellation) {
+        switch lines.next(within: target.timeout + 5, cancellation: cancellation) {
         case .line(let answer):
-            if answer.hasPrefix("ok ") {
+            if answer.hasPrefix("ok "), !lines.leftover {
                 let story = String(answer.dropFirst(3))
                 log?("* keeper: \(story.hasPrefix("reused") ? "reusing its connection" : "a new connection") to \(target.host):\(target.port) (\(story))")
                 return .ready(story)
@@ -255,25 +256,39 @@ enum KeeperWire {
         return true
     }
 
-    /// One line (without its LF), waiting at most `seconds` in slices that notice a stop.
-    static func readLine(_ fd: Int32, within seconds: Double, cancellation: Cancellation?, limit: Int = 4096) -> Read {
-        var line: [UInt8] = []
-        let deadline = currentUnixTime() + seconds
-        while true {
-            if cancellation?.isRequested == true { return .stopped }
-            let left = deadline - currentUnixTime()
-            if left <= 0 { return .failed }
-            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let count = poll(&ready, 1, Int32(min(left, 0.05) * 1000) + 1)
-            if count < 0 && errno != EINTR { return .failed }
-            guard count > 0 else { continue }
-            var byte: UInt8 = 0
-            let got = recv(fd, &byte, 1, 0)
-            if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard got == 1 else { return .failed }
-            if byte == 0x0A { return .line(String(decoding: line, as: UTF8.self)) }
-            line.append(byte)
-            if line.count > limit { return .failed }
+    /// Reads a keeper socket's lines. Neither end sends anything after the lines the other
+    /// waits for until it has its answer, so reading in blocks never takes bytes meant for
+    /// libcurl; `leftover` says whether the peer broke that rule.
+    struct Lines {
+        let fd: Int32
+        private var buffer: [UInt8] = []
+        var leftover: Bool { !buffer.isEmpty }
+
+        init(_ fd: Int32) { self.fd = fd }
+
+        /// The next line (without its LF), waiting at most `seconds` in slices that notice a stop.
+        mutating func next(within seconds: Double, cancellation: Cancellation?, limit: Int = 4096) -> Read {
+            let deadline = currentUnixTime() + seconds
+            while true {
+                if let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    buffer.removeSubrange(...newline)
+                    return .line(line)
+                }
+                if buffer.count > limit { return .failed }
+                if cancellation?.isRequested == true { return .stopped }
+                let left = deadline - currentUnixTime()
+                if left <= 0 { return .failed }
+                var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let count = poll(&ready, 1, Int32(min(left, 0.05) * 1000) + 1)
+                if count < 0 && errno != EINTR { return .failed }
+                guard count > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 2048)
+                let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                guard got > 0 else { return .failed }
+                buffer.append(contentsOf: chunk[..<got])
+            }
         }
     }
 }

@@ -151,12 +151,15 @@ public final class KeeperServer: @unchecked Sendable {
         let greeting = "\(KeeperRoute.protocolName) \(version)\n"
         guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return }
         var lines: [String] = []
+        var reader = KeeperWire.Lines(client)
         while true {
-            guard case .line(let line) = KeeperWire.readLine(client, within: 5, cancellation: nil) else { return }
+            guard case .line(let line) = reader.next(within: 5, cancellation: nil) else { return }
             if line.isEmpty { break }
             lines.append(line)
             if lines.count > 16 { return }
         }
+        // A client waits for the answer before its request: bytes already here break that.
+        guard !reader.leftover else { return }
         // A client of another version or protocol gets the greeting (which says ours) and nothing more.
         guard lines.first == "\(KeeperRoute.protocolName) \(version)", lines.count > 1 else { return }
         switch lines[1] {
@@ -288,12 +291,13 @@ public final class KeeperServer: @unchecked Sendable {
         let fd = ccurl_unix_connect(socketPath)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var reader = KeeperWire.Lines(fd)
         guard ccurl_peer_uid(fd) == Int(getuid()),
               KeeperWire.writeAll(fd, Array("\(KeeperRoute.protocolName) \(version)\n\(command)\n\n".utf8)),
-              case .line(let greeting) = KeeperWire.readLine(fd, within: 2, cancellation: nil),
+              case .line(let greeting) = reader.next(within: 2, cancellation: nil),
               greeting == "\(KeeperRoute.protocolName) \(version)" else { return nil }
         var lines: [String] = []
-        while case .line(let line) = KeeperWire.readLine(fd, within: 2, cancellation: nil) {
+        while case .line(let line) = reader.next(within: 2, cancellation: nil) {
             lines.append(line)
             if lines.count > 10_000 { break }
         }
