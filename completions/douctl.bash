@@ -76,7 +76,7 @@ __douctl_options() {
         'keeper') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
         'keeper status') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
         'keeper stop') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
-        'keeper serve') __douctl_words=(--idle --profile --config-dir --error-format --color -h --help --version) ;;
+        'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --error-format --color -h --help --version) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -266,6 +266,7 @@ __douctl_option_value() {
         'keeper serve')
             case $2 in
                 --idle) __douctl_action=none; return 0 ;;
+                --directory) __douctl_action=directory; return 0 ;;
             esac ;;
         'sandbox')
             case $2 in

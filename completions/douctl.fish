@@ -95,7 +95,7 @@ function __douctl_takes_value
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'keeper serve'
-            contains -- $argv[2] --idle; and return 0
+            contains -- $argv[2] --idle --directory; and return 0
         case 'sandbox'
             contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota --log; and return 0
     end
@@ -594,6 +594,7 @@ complete -c douctl -n '__douctl_wants_command help keeper' -a 'serve' -d 'run th
 
 # douctl keeper serve
 complete -c douctl -n '__douctl_path_is keeper serve' -l idle -r -f -d 'exit after this long with nothing to do'
+complete -c douctl -n '__douctl_path_is keeper serve' -l directory -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'listen in DIR (douctl passes the one its runs look in)'
 
 # douctl sandbox
 complete -c douctl -n '__douctl_path_is sandbox' -l host -r -f -d 'address to listen on'

@@ -34,13 +34,16 @@ enum KeeperCommands {
 
     struct ServeOptions: CommandOptions {
         var idle = KeeperRoute.defaultIdleSeconds
+        var directory: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .number({ $0.idle = $1 }, OptionSpec("idle", value: ValueSpec("SECONDS", kind: .number, default: "60"), help: "exit after this long with nothing to do")),
+            .value({ $0.directory = $1 }, OptionSpec("directory", value: ValueSpec("DIR", completion: .directory), help: "listen in DIR (douctl passes the one its runs look in)")),
         ]
 
         func validate() throws(OptionError) {
             if !(idle > 0 && idle <= 7 * 86_400) { throw OptionError("invalid value for --idle: expected seconds between 0 and a week") }
+            if let directory, !directory.hasPrefix("/") { throw OptionError("invalid value '\(directory)' for --directory: expected an absolute path") }
         }
     }
 
@@ -82,11 +85,14 @@ enum KeeperCommands {
     }
 
     static func serve(_ options: ServeOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
-        let directory = try directory(context)
+        var directory = options.directory ?? ""
+        if directory.isEmpty { directory = try Self.directory(context) }
         // Started detached by a client: no descriptor of its (a test's pipe) stays open here,
         // and no terminal's Ctrl-C reaches it.
         for fd in Int32(3)..<Int32(1024) { close(fd) }
         _ = setsid()
+        // A client that goes away mid-write is an error to handle, not a signal that ends us.
+        signal(SIGPIPE, SIG_IGN)
         let server = KeeperServer(directory: directory, version: Douctl.version, idleSeconds: options.idle)
         let status = server.serve { line in context.output.note(line) }
         return status == 0 ? .success : .localInput

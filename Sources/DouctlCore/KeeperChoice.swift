@@ -38,6 +38,6 @@ public struct KeeperChoice: Sendable, Equatable {
         // A socket path longer than sun_path holds cannot be used.
         guard path.utf8.count < 100 else { return nil }
         return KeeperRoute(socketPath: path, version: version,
-                           start: executable.map { [$0, "keeper", "serve", "--idle", String(Int(idle.rounded(.up)))] })
+                           start: executable.map { [$0, "keeper", "serve", "--idle", String(Int(idle.rounded(.up))), "--directory", directory] })
     }
 }

@@ -159,6 +159,21 @@ final class KeeperLink {
         startKeeper(why: "nothing answers at \(route.socketPath)")
     }
 
+    /// What the keeper is started with of this process's environment: where libraries and
+    /// files are, never a credential (DOUCTL_TOKEN and the like stay here).
+    static func keeperEnvironment() -> [String] {
+        let kept: Set<String> = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "DOUCTL_LIBCURL", "LD_LIBRARY_PATH",
+                                 "ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"]
+        var entries: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), kept.contains(String(text[..<equals])) { entries.append(text) }
+            entry += 1
+        }
+        return entries
+    }
+
     private func startKeeper(why: String) {
         guard let start = route.start, !startedOne else {
             log?("* keeper: \(why); going direct")
@@ -166,7 +181,7 @@ final class KeeperLink {
         }
         startedOne = true
         Subprocess.reapFinished()
-        let started = Subprocess.spawnDetached(start) != nil
+        let started = Subprocess.spawnDetached(start, environment: Self.keeperEnvironment()) != nil
         log?("* keeper: \(why); \(started ? "started one for the calls after this" : "could not start one"); this call goes direct")
     }
 

@@ -71,9 +71,9 @@ struct KeeperCommandTests {
         let network = try NetworkSettings.resolve(options: .init(), environment: [:], profile: profile)
         let fromProfile = KeeperChoice(executable: "/usr/bin/douctl", version: "1.2.3").route(network: network, profile: profile, environment: [:], configDirectory: "/home/u/.config/douctl")
         #expect(fromProfile?.socketPath == "/home/u/.config/douctl/keeper/keeper-1.2.3.sock")
-        #expect(fromProfile?.start == ["/usr/bin/douctl", "keeper", "serve", "--idle", "300"])
+        #expect(fromProfile?.start == ["/usr/bin/douctl", "keeper", "serve", "--idle", "300", "--directory", "/home/u/.config/douctl/keeper"])
         let fromEnvironment = KeeperChoice.fromEnvironment("90s", executable: "/usr/bin/douctl", version: "1.2.3")?.route(network: network, profile: profile, environment: [:], configDirectory: "/c")
-        #expect(fromEnvironment?.start?.last == "90")
+        #expect(fromEnvironment?.start?[4] == "90")
         #expect(KeeperChoice.fromEnvironment("no", executable: nil, version: "1") == nil)
     }
 }

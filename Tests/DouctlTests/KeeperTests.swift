@@ -137,6 +137,30 @@ struct KeeperTests {
         }
     }
 
+    /// The keeper holds connections, never credentials: the token a run was given is not in
+    /// the environment of the keeper it started, and --config-dir's keeper is the one found.
+    @Test func theKeeperStartsWithoutTheRunsSecrets() throws {
+        let server = try KeeperPeer()
+        let token = "tok-keeper-3c1d"
+        let elsewhere = TemporaryDirectory.make(prefix: "keeper-config")
+        let douctl = KeeperPeer.douctl(extra: ["DOUCTL_TOKEN": token, "XDG_RUNTIME_DIR": "", "DOUCTL_CLIENT_SECRET": "cs-keeper-9f"])
+        defer { _ = try? douctl.run("--config-dir", elsewhere, "keeper", "stop") }
+        let first = try douctl.run("--config-dir", elsewhere, "api", server.base + "/x", "--cacert", server.pki.caCertificate)
+        #expect(first.status == 0, "\(first)")
+        var pid = ""
+        try KeeperPeer.waitFor("the keeper") {
+            let status = try douctl.run("--config-dir", elsewhere, "keeper", "status").stdoutText
+            pid = status.split(separator: "\n").first { $0.contains("pid ") }.map { String($0.split(separator: " ").last ?? "") } ?? ""
+            return !pid.isEmpty
+        }
+        #expect(FileManager.default.fileExists(atPath: elsewhere + "/keeper/keeper-0.1.0.sock"))
+        let environment = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ")), as: UTF8.self)
+        #expect(!environment.isEmpty)
+        #expect(!environment.contains(token) && !environment.contains("cs-keeper-9f"), "\(environment)")
+        let second = try douctl.run("--config-dir", elsewhere, "-v", "api", server.base + "/y", "--cacert", server.pki.caCertificate)
+        #expect(second.stderr.contains("* keeper: a new connection"), "\(second.stderr)")
+    }
+
     @Test func theKeeperExitsWhenIdle() throws {
         let server = try KeeperPeer()
         let douctl = KeeperPeer.douctl(idle: "1s")
