@@ -148,8 +148,9 @@ public final class KeeperServer: @unchecked Sendable {
 
     private func session(_ client: Int32) {
         defer { close(client) }
+        // The greeting goes with the first answer, in one write: a client waiting for a kept
+        // connection wakes once. (One that must be opened gets the greeting first.)
         let greeting = "\(KeeperRoute.protocolName) \(version)\n"
-        guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return }
         var lines: [String] = []
         var reader = KeeperWire.Lines(client)
         while true {
@@ -161,28 +162,31 @@ public final class KeeperServer: @unchecked Sendable {
         // A client waits for the answer before its request: bytes already here break that.
         guard !reader.leftover else { return }
         // A client of another version or protocol gets the greeting (which says ours) and nothing more.
-        guard lines.first == "\(KeeperRoute.protocolName) \(version)", lines.count > 1 else { return }
+        guard lines.first == "\(KeeperRoute.protocolName) \(version)", lines.count > 1 else {
+            _ = KeeperWire.writeAll(client, Array(greeting.utf8))
+            return
+        }
         switch lines[1] {
         case "status":
-            _ = KeeperWire.writeAll(client, Array(statusLines().utf8))
+            _ = KeeperWire.writeAll(client, Array((greeting + statusLines()).utf8))
         case "stop":
             state.withLock { $0.stopping = true }
-            _ = KeeperWire.writeAll(client, Array("stopping \(getpid())\n".utf8))
+            _ = KeeperWire.writeAll(client, Array((greeting + "stopping \(getpid())\n").utf8))
         case "connect":
             var fields: [String: String] = [:]
             for line in lines.dropFirst(2) {
                 guard let space = line.firstIndex(of: " ") else { continue }
                 fields[String(line[..<space])] = String(line[line.index(after: space)...])
             }
-            relay(client, fields)
+            relay(client, fields, greeting: greeting)
         default:
-            return
+            _ = KeeperWire.writeAll(client, Array(greeting.utf8))
         }
     }
 
-    private func relay(_ client: Int32, _ fields: [String: String]) {
+    private func relay(_ client: Int32, _ fields: [String: String], greeting: String) {
         guard let host = fields["host"], !host.isEmpty, let port = fields["port"].flatMap(UInt16.init) else {
-            _ = KeeperWire.writeAll(client, Array("no the request named no origin\n".utf8))
+            _ = KeeperWire.writeAll(client, Array((greeting + "no the request named no origin\n").utf8))
             return
         }
         let origin = "\(host):\(port)"
@@ -198,10 +202,13 @@ public final class KeeperServer: @unchecked Sendable {
             return nil
         }
         let story: String
+        var answer = greeting
         if let held {
             story = "reused: exchange \(held.exchanges + 1) on it, idle \(formatSeconds(currentUnixTime() - held.idleSince))"
             state.withLock { $0.reused += 1 }
         } else {
+            guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return }
+            answer = ""
             switch connect(host: host, port: port, fields: fields, origin: origin) {
             case .success(let fresh):
                 held = fresh
@@ -211,7 +218,7 @@ public final class KeeperServer: @unchecked Sendable {
                 return
             }
         }
-        guard let held, KeeperWire.writeAll(client, Array("ok \(story)\n".utf8)) else {
+        guard let held, KeeperWire.writeAll(client, Array((answer + "ok \(story)\n").utf8)) else {
             if let held { ccurl_easy_cleanup(held.handle) }
             return
         }
