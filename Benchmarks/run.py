@@ -193,6 +193,13 @@ def keeper_cases(rows, env, www, cert, tls_port, h2_base, only):
             rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, "<= 0.4x 100 curl calls",
                          ("ok" if ratio <= 0.4 else "MISSED") + " (pairs %.2f-%.2fx)" % (low, high)))
             print("%-28s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)" % (name, d_wall, c_wall, ratio, low, high), flush=True)
+        name = "keeper off: 100 calls, RTT %d ms" % (2 * delay)
+        if not only or name in only or "keeper" in only:
+            # The before: the same loop with --no-keep (each call its own TCP and TLS handshake).
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
+                loop % " ".join(douctl_call + ["--no-keep"]), loop % ("curl -s --cacert %s %s/small.json" % (cert, far)), 3, keep_env)
+            rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss, "the before (no goal)", "(pairs %.2f-%.2fx)" % (low, high)))
+            print("%-28s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)" % (name, d_wall, c_wall, d_wall / c_wall, low, high), flush=True)
         name = "keeper: one call, RTT %d ms" % (2 * delay)
         if not only or name in only or "keeper" in only:
             # The server's own time: curl's time from sending the request to the first byte

@@ -180,7 +180,6 @@ final class KeeperLink {
             return
         }
         startedOne = true
-        Subprocess.reapFinished()
         let started = Subprocess.spawnDetached(start, environment: Self.keeperEnvironment()) != nil
         log?("* keeper: \(why); \(started ? "started one for the calls after this" : "could not start one"); this call goes direct")
     }

@@ -125,6 +125,10 @@ public final class KeeperServer: @unchecked Sendable {
 
     /// Makes the keeper's directory (0700) or checks it is this user's and private.
     static func prepareDirectory(_ directory: String) -> String? {
+        // Its parent too (a config directory no command has made yet), private as well.
+        if let slash = directory.lastIndex(of: "/"), slash != directory.startIndex {
+            _ = mkdir(String(directory[..<slash]), 0o700)
+        }
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             return "cannot make \(directory): \(String(cString: strerror(errno)))"
         }
