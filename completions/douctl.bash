@@ -73,10 +73,10 @@ __douctl_options() {
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache info') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache clear') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'keeper') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
-        'keeper status') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
-        'keeper stop') __douctl_words=(--profile --config-dir --error-format --color -h --help --version) ;;
-        'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --error-format --color -h --help --version) ;;
+        'keeper') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper status') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper stop') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -260,6 +260,10 @@ __douctl_option_value() {
                 --keep) __douctl_action=none; return 0 ;;
             esac ;;
         'cache info')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'keeper status')
             case $2 in
                 --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
             esac ;;

@@ -6,6 +6,7 @@ import Darwin
 import DouctlArguments
 import DouctlCore
 import DouctlHTTP
+import DouctlJSON
 import DouctlSystem
 
 /// `douctl keeper status|stop|serve`: the per-user connection keeper (`KeeperServer`).
@@ -27,7 +28,7 @@ enum KeeperCommands {
         douctl version's is ignored: the request goes direct. Each douctl version has its
         own socket (keeper-VERSION.sock), so two versions side by side keep two keepers.
         """), [
-        Command(CommandSpec("status", abstract: "say whether a keeper runs, and the connections it holds"), options: NoOptions.self, run: status),
+        Command(CommandSpec("status", abstract: "say whether a keeper runs, and the connections it holds (JSON in a pipe)"), options: UserCommands.ViewOnly.self, run: status),
         Command(CommandSpec("stop", abstract: "stop the keeper (its connections close)"), options: NoOptions.self, run: stop),
         Command(CommandSpec("serve", abstract: "run the keeper in the foreground (douctl starts it itself)"), options: ServeOptions.self, run: serve),
     ])
@@ -62,14 +63,27 @@ enum KeeperCommands {
         KeeperRoute.directory(environment: context.environment, configDirectory: try context.session.configDirectory().path)
     }
 
-    static func status(_ options: NoOptions, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
+    /// Whether a keeper runs and what it holds, as fields (JSON in a pipe).
+    static func status(_ options: UserCommands.ViewOnly, _ context: CommandContext) throws(DouctlError) -> ExitStatus {
         let path = KeeperRoute.socketPath(directory: try directory(context), version: Douctl.version)
-        guard let lines = KeeperServer.ask("status", socketPath: path, version: Douctl.version) else {
-            context.output.line("keeper: not running (\(path))")
-            return .success
+        var fields: [(String, JSON)] = [("running", .bool(false)), ("socket", .string(path))]
+        if let lines = KeeperServer.ask("status", socketPath: path, version: Douctl.version) {
+            fields[0].1 = .bool(true)
+            var held: [JSON] = []
+            for line in lines {
+                guard let space = line.firstIndex(of: " ") else { continue }
+                let (key, value) = (String(line[..<space]), String(line[line.index(after: space)...]))
+                switch key {
+                case "pid", "in-use", "served", "reused":
+                    if let number = Int(value) { fields.append((key.replacingAll("-", with: "_"), .number(String(number)))) }
+                case "idle-time": fields.append(("idle_time", .string(value)))
+                case "held": held.append(.string(value))
+                default: continue
+                }
+            }
+            fields.append(("held", .array(held)))
         }
-        context.output.line("keeper: running at \(path)")
-        for line in lines { context.output.line("  " + TerminalText.escaped(line)) }
+        context.output.document(.object(JSONObject(fields)), view: .fields)
         return .success
     }
 

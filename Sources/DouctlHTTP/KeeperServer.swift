@@ -285,10 +285,11 @@ public final class KeeperServer: @unchecked Sendable {
             var text = "pid \(getpid())\n"
             text += "idle-time \(formatSeconds(idleSeconds))\n"
             text += "in-use \(state.active - 1)\n"
-            text += "served \(state.served) (\(state.reused) on a kept connection)\n"
+            text += "served \(state.served)\n"
+            text += "reused \(state.reused)\n"
             let held = state.pool.values.joined().sorted { $0.origin < $1.origin }
             for connection in held {
-                text += "held \(connection.origin) exchanges \(connection.exchanges) idle \(formatSeconds(now - connection.idleSince))\n"
+                text += "held \(connection.origin) (\(connection.exchanges) exchanges, idle \(formatSeconds(now - connection.idleSince)))\n"
             }
             return text
         }

@@ -60,7 +60,7 @@ struct KeeperCommandTests {
         let douctl = try InProcessDouctl(environment: ["XDG_RUNTIME_DIR": runtime.path])
         let status = try douctl.run("keeper", "status")
         #expect(status.status == 0)
-        #expect(status.stdoutText == "keeper: not running (\(runtime.path)/douctl/keeper-\(Douctl.version).sock)\n")
+        #expect(status.stdoutText == "{\"running\":false,\"socket\":\"\(runtime.path)/douctl/keeper-\(Douctl.version).sock\"}\n")
         let stop = try douctl.run("keeper", "stop")
         #expect(stop.status == 0 && stop.stderr.contains("keeper: not running"))
     }

@@ -35,16 +35,17 @@ struct KeeperTests {
         let server = try KeeperPeer()
         let douctl = KeeperPeer.douctl()
         defer { _ = try? douctl.run("keeper", "stop") }
-        #expect(try douctl.run("keeper", "status").stdoutText.contains("keeper: not running"))
+        #expect(try KeeperPeer.status(douctl)["running"] == .bool(false))
         try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
         #expect(try douctl.run("api", server.base + "/x", "--cacert", server.pki.caCertificate).status == 0)
-        let status = try douctl.run("keeper", "status")
-        #expect(status.status == 0)
-        #expect(status.stdoutText.contains("held 127.0.0.1:"), "\(status.stdoutText)")
+        let status = try KeeperPeer.status(douctl)
+        #expect(status["running"] == .bool(true))
+        #expect(status["held"]?.arrayValue?.first?.scalarText?.hasPrefix("127.0.0.1:") == true, "\(status)")
+        #expect(status["served"]?.scalarText == "1", "\(status)")
         let stop = try douctl.run("keeper", "stop")
         #expect(stop.status == 0 && stop.stderr.contains("keeper: stopped (pid"), "\(stop)")
         try KeeperPeer.waitFor("the socket to go") { !FileManager.default.fileExists(atPath: KeeperPeer.socketPath(douctl)) }
-        #expect(try douctl.run("keeper", "status").stdoutText.contains("keeper: not running"))
+        #expect(try KeeperPeer.status(douctl)["running"] == .bool(false))
         // With none running, the next call goes direct and starts one again.
         let after = try douctl.run("-v", "api", server.base + "/y", "--cacert", server.pki.caCertificate)
         #expect(after.status == 0 && after.stderr.contains("started one"), "\(after)")
@@ -149,8 +150,7 @@ struct KeeperTests {
         #expect(first.status == 0, "\(first)")
         var pid = ""
         try KeeperPeer.waitFor("the keeper") {
-            let status = try douctl.run("--config-dir", elsewhere, "keeper", "status").stdoutText
-            pid = status.split(separator: "\n").first { $0.contains("pid ") }.map { String($0.split(separator: " ").last ?? "") } ?? ""
+            pid = try KeeperPeer.status(douctl, ["--config-dir", elsewhere])["pid"]?.scalarText ?? ""
             return !pid.isEmpty
         }
         #expect(FileManager.default.fileExists(atPath: elsewhere + "/keeper/keeper-0.1.0.sock"))
@@ -168,7 +168,7 @@ struct KeeperTests {
         try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
         // Gone by itself; the bound is generous, the idle time is one second.
         try KeeperPeer.waitFor("the keeper to exit", within: 30) { !FileManager.default.fileExists(atPath: KeeperPeer.socketPath(douctl)) }
-        #expect(try douctl.run("keeper", "status").stdoutText.contains("not running"))
+        #expect(try KeeperPeer.status(douctl)["running"] == .bool(false))
     }
 }
 

@@ -39,7 +39,12 @@ final class KeeperPeer: @unchecked Sendable {
     static func startKeeper(_ douctl: Douctl, base: String, cacert: String) throws {
         let first = try douctl.run("api", base + "/warm", "--cacert", cacert)
         #expect(first.status == 0, "\(first)")
-        try waitFor("the keeper's socket") { FileManager.default.fileExists(atPath: socketPath(douctl)) && (try? douctl.run("keeper", "status").stdoutText.contains("running at")) == true }
+        try waitFor("the keeper's socket") { FileManager.default.fileExists(atPath: socketPath(douctl)) && (try? status(douctl)["running"]) == .bool(true) }
+    }
+
+    /// `keeper status`, as JSON (its output in a pipe).
+    static func status(_ douctl: Douctl, _ arguments: [String] = []) throws -> JSON {
+        try douctl.run(arguments + ["keeper", "status"]).json()
     }
 
     static func waitFor(_ what: String, within seconds: Double = 20, _ condition: () throws -> Bool) throws {
