@@ -384,6 +384,9 @@ public final class HTTPClient: HTTPTransport {
             keeper.link.opened = false
             keeper.link.connectFailed = false
             check(ccurl_setopt_string(handle, CCURLOPT_UNIX_SOCKET_PATH, keeper.link.route.socketPath))
+            // The keeper is local: http_proxy (read by libcurl for the http URL it is given)
+            // must not send the request elsewhere. (An https proxy makes the request go direct.)
+            check(ccurl_setopt_string(handle, CCURLOPT_PROXY, ""))
             check(ccurl_setopt_socket_callbacks(handle, keeperOpenCallback, keeperReadyCallback, keeperCloseCallback, Unmanaged.passUnretained(keeper.link).toOpaque()))
             if headers.value(of: "Host") == nil {
                 headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)

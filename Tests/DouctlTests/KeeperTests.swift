@@ -51,6 +51,17 @@ struct KeeperTests {
         #expect(after.status == 0 && after.stderr.contains("started one"), "\(after)")
     }
 
+    /// libcurl reads http_proxy for the http URL it is given for the keeper: it must not.
+    @Test func anHttpProxyVariableDoesNotTakeTheKeepersRequest() throws {
+        let server = try KeeperPeer()
+        let douctl = KeeperPeer.douctl(extra: ["http_proxy": "http://127.0.0.1:9"])
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let result = try douctl.run("-v", "api", server.base + "/x", "--cacert", server.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* keeper: a new connection"), "\(result.stderr)")
+    }
+
     @Test func noKeepAndDouctlKeep0GoDirect() throws {
         let server = try KeeperPeer()
         for (arguments, environment) in [(["--no-keep"], [String: String]()), ([], ["DOUCTL_KEEP": "0"])] {
