@@ -134,6 +134,18 @@ struct ReformatWriter: JSONEventHandler {
         flushIfFull()
     }
 
+    /// A key the stream engine has written to `output` itself (`copyString`).
+    @inline(__always)
+    mutating func keyCopied() {
+        if indent > 0 { output.append(UInt8(ascii: ":"), UInt8(ascii: " ")) } else { output.append(UInt8(ascii: ":")) }
+    }
+
+    /// A string value the stream engine has written to `output` itself.
+    @inline(__always)
+    mutating func stringCopied() {
+        flushIfFull()
+    }
+
     mutating func number(_ text: UnsafeRawBufferPointer) {
         output.append(text)
         flushIfFull()
