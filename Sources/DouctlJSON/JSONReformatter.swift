@@ -147,7 +147,20 @@ struct ReformatWriter: JSONEventHandler {
     }
 
     mutating func number(_ text: UnsafeRawBufferPointer) {
-        output.append(text)
+        // Most numbers are short: copied here, not by a memmove call each.
+        if let source = text.baseAddress, text.count <= 16 {
+            output.reserve(16)
+            let target = UnsafeMutableRawPointer(output.base + output.count)
+            if text.count >= 8 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                target.storeBytes(of: source.loadUnaligned(fromByteOffset: text.count - 8, as: UInt64.self), toByteOffset: text.count - 8, as: UInt64.self)
+            } else {
+                for index in 0..<text.count { target.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self) }
+            }
+            output.count += text.count
+        } else {
+            output.append(text)
+        }
         flushIfFull()
     }
 

@@ -372,6 +372,12 @@ struct StreamReformatEngine {
                         writer.stringCopied()
                         index = close + 1 - bytes
                         phase = .afterValue
+                        // The ',' that most often follows, taken here rather than a round later.
+                        if index < count && bytes[index] == UInt8(ascii: ","), depth > 0 {
+                            writer.separator(depth: depth)
+                            phase = isObject[depth] ? .key : .value
+                            index += 1
+                        }
                         continue
                     }
                     guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
@@ -414,6 +420,11 @@ struct StreamReformatEngine {
                     writer.keyCopied()
                     index = close + 1 - bytes
                     phase = .colon
+                    // The ':' that most often follows at once.
+                    if index < count && bytes[index] == UInt8(ascii: ":") {
+                        phase = .value
+                        index += 1
+                    }
                     continue
                 }
                 guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
@@ -777,13 +788,12 @@ struct StreamReformatEngine {
             if byte >= 0x80 {
                 // Copied as it is once known to be well formed; a 3-byte character (CJK)
                 // whose lead allows any continuation byte second first, and the run of them.
-                while end - position >= 3 {
-                    let lead = position.pointee
-                    guard lead >= 0xE1 && lead <= 0xEF && lead != 0xED
-                        && position[1] & 0xC0 == 0x80 && position[2] & 0xC0 == 0x80 else { break }
-                    out[0] = lead
-                    out[1] = position[1]
-                    out[2] = position[2]
+                // Four bytes loaded and stored at a time (the fourth is overwritten next).
+                while end - position >= 4 {
+                    let word = UInt32(littleEndian: UnsafeRawPointer(position).loadUnaligned(as: UInt32.self))
+                    let lead = UInt8(truncatingIfNeeded: word)
+                    guard lead &- 0xE1 <= 0xEF - 0xE1 && lead != 0xED && word & 0x00C0_C000 == 0x0080_8000 else { break }
+                    UnsafeMutableRawPointer(out).storeBytes(of: word.littleEndian, as: UInt32.self)
                     position += 3
                     out += 3
                     found &+= 2
