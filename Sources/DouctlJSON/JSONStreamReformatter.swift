@@ -753,10 +753,13 @@ struct StreamReformatEngine {
     /// then take it, or the general path, as before.
     @inline(__always)
     private mutating func copyString(from start: UnsafePointer<UInt8>, end chunkEnd: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
-        let end = start + min(chunkEnd - start, Self.copyWindow)
-        // Room for the content and its quotes (a canonical string is never longer than its
-        // token), and for the last eight-byte store past the end of what is written.
-        writer.output.reserve(end - start + 24)
+        // As much as the output buffer has room for: the content and its quotes (a canonical
+        // string is never longer than its token), and the last eight-byte store past the end
+        // of what is written. The buffer is not grown for it (an envelope's status member has
+        // a small one); a string longer than the room takes the general path.
+        let room = writer.output.capacity - writer.output.count - 24
+        guard room > 0 else { return nil }
+        let end = start + min(chunkEnd - start, min(Self.copyWindow, room))
         let outStart = writer.output.base + writer.output.count
         outStart.pointee = UInt8(ascii: "\"")
         var out = outStart + 1

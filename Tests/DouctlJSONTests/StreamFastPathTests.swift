@@ -125,4 +125,30 @@ struct StreamFastPathTests {
         let input = bytes(String(repeating: "[\"中\\/x\",", count: depth - 1) + "[\"end\"" + String(repeating: "]", count: depth))
         expectSameAsOneShot(input, chunkSizes: [7, 4_096, 1 << 16])
     }
+
+    @Test func aSmallOutputBufferIsNotGrownForAString() throws {
+        // An envelope's status member gets a reformatter with a small buffer: strings longer
+        // than its room take the general path, and print the same.
+        var generator = DocumentGenerator(seed: 0x5_3A11)
+        for _ in 0..<60 {
+            let input = document(&generator, damaged: false)
+            let size = generator.int(1...2_000)
+            let want = try JSONReformatter.reformat(input, format: .compact)
+            var have: [UInt8] = []
+            let reformatter = JSONStreamReformatter(format: .compact, expectedSize: 512) { have.append(contentsOf: $0) }
+            let result = input.withUnsafeBytes { raw in
+                Result { () throws(JSONParseError) in
+                    var start = 0
+                    while start < raw.count {
+                        let end = min(raw.count, start + size)
+                        try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                        start = end
+                    }
+                    try reformatter.finish()
+                }
+            }
+            try result.get()
+            #expect(have == want, "chunks of \(size): \(text(input).debugDescription)")
+        }
+    }
 }
