@@ -75,6 +75,7 @@ enum APICommand {
         page that repeats an earlier one (a server that ignores the paging parameters, a
         link back) ends the walk with a warning on stderr.
         \(APIOutputOptions.discussion)
+        \(APIGraphQL.discussion)
         A 307 or 308 on the same origin is followed with the method and body (GET and
         HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
         request was not carried out. An error status decides the exit code even when the
@@ -177,7 +178,11 @@ enum APICommand {
 
         /// POST when something is sent, else GET; --paginate keeps GET (pagination only
         /// makes sense for reads, so it keeps GET even with fields).
-        var impliedMethod: String { hasBodyInput && !paginate ? "POST" : "GET" }
+        var impliedMethod: String { isGraphQL || (hasBodyInput && !paginate) ? "POST" : "GET" }
+
+        /// PATH graphql (the profile's endpoint) or a path ending in /graphql, with fields:
+        /// a GraphQL request (`APIGraphQL`).
+        var isGraphQL: Bool { input == nil && path.map { GraphQL.isEndpoint($0) } == true }
 
         /// The method sent: -X (upper-cased), else HEAD with -I, else the implied one.
         func requestMethod() throws(OptionError) -> String {
@@ -214,6 +219,7 @@ enum APICommand {
                     throw OptionError("file parts need a method with a body (POST, PUT, PATCH), not \(method)")
                 }
             }
+            if isGraphQL && !attachments.isEmpty { throw OptionError("--attach cannot be combined with a GraphQL request (its body is JSON)") }
             if items != nil && !paginate { throw OptionError("--items goes with --paginate") }
             if items == "" { throw OptionError("--items needs a key, e.g. --items rows") }
             if force && outputFile == nil { throw OptionError("--force goes with -o FILE (it replaces an existing file)") }
@@ -255,9 +261,18 @@ enum APICommand {
         let draft = try RequestDraft(options)
         // The URL rule: an absolute URL picks the profile whose api_base has its origin.
         context.session.targetURL = options.path
-        var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
+        var graphQL: JSONObject?
+        var request: APIRequest
+        if options.isGraphQL {
+            (request, graphQL) = try APIGraphQL.request(draft, standardInput: StandardInput(context.process), profile: try context.session.profile())
+        } else {
+            request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
+        }
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
+        if options.paginate, let graphQL {
+            return try APIGraphQL.walk(request, body: graphQL, client: client, slurp: options.slurp, context: context)
+        }
         if options.paginate {
             // (-o and -I do not go with --paginate: `APIOptions.validate()` refused that.)
             try context.walk(request, client: client, paging: options.paging, itemsKey: options.items ?? client.profile.itemsKey)
@@ -305,7 +320,7 @@ enum APICommand {
             context.output.reply(response, payload: options.raw ? nil : reply.payload, raw: options.raw, withHead: options.include && !headPrinted,
                                  showsBytes: options.output == "-")
         }
-        return .success
+        return APIGraphQL.partial(reply.graphQLProblems, output: context.output)
     }
 
     /// Whether the reply can stream to stdout as it arrives: not when it must be held for a

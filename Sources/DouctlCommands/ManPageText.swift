@@ -163,6 +163,7 @@ enum ManPageText {
                 .example(command: "echo '{\"name\": \"pen\", \"qty\": 3}' | douctl api /api/items/ --input - --profile drf", explanation: "Django REST Framework: JSON from standard input, sent with a Content-Length."),
                 .example(command: "douctl api -X MKCOL https://dav.example/files/new --profile dav", explanation: "WebDAV: the server's 201 HTML page is a success, printed as received."),
                 .example(command: "douctl api '/db/items.json?_shape=array&_nl=on' --paginate --profile datasette", explanation: "Datasette: NDJSON pages by their Link header; its default JSON pages with --items rows."),
+                .example(command: "douctl api graphql -f query=@repos.graphql -F n=50 --paginate | jq -r .name", explanation: "GraphQL (graphql_url, else api_base/graphql): each node of the first connection through $endCursor, as gh; inner connections completed through node(id:). Errors without data exit 1, data with errors exits 10."),
                 .example(command: "douctl profile add signed --api-base https://api.example.com --client-id API_KEY --signing hmac-sha1 --signing-secret '$SIGNING_SECRET'", explanation: "An API that signs requests like Douban's app API: apikey, _ts and _sig in each query (see REQUEST SHAPING); the secret is read from the environment when a request is sent."),
             ]),
             ManPage.Section(title: "SEE ALSO", blocks: [

@@ -71,6 +71,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var userIDField: String? = nil
     /// Where `api --paginate` finds a page's items (`items_key`).
     public var itemsKey: String? = nil
+    /// Where `api graphql` posts (`graphql_url`); nil: api_base + /graphql.
+    public var graphqlURL: String? = nil
     public var userNameField: String? = nil
     /// An API key's header or query parameter (`token_header`, `token_query`).
     public var tokenHeader: String? = nil
@@ -146,6 +148,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .userURL: return userURL.map(ProfileValue.text)
         case .userIDField: return userIDField.map(ProfileValue.text)
         case .itemsKey: return itemsKey.map(ProfileValue.text)
+        case .graphqlURL: return graphqlURL.map(ProfileValue.text)
         case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
@@ -339,6 +342,7 @@ extension ResolvedProfile {
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
         itemsKey = merged.text(.itemsKey)
+        graphqlURL = merged.text(.graphqlURL)
         userNameField = merged.text(.userNameField)
         tokenHeader = merged.text(.tokenHeader)
         tokenQuery = merged.text(.tokenQuery)
