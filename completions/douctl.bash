@@ -65,7 +65,7 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -230,6 +230,9 @@ __douctl_option_value() {
                 --user-name-field) __douctl_action=none; return 0 ;;
                 --items-key) __douctl_action=none; return 0 ;;
                 --graphql-url) __douctl_action=none; return 0 ;;
+                --next-page-header) __douctl_action=none; return 0 ;;
+                --cursor-key) __douctl_action=none; return 0 ;;
+                --cursor-param) __douctl_action=none; return 0 ;;
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
                 --auth-scheme) __douctl_action=none; return 0 ;;
@@ -309,15 +312,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

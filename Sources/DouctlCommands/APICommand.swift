@@ -64,7 +64,10 @@ enum APICommand {
         code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.
         --paginate follows a Link: <…>; rel="next" header (RFC 8288: GitHub, GitLab,
         Gitea), a next link in the body (next, next_url, paging.next, _links.next.href,
-        links.next), or start/count (Douban), page/pageSize (Coding) or last_id pages,
+        links.next), a Next-Page URL or X-Next-Page number header, a cursor in the body
+        (next_cursor and the like, sent back as cursor, or as the profile's
+        cursor_param, in the query or a POST's body), or start/count (Douban),
+        page/pageSize (Coding) or last_id pages,
         and prints every item as one line of JSON (NDJSON). The items are the reply when
         it is an array, or its lines when it is NDJSON (Datasette's _nl=on), else the
         array --items KEY (or the profile's items_key) names, e.g. --items rows for
