@@ -469,6 +469,7 @@ complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page an
 complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --paginate: print one JSON array of all items, streamed'
 complete -c douctl -n '__douctl_path_is api' -l items -r -f -d 'with --paginate: the key of each page\'s items when the reply is an object (dotted path, e.g. rows or data.items; profile key items_key)'
 complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is api' -l follow -d 'an event stream (text/event-stream, NDJSON): connect again when it drops or ends, after its retry:, with Last-Event-ID'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
 complete -c douctl -n '__douctl_path_is api' -s o -l output -r -F -d 'write the reply\'s body, as received, to FILE (atomically; a device, FIFO or /dev/fd path is written into); - for stdout'
 complete -c douctl -n '__douctl_path_is api' -s I -l head -d 'send HEAD and print only the status line and headers'

@@ -79,6 +79,7 @@ enum APICommand {
         link back) ends the walk with a warning on stderr.
         \(APIOutputOptions.discussion)
         \(APIGraphQL.discussion)
+        \(APIEvents.discussion)
         A 307 or 308 on the same origin is followed with the method and body (GET and
         HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
         request was not carried out. An error status decides the exit code even when the
@@ -129,6 +130,8 @@ enum APICommand {
         var raw = false
         /// `--items KEY`: where --paginate finds a page's items.
         var items: String?
+        /// `--follow`: reconnect an event stream (`APIEvents`).
+        var follow = false
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD", completion: .choices(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])), help: "HTTP method (default GET, or POST with fields)")),
@@ -155,6 +158,7 @@ enum APICommand {
             .flag({ $0.slurp = $1 }, PagingOptions.slurpPaginate),
             .value({ $0.items = $1 }, OptionSpec("items", value: ValueSpec("KEY"), help: "with --paginate: the key of each page's items when the reply is an object (dotted path, e.g. rows or data.items; profile key items_key)")),
             .integer({ $0.parallel = $1 }, PagingOptions.parallelPaginate),
+            .flag({ $0.follow = $1 }, .flag("follow", help: "an event stream (text/event-stream, NDJSON): connect again when it drops or ends, after its retry:, with Last-Event-ID")),
             .flag({ $0.include = $1 }, .flag("include", short: "i", help: "print the status line and headers before the body")),
             .value({ $0.output = $1 }, APIOutputOptions.output),
             .flag({ $0.head = $1 }, APIOutputOptions.head),
@@ -226,6 +230,9 @@ enum APICommand {
             if items != nil && !paginate { throw OptionError("--items goes with --paginate") }
             if items == "" { throw OptionError("--items needs a key, e.g. --items rows") }
             if force && outputFile == nil { throw OptionError("--force goes with -o FILE (it replaces an existing file)") }
+            if follow && (paginate || head || outputFile != nil || raw) {
+                throw OptionError("--follow cannot be combined with \(paginate ? "--paginate" : head ? "-I" : raw ? "--raw" : "-o FILE")")
+            }
             if paginate && (head || outputFile != nil) {
                 throw OptionError("\(head ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
             }
@@ -287,6 +294,7 @@ enum APICommand {
             return try printReply(try client.exchange(request), request: request, options: options, client: client, context: context, headPrinted: false)
         }
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
+        if options.follow { return try APIEvents.follow(request, options: options, client: client, context: context) }
 
         if canStream(request, client: client, context: context) {
             guard let (held, headPrinted) = try streamReply(request, options: options, client: client, context: context) else { return .success }
