@@ -227,6 +227,7 @@ struct PromiseMatrixTests {
         ("user", ["user", "get", "1"]),
         ("jq", ["api", "/x", "--jq", "."]),
         ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
     ])
     func maxTimeStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
@@ -256,6 +257,8 @@ struct PromiseMatrixTests {
         ("api", ["api", "/x"]),
         ("download", ["download", "/x", "-o", "-"]),
         ("paging", ["api", "/x", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
     ])
     func interruptStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
