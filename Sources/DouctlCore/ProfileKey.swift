@@ -1,3 +1,4 @@
+import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 /// The settings a profile may hold (the man page's FILES lists them). Unknown keys are an error, so a typo in
@@ -44,6 +45,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case clientKey = "client_key"
     case insecure
     case proxy
+    case keep
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -110,6 +112,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
         case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
+        case .keep: return "false: never send through the connection keeper (like --no-keep); or how long it keeps idle connections (60s, 5m)"
         }
     }
 
@@ -142,6 +145,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
+        }
+        if self == .keep, text != "true", text != "false", KeeperRoute.idleSeconds(text) == nil {
+            throw .usage("invalid value '\(text)' for keep: expected true, false or an idle time such as 60s or 5m")
         }
         if self == .expectUser, text.isEmpty || text.contains(where: { $0 == "\n" || $0 == "\r" }) {
             throw .usage("invalid value for expect_user: expected a user id or name")

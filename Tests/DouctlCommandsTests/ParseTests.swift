@@ -59,7 +59,7 @@ struct ParseTests {
 
     @Test func theTreeHasTheDocumentedCommands() {
         let top = Douctl.rootSpec.subcommands.filter { !$0.isHidden }.map(\.name)
-        #expect(top == ["auth", "user", "shuo", "upload", "download", "api", "config", "profile", "cache", "sandbox", "demo", "completion", "version"])
+        #expect(top == ["auth", "user", "shuo", "upload", "download", "api", "config", "profile", "cache", "keeper", "sandbox", "demo", "completion", "version"])
         #expect(Self.leaves.count >= 40, "\(Self.leaves.map { $0.path.joined(separator: " ") })")
     }
 

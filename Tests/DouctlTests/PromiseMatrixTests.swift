@@ -356,3 +356,73 @@ struct PromiseMatrixTests {
         #expect(!result.stderr.contains(Self.clientSecret), "\(kind): \(result.stderr)")
     }
 }
+
+// MARK: - through the connection keeper (issue 44)
+
+/// The same promises when the request rides a connection the keeper holds: an HTTPS server
+/// (KeeperPeer), a keeper started by a first call, and the cell's call through it (its -v
+/// says so, or the cell proves nothing).
+extension PromiseMatrixTests {
+    static func keeperDouctl() -> Douctl {
+        KeeperPeer.douctl(extra: ["DOUCTL_TOKEN": token])
+    }
+
+    @Test func keeper_stop_maxTimeStopsWithinASecond() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let started = Date()
+        let result = try douctl.run("-v", "api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate, "--max-time", "1")
+        #expect(result.status == 7, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        Self.expectNothingButReportLines(result, "keeper")
+    }
+
+    @Test func keeper_stop_interruptStopsWithinASecond() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let running = try RunningDouctl(douctl, ["api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate])
+        try KeeperPeer.waitFor("the request to reach the server") {
+            try douctl.run("api", server.base + "/heads", "--cacert", server.pki.caCertificate, "--no-keep").stdoutText.contains("GET /slow")
+        }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func keeper_credential_aRedirectToAnotherOriginCarriesNoToken() throws {
+        let api = try KeeperPeer()
+        let elsewhere = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: api.base, cacert: api.pki.caCertificate)
+        let result = try douctl.run("-v", "api", "/to-elsewhere?to=\(elsewhere.base)/landed", "--api-base", api.base, "--cacert", api.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(try result.json()["path"]?.scalarText == "/landed")
+        #expect(result.stderr.components(separatedBy: "* keeper:").count == 3, "both hops through the keeper: \(result.stderr)")
+        let sentToAPI = try douctl.run("api", api.base + "/heads", "--cacert", api.pki.caCertificate, "--no-keep").stdoutText
+        let sentElsewhere = try douctl.run("api", elsewhere.base + "/heads", "--cacert", api.pki.caCertificate, "--no-keep").stdoutText
+        #expect(sentToAPI.contains(Self.token), "the token was not sent at all, so the cell proves nothing")
+        #expect(sentElsewhere.contains("GET /landed"))
+        #expect(!sentElsewhere.contains(Self.token), "the token went to another origin: \(sentElsewhere)")
+    }
+
+    @Test func keeper_secret_verboseLinesThroughTheKeeperShowNoToken() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let result = try douctl.run("-v", "api", "/x", "--api-base", server.base, "--cacert", server.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
+        #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
+    }
+}
