@@ -91,7 +91,7 @@ function __douctl_takes_value
         case 'profile list'
             contains -- $argv[2] --format; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep; and return 0
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'keeper status'
@@ -480,6 +480,7 @@ complete -c douctl -n '__douctl_path_is api' -l paginate -d 'fetch every page an
 complete -c douctl -n '__douctl_path_is api' -l slurp -d 'with --paginate: print one JSON array of all items, streamed'
 complete -c douctl -n '__douctl_path_is api' -l items -r -f -d 'with --paginate: the key of each page\'s items when the reply is an object (dotted path, e.g. rows or data.items; profile key items_key)'
 complete -c douctl -n '__douctl_path_is api' -l parallel -r -f -d 'with --paginate: fetch N pages at once when the first reply gives the total (start/count, page/pageSize; items stay in order; 1: one at a time)'
+complete -c douctl -n '__douctl_path_is api' -l follow -d 'an event stream (text/event-stream, NDJSON): connect again when it drops or ends, after its retry:, with Last-Event-ID'
 complete -c douctl -n '__douctl_path_is api' -s i -l include -d 'print the status line and headers before the body'
 complete -c douctl -n '__douctl_path_is api' -s o -l output -r -F -d 'write the reply\'s body, as received, to FILE (atomically; a device, FIFO or /dev/fd path is written into); - for stdout'
 complete -c douctl -n '__douctl_path_is api' -s I -l head -d 'send HEAD and print only the status line and headers'
@@ -498,13 +499,13 @@ complete -c douctl -n '__douctl_wants_command help config' -a 'list' -d 'print t
 
 # douctl config get
 complete -c douctl -n '__douctl_path_is config get' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
-complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config get' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
 
 # douctl config set
-complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config set' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
 
 # douctl config unset
-complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
+complete -c douctl -n '__douctl_at_argument 0 - config unset' -f -a 'preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep' -d 'a profile key'
 
 # douctl config list
 complete -c douctl -n '__douctl_path_is config list' -l show-secrets -d 'print client_secret, signing_secret and a proxy password instead of masking them'
@@ -545,6 +546,10 @@ complete -c douctl -n '__douctl_path_is profile add' -l user-url -r -f -d 'endpo
 complete -c douctl -n '__douctl_path_is profile add' -l user-id-field -r -f -d 'field of the user_url reply holding the user id (dotted path, e.g. data.id; default id)'
 complete -c douctl -n '__douctl_path_is profile add' -l user-name-field -r -f -d 'field of the user_url reply holding the user name (dotted path; default login, else username, else name)'
 complete -c douctl -n '__douctl_path_is profile add' -l items-key -r -f -d 'where api --paginate finds a page\'s items when the reply is an object (dotted path, e.g. rows or data.items; --items wins)'
+complete -c douctl -n '__douctl_path_is profile add' -l graphql-url -r -f -d 'the GraphQL endpoint that douctl api graphql posts to (a URL or a path under api_base; default api_base/graphql)'
+complete -c douctl -n '__douctl_path_is profile add' -l next-page-header -r -f -d 'a reply header that holds the next page\'s URL or number, for api --paginate (Next-Page and X-Next-Page are read without it)'
+complete -c douctl -n '__douctl_path_is profile add' -l cursor-key -r -f -d 'where api --paginate finds the next page\'s cursor in a reply (dotted path; next_cursor, response_metadata.next_cursor, meta.next_cursor, nextPageToken are read without it)'
+complete -c douctl -n '__douctl_path_is profile add' -l cursor-param -r -f -d 'the request parameter api --paginate sends a cursor (or a header\'s page number) back as: in the query, or in a POST\'s JSON or form body (e.g. start_cursor; default cursor, page for a page number)'
 complete -c douctl -n '__douctl_path_is profile add' -l token-auth -r -f -a 'post basic none' -d 'how the client authenticates at the token endpoint: post, basic or none'
 complete -c douctl -n '__douctl_path_is profile add' -l token-placement -r -f -a 'header query' -d 'where the access token goes: header (Authorization) or query (access_token=)'
 complete -c douctl -n '__douctl_path_is profile add' -l auth-scheme -r -f -d 'the Authorization scheme the token is sent with (default Bearer; token for CODING and GitHub personal access tokens)'

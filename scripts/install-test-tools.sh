@@ -52,4 +52,9 @@ pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgi
 # An authorization server nobody here wrote for ResourceLoginTests (auth login URL): the MCP
 # Python SDK's mcp.server.auth (RFC 9728, RFC 8414, RFC 7591, PKCE), served by uvicorn.
 pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
+# Real servers for issue 43 (GraphQLServerTests, StreamServerTests): Strawberry GraphQL with
+# nested connections, Kinto's Next-Page header, sse-starlette's event stream (all on uvicorn).
+pip_install strawberry uvicorn -- strawberry-graphql uvicorn
+pip_install kinto -- kinto
+pip_install sse_starlette uvicorn -- sse-starlette uvicorn
 exit 0

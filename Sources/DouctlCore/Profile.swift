@@ -73,6 +73,12 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var userIDField: String? = nil
     /// Where `api --paginate` finds a page's items (`items_key`).
     public var itemsKey: String? = nil
+    /// Where `api graphql` posts (`graphql_url`); nil: api_base + /graphql.
+    public var graphqlURL: String? = nil
+    /// Paging shapes (`PageShapes`): `next_page_header`, `cursor_key`, `cursor_param`.
+    public var nextPageHeader: String? = nil
+    public var cursorKey: String? = nil
+    public var cursorParam: String? = nil
     public var userNameField: String? = nil
     /// An API key's header or query parameter (`token_header`, `token_query`).
     public var tokenHeader: String? = nil
@@ -148,6 +154,10 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .userURL: return userURL.map(ProfileValue.text)
         case .userIDField: return userIDField.map(ProfileValue.text)
         case .itemsKey: return itemsKey.map(ProfileValue.text)
+        case .graphqlURL: return graphqlURL.map(ProfileValue.text)
+        case .nextPageHeader: return nextPageHeader.map(ProfileValue.text)
+        case .cursorKey: return cursorKey.map(ProfileValue.text)
+        case .cursorParam: return cursorParam.map(ProfileValue.text)
         case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
@@ -343,6 +353,10 @@ extension ResolvedProfile {
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
         itemsKey = merged.text(.itemsKey)
+        graphqlURL = merged.text(.graphqlURL)
+        nextPageHeader = merged.text(.nextPageHeader)
+        cursorKey = merged.text(.cursorKey)
+        cursorParam = merged.text(.cursorParam)
         userNameField = merged.text(.userNameField)
         tokenHeader = merged.text(.tokenHeader)
         tokenQuery = merged.text(.tokenQuery)

@@ -258,7 +258,7 @@ struct ParseTests {
 
     @Test func theAPIUsageLineIsTheDocumentedOne() {
         #expect(HelpRenderer(root: Douctl.rootSpec).usageLine(["api"])
-                == "usage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [-i] [-o FILE] [-I] [--force] [--raw]")
+                == "usage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [--follow] [-i] [-o FILE] [-I] [--force] [--raw]")
     }
 }
 

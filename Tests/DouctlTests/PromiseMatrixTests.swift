@@ -39,6 +39,9 @@ struct PromiseMatrixTests {
             case "/fail":
                 let echoed = head.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\r\n", with: " ")
                 answer = PromiseTableTests.reply("500 Internal Server Error", "", "{\"error\":\"failed\",\"error_description\":\"you sent: \(echoed)\"}")
+            case "/graphql":
+                // A GraphQL failure: HTTP 200, errors and no data (issue 43).
+                answer = PromiseTableTests.reply("200 OK", "", #"{"data":null,"errors":[{"message":"failed","path":["x"]}]}"#)
             case "/fail-text":
                 // A text error body, quoted on the error line by its first lines (issue 40).
                 let sent = head.components(separatedBy: "\r\n").filter { $0.lowercased().hasPrefix("authorization") }.joined(separator: " ")
@@ -183,6 +186,8 @@ struct PromiseMatrixTests {
         ("record", ["api", "/fail", "--record", "RECORD", "--error-body", "none"]),
         ("jq", ["api", "/fail", "--jq", ".", "--error-body", "stderr"]),
         ("text error", ["api", "/fail-text"]),
+        ("graphql", ["api", "graphql", "-f", "query={ x }", "--error-body", "stderr"]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
         ("download", ["download", "/fail", "-o", "-"]),
         ("user", ["user", "get", "1"]),
         ("shuo", ["shuo", "get", "1"]),
@@ -221,6 +226,8 @@ struct PromiseMatrixTests {
         ("upload", ["upload", "FILE"]),
         ("user", ["user", "get", "1"]),
         ("jq", ["api", "/x", "--jq", "."]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
     ])
     func maxTimeStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
@@ -250,6 +257,8 @@ struct PromiseMatrixTests {
         ("api", ["api", "/x"]),
         ("download", ["download", "/x", "-o", "-"]),
         ("paging", ["api", "/x", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
     ])
     func interruptStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
