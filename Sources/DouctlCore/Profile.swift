@@ -65,6 +65,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var clientKey: String? = nil
     public var insecure: Bool = false
     public var proxy: String? = nil
+    /// The API description its operations come from (key openapi: a URL or a file).
+    public var openAPI: String? = nil
     /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
@@ -169,6 +171,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .clientKey: return clientKey.map(ProfileValue.text)
         case .insecure: return insecure ? .text("true") : nil
         case .proxy: return proxy.map(ProfileValue.text)
+        case .openapi: return openAPI.map(ProfileValue.text)
         }
     }
 
@@ -335,6 +338,7 @@ extension ResolvedProfile {
         clientKey = merged.text(.clientKey)
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
+        openAPI = merged.text(.openapi)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)

@@ -40,6 +40,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case clientKey = "client_key"
     case insecure
     case proxy
+    case openapi
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -102,6 +103,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
         case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
+        case .openapi: return "the API's description (OpenAPI 3.x or Swagger 2.0, JSON or YAML; URL or file): fills api_base and the auth, and makes its operations commands (douctl NAME OPERATION)"
         }
     }
 
