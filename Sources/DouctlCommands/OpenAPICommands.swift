@@ -248,7 +248,7 @@ enum OpenAPICommands {
         var headers: [String] = []
         var cookies: [String] = []
         for parameter in operation.parameters where parameter.location != "path" {
-            let values = parsed.values("param:" + parameter.location + ":" + parameter.name)
+            var values = parsed.values("param:" + parameter.location + ":" + parameter.name)
             if values.isEmpty {
                 if validate, parameter.required { throw OptionError("\(parameter.name): required (--\(optionName(parameter.name, taken: reservedNames)))") }
                 continue
@@ -260,6 +260,7 @@ enum OpenAPICommands {
                     : SchemaCheck.typed(values.last ?? "", schema: parameter.schema)
                 if let problem = SchemaCheck.violation(value, parameter.schema, field: parameter.name) { throw OptionError(problem) }
             }
+            if let separator = parameter.schema["x-douctl-joined"]?.stringValue, values.count > 1 { values = [values.joined(separator: separator)] }
             switch parameter.location {
             case "query": query += values.map { PercentEncoding.encode(parameter.name) + "=" + PercentEncoding.encode($0) }
             case "header": headers.append(parameter.name + ": " + (values.last ?? ""))

@@ -84,7 +84,8 @@ enum OpenAPIProfile {
                 else if let name = security.keyName, security.keyLocation == "query" { settings.append((.tokenQuery, .text(name))) }
                 else { notes.append("its API key goes in a cookie, which douctl does not send from a profile") }
             case "http":
-                if security.httpScheme == "basic" { settings.append((.authScheme, .text("Basic"))) }
+                // Basic: a user name and password, which auth login --basic stores and sends.
+                if security.httpScheme == "basic" { notes.append("log in with douctl auth login --basic") }
             case "oauth2":
                 if let url = security.authorizeURL { settings.append((.authorizeURL, .text(url))) }
                 if let url = security.tokenURL { settings.append((.tokenURL, .text(url))) }

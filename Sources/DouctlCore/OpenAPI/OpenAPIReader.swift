@@ -209,9 +209,19 @@ public struct OpenAPIReader {
                 for (key, value) in parameter.objectValue ?? JSONObject() where !["name", "in", "required", "description", "collectionFormat", "allowEmptyValue"].contains(key) {
                     object.append(key, value)
                 }
+                // An array in the query is comma-separated unless collectionFormat says multi.
+                if parameter["type"]?.stringValue == "array", (parameter["collectionFormat"]?.stringValue ?? "csv") != "multi" {
+                    object.append("x-douctl-joined", .string(parameter["collectionFormat"]?.stringValue == "pipes" ? "|" : parameter["collectionFormat"]?.stringValue == "ssv" ? " " : ","))
+                }
                 schema = try inline(.object(object), in: document, at: at)
             } else if let given = parameter["schema"] {
-                schema = try inline(given, in: document, at: at + "/schema")
+                var inlined = try inline(given, in: document, at: at + "/schema")
+                // style form with explode false: one comma-separated value.
+                if parameter["explode"]?.boolValue == false, case .object(var object) = inlined {
+                    object.append("x-douctl-joined", ",")
+                    inlined = .object(object)
+                }
+                schema = inlined
             } else if let content = parameter["content"]?.objectValue?.members.first?.value["schema"] {
                 schema = try inline(content, in: document, at: at + "/content")
             } else {
