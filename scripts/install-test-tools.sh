@@ -52,4 +52,7 @@ pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgi
 # An authorization server nobody here wrote for ResourceLoginTests (auth login URL): the MCP
 # Python SDK's mcp.server.auth (RFC 9728, RFC 8414, RFC 7591, PKCE), served by uvicorn.
 pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
+# Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
+# Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
+pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
 exit 0

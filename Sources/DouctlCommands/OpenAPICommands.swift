@@ -157,11 +157,12 @@ enum OpenAPICommands {
         let taken = reservedNames
         var options: [OptionSpec] = []
         for parameter in operation.parameters where parameter.location != "path" {
-            let choices = parameter.schema["enum"]?.arrayValue?.compactMap(\.scalarText)
-                ?? parameter.schema["items"]?["enum"]?.arrayValue?.compactMap(\.scalarText)
-            let isArray = parameter.schema["type"]?.stringValue == "array"
+            let schema = SchemaCheck.effective(parameter.schema)
+            let choices = schema["enum"]?.arrayValue?.compactMap(\.scalarText)
+                ?? schema["items"]?["enum"]?.arrayValue?.compactMap(\.scalarText)
+            let isArray = schema["type"]?.stringValue == "array"
             options.append(OptionSpec(optionName(parameter.name, taken: taken),
-                                      value: ValueSpec(placeholder(parameter.schema), completion: choices.map { .choices($0) }),
+                                      value: ValueSpec(placeholder(schema), completion: choices.map { .choices($0) }),
                                       help: parameterHelp(parameter), repeatable: isArray, key: "param:" + parameter.location + ":" + parameter.name))
         }
         options += apiOptionSpecs + [noValidate]
@@ -192,7 +193,8 @@ enum OpenAPICommands {
         return TerminalText.escaped(parts.filter { !$0.isEmpty }.joined(separator: ", ") + (description.isEmpty ? "" : ": " + description))
     }
 
-    static func schemaSummary(_ schema: JSON) -> String {
+    static func schemaSummary(_ given: JSON) -> String {
+        let schema = SchemaCheck.effective(given)
         var parts: [String] = []
         var type = SchemaCheck.typeNames(schema["type"])?.joined(separator: "|") ?? ""
         if type == "array", let items = schema["items"] { type = "array of " + (SchemaCheck.typeNames(items["type"])?.joined(separator: "|") ?? "values") }

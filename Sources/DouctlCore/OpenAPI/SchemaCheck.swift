@@ -6,7 +6,9 @@ import DouctlJSON
 /// minItems/maxItems, required, properties, additionalProperties: false, allOf, anyOf,
 /// oneOf, nullable). The first violation, as "FIELD: RULE", or nil.
 public enum SchemaCheck {
-    public static func violation(_ value: JSON, _ schema: JSON, field: String) -> String? {
+    public static func violation(_ value: JSON, _ given: JSON, field: String) -> String? {
+        if value.isNull, nullable(given) { return nil }
+        let schema = effective(given)
         guard let object = schema.objectValue, !object.isEmpty else { return nil }
         // A recursive schema left as a reference: anything.
         if object["$ref"] != nil { return nil }
@@ -79,6 +81,26 @@ public enum SchemaCheck {
         return nil
     }
 
+    /// `anyOf`/`oneOf` of one schema and `{"type": "null"}` (3.1's Optional, as FastAPI
+    /// writes it): that one schema, so its rules are named, not "none of 2".
+    public static func effective(_ schema: JSON) -> JSON {
+        for key in ["anyOf", "oneOf"] {
+            guard let choices = schema[key]?.arrayValue else { continue }
+            let real = choices.filter { typeNames($0["type"]) != ["null"] }
+            guard real.count == 1, choices.count == 2, case .object(var merged) = real[0], let outer = schema.objectValue else { continue }
+            for (name, value) in outer where name != key && merged[name] == nil { merged.append(name, value) }
+            return .object(merged)
+        }
+        return schema
+    }
+
+    static func nullable(_ schema: JSON) -> Bool {
+        for key in ["anyOf", "oneOf"] {
+            if schema[key]?.arrayValue?.contains(where: { typeNames($0["type"]) == ["null"] }) == true { return true }
+        }
+        return schema["nullable"]?.boolValue == true || typeNames(schema["type"])?.contains("null") == true
+    }
+
     public static func typeNames(_ type: JSON?) -> [String]? {
         switch type {
         case .string(let name): return [name]
@@ -148,7 +170,8 @@ public enum SchemaCheck {
 
     /// A parameter's text as the JSON its schema's type reads it: "5" is 5 for an integer,
     /// "true" true for a boolean; text that is not one stays a string (then fails the check).
-    public static func typed(_ text: String, schema: JSON) -> JSON {
+    public static func typed(_ text: String, schema given: JSON) -> JSON {
+        let schema = effective(given)
         let types = typeNames(schema["type"]) ?? []
         if types.contains("integer") || types.contains("number"), let number = YAML.number(text) { return .number(number) }
         if types.contains("boolean"), text == "true" || text == "false" { return .bool(text == "true") }
