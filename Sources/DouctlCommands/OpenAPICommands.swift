@@ -324,3 +324,59 @@ enum OpenAPICommands {
         if let problem = SchemaCheck.violation(body, checked, field: "") { throw OptionError("the body's " + problem) }
     }
 }
+
+// MARK: - completion
+
+extension OpenAPICommands {
+    /// `douctl __complete operations NAME WORD… CURRENT` (what the completion scripts ask
+    /// when the first word is no command): operation names, then an operation's options,
+    /// then an option's enum values, read from the profile's index (its header line, and
+    /// the one operation's line).
+    static func candidates(_ words: [String], environment: [String: String]) -> [String] {
+        guard words.count >= 2, let profile = words.first, let current = words.last,
+              let directory = try? ConfigDirectory.locate(explicit: nil, environment: environment),
+              let config = try? directory.loadConfig(), config.profile(named: profile) != nil,
+              let cache = ResponseCache.defaultDirectory(environment: environment),
+              let file = (try? OpenAPIIndexFile.read(OpenAPIIndex.path(cacheDirectory: cache, profile: profile))) ?? nil else { return [] }
+        let before = Array(words.dropFirst().dropLast())
+        // The operation's name: one word, or a tag and a verb.
+        let commandWords = before.prefix { !$0.hasPrefix("-") }
+        let names = file.rows.map(\.name)
+        var row: OpenAPIIndexFile.Row?
+        if let first = commandWords.first {
+            row = file.rows.first { $0.name == first }
+            if row == nil, commandWords.count >= 2 { row = file.rows.first { $0.name == first + " " + commandWords[commandWords.index(after: commandWords.startIndex)] } }
+        }
+        guard let row else {
+            let candidates: [String]
+            if let tag = commandWords.first {
+                candidates = names.filter { $0.hasPrefix(tag + " ") }.map { String($0.dropFirst(tag.count + 1)) }
+            } else {
+                var firsts: [String] = []
+                for name in names {
+                    let word = String(name.prefix { $0 != " " })
+                    if !firsts.contains(word) { firsts.append(word) }
+                }
+                candidates = firsts
+            }
+            return candidates.filter { $0.hasPrefix(current) }
+        }
+        guard let operation = try? file.operation(row) else { return [] }
+        let (options, arguments) = specs(operation)
+        // The value of an option with choices.
+        if let previous = before.last, previous.hasPrefix("--"),
+           let option = options.first(where: { "--" + $0.long == previous }), let value = option.value {
+            if case .choices(let choices) = value.completion { return choices.filter { $0.hasPrefix(current) } }
+            return []
+        }
+        if current.hasPrefix("-") {
+            return options.map { "--" + $0.long }.filter { $0.hasPrefix(current) }
+        }
+        // A path parameter with an enum.
+        let positional = before.dropFirst(row.name.contains(" ") ? 2 : 1).filter { !$0.hasPrefix("-") }.count
+        if positional < arguments.count, case .choices(let choices) = arguments[positional].completion {
+            return choices.filter { $0.hasPrefix(current) }
+        }
+        return []
+    }
+}

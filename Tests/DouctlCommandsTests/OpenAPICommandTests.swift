@@ -121,4 +121,19 @@ import Testing
         #expect(notACommand.status == 2)
         #expect(notACommand.errorLine.hasPrefix("douctl: unknown command 'plain'"), "\(notACommand)")
     }
+
+    @Test func completionListsOperationsOptionsAndEnumValuesFromTheIndex() throws {
+        let douctl = try Self.douctl(ScriptedTransport())
+        func complete(_ words: String...) throws -> [String] {
+            let result = try douctl.run(["__complete", "operations", "--"] + words)
+            #expect(result.status == 0, "\(result)")
+            return result.stdoutText.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete("pets", "") == ["list-pets", "create-pet", "pets"])
+        #expect(try complete("pets", "cr") == ["create-pet"])
+        #expect(try complete("pets", "pets", "") == ["delete"])
+        #expect(try complete("pets", "list-pets", "--ki") == ["--kind"])
+        #expect(try complete("pets", "list-pets", "--kind", "") == ["cat", "dog"])
+        #expect(try complete("nobody", "").isEmpty)
+    }
 }

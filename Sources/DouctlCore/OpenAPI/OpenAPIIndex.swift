@@ -289,21 +289,36 @@ public struct OpenAPIIndexFile: Sendable {
     public let servers: [String]
     public let security: JSON?
     public let rows: [Row]
-    private let bytes: [UInt8]
+    /// Where the operations' lines start, and the file's size (the last line ends there).
     private let detailsStart: Int
+    private let size: Int
 
-    /// Reads the file; nil when there is none. A file of another format or a damaged one is
-    /// an error naming it (profile refresh rewrites it).
+    /// Reads the file's first line (the header) only; nil when there is none. A file of
+    /// another format or a damaged one is an error naming it (profile refresh rewrites it).
     public static func read(_ path: String) throws(DouctlError) -> OpenAPIIndexFile? {
         guard FileIO.fileExists(path) else { return nil }
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readFile(path) } catch { throw .localInput("cannot read the operations index \(path) (\(error))") }
-        return try OpenAPIIndexFile(path: path, bytes: bytes)
+        let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .localInput("cannot read the operations index \(path) (\(SystemError("open", path: path)))") }
+        defer { close(fd) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        var header: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(header.count)) }
+            guard count > 0 else { break }
+            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
+                header += chunk[0...newline]
+                break
+            }
+            header += chunk[0..<count]
+        }
+        return try OpenAPIIndexFile(path: path, header: header, size: size)
     }
 
-    init(path: String, bytes: [UInt8]) throws(DouctlError) {
+    init(path: String, header bytes: [UInt8], size: Int) throws(DouctlError) {
         self.path = path
-        self.bytes = bytes
+        self.size = size
         let damaged = DouctlError.localInput("the operations index \(path) is damaged or of another douctl; run douctl profile refresh to rebuild it")
         guard let newline = bytes.firstIndex(of: 0x0A) else { throw damaged }
         let header: JSON
@@ -326,13 +341,31 @@ public struct OpenAPIIndexFile: Sendable {
         self.rows = rows
     }
 
+    /// The bytes of one operation's line, read where the header says it starts.
+    private func line(_ row: Row) throws(DouctlError) -> [UInt8] {
+        let damaged = DouctlError.localInput("the operations index \(path) is damaged; run douctl profile refresh to rebuild it")
+        let start = detailsStart + row.offset
+        let end = rows.first { $0.offset > row.offset }.map { detailsStart + $0.offset } ?? size
+        guard start < end, end <= size else { throw damaged }
+        let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw damaged }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: end - start)
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, $0.count - done, off_t(start + done)) }
+            guard count > 0 else { throw damaged }
+            done += count
+        }
+        return bytes
+    }
+
     /// One operation, its details parsed from its own line.
     public func operation(_ row: Row) throws(DouctlError) -> OpenAPIIndex.Operation {
         let damaged = DouctlError.localInput("the operations index \(path) is damaged; run douctl profile refresh to rebuild it")
-        let start = detailsStart + row.offset
-        guard start < bytes.count, let end = bytes[start...].firstIndex(of: 0x0A) else { throw damaged }
+        let bytes = try line(row)
         let detail: JSON
-        do { detail = try bytes.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(rebasing: buffer[start..<end])) } } catch { throw damaged }
+        do { detail = try JSONParser.parse(bytes) } catch { throw damaged }
         let parameters = (detail["parameters"]?.arrayValue ?? []).map { parameter in
             OpenAPIIndex.Parameter(name: parameter["name"]?.stringValue ?? "", location: parameter["in"]?.stringValue ?? "query",
                                    required: parameter["required"]?.boolValue ?? false, schema: parameter["schema"] ?? .object(JSONObject()),
