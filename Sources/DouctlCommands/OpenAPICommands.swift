@@ -24,8 +24,11 @@ enum OpenAPICommands {
         guard let directory = try? ConfigDirectory.locate(explicit: explicit, environment: process.environment),
               let config = try? directory.loadConfig(), config.profile(named: word) != nil,
               let profile = try? config.resolve(word), let source = profile.openAPI else { return nil }
+        // The operation named after NAME, when there is one: only its command is built
+        // (help and a word that names none build them all).
+        let rest = process.arguments.drop { $0 != word }.dropFirst()
         var root = CommandTree.root
-        root.children.append(group(profile: word, source: source, environment: process.environment))
+        root.children.append(group(profile: word, source: source, environment: process.environment, only: firstCommandWord(Array(rest))))
         root.spec.subcommands = root.children.map(\.spec)
         let namesProfile = process.arguments.contains { $0 == "--profile" || $0.hasPrefix("--profile=") }
         return (root, namesProfile ? process.arguments : ["--profile", word] + process.arguments)
@@ -60,10 +63,10 @@ enum OpenAPICommands {
     }
 
     /// NAME's group: one command per operation ("TAG VERB" names under a group per tag).
-    static func group(profile: String, source: String, environment: [String: String]) -> Command {
+    static func group(profile: String, source: String, environment: [String: String], only: String? = nil) -> Command {
         let path = ResponseCache.defaultDirectory(environment: environment).map { OpenAPIIndex.path(cacheDirectory: $0, profile: profile) }
         let file: OpenAPIIndexFile?
-        do { file = try path.flatMap { (path: String) throws(DouctlError) in try OpenAPIIndexFile.read(path) } } catch {
+        do { file = try path.flatMap { (path: String) throws(DouctlError) in try OpenAPIIndexFile.read(path, only: only) } } catch {
             return failing(profile, error)
         }
         guard let file else {
@@ -72,7 +75,11 @@ enum OpenAPICommands {
         var children: [Command] = []
         var tagGroups: [String: [Command]] = [:]
         var tagOrder: [String] = []
-        for row in file.rows {
+        var rows = file.rows
+        if let only, rows.contains(where: { $0.name == only || $0.name.hasPrefix(only + " ") }) {
+            rows = rows.filter { $0.name == only || $0.name.hasPrefix(only + " ") }
+        }
+        for row in rows {
             let words = row.name.split(separator: " ").map(String.init)
             let leaf = operationCommand(row, name: words.last ?? row.name, file: file)
             if words.count == 2 {

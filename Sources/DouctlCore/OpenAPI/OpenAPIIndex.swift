@@ -8,13 +8,13 @@ import DouctlSystem
 
 /// What douctl keeps of an API description: its servers, its auth and its operations, in a
 /// compact file written once per version of the description (`$XDG_CACHE_HOME/douctl/openapi/
-/// PROFILE.index`). Its first line is the header (servers, auth, and one short row per
-/// operation: name, tag, summary, method, path, and where its details start); each next line
-/// is one operation's details (parameters and body, references resolved). So TAB completion
-/// and help read the first line only, and running an operation parses that line and its own,
-/// never the description again.
+/// PROFILE.index`). Its first line is the header (servers, auth); the second one short row
+/// per operation (name, tag, summary, method, path, and where its details start); each next
+/// line is one operation's details (parameters and body, references resolved). So TAB
+/// completion and help read the first two lines only, and running an operation finds its
+/// row by its name's bytes and parses that row and its own line, never the description again.
 public struct OpenAPIIndex: Sendable, Equatable {
-    public static let formatVersion = 1
+    public static let formatVersion = 2
 
     public struct Parameter: Sendable, Equatable {
         public var name: String
@@ -246,9 +246,10 @@ public struct OpenAPIIndex: Sendable, Equatable {
             ("title", .string(title)), ("version", .string(version)), ("source", .string(source)),
             ("etag", etag.map(JSON.string) ?? .null), ("digest", .string(digest)),
             ("servers", .array(servers.map(JSON.string))), ("security", security),
-            ("operations", .array(rows)),
         ]))
         var bytes = header.serialized(.compact)
+        bytes.append(0x0A)
+        JSON.array(rows).write(to: &bytes, format: .compact)
         bytes.append(0x0A)
         return bytes + details
     }
@@ -289,48 +290,58 @@ public struct OpenAPIIndexFile: Sendable {
     public let servers: [String]
     public let security: JSON?
     public let rows: [Row]
-    /// Where the operations' lines start, and the file's size (the last line ends there).
+    /// Where the operations' lines start.
     private let detailsStart: Int
-    private let size: Int
 
-    /// Reads the file's first line (the header) only; nil when there is none. A file of
-    /// another format or a damaged one is an error naming it (profile refresh rewrites it).
-    public static func read(_ path: String) throws(DouctlError) -> OpenAPIIndexFile? {
+    /// Reads the header and the rows; nil when there is no file. With `only`, an
+    /// operation's name: when the rows hold it, only its row is parsed (the rest are
+    /// skipped as bytes). A file of another format or a damaged one is an error naming it
+    /// (profile refresh rewrites it).
+    public static func read(_ path: String, only: String? = nil) throws(DouctlError) -> OpenAPIIndexFile? {
         guard FileIO.fileExists(path) else { return nil }
         let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .localInput("cannot read the operations index \(path) (\(SystemError("open", path: path)))") }
         defer { close(fd) }
-        var info = stat()
-        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
-        var header: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(header.count)) }
-            guard count > 0 else { break }
-            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
-                header += chunk[0...newline]
-                break
-            }
-            header += chunk[0..<count]
-        }
-        return try OpenAPIIndexFile(path: path, header: header, size: size)
+        let damaged = DouctlError.localInput("the operations index \(path) is damaged or of another douctl; run douctl profile refresh to rebuild it")
+        guard let head = readLine(fd, at: 0), let rowsLine = readLine(fd, at: head.count) else { throw damaged }
+        return try OpenAPIIndexFile(path: path, header: head, rows: rowsLine, only: only)
     }
 
-    init(path: String, header bytes: [UInt8], size: Int) throws(DouctlError) {
+    /// The bytes of the line that starts at `offset`, its newline included; nil at the end.
+    static func readLine(_ fd: Int32, at offset: Int) -> [UInt8]? {
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + line.count)) }
+            guard count > 0 else { return nil }
+            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
+                line += chunk[0...newline]
+                return line
+            }
+            line += chunk[0..<count]
+        }
+    }
+
+    init(path: String, header bytes: [UInt8], rows rowBytes: [UInt8], only: String?) throws(DouctlError) {
         self.path = path
-        self.size = size
         let damaged = DouctlError.localInput("the operations index \(path) is damaged or of another douctl; run douctl profile refresh to rebuild it")
-        guard let newline = bytes.firstIndex(of: 0x0A) else { throw damaged }
         let header: JSON
-        do { header = try bytes.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<newline])) } } catch { throw damaged }
-        guard header["douctl_openapi_index"]?.intValue == OpenAPIIndex.formatVersion, let operations = header["operations"]?.arrayValue else { throw damaged }
-        detailsStart = newline + 1
+        do { header = try bytes.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 1)])) } } catch { throw damaged }
+        guard header["douctl_openapi_index"]?.intValue == OpenAPIIndex.formatVersion else { throw damaged }
+        detailsStart = bytes.count + rowBytes.count
         title = header["title"]?.stringValue ?? ""
         source = header["source"]?.stringValue ?? ""
         etag = header["etag"]?.stringValue
         digest = header["digest"]?.stringValue ?? ""
         servers = header["servers"]?.arrayValue?.compactMap(\.stringValue) ?? []
         security = header["security"].flatMap { $0.isNull ? nil : $0 }
+        let table: JSON
+        if let only, let row = Self.row(named: only, in: rowBytes) {
+            table = .array([row])
+        } else {
+            do { table = try rowBytes.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<(rowBytes.count - 1)])) } } catch { throw damaged }
+        }
+        guard let operations = table.arrayValue else { throw damaged }
         var rows: [Row] = []
         rows.reserveCapacity(operations.count)
         for row in operations {
@@ -341,23 +352,48 @@ public struct OpenAPIIndexFile: Sendable {
         self.rows = rows
     }
 
+    /// The row whose name is exactly `name`, found by its bytes (`["NAME",` opens it; a
+    /// name is kebab case, so it needs no escaping) and parsed alone; nil when there is
+    /// none, or when `name` is a tag ("NAME VERB" rows: the caller parses them all).
+    static func row(named name: String, in bytes: [UInt8]) -> JSON? {
+        guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else { return nil }
+        let needle = Array(("[\"" + name + "\",").utf8)
+        var found: Int?
+        var at = 0
+        while at + needle.count <= bytes.count {
+            guard let first = bytes[at...].firstIndex(of: needle[0]), first + needle.count <= bytes.count else { break }
+            if bytes[first..<(first + needle.count)].elementsEqual(needle) {
+                found = first
+                break
+            }
+            at = first + 1
+        }
+        guard let start = found else { return nil }
+        // The row's end: its closing bracket, outside strings.
+        var index = start + 1
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if byte == UInt8(ascii: "\\") { index += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "]") {
+                return try? bytes.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(UnsafeRawBufferPointer(rebasing: buffer[start...index])) }
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// The bytes of one operation's line, read where the header says it starts.
     private func line(_ row: Row) throws(DouctlError) -> [UInt8] {
         let damaged = DouctlError.localInput("the operations index \(path) is damaged; run douctl profile refresh to rebuild it")
-        let start = detailsStart + row.offset
-        let end = rows.first { $0.offset > row.offset }.map { detailsStart + $0.offset } ?? size
-        guard start < end, end <= size else { throw damaged }
         let fd = open(EscapedBytes.cString(path), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw damaged }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: end - start)
-        var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, $0.count - done, off_t(start + done)) }
-            guard count > 0 else { throw damaged }
-            done += count
-        }
-        return bytes
+        guard let bytes = Self.readLine(fd, at: detailsStart + row.offset) else { throw damaged }
+        return Array(bytes.dropLast())
     }
 
     /// One operation, its details parsed from its own line.
