@@ -360,9 +360,10 @@ extension OpenAPICommands {
                 candidates = names.filter { $0.hasPrefix(tag + " ") }.map { String($0.dropFirst(tag.count + 1)) }
             } else {
                 var firsts: [String] = []
+                var seen: Set<String> = []
                 for name in names {
                     let word = String(name.prefix { $0 != " " })
-                    if !firsts.contains(word) { firsts.append(word) }
+                    if seen.insert(word).inserted { firsts.append(word) }
                 }
                 candidates = firsts
             }

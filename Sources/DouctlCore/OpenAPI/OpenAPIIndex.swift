@@ -314,7 +314,11 @@ public struct OpenAPIIndexFile: Sendable {
         while true {
             let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + line.count)) }
             guard count > 0 else { return nil }
-            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
+            let newline: Int? = chunk.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress, let hit = memchr(base, 0x0A, count) else { return nil }
+                return UnsafeRawPointer(hit) - base
+            }
+            if let newline {
                 line += chunk[0...newline]
                 return line
             }
@@ -358,15 +362,17 @@ public struct OpenAPIIndexFile: Sendable {
     static func row(named name: String, in bytes: [UInt8]) -> JSON? {
         guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else { return nil }
         let needle = Array(("[\"" + name + "\",").utf8)
-        var found: Int?
-        var at = 0
-        while at + needle.count <= bytes.count {
-            guard let first = bytes[at...].firstIndex(of: needle[0]), first + needle.count <= bytes.count else { break }
-            if bytes[first..<(first + needle.count)].elementsEqual(needle) {
-                found = first
-                break
+        let found: Int? = bytes.withUnsafeBytes { haystack -> Int? in
+            guard let base = haystack.baseAddress else { return nil }
+            var at = 0
+            while at + needle.count <= haystack.count {
+                guard let hit = memchr(base + at, Int32(needle[0]), haystack.count - at) else { return nil }
+                let index = UnsafeRawPointer(hit) - base
+                guard index + needle.count <= haystack.count else { return nil }
+                if needle.withUnsafeBytes({ pattern in pattern.baseAddress.map { memcmp(base + index, $0, needle.count) } ?? 1 }) == 0 { return index }
+                at = index + 1
             }
-            at = first + 1
+            return nil
         }
         guard let start = found else { return nil }
         // The row's end: its closing bracket, outside strings.
