@@ -316,6 +316,11 @@ def main():
 
     try:
         case("version", "<= 0.4x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.4)
+        # Issue 42: operations of a 10 MB, 1,000-operation API description (Benchmarks/openapi.py).
+        if not only or any(name.startswith("openapi") for name in only):
+            sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+            import openapi
+            openapi.cases(case, DOUCTL, env, WORK)
         case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
              ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
         floor = build_floor()

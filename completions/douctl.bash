@@ -20,8 +20,8 @@ __douctl_commands() {
         'help shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
         'config') __douctl_words=(get set unset list) ;;
         'help config') __douctl_words=(get set unset list) ;;
-        'profile') __douctl_words=(list show add remove use) ;;
-        'help profile') __douctl_words=(list show add remove use) ;;
+        'profile') __douctl_words=(list show add refresh remove use) ;;
+        'help profile') __douctl_words=(list show add refresh remove use) ;;
         'cache') __douctl_words=(info clear) ;;
         'help cache') __douctl_words=(info clear) ;;
         'keeper') __douctl_words=(status stop serve) ;;
@@ -67,7 +67,8 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile refresh') __douctl_words=(--profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -262,6 +263,7 @@ __douctl_option_value() {
                 --insecure) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
                 --proxy) __douctl_action=none; return 0 ;;
                 --keep) __douctl_action=none; return 0 ;;
+                --openapi) __douctl_action=none; return 0 ;;
             esac ;;
         'cache info')
             case $2 in
@@ -328,21 +330,25 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in
                 0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
             esac ;;
         'profile add')
+            case $2 in
+                0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
+            esac ;;
+        'profile refresh')
             case $2 in
                 0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
             esac ;;
@@ -415,6 +421,17 @@ _douctl() {
     local -a __douctl_words=() __douctl_choices=()
     local __douctl_action=none __douctl_dynamic='' __douctl_count=1 __douctl_part=0
     COMPREPLY=()
+
+    # A first word that is no command may be a profile with an API description:
+    # douctl itself lists its operations, their options and values (from the
+    # profile's operations index).
+    if (( COMP_CWORD > 1 )) && [[ ${COMP_WORDS[1]} != -* ]]; then
+        __douctl_commands ''
+        if ! __douctl_contains "${COMP_WORDS[1]}" "${__douctl_words[@]}"; then
+            while IFS= read -r word; do COMPREPLY+=("$word"); done < <(douctl __complete operations -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+            return 0
+        fi
+    fi
 
     # Walk the words before the cursor: find the command path, count positional
     # arguments, skip option values, and notice when the cursor is on a value.

@@ -57,4 +57,7 @@ pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
 pip_install strawberry uvicorn -- strawberry-graphql uvicorn
 pip_install kinto -- kinto
 pip_install sse_starlette uvicorn -- sse-starlette uvicorn
+# Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
+# Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
+pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
 exit 0

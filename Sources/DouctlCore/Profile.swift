@@ -67,6 +67,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var proxy: String? = nil
     /// `keep`: "false" turns the connection keeper off; a duration is its idle time.
     public var keep: String? = nil
+    /// The API description its operations come from (key openapi: a URL or a file).
+    public var openAPI: String? = nil
     /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
@@ -182,6 +184,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .insecure: return insecure ? .text("true") : nil
         case .proxy: return proxy.map(ProfileValue.text)
         case .keep: return keep.map(ProfileValue.text)
+        case .openapi: return openAPI.map(ProfileValue.text)
         }
     }
 
@@ -349,6 +352,7 @@ extension ResolvedProfile {
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
         keep = merged.text(.keep)
+        openAPI = merged.text(.openapi)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)

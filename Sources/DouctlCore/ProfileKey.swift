@@ -46,6 +46,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case insecure
     case proxy
     case keep
+    case openapi
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
@@ -113,6 +114,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
         case .keep: return "false: never send through the connection keeper (like --no-keep); or how long it keeps idle connections (60s, 5m)"
+        case .openapi: return "the API's description (OpenAPI 3.x or Swagger 2.0, JSON or YAML; URL or file): fills api_base and the auth, and makes its operations commands (douctl NAME OPERATION)"
         }
     }
 

@@ -210,6 +210,40 @@ struct PromiseMatrixTests {
         if !feature.hasPrefix("upload") { #expect(result.stdout.isEmpty, "\(feature): \(result.stdoutText)") }
     }
 
+    /// Issue 42: an operation of an API description is api with its path filled in, so it
+    /// keeps api's promises: an explicit credential wins, stdout stays empty on an error,
+    /// --max-time stops it within a second.
+    static func operations(_ douctl: Douctl, base: String) throws {
+        let file = TemporaryDirectory.make(prefix: "matrix-openapi") + "/api.json"
+        try Data(##"{"openapi": "3.0.3", "info": {"title": "M", "version": "1"}, "servers": [{"url": "BASE"}], "paths": {"/x": {"get": {"operationId": "getX"}}, "/fail": {"get": {"operationId": "failIt"}}}}"##
+            .replacingOccurrences(of: "BASE", with: base).utf8).write(to: URL(fileURLWithPath: file))
+        let added = try douctl.run(["profile", "add", "m", "--openapi", file])
+        #expect(added.status == 0, "\(added)")
+    }
+
+    @Test func operation_credential_stdout_maxTime_keepApisPromises() throws {
+        let server = try Self.server()
+        let douctl = Self.douctl()
+        try Self.operations(douctl, base: server.baseURL)
+        let mine = try douctl.run(["m", "get-x", "-H", "Authorization: Bearer mine"])
+        #expect(mine.status == 0, "\(mine)")
+        let sent = PromiseTableTests.authorizations(server)
+        #expect(!sent.isEmpty && sent.allSatisfy { $0 == ["Bearer mine"] }, "\(sent)")
+        #expect(!server.heads.joined().contains(Self.token), "the stored credential went too")
+        let failed = try douctl.run(["m", "fail-it"])
+        #expect(failed.status != 0, "\(failed)")
+        Self.expectNothingButReportLines(failed, "operation")
+
+        let stalling = try Self.stalling()
+        let slow = Self.douctl()
+        try Self.operations(slow, base: stalling.baseURL)
+        let started = Date()
+        let stopped = try slow.run(["m", "get-x", "--max-time", "1"])
+        #expect(stopped.status == 7, "\(stopped)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(stopped.stdout.isEmpty)
+    }
+
     // MARK: --max-time stops anything within a second
 
     /// A server that takes the request and never answers.
