@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "DouctlJSONTests", dependencies: ["DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlServerTests", dependencies: ["DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
         // In-process: the core against a scripted HTTP transport; no sockets, no waits.
-        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
+        .testTarget(name: "DouctlCoreTests", dependencies: ["DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlServer", "DouctlSystem", "DouctlTestSupport"]),
         .testTarget(name: "DouctlSandboxTests", dependencies: ["DouctlSandbox", "DouctlServer", "DouctlJSON", "DouctlSystem", "DouctlTestSupport"]),
         // In-process: the real command tree parsed, and `Douctl.main` run through a
         // ProcessContext against a sandbox on 127.0.0.1.

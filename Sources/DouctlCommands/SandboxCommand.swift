@@ -57,11 +57,14 @@ enum SandboxCommand {
         quota it answers 429 with Retry-After and code 111. OAuth endpoints are exempt.
 
         \(Sandbox.faultHelp)
+
+        \(SandboxOpenAPI.help)
         """,
         examples: [
             Example("douctl sandbox --port 8089 --log sandbox.log &", "run it in the background, its log (and login codes) in sandbox.log"),
             Example("douctl --profile sandbox auth login --device", "then log in"),
             Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
+            Example("douctl sandbox --openapi openapi.yaml", "serve the API a description describes (a fake from its examples and schemas)"),
         ]), options: Options.self, run: run)
 
     /// `douctl sandbox [--host A] [--port N] …`.
@@ -73,6 +76,8 @@ enum SandboxCommand {
         var approve = SandboxApproval.auto
         var fault: String?
         var replay: String?
+        /// `--openapi FILE`: serve the API the description describes (SandboxOpenAPI).
+        var openapi: String?
         /// `--mock DIR`, the hidden old name of `--replay`.
         var mock: String?
         var signing: String?
@@ -92,6 +97,7 @@ enum SandboxCommand {
                                           help: "auto: approve logins at once; manual: show consent pages")),
             .value({ $0.fault = $1 }, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
             .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
+            .value({ $0.openapi = $1 }, OptionSpec("openapi", value: ValueSpec("FILE", completion: .file), help: "serve the API an OpenAPI or Swagger description describes, in place of Douban's (see below)")),
             .value({ $0.mock = $1 }, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
             .value({ $0.signing = $1 }, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
             .value({ $0.quota = $1 }, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),
@@ -148,6 +154,8 @@ enum SandboxCommand {
         configuration.log = quiet ? nil : say
         let note: (String) -> Void = { line in if !quiet { say(line) } }
 
+        let fake = try options.openapi.map { path throws(DouctlError) in try SandboxOpenAPI.fake(path, context: context) }
+        if let fake { configuration.api = { request in fake.answer(request) } }
         let slot = try SandboxSlot.claim(in: try context.session.configDirectory())
         let sandbox = try start(configuration)
         defer {
@@ -166,7 +174,9 @@ enum SandboxCommand {
             note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
         note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
-        if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {
+        if let fake, let path = options.openapi {
+            note("Serving \(TerminalText.escaped(fake.title.isEmpty ? path : fake.title)) (\(fake.routes.count) operations) at \(sandbox.baseURL)\(fake.basePath). Try: douctl profile add NAME --openapi \(TerminalText.escaped(path)) --api-base \(sandbox.baseURL)\(fake.basePath)")
+        } else if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {
             note(replayLine(replaying, directory: directory, profile: slot.doubanProfile))
         } else {
             note("Douban: logins are approved as ahbei. \(codingAccountsLine) Captcha and two-factor codes are printed \(options.log.map { "to \($0)" } ?? "here") as they are issued.")

@@ -1,3 +1,5 @@
+import DouctlServer
+
 /// How the sandbox answers an authorization request (`douctl sandbox --approve`).
 public enum SandboxApproval: String, Sendable, CaseIterable {
     /// The consent page approves at once: `/service/auth2/auth` redirects straight back with a
@@ -28,6 +30,10 @@ public struct SandboxConfiguration: Sendable {
     public var faultSeed: UInt64? = nil
     /// `--replay DIR`: answer from the exchanges `douctl --record DIR` wrote (see `ReplayStore`).
     public var replayDirectory: String? = nil
+    /// `--openapi FILE`: another API served in place of Douban's and Coding's (built by the
+    /// caller from a description: DouctlCore's `OpenAPIFake`); faults, signing, quota and
+    /// --replay still apply around it, and a request a replay lacks is answered by it.
+    public var api: (@Sendable (HTTPServerRequest) -> HTTPServerResponse)? = nil
     /// `--signing SCHEME:SECRET`: require hmac-sha1 or md5-sorted signatures (see `ShapingGate`).
     public var signing: String? = nil
     /// `--quota N/UNIT`: at most N API requests per UNIT, then 429 (see `ShapingGate`).

@@ -96,12 +96,14 @@ final class SandboxCore: Sendable {
         let started = SandboxClock.monotonic()
         let route = Route.match(request.path)
         let exchange = Exchange(request: request, route: route)
-        let faultsApply = !route.isHTMLPage
+        let faultsApply = configuration.api != nil || !route.isHTMLPage
         var response: HTTPServerResponse
         if faultsApply, let code = faults.statusFault() {
             response = FaultInjector.statusReply(code, exchange)
         } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
+        } else if let api = configuration.api {
+            response = replay?.answer(request) ?? api(request)
         } else if let replay {
             // A login step the recording lacks is served live, so any login flow works.
             response = replay.answer(request) ?? (route.isOAuth ? router.dispatch(exchange) : ReplayStore.notRecorded(request))
