@@ -78,7 +78,7 @@ __douctl_options() {
         'keeper status') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'keeper stop') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --openapi --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
         'version') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -287,6 +287,7 @@ __douctl_option_value() {
                 --approve) __douctl_action=choices; __douctl_choices=(auto manual); return 0 ;;
                 --fault) __douctl_action=none; return 0 ;;
                 --replay) __douctl_action=directory; return 0 ;;
+                --openapi) __douctl_action=file; return 0 ;;
                 --signing) __douctl_action=none; return 0 ;;
                 --quota) __douctl_action=none; return 0 ;;
                 --log) __douctl_action=file; return 0 ;;

@@ -99,7 +99,7 @@ function __douctl_takes_value
         case 'keeper serve'
             contains -- $argv[2] --idle --directory; and return 0
         case 'sandbox'
-            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota --log; and return 0
+            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --openapi --signing --quota --log; and return 0
     end
     contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --unix-socket --jq --arg --argjson --error-format --error-body --color
 end
@@ -632,6 +632,7 @@ complete -c douctl -n '__douctl_path_is sandbox' -l token-ttl -r -f -d 'access-t
 complete -c douctl -n '__douctl_path_is sandbox' -l approve -r -f -a 'auto manual' -d 'auto: approve logins at once; manual: show consent pages'
 complete -c douctl -n '__douctl_path_is sandbox' -l fault -r -f -d 'inject failures, e.g. 503:0.2,latency:200ms (see below)'
 complete -c douctl -n '__douctl_path_is sandbox' -l replay -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'answer from the exchanges \'douctl --record DIR\' wrote (a real session as a fake server)'
+complete -c douctl -n '__douctl_path_is sandbox' -l openapi -r -F -d 'serve the API an OpenAPI or Swagger description describes, in place of Douban\'s (see below)'
 complete -c douctl -n '__douctl_path_is sandbox' -l signing -r -f -d 'require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET'
 complete -c douctl -n '__douctl_path_is sandbox' -l quota -r -f -d 'answer 429 past N API requests per UNIT (40/min, 10/5s)'
 complete -c douctl -n '__douctl_path_is sandbox' -l log -r -F -d 'write the request log, the start-up notes and the captcha and 2FA codes to FILE (appended), not stderr'
