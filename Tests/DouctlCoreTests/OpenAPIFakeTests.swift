@@ -116,3 +116,40 @@ struct OpenAPIFakeTests {
         #expect(Self.send(fake, "GET", "/v1/health", headers: []).status == 200)
     }
 }
+
+/// Swagger 2.0 descriptions faked alike: basePath, a body parameter, response examples,
+/// Basic and a query API key.
+@Suite("OpenAPI fake: Swagger 2.0")
+struct SwaggerFakeTests {
+    static let swagger = #"""
+    {"swagger": "2.0", "info": {"title": "Notes", "version": "1"}, "basePath": "/api",
+     "securityDefinitions": {"basic": {"type": "basic"}, "key": {"type": "apiKey", "in": "query", "name": "api_key"}},
+     "security": [{"basic": []}],
+     "definitions": {"Note": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string", "maxLength": 5}, "id": {"type": "string", "format": "uuid"}}}},
+     "paths": {
+       "/notes": {
+         "post": {"operationId": "addNote", "parameters": [{"name": "note", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Note"}}],
+                  "responses": {"201": {"description": "made", "schema": {"$ref": "#/definitions/Note"}}}},
+         "get": {"operationId": "listNotes", "security": [{"key": []}],
+                 "parameters": [{"name": "tags", "in": "query", "type": "array", "items": {"type": "integer"}}],
+                 "responses": {"200": {"description": "all", "examples": {"application/json": [{"text": "hi"}]}}}}}}}
+    """#
+
+    @Test func swaggerDescriptionsAreServed() throws {
+        let fake = try OpenAPIFakeTests.fake(Self.swagger)
+        #expect(fake.basePath == "/api")
+        let basic = [("Authorization", "Basic dTpw")]
+        // maxLength 5 respected: "strin".
+        let made = OpenAPIFakeTests.send(fake, "POST", "/api/notes", headers: basic, body: #"{"text":"hi"}"#)
+        #expect(made.status == 201 && made.json == ["text": "strin", "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"], "\(made)")
+        let long = OpenAPIFakeTests.send(fake, "POST", "/api/notes", headers: basic, body: #"{"text":"too long"}"#)
+        #expect(long.status == 422 && long.json["detail"]?.stringValue == "body.text: must be at most 5 characters long", "\(long)")
+        let bearer = OpenAPIFakeTests.send(fake, "POST", "/api/notes", body: #"{"text":"hi"}"#)
+        #expect(bearer.status == 401 && bearer.headers.contains { $0.0 == "WWW-Authenticate" && $0.1.hasPrefix("Basic") }, "a bearer token is not Basic")
+        #expect(OpenAPIFakeTests.send(fake, "GET", "/api/notes", headers: []).status == 401)
+        let listed = OpenAPIFakeTests.send(fake, "GET", "/api/notes?api_key=k&tags=1,2", headers: [])
+        #expect(listed.status == 200 && listed.json == [["text": "hi"]], "\(listed)")
+        let tags = OpenAPIFakeTests.send(fake, "GET", "/api/notes?api_key=k&tags=1,x", headers: [])
+        #expect(tags.status == 422 && tags.json["detail"]?.stringValue == "tags[1]: must be integer, not the string 'x'", "\(tags)")
+    }
+}

@@ -82,6 +82,11 @@ struct OpenAPISandboxTests {
         defer { sandbox.kill(SIGTERM); _ = sandbox.finish() }
         let output = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/v1/health"])
         #expect(output == "503", "\(output)")
+        // 429 and 500 as problem documents, not Douban's error body.
+        let (limited, limitedBase) = try start(douctl(), Self.file, ["--fault", "429:1"])
+        defer { limited.kill(SIGTERM); _ = limited.finish() }
+        let problem = try call(["-H", "Authorization: Bearer x", limitedBase + "/v1/pets/1"])
+        #expect(problem.status == 429 && problem.json["title"]?.stringValue == "Too Many Requests", "\(problem)")
     }
 
     /// FastAPI's published description (3.1, written by FastAPI itself) served: its

@@ -6,7 +6,15 @@ import DouctlSystem
 extension FaultInjector {
     /// An injected status: 429 and 500 in the API family's own error body, 502–504 as the front
     /// proxy's HTML page (503 with `Retry-After`).
-    static func statusReply(_ code: Int, _ exchange: Exchange) -> HTTPServerResponse {
+    static func statusReply(_ code: Int, _ exchange: Exchange, described: Bool = false) -> HTTPServerResponse {
+        // An API from a description (--openapi) has no error body of its own: 429 and 500 as
+        // RFC 9457 problem documents (429 with Retry-After).
+        if described, code == 429 || code == 500 {
+            let title = code == 429 ? "Too Many Requests" : "Internal Server Error"
+            let body = "{\"type\":\"about:blank\",\"title\":\"\(title)\",\"status\":\(code),\"detail\":\"injected by douctl sandbox --fault\"}"
+            return HTTPServerResponse(status: code, headers: [("Content-Type", "application/problem+json")] + (code == 429 ? [("Retry-After", "1")] : []),
+                                      body: .bytes(Array(body.utf8)))
+        }
         if case .coding = exchange.route, let response = CodingRouter.faultReply(code) { return response }
         if let response = DoubanRouter.faultReply(code, exchange) { return response }
         // 502/503/504 come from the front proxy, as an HTML page.

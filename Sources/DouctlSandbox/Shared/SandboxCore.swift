@@ -99,7 +99,7 @@ final class SandboxCore: Sendable {
         let faultsApply = configuration.api != nil || !route.isHTMLPage
         var response: HTTPServerResponse
         if faultsApply, let code = faults.statusFault() {
-            response = FaultInjector.statusReply(code, exchange)
+            response = FaultInjector.statusReply(code, exchange, described: configuration.api != nil)
         } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
         } else if let api = configuration.api {
