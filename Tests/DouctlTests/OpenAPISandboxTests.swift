@@ -110,5 +110,19 @@ struct OpenAPISandboxTests {
         let one = try call([base + "/items/3"])
         #expect(one.status == 200, "\(one)")
         #expect(try call([base + "/items/x"]).status == 422)
+
+        // Record against the real FastAPI, replay over the fake: what was recorded comes
+        // back as recorded, anything else from the description (not 404 no_recording).
+        let recording = TemporaryDirectory.make(prefix: "fastapi-recording")
+        #expect(try douctl.run(["profile", "add", "real", "--openapi", file, "--api-base", peer.base]).status == 0)
+        let real = try douctl.run(["--record", recording, "real", "create-item-items-post", "-f", "name=Ubik", "-F", "qty=3", "--compact"])
+        #expect(real.status == 0, "\(real)")
+        let (replay, replayBase) = try start(douctl, file, ["--replay", recording])
+        defer { replay.kill(SIGTERM); _ = replay.finish() }
+        #expect(try douctl.run(["profile", "add", "replayed", "--openapi", file, "--api-base", replayBase]).status == 0)
+        let again = try douctl.run(["replayed", "create-item-items-post", "-f", "name=Ubik", "-F", "qty=3", "--compact"])
+        #expect(again.status == 0 && again.stdoutText == real.stdoutText, "\(again)\n\(real)")
+        let notRecorded = try douctl.run(["replayed", "read-item-items-item-id-get", "7"])
+        #expect(notRecorded.status == 0, "\(notRecorded)")
     }
 }
