@@ -44,8 +44,13 @@ enum SandboxCommand {
         login revokes the oldest, so a long-running sandbox stays small.
 
         --replay DIR serves the exchanges 'douctl --record DIR' wrote: a request with the
-        same method, path and query (tokens, signatures and timestamps ignored) gets the
-        recorded reply, repeated ones in recorded order; anything else a 404 naming it.
+        same method and path, the same query in any order, the same body (JSON compared as
+        JSON, forms as forms, multipart by parts) and the same values of the headers a
+        recording lists in its request's "significant_headers" gets the recorded reply
+        (tokens, codes, signatures, timestamps and REDACTED values are not compared);
+        repeated ones get the recorded replies in order, then the last again. Anything
+        else is HTTP 501 no_recording naming the closest recording and how it differs
+        (the log says the same). --fault applies to replayed replies too.
         --record records logins too, so a replay answers the recorded login steps; a
         login step the recording lacks is served by the sandbox itself (approved as
         ahbei), so 'douctl auth login' works against any replay. Log in to the profile
@@ -203,7 +208,7 @@ enum SandboxCommand {
             ? "the recorded login is replayed too"
             : "the recording has no login, so logins are approved as ahbei as on any sandbox"
         return "Replaying the \(replaying.exchanges) exchanges recorded in \(directory) (tokens are not checked; "
-            + "anything not recorded is answered 404 no_recording). Log in first (\(login)): "
+            + "anything not recorded is answered 501 no_recording, naming the closest recording). Log in first (\(login)): "
             + "douctl auth login --profile \(profile), then run the recorded commands with --profile \(profile)."
     }
 
