@@ -65,6 +65,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var clientKey: String? = nil
     public var insecure: Bool = false
     public var proxy: String? = nil
+    /// `record_scrub`: names (besides the known secret names) whose values `--record` scrubs.
+    public var recordScrub: [String] = []
     /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
@@ -169,6 +171,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .clientKey: return clientKey.map(ProfileValue.text)
         case .insecure: return insecure ? .text("true") : nil
         case .proxy: return proxy.map(ProfileValue.text)
+        case .recordScrub: return recordScrub.isEmpty ? nil : .list(recordScrub)
         }
     }
 
@@ -335,6 +338,7 @@ extension ResolvedProfile {
         clientKey = merged.text(.clientKey)
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
+        recordScrub = merged.list(.recordScrub)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)

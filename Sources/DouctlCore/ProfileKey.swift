@@ -40,11 +40,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case clientKey = "client_key"
     case insecure
     case proxy
+    case recordScrub = "record_scrub"
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
 
-    public var isList: Bool { self == .scopes }
+    public var isList: Bool { self == .scopes || self == .recordScrub }
     /// Keys whose value is an object of names to values (`common_params`, `common_headers`).
     public var isMap: Bool { self == .commonParams || self == .commonHeaders }
     public var isSecret: Bool { self == .clientSecret || self == .signingSecret }
@@ -102,6 +103,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
         case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
+        case .recordScrub: return "more names whose values --record scrubs (headers, query and form fields, JSON keys; case-insensitive, * matches any run), separated by commas"
         }
     }
 

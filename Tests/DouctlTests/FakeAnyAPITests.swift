@@ -81,4 +81,48 @@ import Testing
         #expect(fetched.status == 0)
         #expect(try JSONParser.parse(fetched.stdout)["id"] == 1, "curl got the recorded reply: \(fetched)")
     }
+
+    /// An API that echoes everything it was sent (as httpbin does), the hardest case for a
+    /// recording: each secret comes back in the reply.
+    static func echoServer() throws -> TestServer {
+        try TestServer { request in
+            var headers = JSONObject()
+            for header in request.headers { headers[header.name] = .string(header.value) }
+            let echo: JSON = ["headers": .object(headers), "target": .string(request.target), "body": .string(request.bodyText)]
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "sid=ck-PLANTED-cookie-77; Path=/")],
+                                      body: .bytes(echo.serialized(.compact)))
+        }
+    }
+
+    @Test func theBuiltDouctlRecordsNoSecretEvenWhenTheServerEchoesThem() throws {
+        let api = try Self.echoServer()
+        let secrets = ["tok-PLANTED-bearer-11", "ak-PLANTED-header-22", "qk-PLANTED-query-33", "pw-PLANTED-form-44",
+                       "cs-PLANTED-secret-55", "th-PLANTED-custom-66"]
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": secrets[0]])
+        #expect(try douctl.run(["profile", "add", "echo", "--api-base", api.baseURL, "--record-scrub", "x-tenant-*"]).status == 0)
+        let recordings = TemporaryDirectory.make(prefix: "scrubbed")
+        let sent = try douctl.run(["--profile", "echo", "api", "-X", "POST", "/login?api_key=\(secrets[2])&page=1",
+                                   "-H", "X-Api-Key: \(secrets[1])", "-H", "X-Tenant-Handle: \(secrets[5])",
+                                   "-f", "password=\(secrets[3])", "-f", "client_secret=\(secrets[4])", "-f", "user=ahbei",
+                                   "--record", recordings])
+        #expect(sent.status == 0, "\(sent)")
+        #expect(sent.stdoutText.contains(secrets[1]), "the test can fail: the echo carries the secrets")
+        let files = try FileManager.default.contentsOfDirectory(atPath: recordings)
+        #expect(files.count == 1)
+        let text = try files.map { try String(contentsOfFile: recordings + "/" + $0, encoding: .utf8) }.joined()
+        for secret in secrets + ["ck-PLANTED-cookie-77"] { #expect(!text.contains(secret), "\(secret) reached the recording") }
+        #expect(text.contains("ahbei"), "what is not secret stays")
+
+        // The scrubbed recording still replays: a REDACTED value matches whatever is sent.
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let again = try Douctl(environment: ["DOUCTL_TOKEN": "other"]).run(
+            ["api", "-X", "POST", "/login?page=1&api_key=another", "-H", "X-Api-Key: another",
+             "-f", "password=x", "-f", "client_secret=y", "-f", "user=ahbei", "--api-base", url])
+        #expect(again.status == 0, "\(again)")
+        #expect(try again.json()["headers"]?["X-Api-Key"] == "REDACTED")
+    }
 }
