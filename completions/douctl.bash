@@ -265,7 +265,7 @@ __douctl_option_value() {
                 --token-ttl) __douctl_action=none; return 0 ;;
                 --approve) __douctl_action=choices; __douctl_choices=(auto manual); return 0 ;;
                 --fault) __douctl_action=none; return 0 ;;
-                --replay) __douctl_action=directory; return 0 ;;
+                --replay) __douctl_action=file; return 0 ;;
                 --signing) __douctl_action=none; return 0 ;;
                 --quota) __douctl_action=none; return 0 ;;
                 --log) __douctl_action=file; return 0 ;;

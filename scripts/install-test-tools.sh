@@ -52,4 +52,13 @@ pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgi
 # An authorization server nobody here wrote for ResourceLoginTests (auth login URL): the MCP
 # Python SDK's mcp.server.auth (RFC 9728, RFC 8414, RFC 7591, PKCE), served by uvicorn.
 pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
+# mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
+# venv of its own: its pins (h11, cryptography) conflict with the servers above. mitmdump is
+# linked onto PATH.
+if ! command -v mitmdump >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+  echo "install-test-tools: installing mitmproxy (mitmdump) in /opt/mitmproxy" >&2
+  { python3 -m venv /opt/mitmproxy && /opt/mitmproxy/bin/pip install --quiet mitmproxy \
+      && ln -sf /opt/mitmproxy/bin/mitmdump /usr/local/bin/mitmdump; } \
+    || echo "install-test-tools: could not install mitmproxy; the tests that need mitmdump will say so" >&2
+fi
 exit 0

@@ -51,6 +51,10 @@ enum SandboxCommand {
         repeated ones get the recorded replies in order, then the last again. Anything
         else is HTTP 501 no_recording naming the closest recording and how it differs
         (the log says the same). --fault applies to replayed replies too.
+        --replay FILE.har serves a HAR 1.2 log: one 'douctl --record x.har' wrote, or one
+        saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
+        decoded, compression and '_' fields ignored, redirects to the recorded origin
+        kept on the replay; the host is not compared).
         --record records logins too, so a replay answers the recorded login steps; a
         login step the recording lacks is served by the sandbox itself (approved as
         ahbei), so 'douctl auth login' works against any replay. Log in to the profile
@@ -96,7 +100,7 @@ enum SandboxCommand {
             .choice({ $0.approve = $1 }, OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
                                           help: "auto: approve logins at once; manual: show consent pages")),
             .value({ $0.fault = $1 }, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
-            .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
+            .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR|FILE.har", completion: .file), help: "answer from the exchanges 'douctl --record DIR' (or x.har) wrote, or a browser's HAR (a real session as a fake server)")),
             .value({ $0.mock = $1 }, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
             .value({ $0.signing = $1 }, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
             .value({ $0.quota = $1 }, OptionSpec("quota", value: ValueSpec("N/UNIT"), help: "answer 429 past N API requests per UNIT (40/min, 10/5s)")),

@@ -47,7 +47,15 @@ public struct ExchangeRecorder: Sendable {
     public func record(_ request: HTTPRequest, _ response: HTTPResponse, secrets: [String] = []) throws(DouctlError) {
         let live = Self.scrubbable(secrets + Redaction.credentials(of: request) + carried(request, response))
         let scrubbed = try recordDocument(request, response, live)
-        try write(scrubbed.document, endpoint: scrubbed.endpoint)
+        if writesHAR {
+            guard let document = try? JSONParser.parse(scrubbed.document) else { return }
+            let origin = URLParts(request.url).map { parts in
+                parts.scheme + "://" + (parts.host.containsASCII(":") ? "[\(parts.host)]" : parts.host) + (parts.port.map { ":\($0)" } ?? "")
+            } ?? ""
+            try HARWriter.append(HARWriter.entry(document, origin: origin, started: Timestamp.now()), to: directory)
+        } else {
+            try write(scrubbed.document, endpoint: scrubbed.endpoint)
+        }
     }
 
     /// The secret values the exchange itself carries, found by name: so a token the reply
@@ -124,9 +132,21 @@ public struct ExchangeRecorder: Sendable {
         }
     }
 
+    /// `--record x.har`: one HAR 1.2 file rather than a directory of recordings.
+    public var writesHAR: Bool { directory.hasSuffix(".har") }
+
     private func recordDocument(_ request: HTTPRequest, _ response: HTTPResponse, _ live: [String]) throws(DouctlError) -> (document: [UInt8], endpoint: String) {
-        do { try FileIO.makeDirectory(directory, mode: 0o700) } catch {
+        if writesHAR {
+            let parent = FileIO.directoryName(directory)
+            if !parent.isEmpty && !FileIO.fileExists(parent) {
+                do { try FileIO.makeDirectory(parent, mode: 0o700) } catch {
+                    throw .localInput("cannot create the directory of \(directory) (\(error))")
+                }
+            }
+        } else {
+            do { try FileIO.makeDirectory(directory, mode: 0o700) } catch {
             throw .localInput("cannot create the recording directory \(directory) (\(error))")
+            }
         }
         let parts = URLParts(request.url)
         var requestObject = JSONObject()

@@ -125,4 +125,88 @@ import Testing
         #expect(again.status == 0, "\(again)")
         #expect(try again.json()["headers"]?["X-Api-Key"] == "REDACTED")
     }
+
+    // MARK: HAR
+
+    @Test func recordToAHARFileAndReplayIt() throws {
+        let api = try Self.itemsServer()
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "tok-live-har-12345"])
+        let directory = TemporaryDirectory.make(prefix: "har-out")
+        let har = directory + "/session.har"
+        let create = try douctl.run(["api", "-X", "POST", "/items", "--json", "-F", "name=x", "--api-base", api.baseURL, "--record", har])
+        let list = try douctl.run(["api", "/items?a=1", "--api-base", api.baseURL, "--record", har])
+        #expect(create.status == 0 && list.status == 0)
+        let text = try String(contentsOfFile: har, encoding: .utf8)
+        #expect(!text.contains("tok-live-har-12345"))
+        let log = try JSONParser.parse(Array(text.utf8))["log"]
+        #expect(log?["version"] == "1.2")
+        let entries = log?["entries"]?.arrayValue ?? []
+        #expect(entries.count == 2)
+        #expect(entries.first?["request"]?["url"] == .string(api.baseURL + "/items"))
+        #expect(entries.first?["request"]?["postData"]?["text"] == #"{"name":"x"}"#)
+        #expect(entries.last?["response"]?["content"]?["mimeType"] == "application/json")
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", har])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let other = Douctl(environment: ["DOUCTL_TOKEN": "x"])
+        #expect(try other.run(["api", "-X", "POST", "/items", "--json", "-F", "name=x", "--api-base", url]).stdout == create.stdout)
+        #expect(try other.run(["api", "/items?a=1", "--api-base", url]).stdout == list.stdout)
+    }
+
+    /// mitmproxy (nobody here wrote it) in reverse-proxy mode in front of a server, curl
+    /// talking through it, its `hardump` writing the HAR; the replay then answers curl with
+    /// the same bytes. And mitmproxy reads the HAR douctl writes.
+    @Test func aHARWrittenByMitmproxyReplaysToCurlByteForByte() throws {
+        let mitmdump = try Tools.require("mitmdump")
+        let curl = try Tools.require("curl")
+        let api = try Self.itemsServer()
+        let directory = TemporaryDirectory.make(prefix: "mitm")
+        let har = directory + "/mitm.har"
+        let port = unusedPort()
+        let python = try Tools.require("python3")
+        let proxy = Process()
+        // Through python3, which unblocks SIGTERM first: the test runner's threads block
+        // signals, a spawned child inherits the mask, and mitmproxy writes its HAR on SIGTERM.
+        proxy.executableURL = URL(fileURLWithPath: python)
+        proxy.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM]); "
+            + "signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGTERM, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+                           mitmdump, "-q", "--mode", "reverse:\(api.baseURL)", "--listen-host", "127.0.0.1", "--listen-port", "\(port)",
+                           "--set", "hardump=\(har)", "--set", "confdir=\(directory)/conf"]
+        proxy.standardOutput = FileHandle.nullDevice
+        proxy.standardError = FileHandle.nullDevice
+        try proxy.run()
+        let through = "http://127.0.0.1:\(port)"
+        var ready = false
+        for _ in 0..<300 where !ready {
+            ready = (try? Self.run(curl, ["-s", "--max-time", "5", "-o", "/dev/null", through + "/items?probe=1"]))?.status == 0
+            if !ready { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(ready, "mitmdump listens")
+        let created = try Self.run(curl, ["-sS", "--max-time", "10", "-X", "POST", "-H", "Content-Type: application/json", "--data", #"{"name":"m","n":2}"#, through + "/items"])
+        let listed = try Self.run(curl, ["-sS", "--max-time", "10", through + "/items?x=1&y=2"])
+        #expect(created.status == 0 && listed.status == 0)
+        proxy.terminate()  // SIGTERM: mitmproxy writes the HAR as it shuts down
+        for _ in 0..<300 where proxy.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        if proxy.isRunning { kill(proxy.processIdentifier, SIGKILL) }
+        #expect(FileManager.default.fileExists(atPath: har), "mitmproxy wrote its HAR on exit")
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", har])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let again = try Self.run(curl, ["-sS", "-X", "POST", "-H", "Content-Type: application/json", "--data", #"{ "n": 2, "name": "m" }"#, url + "/items"])
+        #expect(again.stdout == created.stdout, "\(String(decoding: again.stdout, as: UTF8.self))")
+        #expect(try Self.run(curl, ["-sS", url + "/items?y=2&x=1"]).stdout == listed.stdout)
+
+        // The other way: mitmproxy reads a HAR douctl wrote.
+        let ours = directory + "/douctl.har"
+        #expect(try Douctl(environment: ["DOUCTL_TOKEN": "t"]).run(["api", "/items?z=9", "--api-base", api.baseURL, "--record", ours]).status == 0)
+        let read = try Self.run(mitmdump, ["-n", "-r", ours, "--set", "confdir=\(directory)/conf", "--flow-detail", "1"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(String(decoding: read.stdout, as: UTF8.self).contains("/items?z=9"), "\(String(decoding: read.stdout, as: UTF8.self)) \(read.stderr)")
+    }
 }

@@ -58,7 +58,11 @@ final class ReplayStore: Sendable {
 
     /// Loads `--replay PATH`: a directory of douctl recordings, or a HAR file.
     convenience init(path: String) throws(SandboxError) {
-        self.init(recordings: try Self.load(directory: path))
+        if path.hasSuffix(".har") || (try? FileIO.status(path))?.isDirectory == false {
+            self.init(recordings: try HARFile.recordings(path: path))
+        } else {
+            self.init(recordings: try Self.load(directory: path))
+        }
     }
 
     static func load(directory: String) throws(SandboxError) -> [Recording] {
