@@ -51,6 +51,11 @@ enum SandboxCommand {
         repeated ones get the recorded replies in order, then the last again. Anything
         else is HTTP 501 no_recording naming the closest recording and how it differs
         (the log says the same). --fault applies to replayed replies too.
+        --proxy-to URL --record DIR (or x.har) is a recording reverse proxy instead: it
+        prints its URL, sends each request it gets on to URL (path and query appended)
+        with douctl's transport (--cacert, --proxy, -k apply) and records the exchange,
+        secrets scrubbed, so curl, an SDK or a browser pointed at it records a session to
+        serve later with --replay.
         --replay FILE.har serves a HAR 1.2 log: one 'douctl --record x.har' wrote, or one
         saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
         decoded, compression and '_' fields ignored, redirects to the recorded origin
@@ -91,6 +96,10 @@ enum SandboxCommand {
         var log: String?
         /// `--quiet`: no request log and no start-up notes; login codes still shown.
         var quiet = false
+        /// `--proxy-to URL`: a recording reverse proxy instead of the fake (RecordingProxy).
+        var proxyTo: String?
+        /// `--record DIR|x.har`, with --proxy-to: where the proxied exchanges go.
+        var record: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
@@ -107,6 +116,10 @@ enum SandboxCommand {
             .value({ $0.log = $1 }, OptionSpec("log", value: ValueSpec("FILE", completion: .file),
                                                help: "write the request log, the start-up notes and the captcha and 2FA codes to FILE (appended), not stderr")),
             .flag({ $0.quiet = $1 }, .flag("quiet", short: "q", help: "log no requests and no start-up notes; captcha and 2FA codes are still written (to stderr, or --log FILE)")),
+            .value({ $0.proxyTo = $1 }, OptionSpec("proxy-to", value: ValueSpec("URL"),
+                                                   help: "be a reverse proxy to URL that records every exchange with --record DIR (or x.har), for clients such as curl")),
+            .value({ $0.record = $1 }, OptionSpec("record", value: ValueSpec("DIR|FILE.har", completion: .file),
+                                                  help: "with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed")),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
@@ -114,6 +127,8 @@ enum SandboxCommand {
         func validate() throws(OptionError) {
             do { _ = try faults() } catch { throw OptionError(error.message) }
             if log == "" { throw OptionError("invalid value '' for --log: expected a file name") }
+            if proxyTo != nil && record == nil { throw OptionError("--proxy-to needs --record DIR (or --record x.har): the proxy is there to record") }
+            if record != nil && proxyTo == nil { throw OptionError("--record on the sandbox goes with --proxy-to URL (to record a session with douctl itself: douctl --record DIR COMMAND)") }
         }
 
         /// The --fault list.
@@ -142,6 +157,7 @@ enum SandboxCommand {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
+        if let upstream = options.proxyTo { return try RecordingProxy.run(upstream: upstream, options: options, context: context) }
         var configuration = try options.configuration()
         // Everything the sandbox says after its URL goes to one place: --log FILE or stderr.
         let say: @Sendable (String) -> Void

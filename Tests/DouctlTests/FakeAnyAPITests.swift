@@ -209,4 +209,49 @@ import Testing
         #expect(read.status == 0, "\(read.stderr)")
         #expect(String(decoding: read.stdout, as: UTF8.self).contains("/items?z=9"), "\(String(decoding: read.stdout, as: UTF8.self)) \(read.stderr)")
     }
+
+    // MARK: recording proxy
+
+    /// curl talks to the real API through `sandbox --proxy-to`; what it recorded then answers
+    /// curl with the same bytes, with no API behind it.
+    @Test func theRecordingProxyRecordsCurlAndTheReplayAnswersItAlike() throws {
+        let curl = try Tools.require("curl")
+        let api = try Self.itemsServer()
+        let recordings = TemporaryDirectory.make(prefix: "proxied")
+        let (proxy, through) = try Self.startReplay(Douctl(), ["--proxy-to", api.baseURL, "--record", recordings])
+        let secret = "curl-PLANTED-bearer-999"
+        let created = try Self.run(curl, ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(secret)", "-H", "Content-Type: application/json",
+                                          "--data", #"{"name":"p","n":3}"#, through + "/items"])
+        let listed = try Self.run(curl, ["-sS", "--max-time", "10", "-i", through + "/items?k=v"])
+        #expect(created.status == 0 && listed.status == 0)
+        #expect(try JSONParser.parse(created.stdout)["id"] == 1, "the real API answered through the proxy")
+        #expect(api.received.first?.header("Authorization") == "Bearer \(secret)", "the client's credential went upstream")
+        proxy.kill(SIGTERM)
+        let stopped = proxy.finish()
+        #expect(stopped.status == 0, "\(stopped)")
+        #expect(stopped.stderr.contains("POST /items 201 (proxied)"), "\(stopped.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: recordings).sorted()
+        #expect(files == ["0001-POST-items.json", "0002-GET-items.json"])
+        let text = try files.map { try String(contentsOfFile: recordings + "/" + $0, encoding: .utf8) }.joined()
+        #expect(!text.contains(secret), "the client's token is scrubbed")
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let again = try Self.run(curl, ["-sS", "--max-time", "10", "-H", "Authorization: Bearer other", "-H", "Content-Type: application/json",
+                                        "--data", #"{"n":3,"name":"p"}"#, url + "/items"])
+        #expect(again.stdout == created.stdout)
+        let relisted = try Self.run(curl, ["-sS", "--max-time", "10", url + "/items?k=v"])
+        #expect(String(decoding: listed.stdout, as: UTF8.self).hasSuffix(String(decoding: relisted.stdout, as: UTF8.self)))
+        #expect(!relisted.stdout.isEmpty)
+    }
+
+    @Test func theProxyWithoutRecordIsAUsageError() throws {
+        let result = try Douctl().run(["sandbox", "--proxy-to", "http://127.0.0.1:9"])
+        #expect(result.status == 2)
+        #expect(result.errorLine == "douctl: --proxy-to needs --record DIR (or --record x.har): the proxy is there to record")
+        #expect(result.stdout.isEmpty)
+    }
 }
