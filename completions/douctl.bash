@@ -71,7 +71,7 @@ __douctl_options() {
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache info') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache clear') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --proxy-to --record --profile --config-dir --error-format --color -h --help --version) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --proxy-to --record --verify --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
         'version') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -271,6 +271,7 @@ __douctl_option_value() {
                 --log) __douctl_action=file; return 0 ;;
                 --proxy-to) __douctl_action=none; return 0 ;;
                 --record) __douctl_action=file; return 0 ;;
+                --verify) __douctl_action=file; return 0 ;;
             esac ;;
     esac
     case $2 in

@@ -91,7 +91,7 @@ function __douctl_takes_value
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'sandbox'
-            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota --log --proxy-to --record; and return 0
+            contains -- $argv[2] --host --port --data --token-ttl --approve --fault --replay --signing --quota --log --proxy-to --record --verify; and return 0
     end
     contains -- $argv[2] --profile --config-dir --api-base --timeout --retry --retry-max-time --max-time --cache --record --cacert --capath --cert --key --proxy --unix-socket --jq --arg --argjson --error-format --error-body --color
 end
@@ -589,6 +589,7 @@ complete -c douctl -n '__douctl_path_is sandbox' -l log -r -F -d 'write the requ
 complete -c douctl -n '__douctl_path_is sandbox' -s q -l quiet -d 'log no requests and no start-up notes; captcha and 2FA codes are still written (to stderr, or --log FILE)'
 complete -c douctl -n '__douctl_path_is sandbox' -l proxy-to -r -f -d 'be a reverse proxy to URL that records every exchange with --record DIR (or x.har), for clients such as curl'
 complete -c douctl -n '__douctl_path_is sandbox' -l record -r -F -d 'with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed'
+complete -c douctl -n '__douctl_path_is sandbox' -l verify -r -F -d 'send the recorded requests to the live API of --profile and report drift by shape (exit 10 on drift)'
 
 # douctl completion
 complete -c douctl -n '__douctl_at_argument 0 - completion' -f -a 'bash zsh fish' -d 'bash, zsh or fish'

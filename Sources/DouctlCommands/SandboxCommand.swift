@@ -56,6 +56,11 @@ enum SandboxCommand {
         with douctl's transport (--cacert, --proxy, -k apply) and records the exchange,
         secrets scrubbed, so curl, an SDK or a browser pointed at it records a session to
         serve later with --replay.
+        --verify DIR (or FILE.har) --profile live is the contract check: it sends each
+        recorded request to the profile's live API with the profile's credential and
+        prints one line per drift from the recorded reply, compared by shape, not value:
+        "GET /items (0002-GET-items.json): field .items[].price: number → string", a
+        status that changed, fields added or gone. Exit 10 when anything drifted.
         --replay FILE.har serves a HAR 1.2 log: one 'douctl --record x.har' wrote, or one
         saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
         decoded, compression and '_' fields ignored, redirects to the recorded origin
@@ -100,6 +105,8 @@ enum SandboxCommand {
         var proxyTo: String?
         /// `--record DIR|x.har`, with --proxy-to: where the proxied exchanges go.
         var record: String?
+        /// `--verify DIR|FILE.har`: replay the recording against the profile's live API (SandboxVerify).
+        var verify: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
@@ -120,6 +127,8 @@ enum SandboxCommand {
                                                    help: "be a reverse proxy to URL that records every exchange with --record DIR (or x.har), for clients such as curl")),
             .value({ $0.record = $1 }, OptionSpec("record", value: ValueSpec("DIR|FILE.har", completion: .file),
                                                   help: "with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed")),
+            .value({ $0.verify = $1 }, OptionSpec("verify", value: ValueSpec("DIR|FILE.har", completion: .file),
+                                                  help: "send the recorded requests to the live API of --profile and report drift by shape (exit 10 on drift)")),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
@@ -157,6 +166,7 @@ enum SandboxCommand {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
+        if let recording = options.verify { return try SandboxVerify.run(recording, context: context) }
         if let upstream = options.proxyTo { return try RecordingProxy.run(upstream: upstream, options: options, context: context) }
         var configuration = try options.configuration()
         // Everything the sandbox says after its URL goes to one place: --log FILE or stderr.

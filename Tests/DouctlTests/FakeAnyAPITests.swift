@@ -254,4 +254,40 @@ import Testing
         #expect(result.errorLine == "douctl: --proxy-to needs --record DIR (or --record x.har): the proxy is there to record")
         #expect(result.stdout.isEmpty)
     }
+
+    // MARK: verify
+
+    /// A recording checked against the server it came from: no drift, exit 0; after the
+    /// server changes one field's type, adds one and drops one, each is named, exit 10.
+    @Test func verifyReportsDriftByShape() throws {
+        let changed = LockedValue(false)
+        let api = try TestServer { request in
+            let body = changed.value
+                ? #"{"items":[{"id":"1","price":2.5,"tags":[]}],"total":1,"next":null}"#
+                : #"{"items":[{"id":1,"price":2.5,"name":"a"}],"total":1,"next":null}"#
+            return HTTPServerResponse(status: 200,
+                                      headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+        }
+        let douctl = Douctl(environment: ["DOUCTL_TOKEN": "tok-verify-123456"])
+        #expect(try douctl.run(["profile", "add", "live", "--api-base", api.baseURL]).status == 0)
+        let recordings = TemporaryDirectory.make(prefix: "verify")
+        #expect(try douctl.run(["--profile", "live", "api", "/items?page=1", "--record", recordings]).status == 0)
+
+        let same = try douctl.run(["--profile", "live", "sandbox", "--verify", recordings])
+        #expect(same.status == 0, "\(same)")
+        #expect(same.stdout.isEmpty)
+        #expect(same.stderr.contains("verified 1 recorded exchange against"), "\(same.stderr)")
+        #expect(api.received.last?.header("Authorization") == "Bearer tok-verify-123456", "the profile's own credential")
+        #expect(api.received.last?.target == "/items?page=1")
+
+        changed.withLock { $0 = true }
+        let drift = try douctl.run(["--profile", "live", "sandbox", "--verify", recordings])
+        #expect(drift.status == 10, "\(drift)")
+        #expect(drift.stdoutText.split(separator: "\n").map(String.init) == [
+            "GET /items (0001-GET-items.json): field .items[].name gone",
+            "GET /items (0001-GET-items.json): field .items[].tags added",
+            "GET /items (0001-GET-items.json): field .items[].id: number → string",
+        ], "\(drift.stdoutText)")
+        #expect(drift.stderr.contains("1 drifted"))
+    }
 }

@@ -32,14 +32,17 @@ enum HARFile {
         let (origin, path, query) = split(url)
         let requestHeaders = pairs(request["headers"]).filter { !$0.name.hasPrefix(":") }
         var body = ReplayBody.empty
+        var rawBody: [UInt8] = []
         if let postData = request["postData"], case .object = postData {
             let mimeType = postData["mimeType"]?.stringValue
                 ?? requestHeaders.first { HTTPSyntax.asciiLowercased($0.name) == "content-type" }?.value
             if let text = postData["text"]?.stringValue {
                 let bytes = postData["_encoding"]?.stringValue == "base64" ? (Base64.decode(text) ?? []) : Array(text.utf8)
                 body = ReplayBody.parse(bytes, contentType: mimeType)
+                rawBody = bytes
             } else if let params = postData["params"]?.arrayValue {
                 body = .form(pairs(.array(params)))
+                rawBody = Array(FormURLEncoded.serialize(pairs(.array(params))).utf8)
             }
         }
         let content = response["content"]
@@ -56,7 +59,7 @@ enum HARFile {
             return (header.name, header.value)
         }
         return ReplayStore.Recording(name: name, method: method.uppercased(), path: path, query: query, headers: requestHeaders,
-                                     significant: [], body: body, status: status, responseHeaders: responseHeaders,
+                                     significant: [], body: body, rawBody: rawBody, status: status, responseHeaders: responseHeaders,
                                      responseBody: responseBody)
     }
 

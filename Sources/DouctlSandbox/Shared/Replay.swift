@@ -23,6 +23,8 @@ final class ReplayStore: Sendable {
         /// Request headers whose values must match (lowercased names).
         var significant: [String]
         var body: ReplayBody
+        /// The request body as sent, where the recording kept it (nil: left out).
+        var rawBody: [UInt8]? = nil
         var status: Int
         var responseHeaders: [(String, String)]
         var responseBody: [UInt8]
@@ -95,7 +97,7 @@ final class ReplayStore: Sendable {
         return Recording(name: name, method: method.uppercased(), path: path, query: pairs(request["query"]),
                          headers: requestHeaders,
                          significant: (request["significant_headers"]?.arrayValue ?? []).compactMap { $0.stringValue.map(HTTPSyntax.asciiLowercased) },
-                         body: requestBody(request["body"], contentType: contentType), status: status,
+                         body: requestBody(request["body"], contentType: contentType), rawBody: rawRequestBody(request["body"]), status: status,
                          responseHeaders: responseHeaders, responseBody: body(response["body"]))
     }
 
@@ -184,6 +186,14 @@ final class ReplayStore: Sendable {
         return ReplayBody.parse(bytes, contentType: contentType)
     }
 
+    /// A recorded request body as bytes to send again: nil when it was left out.
+    static func rawRequestBody(_ json: JSON?) -> [UInt8]? {
+        guard let json, case .object = json else { return [] }
+        if json["omitted"] != nil { return nil }
+        if let fields = json["form"] { return FormURLEncoded.serialize(pairs(fields)).utf8.map { $0 } }
+        return body(json)
+    }
+
     /// A recorded response body (or request body bytes).
     static func body(_ json: JSON?) -> [UInt8] {
         guard let json, case .object = json else { return [] }
@@ -191,5 +201,31 @@ final class ReplayStore: Sendable {
         if let value = json["json"] { return value.serialized(.compact) }
         if let encoded = json["base64"]?.stringValue { return Base64.decode(encoded) ?? [] }
         return []
+    }
+}
+
+/// One recorded exchange as `douctl sandbox --verify` sends it again to the live API.
+public struct RecordedExchange: Sendable {
+    /// Where it came from: "0002-GET-items.json", "session.har entry 3".
+    public var name: String
+    public var method: String
+    public var path: String
+    public var query: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)]
+    /// The request body (nil: the recording left it out, so it cannot be sent again).
+    public var body: [UInt8]?
+    public var status: Int
+    public var responseHeaders: [(String, String)]
+    public var responseBody: [UInt8]
+}
+
+extension Sandbox {
+    /// The exchanges of a recording directory or HAR file, in recorded order.
+    public static func recordedExchanges(at path: String) throws(SandboxError) -> [RecordedExchange] {
+        try ReplayStore(path: path).recordings.map { recording in
+            RecordedExchange(name: recording.name, method: recording.method, path: recording.path, query: recording.query,
+                             headers: recording.headers, body: recording.rawBody, status: recording.status,
+                             responseHeaders: recording.responseHeaders, responseBody: recording.responseBody)
+        }
     }
 }
