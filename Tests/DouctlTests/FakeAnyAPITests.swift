@@ -290,4 +290,55 @@ import Testing
         ], "\(drift.stdoutText)")
         #expect(drift.stderr.contains("1 drifted"))
     }
+
+    // MARK: against software nobody here wrote
+
+    /// Datasette (from PyPI): a session recorded with douctl replays to curl with the bytes
+    /// Datasette itself sent curl; after a column is added to its table, verify names it.
+    @Test func datasetteRecordedReplayedToCurlAndVerified() throws {
+        try PythonPeer.require(module: "datasette", package: "datasette")
+        let curl = try Tools.require("curl")
+        let python = try Tools.require("python3")
+        let ds = try PythonPeer(name: "datasette", source: OtherServerTests.datasetteSource, arguments: ["{dir}"])
+        let douctl = Douctl()
+        #expect(try douctl.run(["profile", "add", "ds", "--api-base", ds.base]).status == 0)
+        let recordings = TemporaryDirectory.make(prefix: "ds-rec")
+        let targets = ["/t/items.json?_shape=array&_size=2", "/t/items.json?_size=3&_sort_desc=id", "/t/nope.json"]
+        for target in targets {
+            _ = try douctl.run(["--profile", "ds", "api", target, "--record", recordings])
+        }
+        let direct = try targets.map { try Self.run(curl, ["-sS", "--max-time", "10", ds.base + $0]).stdout }
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: recordings).sorted()
+        #expect(files.count == 3)
+        for (index, target) in targets.enumerated() {
+            let replayed = try Self.run(curl, ["-sS", "--max-time", "10", url + target]).stdout
+            // Byte for byte what Datasette sent douctl (kept as text: Datasette's JSON is not compact) ...
+            let recorded = try JSONParser.parse(FileIO.readFile(recordings + "/" + files[index]))["response"]?["body"]?["text"]?.stringValue
+            #expect(recorded.map { Array($0.utf8) } == replayed, "\(target): \(String(decoding: replayed, as: UTF8.self))")
+            // ... and what it sends curl, but for the one field that changes every time (query_ms).
+            func withoutTiming(_ bytes: [UInt8]) throws -> JSON {
+                let json = try JSONParser.parse(bytes)
+                guard var object = json.objectValue else { return json }
+                object["query_ms"] = nil
+                return .object(object)
+            }
+            #expect(try withoutTiming(direct[index]) == withoutTiming(replayed), "\(target)")
+        }
+        let reordered = try Self.run(curl, ["-sS", "--max-time", "10", url + "/t/items.json?_size=2&_shape=array"]).stdout
+        #expect(reordered == direct[0], "the query in another order")
+
+        #expect(try douctl.run(["--profile", "ds", "sandbox", "--verify", recordings]).status == 0, "nothing changed yet")
+        let alter = try Self.run(python, ["-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+            + "db.execute('alter table items add column price real'); db.commit()", ds.directory + "/t.db"])
+        #expect(alter.status == 0, "\(alter.stderr)")
+        let drift = try douctl.run(["--profile", "ds", "sandbox", "--verify", recordings])
+        #expect(drift.status == 10, "\(drift)\n\(ds.log.suffix(1000))")
+        #expect(drift.stdoutText.contains("GET /t/items.json (0001-GET-t_items.json.json): field [].price added"), "\(drift.stdoutText)")
+    }
 }
