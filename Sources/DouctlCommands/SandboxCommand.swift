@@ -50,7 +50,9 @@ enum SandboxCommand {
         (tokens, codes, signatures, timestamps and REDACTED values are not compared);
         repeated ones get the recorded replies in order, then the last again. Anything
         else is HTTP 501 no_recording naming the closest recording and how it differs
-        (the log says the same). --fault applies to replayed replies too.
+        (the log says the same). --fault applies to replayed replies too. A recorded
+        discovery document (/.well-known/openid-configuration, oauth-authorization-server)
+        is served with the recorded issuer's URLs rewritten to the replay's own.
         --proxy-to URL --record DIR (or x.har) is a recording reverse proxy instead: it
         prints its URL, sends each request it gets on to URL (path and query appended)
         with douctl's transport (--cacert, --proxy, -k apply) and records the exchange,

@@ -180,4 +180,18 @@ import Testing
         #expect(reply.status == 200, "\(reply.text)")
         #expect(try reply.json()["access_token"]?.stringValue != nil)
     }
+
+    @Test func aDiscoveryDocumentPointsAtTheReplay() throws {
+        let document: JSON = ["issuer": "https://login.example.com", "token_endpoint": "https://login.example.com/oauth/token",
+                              "jwks_uri": "https://login.example.com/jwks", "scopes_supported": ["openid"],
+                              "service_documentation": "https://docs.example.net/x"]
+        let (harness, _) = try Self.harness([Self.exchange("GET", "/.well-known/openid-configuration", reply: document)])
+        defer { harness.stop() }
+        let served = try harness.get("/.well-known/openid-configuration").json()
+        #expect(served["issuer"] == .string(harness.base))
+        #expect(served["token_endpoint"] == .string(harness.base + "/oauth/token"))
+        #expect(served["jwks_uri"] == .string(harness.base + "/jwks"))
+        #expect(served["service_documentation"] == "https://docs.example.net/x", "another origin is left alone")
+        #expect(served["scopes_supported"] == ["openid"])
+    }
 }

@@ -341,4 +341,33 @@ import Testing
         #expect(drift.status == 10, "\(drift)\n\(ds.log.suffix(1000))")
         #expect(drift.stdoutText.contains("GET /t/items.json (0001-GET-t_items.json.json): field [].price added"), "\(drift.stdoutText)")
     }
+
+    // MARK: logins
+
+    /// A recorded OIDC discovery document, replayed, sends a client that discovers its
+    /// endpoints to the replay: `profile add --issuer` writes the replay's own URLs.
+    @Test func aReplayedDiscoveryDocumentPointsDouctlAtTheReplay() throws {
+        let issuer = LockedValue("")
+        let provider = try TestServer { request in
+            let base = issuer.value
+            let document = #"{"issuer":"\#(base)","authorization_endpoint":"\#(base)/authorize","token_endpoint":"\#(base)/token","#
+                + #""device_authorization_endpoint":"\#(base)/device","jwks_uri":"\#(base)/jwks","response_types_supported":["code"]}"#
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(document.utf8)))
+        }
+        issuer.withLock { $0 = provider.baseURL }
+        let recordings = TemporaryDirectory.make(prefix: "discovery")
+        let douctl = Douctl()
+        #expect(try douctl.run(["api", provider.baseURL + "/.well-known/openid-configuration", "--record", recordings, "--api-base", provider.baseURL]).status == 0)
+        provider.stop()
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let added = try douctl.run(["profile", "add", "oidc", "--issuer", url, "--client-id", "c"])
+        #expect(added.status == 0, "\(added)")
+        let token = try douctl.run(["config", "get", "token_url", "--profile", "oidc"])
+        #expect(token.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == url + "/token", "\(token)")
+    }
 }

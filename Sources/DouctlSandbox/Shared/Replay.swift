@@ -112,7 +112,7 @@ final class ReplayStore: Sendable {
 
     /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
-    func answer(_ request: HTTPServerRequest, body: ReplayBody) -> Outcome {
+    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "") -> Outcome {
         var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
         if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
             differences = recordings.map { compare($0, request, body, method: request.method) }
@@ -125,7 +125,8 @@ final class ReplayStore: Sendable {
             return next
         }
         let recording = recordings[matches[min(turn, matches.count - 1)]]
-        return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(recording.responseBody)))
+        let body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
 
     /// How `recording` differs from the request; weighted so that the closest recording is the
@@ -184,6 +185,44 @@ final class ReplayStore: Sendable {
         if json["omitted"] != nil { return .any }
         let bytes = body(json)
         return ReplayBody.parse(bytes, contentType: contentType)
+    }
+
+    /// OIDC and OAuth metadata documents (RFC 8414, OpenID Connect Discovery 1.0).
+    static func isDiscovery(_ path: String) -> Bool {
+        path.hasSuffix("/.well-known/openid-configuration") || path.hasSuffix("/.well-known/oauth-authorization-server")
+            || path.hasSuffix("/.well-known/oauth-protected-resource")
+    }
+
+    /// A discovery document pointing at the replay: every string that begins with the
+    /// recorded issuer's origin (the authorization, token, device, JWKS and userinfo
+    /// endpoints) begins with `base` instead, so a client that discovers its endpoints
+    /// talks to the replay, not the real server.
+    static func rebased(_ document: [UInt8], to base: String) -> [UInt8] {
+        guard let json = try? JSONParser.parse(document),
+              let issuer = json["issuer"]?.stringValue ?? json["resource"]?.stringValue else { return document }
+        let origin = Self.origin(of: issuer)
+        guard !origin.isEmpty else { return document }
+        func rebase(_ value: JSON) -> JSON {
+            switch value {
+            case .string(let text) where text == origin || text.hasPrefix(origin + "/"):
+                return .string(base + text.dropFirst(origin.count))
+            case .array(let items): return .array(items.map(rebase))
+            case .object(let object):
+                var result = JSONObject()
+                for (key, member) in object { result[key] = rebase(member) }
+                return .object(result)
+            default: return value
+            }
+        }
+        return rebase(json).serialized(.compact)
+    }
+
+    /// "https://login.example.com/realms/x" → "https://login.example.com".
+    static func origin(of url: String) -> String {
+        guard let scheme = url.firstRange(ofBytes: "://") else { return "" }
+        let rest = url[scheme.upperBound...]
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        return String(url[..<end])
     }
 
     /// A recorded request body as bytes to send again: nil when it was left out.
