@@ -55,7 +55,8 @@ enum SandboxCommand {
         is served with the recorded issuer's URLs rewritten to the replay's own.
         --proxy-to URL --record DIR (or x.har) is a recording reverse proxy instead: it
         prints its URL, sends each request it gets on to URL (path and query appended)
-        with douctl's transport (--cacert, --proxy, -k apply) and records the exchange,
+        with douctl's transport (the --profile's ca_bundle, proxy and insecure keys and
+        CURL_CA_BUNDLE apply; redirects are the client's to follow) and records the exchange,
         secrets scrubbed, so curl, an SDK or a browser pointed at it records a session to
         serve later with --replay.
         --verify DIR (or FILE.har) --profile live is the contract check: it sends each
