@@ -100,12 +100,14 @@ let package = Package(
         // jq's engine for --jq: the system's libjq, loaded at run time as CCurl loads libcurl
         // (through CCurl's ccurl_trusted_dlopen: the system's library directories only).
         .target(name: "CJQ", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // YAML for `profile add --openapi`: the system's libyaml, loaded at run time as CJQ loads libjq.
+        .target(name: "CYAML", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-ffunction-sections", "-fdata-sections"], .when(platforms: [.linux], configuration: .release))], linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DouctlSystem", swiftSettings: releaseSwift),
         .target(name: "DouctlArguments", dependencies: ["DouctlSystem"], swiftSettings: releaseSwift),
         .target(name: "DouctlJSON", swiftSettings: releaseSwift),
         .target(name: "DouctlHTTP", dependencies: ["CCurl", "DouctlSystem"], swiftSettings: releaseSwift),
         .target(name: "DouctlServer", dependencies: ["DouctlSystem"], swiftSettings: releaseSwift),
-        .target(name: "DouctlCore", dependencies: ["DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"], swiftSettings: releaseSwift),
+        .target(name: "DouctlCore", dependencies: ["CYAML", "DouctlHTTP", "DouctlJSON", "DouctlSystem", "DouctlServer"], swiftSettings: releaseSwift),
         .target(name: "DouctlSandbox", dependencies: ["DouctlServer", "DouctlJSON", "DouctlSystem"], swiftSettings: releaseSwift),
         // Every module a target imports is declared, not reached through another's dependencies.
         .target(name: "DouctlCommands", dependencies: ["CJQ", "DouctlArguments", "DouctlCore", "DouctlHTTP", "DouctlJSON", "DouctlSandbox", "DouctlSystem"], swiftSettings: releaseSwift),

@@ -162,6 +162,89 @@ def make_big_envelope(path, array):
     return path
 
 
+def keeper_cases(rows, env, www, cert, tls_port, h2_base, only):
+    """Issue 44: 100 sequential `douctl api` calls through the connection keeper against 100
+    sequential curl calls, in front of a loopback TLS server behind a relay holding each
+    direction DELAY ms (Benchmarks/delay_relay.py: one round trip is 2 x DELAY); then, per
+    call, douctl's time after the first against one round trip plus the server's time; and
+    on loopback without the relay, a call through the keeper against a direct one."""
+    delay = 22
+    relay_port = free_port()
+    relay = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "delay_relay.py"), str(relay_port), str(tls_port), str(delay)],
+                             stdout=subprocess.PIPE)
+    relay.stdout.readline()
+    runtime = tempfile.mkdtemp(prefix="douctl-keeper-run-")
+    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
+    far = "https://127.0.0.1:%d" % relay_port
+    douctl_call = [DOUCTL, "api", "/small.json", "--api-base", far, "--cacert", cert]
+    try:
+        # The first call starts the keeper; wait for its socket.
+        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+        for _ in range(100):
+            if os.path.exists(os.path.join(runtime, "douctl", "keeper-%s.sock" % douctl_version())):
+                break
+            time.sleep(0.05)
+        loop = "for i in $(seq 100); do %s > /dev/null; done"
+        name = "keeper: 100 calls, RTT %d ms" % (2 * delay)
+        if not only or name in only or "keeper" in only:
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
+                loop % " ".join(douctl_call), loop % ("curl -s --cacert %s %s/small.json" % (cert, far)), 3, keep_env)
+            ratio = d_wall / c_wall
+            rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, "<= 0.4x 100 curl calls",
+                         ("ok" if ratio <= 0.4 else "MISSED") + " (pairs %.2f-%.2fx)" % (low, high)))
+            print("%-28s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)" % (name, d_wall, c_wall, ratio, low, high), flush=True)
+        name = "keeper off: 100 calls, RTT %d ms" % (2 * delay)
+        if not only or name in only or "keeper" in only:
+            # The before: the same loop with --no-keep (each call its own TCP and TLS handshake).
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(
+                loop % " ".join(douctl_call + ["--no-keep"]), loop % ("curl -s --cacert %s %s/small.json" % (cert, far)), 3, keep_env)
+            rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss, "the before (no goal)", "(pairs %.2f-%.2fx)" % (low, high)))
+            print("%-28s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)" % (name, d_wall, c_wall, d_wall / c_wall, low, high), flush=True)
+        name = "keeper: one call, RTT %d ms" % (2 * delay)
+        if not only or name in only or "keeper" in only:
+            # The server's own time: curl's time from sending the request to the first byte
+            # of the reply, on loopback without the relay.
+            timings = []
+            for _ in range(20):
+                out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_pretransfer} %{time_starttransfer}", "--cacert", cert,
+                                      "https://127.0.0.1:%d/small.json" % tls_port], capture_output=True, text=True).stdout.split()
+                timings.append(float(out[1]) - float(out[0]))
+            server_time = statistics.median(timings)
+            # The same call to the same server without the relay, alternating: what a call
+            # costs here besides the distance (starting douctl, loading libcurl, the keeper's
+            # hop), so the distance's share of each call can be read off.
+            local_call = [DOUCTL, "api", "/small.json", "--api-base", "https://127.0.0.1:%d" % tls_port, "--cacert", cert]
+            subprocess.run(local_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+            calls, local = [], []
+            for _ in range(30):
+                calls.append(run_once(douctl_call, keep_env)[0])
+                local.append(run_once(local_call, keep_env)[0])
+            per_call, here = statistics.median(calls), statistics.median(local)
+            bound = 1.2 * 2 * delay / 1000 + server_time
+            rows.append((name, per_call, here, per_call / here, 0, None, "distance's share <= 1.2 x RTT + server (%.1f ms)" % (bound * 1000),
+                         ("ok" if per_call - here <= bound else "MISSED") + " (share %.1f ms; whole call %s the bound; calls %.1f-%.1f ms; server %.1f ms)" % (
+                             (per_call - here) * 1000, "within" if per_call <= bound else "over", min(calls) * 1000, max(calls) * 1000, server_time * 1000)))
+            print("%-28s median %.1f ms, %.1f ms without the relay (bound %.1f ms)" % (name, per_call * 1000, here * 1000, bound * 1000), flush=True)
+        near = h2_base or "https://127.0.0.1:%d" % tls_port
+        name = "keeper on loopback"
+        if not only or name in only or "keeper" in only:
+            near_call = [DOUCTL, "api", "/small.json", "--api-base", near, "--cacert", cert]
+            subprocess.run(near_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(near_call, near_call + ["--no-keep"], 40, keep_env)
+            ratio = d_wall / c_wall
+            rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, "<= 1.0x direct (--no-keep)",
+                         ("ok" if ratio <= 1.0 else "MISSED") + " (pairs %.2f-%.2fx)" % (low, high)))
+            print("%-28s keeper %.4fs | direct %.4fs | ratio %.2f (pairs %.2f-%.2f)" % (name, d_wall, c_wall, ratio, low, high), flush=True)
+    finally:
+        subprocess.run([DOUCTL, "keeper", "stop"], env=keep_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        relay.kill()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def douctl_version():
+    return subprocess.run([DOUCTL, "--version"], capture_output=True, text=True).stdout.split()[-1]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller files")
@@ -204,7 +287,9 @@ def main():
     nginx = start_nginx(www, cert, key)
     small_base, h2_base = (nginx[0], nginx[1]) if nginx else (base, None)
     config = tempfile.mkdtemp(prefix="douctl-bench-")
-    env = dict(os.environ, DOUCTL_CONFIG_DIR=config)
+    # The keeper (issue 44) is measured by its own rows (keeper_cases); every other row
+    # measures direct calls, as before it.
+    env = dict(os.environ, DOUCTL_CONFIG_DIR=config, DOUCTL_KEEP="0")
     rows = []
 
     def case(name, goal, douctl, curl, runs=runs, ratio_goal=None, rss_goal=None, pairs=None):
@@ -231,6 +316,11 @@ def main():
 
     try:
         case("version", "<= 0.4x curl", [DOUCTL, "--version"], ["curl", "--version"], runs=30, ratio_goal=0.4)
+        # Issue 42: operations of a 10 MB, 1,000-operation API description (Benchmarks/openapi.py).
+        if not only or any(name.startswith("openapi") for name in only):
+            sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+            import openapi
+            openapi.cases(case, DOUCTL, env, WORK)
         case("api GET small JSON", "<= 1.15x curl -s, RSS <= 14 MiB", [DOUCTL, "api", "/small.json", "--api-base", small_base],
              ["curl", "-s", small_base + "/small.json"], pairs=40, ratio_goal=1.15, rss_goal=14)
         floor = build_floor()
@@ -263,6 +353,12 @@ def main():
         case("api --pretty 1 GiB reply", "RSS <= 32 MiB (beside curl -o /dev/null)",
              "%s api /huge.json --api-base %s --pretty > /dev/null" % (DOUCTL, reply_base),
              ["curl", "-s", "-o", "/dev/null", reply_base + "/huge.json"], rss_goal=32)
+        # Issue 44: the same reply reformatted through a pipe, beside curl's bytes through the
+        # same pipe, in alternating pairs (the pipe and its reader cost both sides alike).
+        for name, flag in (("api --compact 1 GiB to a pipe", "--compact"), ("api --pretty 1 GiB to a pipe", "--pretty")):
+            case(name if big == GiB else name.replace("1 GiB", "big"), "<= 1.3x curl into wc -c, RSS <= 32 MiB",
+                 "%s api /huge.json --api-base %s %s | wc -c > /dev/null" % (DOUCTL, reply_base, flag),
+                 "curl -s %s/huge.json | wc -c > /dev/null" % reply_base, pairs=5, ratio_goal=1.3, rss_goal=32)
         # Issue 23: the same array in a Coding envelope, its code first: unwrapped in the stream.
         make_big_envelope(os.path.join(www, "huge-envelope.json"), huge_json)
         case("api --compact 1 GiB envelope", "RSS <= 32 MiB (beside curl -o /dev/null)",
@@ -360,6 +456,8 @@ def main():
                              ("ok" if (d_wall / c_wall <= 1.1 or not timed) and d_sent == c_sent else "MISSED") + " (pairs %.2f-%.2fx; %s)" % (low, high, note)))
                 print("%-28s douctl %.4fs %.1f MiB | curl --compressed %.4fs | ratio %.2f | %s" % (
                     name, d_wall, d_rss, c_wall, d_wall / c_wall, note), flush=True)
+        if not only or any(name.startswith("keeper") for name in only):
+            keeper_cases(rows, env, www, cert, tls_port, h2_base, only)
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()

@@ -10,8 +10,8 @@
 # Sets __douctl_words to the subcommands of the command path $1.
 __douctl_commands() {
     case $1 in
-        '') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version help) ;;
-        'help') __douctl_words=(auth user shuo upload download api config profile cache sandbox demo completion version) ;;
+        '') __douctl_words=(auth user shuo upload download api config profile cache keeper sandbox demo completion version help) ;;
+        'help') __douctl_words=(auth user shuo upload download api config profile cache keeper sandbox demo completion version) ;;
         'auth') __douctl_words=(login status token refresh export logout) ;;
         'help auth') __douctl_words=(login status token refresh export logout) ;;
         'user') __douctl_words=(me get search following followers follow unfollow) ;;
@@ -20,10 +20,12 @@ __douctl_commands() {
         'help shuo') __douctl_words=(post get delete timeline comments comment uncomment like unlike reshare) ;;
         'config') __douctl_words=(get set unset list) ;;
         'help config') __douctl_words=(get set unset list) ;;
-        'profile') __douctl_words=(list show add remove use) ;;
-        'help profile') __douctl_words=(list show add remove use) ;;
+        'profile') __douctl_words=(list show add refresh remove use) ;;
+        'help profile') __douctl_words=(list show add refresh remove use) ;;
         'cache') __douctl_words=(info clear) ;;
         'help cache') __douctl_words=(info clear) ;;
+        'keeper') __douctl_words=(status stop serve) ;;
+        'help keeper') __douctl_words=(status stop serve) ;;
         *) __douctl_words=() ;;
     esac
 }
@@ -32,31 +34,31 @@ __douctl_commands() {
 # the global ones it takes (accepted before or after any command word).
 __douctl_options() {
     case $1 in
-        'auth') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --client-credentials --basic --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth status') __douctl_words=(--show-token --check --no-check --explain --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth token') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth refresh') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth export') __douctl_words=(--yes-i-know --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'auth logout') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'user me') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'user get') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'user search') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'user following') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'user followers') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo get') __douctl_words=(--packed --save-images --images --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo delete') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo comments') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo comment') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo like') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo unlike') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'shuo reshare') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --compressed --progress --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
-        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --items --parallel -i --include -o --output -I --head --force --raw --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth login') __douctl_words=(--web --device --paste --with-token --password --with-credentials --client-credentials --basic --scopes --no-browser --wait --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth status') __douctl_words=(--show-token --check --no-check --explain --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth token') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth refresh') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth export') __douctl_words=(--yes-i-know --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'auth logout') __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'user me') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'user get') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'user search') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'user following') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'user followers') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo post') __douctl_words=(--image --rec-url --rec-title --rec-desc --rec-image --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo get') __douctl_words=(--packed --save-images --images --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo delete') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo timeline') __douctl_words=(--user --public --count --since-id --until-id --all --slurp --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo comments') __douctl_words=(--start --count --all --slurp --parallel --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo comment') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo uncomment') __douctl_words=(--status --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo like') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo unlike') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'shuo reshare') __douctl_words=(--format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'upload') __douctl_words=(--to --field -f --raw-field --parallel --progress -y --yes --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'download') __douctl_words=(-o --output -d --dir --parallel -c --continue --force --compressed --progress --format --json --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        'api') __douctl_words=(-X --method -f --raw-field -F --field --attach -H --header --input --progress --json --paginate --slurp --items --parallel --follow -i --include -o --output -I --head --force --raw --profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
         'config') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'config get') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'config set') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -65,17 +67,22 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --record-scrub --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --record-scrub --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile refresh') __douctl_words=(--profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache info') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'cache clear') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper status') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper stop') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --signing --quota --log -q --quiet --proxy-to --record --verify --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
         'version') __douctl_words=(--error-format --color -h --help --version) ;;
-        *) __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
+        *) __douctl_words=(--profile --config-dir --api-base -v --verbose -q --quiet --timeout --no-retry --no-keep --retry --retry-max-time --max-time --wait-on-rate-limit --cache --cache-only --record --dry-run --cacert --capath --cert --key -k --insecure --proxy --unix-socket --pretty --compact --jq --arg --argjson --error-format --error-body --color -h --help --version) ;;
     esac
 }
 
@@ -229,6 +236,10 @@ __douctl_option_value() {
                 --user-id-field) __douctl_action=none; return 0 ;;
                 --user-name-field) __douctl_action=none; return 0 ;;
                 --items-key) __douctl_action=none; return 0 ;;
+                --graphql-url) __douctl_action=none; return 0 ;;
+                --next-page-header) __douctl_action=none; return 0 ;;
+                --cursor-key) __douctl_action=none; return 0 ;;
+                --cursor-param) __douctl_action=none; return 0 ;;
                 --token-auth) __douctl_action=choices; __douctl_choices=(post basic none); return 0 ;;
                 --token-placement) __douctl_action=choices; __douctl_choices=(header query); return 0 ;;
                 --auth-scheme) __douctl_action=none; return 0 ;;
@@ -251,11 +262,22 @@ __douctl_option_value() {
                 --client-key) __douctl_action=none; return 0 ;;
                 --insecure) __douctl_action=choices; __douctl_choices=(true false); return 0 ;;
                 --proxy) __douctl_action=none; return 0 ;;
+                --keep) __douctl_action=none; return 0 ;;
+                --openapi) __douctl_action=none; return 0 ;;
                 --record-scrub) __douctl_action=none; return 0 ;;
             esac ;;
         'cache info')
             case $2 in
                 --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'keeper status')
+            case $2 in
+                --format) __douctl_action=choices; __douctl_choices=(text json); return 0 ;;
+            esac ;;
+        'keeper serve')
+            case $2 in
+                --idle) __douctl_action=none; return 0 ;;
+                --directory) __douctl_action=directory; return 0 ;;
             esac ;;
         'sandbox')
             case $2 in
@@ -312,21 +334,25 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy record_scrub) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy record_scrub) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy record_scrub) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in
                 0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
             esac ;;
         'profile add')
+            case $2 in
+                0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
+            esac ;;
+        'profile refresh')
             case $2 in
                 0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
             esac ;;
@@ -399,6 +425,17 @@ _douctl() {
     local -a __douctl_words=() __douctl_choices=()
     local __douctl_action=none __douctl_dynamic='' __douctl_count=1 __douctl_part=0
     COMPREPLY=()
+
+    # A first word that is no command may be a profile with an API description:
+    # douctl itself lists its operations, their options and values (from the
+    # profile's operations index).
+    if (( COMP_CWORD > 1 )) && [[ ${COMP_WORDS[1]} != -* ]]; then
+        __douctl_commands ''
+        if ! __douctl_contains "${COMP_WORDS[1]}" "${__douctl_words[@]}"; then
+            while IFS= read -r word; do COMPREPLY+=("$word"); done < <(douctl __complete operations -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+            return 0
+        fi
+    fi
 
     # Walk the words before the cursor: find the command path, count positional
     # arguments, skip option values, and notice when the cursor is on a value.

@@ -52,6 +52,14 @@ pip_install rest_framework wsgidav cheroot datasette -- djangorestframework wsgi
 # An authorization server nobody here wrote for ResourceLoginTests (auth login URL): the MCP
 # Python SDK's mcp.server.auth (RFC 9728, RFC 8414, RFC 7591, PKCE), served by uvicorn.
 pip_install mcp.server.auth.routes uvicorn -- mcp uvicorn
+# Real servers for issue 43 (GraphQLServerTests, StreamServerTests): Strawberry GraphQL with
+# nested connections, Kinto's Next-Page header, sse-starlette's event stream (all on uvicorn).
+pip_install strawberry uvicorn -- strawberry-graphql uvicorn
+pip_install kinto -- kinto
+pip_install sse_starlette uvicorn -- sse-starlette uvicorn
+# Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
+# Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
+pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
 # mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
 # venv of its own: its pins (h11, cryptography) conflict with the servers above. mitmdump is
 # linked onto PATH.

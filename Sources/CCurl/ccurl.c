@@ -1,6 +1,8 @@
+#define _GNU_SOURCE
 #include "ccurl.h"
 
 #include <dlfcn.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,8 @@ typedef int (*easy_setopt_fn)(void *, int, ...);
 typedef int (*easy_getinfo_fn)(void *, int, ...);
 typedef void *(*slist_append_fn)(void *, const char *);
 typedef void (*slist_free_all_fn)(void *);
+typedef int (*easy_send_fn)(void *, const void *, size_t, size_t *);
+typedef int (*easy_recv_fn)(void *, void *, size_t, size_t *);
 
 static struct {
     global_init_fn global_init;
@@ -30,6 +34,8 @@ static struct {
     easy_getinfo_fn easy_getinfo;
     slist_append_fn slist_append;
     slist_free_all_fn slist_free_all;
+    easy_send_fn easy_send;
+    easy_recv_fn easy_recv;
 } curl;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -211,6 +217,8 @@ static void load(void) {
     RESOLVE(easy_getinfo, "curl_easy_getinfo");
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
+    RESOLVE(easy_send, "curl_easy_send");
+    RESOLVE(easy_recv, "curl_easy_recv");
     if (curl.global_init(3 /* CURL_GLOBAL_ALL */) != 0) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed");
         return;
@@ -274,3 +282,252 @@ void *ccurl_slist_append(void *list, const char *string) {
     return ccurl_load() == 0 ? curl.slist_append(list, string) : NULL;
 }
 void ccurl_slist_free_all(void *list) { if (list) curl.slist_free_all(list); }
+
+// MARK: - the keeper
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CCURLOPT_OPENSOCKETFUNCTION  20163
+#define CCURLOPT_OPENSOCKETDATA      10164
+#define CCURLOPT_CLOSESOCKETFUNCTION 20208
+#define CCURLOPT_CLOSESOCKETDATA     10209
+#define CCURLOPT_PREREQFUNCTION      20312
+#define CCURLOPT_PREREQDATA          10313
+#define CCURLINFO_ACTIVESOCKET       (0x500000 + 44)
+
+int ccurl_setopt_socket_callbacks(void *handle, ccurl_opensocket_callback open, ccurl_prereq_callback ready, ccurl_closesocket_callback close, void *context) {
+    int result = curl.easy_setopt(handle, CCURLOPT_OPENSOCKETFUNCTION, open);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_OPENSOCKETDATA, context);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_PREREQFUNCTION, ready);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_PREREQDATA, context);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_CLOSESOCKETFUNCTION, close);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_CLOSESOCKETDATA, context);
+    return result;
+}
+
+/* The mark is one byte sent with a file descriptor (SCM_RIGHTS): a stream socket never
+   delivers such a byte merged with later bytes, and libcurl never sends one, so the keeper
+   cannot mistake request bytes for it. */
+int ccurl_keeper_mark_clean(int socket) {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) return -1;
+    char byte = 'K';
+    struct iovec vector = {&byte, 1};
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int))]; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {0};
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.space;
+    message.msg_controllen = sizeof control.space;
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &null, sizeof(int));
+    ssize_t sent;
+    do { sent = sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT); } while (sent < 0 && errno == EINTR);
+    close(null);
+    return sent == 1 ? 0 : -1;
+}
+
+int ccurl_easy_send(void *handle, const void *buffer, size_t length, size_t *sent) {
+    return curl.easy_send(handle, buffer, length, sent);
+}
+int ccurl_easy_recv(void *handle, void *buffer, size_t length, size_t *received) {
+    return curl.easy_recv(handle, buffer, length, received);
+}
+
+int ccurl_active_socket(void *handle) {
+    int socket = -1;  /* curl_socket_t is an int on POSIX systems */
+    if (curl.easy_getinfo(handle, CCURLINFO_ACTIVESOCKET, &socket) != 0) return -1;
+    return socket;
+}
+
+int ccurl_keeper_alive(void *handle) {
+    int socket = ccurl_active_socket(handle);
+    if (socket < 0) return 0;
+    char byte;
+    size_t received = 0;
+    /* A TLS 1.3 server sends session tickets after the handshake: libcurl reads them and
+       says AGAIN. Plain bytes, an end or an error mean the connection cannot serve. */
+    int result = curl.easy_recv(handle, &byte, 1, &received);
+    return result == CCURLE_AGAIN;
+}
+
+static int write_all(int socket, const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t written = send(socket, bytes, length, MSG_NOSIGNAL);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                struct pollfd wait = {socket, POLLOUT, 0};
+                poll(&wait, 1, 1000);
+                continue;
+            }
+            return -1;
+        }
+        bytes += written;
+        length -= (size_t)written;
+    }
+    return 0;
+}
+
+static int send_upstream(void *handle, int upstream, const char *bytes, size_t length) {
+    while (length > 0) {
+        size_t sent = 0;
+        int result = curl.easy_send(handle, bytes, length, &sent);
+        if (result == CCURLE_AGAIN) {
+            struct pollfd wait = {upstream, POLLOUT, 0};
+            if (poll(&wait, 1, 60000) <= 0) return -1;
+            continue;
+        }
+        if (result != 0) return -1;
+        bytes += sent;
+        length -= sent;
+    }
+    return 0;
+}
+
+/* Reads what the upstream has (TLS may hold decrypted bytes poll() cannot see, so it reads
+   until libcurl says AGAIN) and writes it to the client. 1: more may come; 0: the upstream
+   ended or failed. */
+static int drain_upstream(int client, void *handle, char *buffer, size_t size, int clean, int64_t *traffic) {
+    for (;;) {
+        size_t received = 0;
+        int result = curl.easy_recv(handle, buffer, size, &received);
+        if (result == CCURLE_AGAIN) return 1;
+        /* Bytes nobody asked for (after a clean end) spoil the connection. */
+        if (result != 0 || received == 0 || clean) return 0;
+        *traffic += (int64_t)received;
+        if (write_all(client, buffer, received) != 0) return 0;
+    }
+}
+
+int ccurl_keeper_relay(int client, void *handle, int64_t *traffic) {
+    int upstream = ccurl_active_socket(handle);
+    if (upstream < 0) return 0;
+    static const size_t size = 256 * 1024;
+    char *buffer = malloc(size);
+    if (!buffer) return 0;
+    int clean = 1;
+    int outcome = 0;
+    for (;;) {
+        struct pollfd ready[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+        int count = poll(ready, 2, -1);
+        if (count < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (ready[1].revents) {
+            if (!drain_upstream(client, handle, buffer, size, clean, traffic)) { outcome = 0; break; }
+        }
+        if (ready[0].revents) {
+            union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int) * 4)]; } control;
+            struct iovec vector = {buffer, size};
+            struct msghdr message = {0};
+            message.msg_iov = &vector;
+            message.msg_iovlen = 1;
+            message.msg_control = control.space;
+            message.msg_controllen = sizeof control.space;
+            ssize_t got = recvmsg(client, &message, MSG_CMSG_CLOEXEC);
+            if (got < 0) {
+                if (errno == EINTR || errno == EAGAIN) continue;
+                outcome = 0;
+                break;
+            }
+            if (got == 0) { outcome = clean; break; }
+            int marked = 0;
+            for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+                if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+                    size_t fds = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                    for (size_t n = 0; n < fds; n++) {
+                        int passed;
+                        memcpy(&passed, CMSG_DATA(header) + n * sizeof(int), sizeof(int));
+                        close(passed);
+                    }
+                    marked = 1;
+                }
+            }
+            size_t payload = (size_t)got - (marked ? 1 : 0);
+            if (payload > 0) {
+                clean = 0;
+                *traffic += (int64_t)payload;
+                if (send_upstream(handle, upstream, buffer, payload) != 0) { outcome = 0; break; }
+            }
+            if (marked) clean = 1;
+            if (message.msg_flags & MSG_CTRUNC) { outcome = 0; break; }
+        }
+    }
+    free(buffer);
+    return outcome;
+}
+
+#include <sys/stat.h>
+#include <sys/un.h>
+
+static int unix_address(const char *path, struct sockaddr_un *address) {
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address->sun_path) return -ENAMETOOLONG;
+    strcpy(address->sun_path, path);
+    return 0;
+}
+
+int ccurl_unix_connect(const char *path) {
+    struct sockaddr_un address;
+    int problem = unix_address(path, &address);
+    if (problem) return problem;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int result;
+    do { result = connect(fd, (struct sockaddr *)&address, sizeof address); } while (result < 0 && errno == EINTR);
+    if (result < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+int ccurl_unix_listen(const char *path) {
+    struct sockaddr_un address;
+    int problem = unix_address(path, &address);
+    if (problem) return problem;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    mode_t before = umask(0177);
+    int result = bind(fd, (struct sockaddr *)&address, sizeof address);
+    int error = errno;
+    umask(before);
+    if (result == 0 && chmod(path, 0600) != 0) { error = errno; result = -1; }
+    if (result == 0 && listen(fd, 128) != 0) { error = errno; result = -1; }
+    if (result < 0) {
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+long ccurl_peer_uid(int socket) {
+#if defined(SO_PEERCRED) && !defined(__APPLE__)
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return (long)credentials.uid;
+#else
+    uid_t uid;
+    gid_t gid;
+    if (getpeereid(socket, &uid, &gid) != 0) return -1;
+    return (long)uid;
+#endif
+}
+
+int ccurl_unix_accept(int listener) {
+    int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}

@@ -64,7 +64,10 @@ enum APICommand {
         code, so `id=$(douctl api ... | jq -r .id)` never reads an error document.
         --paginate follows a Link: <…>; rel="next" header (RFC 8288: GitHub, GitLab,
         Gitea), a next link in the body (next, next_url, paging.next, _links.next.href,
-        links.next), or start/count (Douban), page/pageSize (Coding) or last_id pages,
+        links.next), a Next-Page URL or X-Next-Page number header, a cursor in the body
+        (next_cursor and the like, sent back as cursor, or as the profile's
+        cursor_param, in the query or a POST's body), or start/count (Douban),
+        page/pageSize (Coding) or last_id pages,
         and prints every item as one line of JSON (NDJSON). The items are the reply when
         it is an array, or its lines when it is NDJSON (Datasette's _nl=on), else the
         array --items KEY (or the profile's items_key) names, e.g. --items rows for
@@ -75,6 +78,8 @@ enum APICommand {
         page that repeats an earlier one (a server that ignores the paging parameters, a
         link back) ends the walk with a warning on stderr.
         \(APIOutputOptions.discussion)
+        \(APIGraphQL.discussion)
+        \(APIEvents.discussion)
         A 307 or 308 on the same origin is followed with the method and body (GET and
         HEAD follow any redirect); any other redirect is exit 7, naming the Location: the
         request was not carried out. An error status decides the exit code even when the
@@ -125,6 +130,8 @@ enum APICommand {
         var raw = false
         /// `--items KEY`: where --paginate finds a page's items.
         var items: String?
+        /// `--follow`: reconnect an event stream (`APIEvents`).
+        var follow = false
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.method = $1 }, OptionSpec("method", short: "X", value: ValueSpec("METHOD", completion: .choices(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])), help: "HTTP method (default GET, or POST with fields)")),
@@ -151,6 +158,7 @@ enum APICommand {
             .flag({ $0.slurp = $1 }, PagingOptions.slurpPaginate),
             .value({ $0.items = $1 }, OptionSpec("items", value: ValueSpec("KEY"), help: "with --paginate: the key of each page's items when the reply is an object (dotted path, e.g. rows or data.items; profile key items_key)")),
             .integer({ $0.parallel = $1 }, PagingOptions.parallelPaginate),
+            .flag({ $0.follow = $1 }, .flag("follow", help: "an event stream (text/event-stream, NDJSON): connect again when it drops or ends, after its retry:, with Last-Event-ID")),
             .flag({ $0.include = $1 }, .flag("include", short: "i", help: "print the status line and headers before the body")),
             .value({ $0.output = $1 }, APIOutputOptions.output),
             .flag({ $0.head = $1 }, APIOutputOptions.head),
@@ -177,7 +185,11 @@ enum APICommand {
 
         /// POST when something is sent, else GET; --paginate keeps GET (pagination only
         /// makes sense for reads, so it keeps GET even with fields).
-        var impliedMethod: String { hasBodyInput && !paginate ? "POST" : "GET" }
+        var impliedMethod: String { isGraphQL || (hasBodyInput && !paginate) ? "POST" : "GET" }
+
+        /// PATH graphql (the profile's endpoint) or a path ending in /graphql, with fields:
+        /// a GraphQL request (`APIGraphQL`).
+        var isGraphQL: Bool { input == nil && path.map { GraphQL.isEndpoint($0) } == true }
 
         /// The method sent: -X (upper-cased), else HEAD with -I, else the implied one.
         func requestMethod() throws(OptionError) -> String {
@@ -214,9 +226,13 @@ enum APICommand {
                     throw OptionError("file parts need a method with a body (POST, PUT, PATCH), not \(method)")
                 }
             }
+            if isGraphQL && !attachments.isEmpty { throw OptionError("--attach cannot be combined with a GraphQL request (its body is JSON)") }
             if items != nil && !paginate { throw OptionError("--items goes with --paginate") }
             if items == "" { throw OptionError("--items needs a key, e.g. --items rows") }
             if force && outputFile == nil { throw OptionError("--force goes with -o FILE (it replaces an existing file)") }
+            if follow && (paginate || head || outputFile != nil || raw) {
+                throw OptionError("--follow cannot be combined with \(paginate ? "--paginate" : head ? "-I" : raw ? "--raw" : "-o FILE")")
+            }
             if paginate && (head || outputFile != nil) {
                 throw OptionError("\(head ? "-I" : "-o FILE") cannot be combined with --paginate (redirect stdout to a file instead)")
             }
@@ -255,9 +271,18 @@ enum APICommand {
         let draft = try RequestDraft(options)
         // The URL rule: an absolute URL picks the profile whose api_base has its origin.
         context.session.targetURL = options.path
-        var request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
+        var graphQL: JSONObject?
+        var request: APIRequest
+        if options.isGraphQL {
+            (request, graphQL) = try APIGraphQL.request(draft, standardInput: StandardInput(context.process), profile: try context.session.profile())
+        } else {
+            request = try draft.request(standardInput: StandardInput(context.process), bodyFormat: try context.session.profile().bodyFormat)
+        }
         let client = try context.session.api(allowsAnonymous: true)
         request.path = try client.expandingPlaceholders(request.path)
+        if options.paginate, let graphQL {
+            return try APIGraphQL.walk(request, body: graphQL, client: client, slurp: options.slurp, context: context)
+        }
         if options.paginate {
             // (-o and -I do not go with --paginate: `APIOptions.validate()` refused that.)
             try context.walk(request, client: client, paging: options.paging, itemsKey: options.items ?? client.profile.itemsKey)
@@ -269,6 +294,7 @@ enum APICommand {
             return try printReply(try client.exchange(request), request: request, options: options, client: client, context: context, headPrinted: false)
         }
         if let status = try APIOutput.run(request, options: options, client: client, context: context) { return status }
+        if options.follow { return try APIEvents.follow(request, options: options, client: client, context: context) }
 
         if canStream(request, client: client, context: context) {
             guard let (held, headPrinted) = try streamReply(request, options: options, client: client, context: context) else { return .success }
@@ -305,7 +331,7 @@ enum APICommand {
             context.output.reply(response, payload: options.raw ? nil : reply.payload, raw: options.raw, withHead: options.include && !headPrinted,
                                  showsBytes: options.output == "-")
         }
-        return .success
+        return APIGraphQL.partial(reply.graphQLProblems, output: context.output)
     }
 
     /// Whether the reply can stream to stdout as it arrives: not when it must be held for a

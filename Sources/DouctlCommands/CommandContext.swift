@@ -66,6 +66,9 @@ struct CommandContext {
             }
         }
         requests.recorder = globals.record.map(ExchangeRecorder.init(directory:))
+        if !globals.noKeep {
+            requests.keeper = KeeperChoice.fromEnvironment(process.environment["DOUCTL_KEEP"], executable: KeeperCommands.executable, version: Douctl.version)
+        }
         var settings = SessionSettings(requests: requests)
         settings.configDirectory = globals.configDirectory
         settings.profile = globals.profile

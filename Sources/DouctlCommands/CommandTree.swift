@@ -27,6 +27,7 @@ enum CommandTree {
         ConfigCommands.command.inheriting([.profile, .output]),
         ProfileCommands.command.inheriting([.profile, .output]),
         CacheCommands.command.inheriting([.profile, .output]),
+        KeeperCommands.command.inheriting([.profile, .output]),
         SandboxCommand.command.inheriting([.profile]),
         DemoCommand.command.inheriting([.output]),
         CompletionCommands.completion.inheriting([]),

@@ -35,7 +35,12 @@ enum CompletionCommands {
     /// `__complete KIND`: any word; an unknown kind lists nothing.
     struct Candidates: CommandOptions {
         var kind = ""
-        static let bindings: [OptionBinding<Self>] = [.argument({ $0.kind = $1 }, ArgumentSpec("KIND", help: "what to list: profiles, keys, presets"))]
+        /// `operations`: the words from the profile's name to the one being completed.
+        var words: [String] = []
+        static let bindings: [OptionBinding<Self>] = [
+            .argument({ $0.kind = $1 }, ArgumentSpec("KIND", help: "what to list: profiles, keys, presets, operations")),
+            .arguments({ $0.words = $1 }, ArgumentSpec("WORDS", help: "for operations: NAME, the words after it, the word being completed", arity: .variadic(minimum: 0))),
+        ]
     }
 
     // MARK: - runs
@@ -68,6 +73,8 @@ enum CompletionCommands {
             candidates = ProfileKey.allCases.map(\.rawValue)
         case "presets":
             candidates = Preset.names
+        case "operations":
+            candidates = OpenAPICommands.candidates(options.words, environment: context.environment)
         default:
             break
         }

@@ -20,17 +20,24 @@ public enum Douctl {
 
     /// The specs one command line needs: options built along its path only (see
     /// `Command.spec(along:)`), or, if the parser reads the line otherwise, the whole tree.
-    static func parse(_ argv: [String]) throws(UsageError) -> (ParseOutcome, CommandSpec) {
+    static func parse(_ argv: [String], tree: Command = tree) throws(UsageError) -> (ParseOutcome, CommandSpec) {
         let path = ArgumentParser(root: tree.spec).commandPath(argv)
         let partial = tree.spec(along: path)
         if let outcome = try? ArgumentParser(root: partial).parse(argv), outcome.commandPath.map({ $0 == path }) ?? true {
             return (outcome, partial)
         }
-        let full = rootSpec
+        let full = tree.fullSpec
         return (try ArgumentParser(root: full).parse(argv), full)
     }
 
-    public static func main(_ process: ProcessContext) -> Int32 {
+    public static func main(_ given: ProcessContext) -> Int32 {
+        // A first word that is a profile with an API description: its operations are
+        // commands too, run as that profile (OpenAPICommands); any other line parses the
+        // built-in tree only.
+        var process = given
+        let described = OpenAPICommands.tree(for: process)
+        if let described { process.arguments = described.arguments }
+        let tree = described?.tree ?? Self.tree
         // Help, --version and usage errors need no more of the terminal than isatty; the
         // rest of its facts are read once a command is to run (`TerminalFacts.probe`).
         let stdout = OutputStream(fileDescriptor: process.standardOutput, isTerminal: process.terminal?.stdoutIsTerminal)
@@ -42,9 +49,9 @@ public enum Douctl {
         let outcome: ParseOutcome
         let specs: CommandSpec
         do {
-            (outcome, specs) = try parse(process.arguments)
+            (outcome, specs) = try parse(process.arguments, tree: tree)
         } catch {
-            reportUsage(error, process: process, stderr: stderr)
+            reportUsage(error, process: process, stderr: stderr, root: described == nil ? rootSpec : tree.fullSpec)
             return ExitStatus.usage.rawValue
         }
         switch outcome {
@@ -66,7 +73,7 @@ public enum Douctl {
                 globals = try GlobalOptionValues.bind(parsed)
                 try JQFilter.checkOptions(globals, presentation: prepared.presentation)
             } catch {
-                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
+                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr, root: specs)
                 return ExitStatus.usage.rawValue
             }
             let terminal = process.terminal ?? .probe(standardInput: process.standardInput, standardOutput: process.standardOutput,
@@ -81,7 +88,7 @@ public enum Douctl {
                                  cancellation: process.cancellation)
                 }
             } catch {
-                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr)
+                reportUsage(UsageError(error.message, path: parsed.path), process: process, stderr: stderr, root: specs)
                 return ExitStatus.usage.rawValue
             }
             if let seconds = globals.maxTime { process.cancellation.expire(after: seconds, clock: process.clock) }
@@ -141,8 +148,8 @@ public enum Douctl {
         return text
     }
 
-    private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream) {
-        let usage = HelpRenderer(root: rootSpec).usageLine(error.path)
+    private static func reportUsage(_ error: UsageError, process: ProcessContext, stderr: OutputStream, root: CommandSpec = rootSpec) {
+        let usage = HelpRenderer(root: root).usageLine(error.path)
         let arguments = process.arguments
         let wantsJSON = arguments.contains("--error-format=json")
             || zip(arguments, arguments.dropFirst()).contains { $0 == "--error-format" && $1 == "json" }

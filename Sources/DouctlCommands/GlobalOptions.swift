@@ -44,6 +44,8 @@ struct GlobalOptionValues: CommandOptions {
     var quiet: Bool = false
     var timeout: Double = 30
     var noRetry: Bool = false
+    /// `--no-keep`: this run's https requests go direct, not through the connection keeper.
+    var noKeep: Bool = false
     var retry: Int = 2
     var retryMaxTime: Double?
     var maxTime: Double?
@@ -85,6 +87,7 @@ struct GlobalOptionValues: CommandOptions {
         .number({ $0.timeout = $1 }, (OptionSpec("timeout", value: ValueSpec("SECONDS", kind: .number, default: "30"),
                        help: "give up connecting, or when a transfer stalls (under 100 bytes a second, up and down together) for this long (exit 7)")).inGroup(GlobalOptions.Group.time.rawValue)),
         .flag({ $0.noRetry = $1 }, (OptionSpec.flag("no-retry", help: "do not retry failed idempotent requests (same as --retry 0)")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .flag({ $0.noKeep = $1 }, (OptionSpec.flag("no-keep", help: "send https requests directly, not through the connection keeper that holds connections between runs (env DOUCTL_KEEP=0)")).inGroup(GlobalOptions.Group.network.rawValue)),
         .integer({ $0.retry = $1 }, (OptionSpec("retry", value: ValueSpec("N", kind: .integer(0...100), default: "2"),
                        help: "retry failed idempotent requests up to N times (connection errors, 502, 503, 504; a 429 is --wait-on-rate-limit's), each retry said on stderr")).inGroup(GlobalOptions.Group.request.rawValue)),
         .number({ $0.retryMaxTime = $1 }, (OptionSpec("retry-max-time", value: ValueSpec("SECONDS", kind: .number),

@@ -51,8 +51,10 @@ enum ProfileCommands {
                 Example("douctl profile add work --preset douban --client-id KEY --client-secret @secret.txt --redirect-uri https://example.com/back", "a real Douban app (paste-code login; a secret is read from -, @FILE or '$VAR', never taken from argv)"),
                 Example("douctl profile add team --preset coding --api-base https://team.coding.net", "a Coding team host"),
                 Example("douctl profile add corp --issuer https://login.example.com --client-id ID --scopes openid,profile", "any OpenID Connect or RFC 8414 provider: endpoints, token_auth and pkce read from its metadata"),
+                Example("douctl profile add pets --openapi https://petstore3.swagger.io/api/v3/openapi.json", "any API by its description (OpenAPI 3.x or Swagger 2.0, JSON or YAML): douctl pets --help lists its operations"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
             ]), options: Add.self, run: add).inheriting([.profile, .output, .time]),
+        OpenAPIProfile.refreshCommand.inheriting([.profile, .output, .time]),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
         Command(CommandSpec("use", abstract: "make a profile the default"), options: Named.self, run: use),
     ])
@@ -178,8 +180,12 @@ enum ProfileCommands {
                 changes.append((key, try key.parse(text)))
             }
         }
-        if let issuer = options.settings[.issuer] {
-            changes = try discovered(issuer, options: options, changes: changes, context: context)
+        let described = try OpenAPIProfile.added(options, changes: changes, context: context)
+        changes = described.changes
+        if let issuer = options.settings[.issuer] ?? described.issuer {
+            var withIssuer = options
+            withIssuer.settings[.issuer] = issuer
+            changes = try discovered(issuer, options: withIssuer, changes: changes, context: context)
         }
         let resolved = try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) -> ResolvedProfile in
             var settings = config.profile(named: name) ?? ProfileSettings()
@@ -187,6 +193,7 @@ enum ProfileCommands {
             config.setProfile(name, settings)
             return try config.resolve(name)
         }
+        if options.settings[.openapi] != nil { try described.index.write(to: try OpenAPIProfile.indexPath(profile: name, context: context)) }
         context.output.json(json(resolved, showSecrets: false))
         return .success
     }

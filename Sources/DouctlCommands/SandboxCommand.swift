@@ -63,7 +63,7 @@ enum SandboxCommand {
         recorded request to the profile's live API with the profile's credential and
         prints one line per drift from the recorded reply, compared by shape, not value:
         "GET /items (0002-GET-items.json): field .items[].price: number → string", a
-        status that changed, fields added or gone. Exit 10 when anything drifted.
+        status that changed, fields added or gone. Exit 11 when anything drifted.
         --replay FILE.har serves a HAR 1.2 log: one 'douctl --record x.har' wrote, or one
         saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
         decoded, compression and '_' fields ignored, redirects to the recorded origin
@@ -131,7 +131,7 @@ enum SandboxCommand {
             .value({ $0.record = $1 }, OptionSpec("record", value: ValueSpec("DIR|FILE.har", completion: .file),
                                                   help: "with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed")),
             .value({ $0.verify = $1 }, OptionSpec("verify", value: ValueSpec("DIR|FILE.har", completion: .file),
-                                                  help: "send the recorded requests to the live API of --profile and report drift by shape (exit 10 on drift)")),
+                                                  help: "send the recorded requests to the live API of --profile and report drift by shape (exit 11 on drift)")),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 

@@ -8,7 +8,7 @@ import DouctlSystem
 /// fake honest. Each recorded request goes again to the profile's live API (its own
 /// credential in force, the recorded secrets left out) and the reply is compared with the
 /// recorded one by shape, not by value: a status that changed, fields added or gone, types
-/// that changed (arrays by their first items). One line per drift on stdout; exit 10 when
+/// that changed (arrays by their first items). One line per drift on stdout; exit 11 when
 /// any drifted.
 enum SandboxVerify {
     static func run(_ path: String, context: CommandContext) throws(DouctlError) -> ExitStatus {

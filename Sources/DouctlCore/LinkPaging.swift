@@ -25,7 +25,7 @@ enum LinkPaging {
         }
     }
 
-    static func next(after head: HTTPResponseHead, payload: JSON?, pageURL: String) -> Next {
+    static func next(after head: HTTPResponseHead, payload: JSON?, pageURL: String, nextPageHeader: String? = nil) -> Next {
         let links = head.headers.filter { $0.name.lowercased() == "link" }.map(\.value)
         if !links.isEmpty {
             let parsed = LinkHeader.parse(links)
@@ -34,6 +34,10 @@ enum LinkPaging {
             }
             // GitLab's keyset pages and GitHub's last page: links without a next one.
             if parsed.contains(where: { !$0.relations.isDisjoint(with: ["prev", "previous", "first", "last"]) }) { return .end }
+        }
+        // A header with the next URL (Kinto's Next-Page), absent on the last page.
+        if let link = PageShapes.linkHeader(head, named: nextPageHeader) {
+            return resolve(link, against: pageURL).map(Next.link) ?? .end
         }
         if let payload { return bodyNext(in: payload, pageURL: pageURL) }
         return .unknown

@@ -55,12 +55,14 @@ public struct Paginator {
         var pages = 0
         var ndjson = false
         var followedLink = false
+        var followedShape = false
+        var lastCursor: String?
         while pages < maximumPages {
             pages += 1
             let reply = try fetchPage(request, number: pages, emittedBefore: seen.emitted)
             let payload = try Self.pagePayload(reply, ndjson: &ndjson)
             let pageURL = FormEncoding.appendQuery(request.query, to: client.profile.url(for: request.path))
-            let linked = LinkPaging.next(after: reply.head, payload: payload, pageURL: pageURL)
+            let linked = LinkPaging.next(after: reply.head, payload: payload, pageURL: pageURL, nextPageHeader: client.profile.nextPageHeader)
             var page = Self.page(of: payload)
             if scheme == nil { scheme = client.profile.rules.pageScheme(guessedFrom: payload) }
             if let itemsKey, case .object = payload {
@@ -69,7 +71,10 @@ public struct Paginator {
                 }
                 page.items = named
             }
-            guard let items = page.items ?? LinkPaging.items(of: payload) else {
+            // A page that speaks of paging with several arrays (Datasette's _shape=objects):
+            // its one array of objects.
+            let objectRows = linked == .unknown ? nil : payload.objectValue.flatMap(PageShapes.onlyArrayOfObjects)
+            guard let items = page.items ?? LinkPaging.items(of: payload) ?? objectRows else {
                 // A lone document (`api /user --paginate`) that links nowhere is the whole
                 // answer: printed as the walk's one item, as gh does. Past the first page, or
                 // with a next link, a reply that is not a list is still an error.
@@ -92,6 +97,23 @@ public struct Paginator {
             // A walk by next links ends at the page that has none (Datasette's last page
             // carries no Link header at all).
             if linked == .end || (followedLink && linked == .unknown) { return }
+            // A page number in a header, a cursor in the body (`PageShapes`).
+            switch PageShapes.next(after: reply.head, payload: payload, profile: client.profile) {
+            case .parameter(let name, let value):
+                if items.isEmpty { return }
+                guard value != lastCursor else {
+                    warn?("page \(pages) gives the same next cursor as the page before (\(name)=\(value)); stopped there, after \(Paginator.items(seen.emitted))")
+                    return
+                }
+                lastCursor = value
+                request = PageShapes.request(request, setting: name, to: value)
+                followedShape = true
+                continue
+            case .end:
+                return
+            case .unknown:
+                if followedShape { return }
+            }
             if pages == 1, linked == .unknown, let parallel, parallel.width > 1,
                let plan = NumberedPages.plan(after: page, payload: payload, items: items, of: request, scheme: scheme ?? .offset(), maximumPages: maximumPages) {
                 try walkRest(plan, parallel: parallel, seen: &seen, emit: emit)

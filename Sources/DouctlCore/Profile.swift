@@ -65,6 +65,10 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var clientKey: String? = nil
     public var insecure: Bool = false
     public var proxy: String? = nil
+    /// `keep`: "false" turns the connection keeper off; a duration is its idle time.
+    public var keep: String? = nil
+    /// The API description its operations come from (key openapi: a URL or a file).
+    public var openAPI: String? = nil
     /// `record_scrub`: names (besides the known secret names) whose values `--record` scrubs.
     public var recordScrub: [String] = []
     /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
@@ -73,6 +77,12 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var userIDField: String? = nil
     /// Where `api --paginate` finds a page's items (`items_key`).
     public var itemsKey: String? = nil
+    /// Where `api graphql` posts (`graphql_url`); nil: api_base + /graphql.
+    public var graphqlURL: String? = nil
+    /// Paging shapes (`PageShapes`): `next_page_header`, `cursor_key`, `cursor_param`.
+    public var nextPageHeader: String? = nil
+    public var cursorKey: String? = nil
+    public var cursorParam: String? = nil
     public var userNameField: String? = nil
     /// An API key's header or query parameter (`token_header`, `token_query`).
     public var tokenHeader: String? = nil
@@ -148,6 +158,10 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .userURL: return userURL.map(ProfileValue.text)
         case .userIDField: return userIDField.map(ProfileValue.text)
         case .itemsKey: return itemsKey.map(ProfileValue.text)
+        case .graphqlURL: return graphqlURL.map(ProfileValue.text)
+        case .nextPageHeader: return nextPageHeader.map(ProfileValue.text)
+        case .cursorKey: return cursorKey.map(ProfileValue.text)
+        case .cursorParam: return cursorParam.map(ProfileValue.text)
         case .userNameField: return userNameField.map(ProfileValue.text)
         case .tokenAuth: return .text(tokenAuth.rawValue)
         case .tokenPlacement: return .text(tokenPlacement.rawValue)
@@ -171,6 +185,8 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .clientKey: return clientKey.map(ProfileValue.text)
         case .insecure: return insecure ? .text("true") : nil
         case .proxy: return proxy.map(ProfileValue.text)
+        case .keep: return keep.map(ProfileValue.text)
+        case .openapi: return openAPI.map(ProfileValue.text)
         case .recordScrub: return recordScrub.isEmpty ? nil : .list(recordScrub)
         }
     }
@@ -338,11 +354,17 @@ extension ResolvedProfile {
         clientKey = merged.text(.clientKey)
         insecure = merged.text(.insecure) == "true"
         proxy = merged.text(.proxy)
+        keep = merged.text(.keep)
+        openAPI = merged.text(.openapi)
         recordScrub = merged.list(.recordScrub)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)
         itemsKey = merged.text(.itemsKey)
+        graphqlURL = merged.text(.graphqlURL)
+        nextPageHeader = merged.text(.nextPageHeader)
+        cursorKey = merged.text(.cursorKey)
+        cursorParam = merged.text(.cursorParam)
         userNameField = merged.text(.userNameField)
         tokenHeader = merged.text(.tokenHeader)
         tokenQuery = merged.text(.tokenQuery)

@@ -1,3 +1,4 @@
+import DouctlHTTP
 import DouctlJSON
 import DouctlSystem
 /// The settings a profile may hold (the man page's FILES lists them). Unknown keys are an error, so a typo in
@@ -18,6 +19,10 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case userIDField = "user_id_field"
     case userNameField = "user_name_field"
     case itemsKey = "items_key"
+    case graphqlURL = "graphql_url"
+    case nextPageHeader = "next_page_header"
+    case cursorKey = "cursor_key"
+    case cursorParam = "cursor_param"
     case tokenAuth = "token_auth"
     case tokenPlacement = "token_placement"
     case authScheme = "auth_scheme"
@@ -40,6 +45,8 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case clientKey = "client_key"
     case insecure
     case proxy
+    case keep
+    case openapi
     case recordScrub = "record_scrub"
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
@@ -80,6 +87,10 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .userURL: return "endpoint that says whose the token is (path under api_base or URL), e.g. /user; without it a profile with no preset stores logins as an unknown user"
         case .userIDField: return "field of the user_url reply holding the user id (dotted path, e.g. data.id; default id)"
         case .userNameField: return "field of the user_url reply holding the user name (dotted path; default login, else username, else name)"
+        case .nextPageHeader: return "a reply header that holds the next page's URL or number, for api --paginate (Next-Page and X-Next-Page are read without it)"
+        case .cursorKey: return "where api --paginate finds the next page's cursor in a reply (dotted path; next_cursor, response_metadata.next_cursor, meta.next_cursor, nextPageToken are read without it)"
+        case .cursorParam: return "the request parameter api --paginate sends a cursor (or a header's page number) back as: in the query, or in a POST's JSON or form body (e.g. start_cursor; default cursor, page for a page number)"
+        case .graphqlURL: return "the GraphQL endpoint that douctl api graphql posts to (a URL or a path under api_base; default api_base/graphql)"
         case .itemsKey: return "where api --paginate finds a page's items when the reply is an object (dotted path, e.g. rows or data.items; --items wins)"
         case .tokenAuth: return "how the client authenticates at the token endpoint: post, basic or none"
         case .tokenPlacement: return "where the access token goes: header (Authorization) or query (access_token=)"
@@ -103,6 +114,8 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .clientKey: return "private key of client_cert, when not in the same file (like --key)"
         case .insecure: return "true: do not verify TLS certificates (like --insecure; warns on every use)"
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
+        case .keep: return "false: never send through the connection keeper (like --no-keep); or how long it keeps idle connections (60s, 5m)"
+        case .openapi: return "the API's description (OpenAPI 3.x or Swagger 2.0, JSON or YAML; URL or file): fills api_base and the auth, and makes its operations commands (douctl NAME OPERATION)"
         case .recordScrub: return "more names whose values --record scrubs (headers, query and form fields, JSON keys; case-insensitive, * matches any run), separated by commas"
         }
     }
@@ -136,6 +149,9 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         }
         if self == .proxy, text.isEmpty || text.contains(" ") {
             throw .usage("invalid value '\(text)' for proxy: expected a URL such as http://proxy.example:3128")
+        }
+        if self == .keep, text != "true", text != "false", KeeperRoute.idleSeconds(text) == nil {
+            throw .usage("invalid value '\(text)' for keep: expected true, false or an idle time such as 60s or 5m")
         }
         if self == .expectUser, text.isEmpty || text.contains(where: { $0 == "\n" || $0 == "\r" }) {
             throw .usage("invalid value for expect_user: expected a user id or name")

@@ -13,6 +13,9 @@ public struct APIReply: Sendable, Equatable {
     /// A JSON array body left unparsed (no envelope can be an array): printers reformat the
     /// bytes directly, which is several times faster than building a tree of a big reply.
     public var isUnparsedJSONArray = false
+    /// A GraphQL response that carried errors beside its data (a partial success): they
+    /// are said on stderr after the data is printed, and the exit is 10.
+    public var graphQLProblems: [GraphQL.Problem] = []
 
     public init(head: HTTPResponseHead, body: [UInt8], json: JSON?, payload: JSON?) {
         self.head = head
@@ -127,6 +130,17 @@ public enum ReplyDecoder {
             throw statusOnlyError(status: status, request: request, body: response.body, mediaType: head.mediaType)
         }
 
+        // A GraphQL response with errors: failed without data, partly failed with it.
+        if let problems = GraphQL.problems(in: json) {
+            guard GraphQL.hasData(json), status < 400 else {
+                var error = GraphQL.error(problems, status: status, request: request)
+                error.body = response.body
+                throw .api(error)
+            }
+            var reply = APIReply(head: head, body: response.body, json: json, payload: json)
+            reply.graphQLProblems = problems
+            return reply
+        }
         switch rules.read(json, status: status, request: request) {
         case .payload(let payload):
             return APIReply(head: head, body: response.body, json: json, payload: payload)

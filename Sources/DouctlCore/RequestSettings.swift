@@ -43,6 +43,9 @@ public struct RequestSettings: Sendable {
     /// whatever a server echoes back. A reference: every copy of these settings, every client
     /// and worker of the run, shares the one registry.
     public var sentSecrets = SentSecrets()
+    /// The connection keeper, unless `--no-keep` or `DOUCTL_KEEP=0` turned it off (the
+    /// session adds the profile's `keep` and the network settings).
+    public var keeper: KeeperChoice?
 
     public init(environment: [String: String] = [:], userAgent: String = "douctl", makeTransport: @escaping TransportFactory = HTTPClient.transport) {
         self.environment = environment

@@ -208,7 +208,10 @@ public final class RunSession {
         if let line = NetworkSettings.ignoredProxyNote(environment: environment, proxyGiven: settings.network.proxy != nil) {
             settings.requests.verboseLog?(line)
         }
-        let configuration = settings.requests.httpConfiguration(network: network)
+        var configuration = settings.requests.httpConfiguration(network: network)
+        if let keeper = settings.requests.keeper, let directory = try? configDirectory().path {
+            configuration.keeper = keeper.route(network: network, profile: try profile(), environment: environment, configDirectory: directory)
+        }
         cachedHTTPConfiguration = configuration
         return configuration
     }

@@ -42,6 +42,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// Connect to this Unix domain socket instead of the URL's host and port (curl's
     /// --unix-socket); the URL still gives the Host header, the path and TLS's name.
     public var unixSocket: String?
+    /// The connection keeper https requests go through (`KeeperRoute`), or nil: direct.
+    /// Requests through a proxy or `unixSocket` always go direct.
+    public var keeper: KeeperRoute?
 
     public init(
         timeout: Double = 30,
@@ -57,7 +60,8 @@ public struct HTTPClientConfiguration: Sendable {
         maxRedirects: Int = 10,
         credentialParameters: Set<String> = ["access_token"],
         verboseBodyLimit: Int = 4096,
-        unixSocket: String? = nil
+        unixSocket: String? = nil,
+        keeper: KeeperRoute? = nil
     ) {
         self.timeout = timeout
         self.retry = retry
@@ -73,6 +77,7 @@ public struct HTTPClientConfiguration: Sendable {
         self.credentialParameters = credentialParameters
         self.verboseBodyLimit = verboseBodyLimit
         self.unixSocket = unixSocket
+        self.keeper = keeper
     }
 }
 
@@ -120,12 +125,20 @@ public final class HTTPClient: HTTPTransport {
 
     public let configuration: HTTPClientConfiguration
     private var handle: UnsafeMutableRawPointer?
+    /// The keeper's side in this client, made on the first request that may use it. It
+    /// outlives `handle` (declared after it): libcurl's close callback reaches it.
+    private var keeperLink: KeeperLink?
+    /// `-v`: the keeper's word on the connection the last transfer used, when it used one.
+    private var keeperStory: String?
 
     public init(_ configuration: HTTPClientConfiguration = .init()) {
         self.configuration = configuration
     }
 
-    deinit { ccurl_easy_cleanup(handle) }
+    deinit {
+        ccurl_easy_cleanup(handle)
+        handle = nil
+    }
 
     /// Sends `request` and streams the reply body to `sink` (return false to stop).
     /// Retries per the policy; a reply that will be retried never reaches the sink.
@@ -223,6 +236,10 @@ public final class HTTPClient: HTTPTransport {
         ccurl_getinfo_long(handle, CCURLINFO_HTTP_VERSION, &version)
         ccurl_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
         let names = [1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"]
+        if let keeperStory {
+            log("* \(names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
+            return
+        }
         log("* \(names[version] ?? "HTTP") over \(connects > 0 ? "a new connection" : "a reused connection")")
     }
 
@@ -301,6 +318,40 @@ public final class HTTPClient: HTTPTransport {
         headReady: ((HTTPResponseHead) -> Void)? = nil,
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
+        if let keeper = keeperRoute(for: request) {
+            let outcome = perform(request, progress: progress, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody)
+            // Refused before anything was sent (no keeper, or it could not connect): the
+            // same hop goes direct, and a failure is then libcurl's own, as without one.
+            guard keeper.link.declined else { return outcome }
+        }
+        return perform(request, progress: progress, sink: sink, headReady: headReady, keeper: nil, holdBody: holdBody)
+    }
+
+    /// The keeper a request goes through, with the URL libcurl is given for it: an https
+    /// URL made http (libcurl speaks plain HTTP/1.1 to the keeper, which holds the TLS
+    /// connection), or nil to go direct.
+    private func keeperRoute(for request: HTTPRequest) -> (link: KeeperLink, url: String, host: String, port: UInt16)? {
+        guard let route = configuration.keeper, configuration.proxy == nil, configuration.unixSocket == nil,
+              configuration.fallbackProxies["https"] == nil,
+              var url = HTTPURL(request.url), url.scheme == "https", url.userinfo.isEmpty,
+              keeperLink?.unusable != true else { return nil }
+        let link = keeperLink ?? KeeperLink(route: route, log: configuration.verboseLog, cancellation: configuration.cancellation)
+        keeperLink = link
+        let port = url.effectivePort
+        let host = url.host
+        url.scheme = "http"
+        url.port = port
+        return (link, url.text, host, port)
+    }
+
+    private func perform(
+        _ request: HTTPRequest,
+        progress: ((TransferProgress) -> Void)?,
+        sink: @escaping (UnsafeRawBufferPointer) -> Bool,
+        headReady: ((HTTPResponseHead) -> Void)?,
+        keeper: (link: KeeperLink, url: String, host: String, port: UInt16)?,
+        holdBody: @escaping (HTTPResponseHead) -> Bool
+    ) -> Outcome {
         let handle: UnsafeMutableRawPointer
         do { handle = try freshHandle() } catch { return .failure(error, delivered: 0) }
 
@@ -321,9 +372,26 @@ public final class HTTPClient: HTTPTransport {
 
         var problems: [Int32] = []
         func check(_ result: Int32) { if result != CCURLE_OK { problems.append(result) } }
-        setTransferOptions(handle, url: request.url, transfer: transfer, context: context, check: check)
+        setTransferOptions(handle, url: keeper?.url ?? request.url, transfer: transfer, context: context, check: check)
         setTLSAndProxyOptions(handle, url: request.url, check: check)
-        let headers = setMethodAndBody(handle, request, context: context, check: check)
+        var headers = setMethodAndBody(handle, request, context: context, check: check)
+        if let keeper {
+            // libcurl connects to the keeper's socket through the link, which tells the
+            // keeper the origin and TLS settings; the Host header is the origin's own.
+            keeper.link.target = (keeper.host, keeper.port, configuration.tls, configuration.timeout)
+            keeper.link.declined = false
+            keeper.link.stopped = false
+            keeper.link.opened = false
+            keeper.link.connectFailed = false
+            check(ccurl_setopt_string(handle, CCURLOPT_UNIX_SOCKET_PATH, keeper.link.route.socketPath))
+            // The keeper is local: http_proxy (read by libcurl for the http URL it is given)
+            // must not send the request elsewhere. (An https proxy makes the request go direct.)
+            check(ccurl_setopt_string(handle, CCURLOPT_PROXY, ""))
+            check(ccurl_setopt_socket_callbacks(handle, keeperOpenCallback, keeperReadyCallback, keeperCloseCallback, Unmanaged.passUnretained(keeper.link).toOpaque()))
+            if headers.value(of: "Host") == nil {
+                headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)
+            }
+        }
         // "" asks for every encoding this libcurl decodes; the write callback sees decoded bytes.
         if request.acceptsCompression { check(ccurl_setopt_string(handle, CCURLOPT_ACCEPT_ENCODING, "")) }
         if let socket = configuration.unixSocket { check(ccurl_setopt_string(handle, CCURLOPT_UNIX_SOCKET_PATH, socket)) }
@@ -350,6 +418,19 @@ public final class HTTPClient: HTTPTransport {
         }
 
         let result = ccurl_easy_perform(handle)
+        if let keeper {
+            if keeper.link.stopped { return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0) }
+            if result == CCURLE_COULDNT_CONNECT && keeper.link.connectFailed { keeper.link.noteConnectFailure() }
+            if keeper.link.declined && (result == CCURLE_COULDNT_CONNECT || result == CCURLE_ABORTED_BY_CALLBACK) {
+                return .failure(.cannotConnect("keeper"), delivered: 0)
+            }
+            keeper.link.declined = false
+            // The exchange is whole: the keeper may lend its connection again.
+            if result == CCURLE_OK { keeper.link.markClean(ccurl_active_socket(handle)) }
+            keeperStory = keeper.link.opened ? keeper.link.lastConnection : "kept open by this process"
+        } else {
+            keeperStory = nil
+        }
         transfer.finishLog()
         return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
     }

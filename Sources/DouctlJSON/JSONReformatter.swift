@@ -134,8 +134,33 @@ struct ReformatWriter: JSONEventHandler {
         flushIfFull()
     }
 
+    /// A key the stream engine has written to `output` itself (`copyString`).
+    @inline(__always)
+    mutating func keyCopied() {
+        if indent > 0 { output.append(UInt8(ascii: ":"), UInt8(ascii: " ")) } else { output.append(UInt8(ascii: ":")) }
+    }
+
+    /// A string value the stream engine has written to `output` itself.
+    @inline(__always)
+    mutating func stringCopied() {
+        flushIfFull()
+    }
+
     mutating func number(_ text: UnsafeRawBufferPointer) {
-        output.append(text)
+        // Most numbers are short: copied here, not by a memmove call each.
+        if let source = text.baseAddress, text.count <= 16 {
+            output.reserve(16)
+            let target = UnsafeMutableRawPointer(output.base + output.count)
+            if text.count >= 8 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                target.storeBytes(of: source.loadUnaligned(fromByteOffset: text.count - 8, as: UInt64.self), toByteOffset: text.count - 8, as: UInt64.self)
+            } else {
+                for index in 0..<text.count { target.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self) }
+            }
+            output.count += text.count
+        } else {
+            output.append(text)
+        }
         flushIfFull()
     }
 

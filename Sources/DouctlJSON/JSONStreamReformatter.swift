@@ -318,17 +318,40 @@ struct StreamReformatEngine {
     /// handle: a token that goes on past the chunk, anything malformed (so errors are what
     /// `feed` reports), a byte order mark, the end of the top-level value. Returns where it
     /// stopped.
+    /// `State` between tokens, without the payloads, for `readWholeTokens`.
+    private enum Phase { case value, key, colon, afterValue, openArray, openObject, done }
+
     private mutating func readWholeTokens(_ bytes: UnsafePointer<UInt8>, from start: Int, count: Int) throws(JSONParseError) -> Int {
+        // The state in a local, which stays in a register across the calls below (the
+        // stored property was stored and reloaded round each), stored back on the way out.
+        var phase: Phase
+        switch state {
+        case .value: phase = .value
+        case .key: phase = .key
+        case .colon: phase = .colon
+        case .afterValue: phase = .afterValue
+        case .openArray: phase = .openArray
+        case .openObject: phase = .openObject
+        case .done: phase = .done
+        default: return start
+        }
         let chunkStart = offset - start
         var index = start
-        defer { offset = chunkStart + index }
+        defer {
+            offset = chunkStart + index
+            switch phase {
+            case .value: state = .value
+            case .key: state = .key
+            case .colon: state = .colon
+            case .afterValue: state = .afterValue
+            case .openArray: state = .openArray
+            case .openObject: state = .openObject
+            case .done: state = .done
+            }
+        }
         while index < count {
             let byte = bytes[index]
-            if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
-                switch state {
-                case .value, .key, .colon, .afterValue, .openArray, .openObject, .done: break
-                default: return index
-                }
+            if byte <= 0x20 && (byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09) {
                 if byte == 0x0A {
                     line += 1
                     lineStart = chunkStart + index + 1
@@ -337,66 +360,127 @@ struct StreamReformatEngine {
                 index += 1
                 continue
             }
-            switch state {
+            switch phase {
             case .value:
                 switch byte {
                 case UInt8(ascii: "\""):
-                    // Written here, not through a shared helper with the key's case: the
-                    // call cost the 50 MB pretty-print 1.4% of its instructions.
+                    // Checked and written in one pass (`copyString`); what that leaves, the
+                    // check then the writer's copy. Written here, not through a shared
+                    // helper with the key's case: the call cost the 50 MB pretty-print 1.4%
+                    // of its instructions.
+                    if let close = copyString(from: bytes + index + 1, end: bytes + count) {
+                        writer.stringCopied()
+                        index = close + 1 - bytes
+                        phase = .afterValue
+                        // The ',' that most often follows, taken here rather than a round later.
+                        if index < count && bytes[index] == UInt8(ascii: ","), depth > 0 {
+                            writer.separator(depth: depth)
+                            phase = isObject[depth] ? .key : .value
+                            index += 1
+                        }
+                        continue
+                    }
                     guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
                     writer.string(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
                     continuations += close.continuations
                     index = close.position + 1 - bytes
-                    state = .afterValue
+                    phase = .afterValue
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-                    let end = Self.scalarEnd(bytes, from: index + 1, count: count, isNumber: byte < UInt8(ascii: "a"))
+                    let isNumber = byte < UInt8(ascii: "a")
+                    let end = Self.scalarEnd(bytes, from: index + 1, count: count, isNumber: isNumber)
                     guard end < count else { return index }
+                    // A well-formed number or literal that the next byte ends, written as it
+                    // is; anything else is judged by the scanner's code (`completeScalar`).
+                    if isNumber {
+                        if Self.isWholeNumber(bytes + index, end: bytes + end) {
+                            writer.number(UnsafeRawBufferPointer(start: bytes + index, count: end - index))
+                            index = end
+                            phase = .afterValue
+                            continue
+                        }
+                    } else if let literal = Self.literal(bytes + index, count: end - index) {
+                        writer.literal(literal)
+                        index = end
+                        phase = .afterValue
+                        continue
+                    }
                     tokenOffset = chunkStart + index
                     index += try completeScalar(UnsafeRawBufferPointer(start: bytes + index, count: min(count, end + 4) - index))
-                    state = .afterValue
+                    phase = .afterValue
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
                     guard depth < JSONScanner.maximumDepth else { return index }
-                    state = byte == UInt8(ascii: "[") ? .openArray : .openObject
+                    phase = byte == UInt8(ascii: "[") ? .openArray : .openObject
                     index += 1
                 default:
                     return index
                 }
             case .key:
-                guard byte == UInt8(ascii: "\""),
-                    let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
+                guard byte == UInt8(ascii: "\"") else { return index }
+                if let close = copyString(from: bytes + index + 1, end: bytes + count) {
+                    writer.keyCopied()
+                    index = close + 1 - bytes
+                    phase = .colon
+                    // The ':' that most often follows at once.
+                    if index < count && bytes[index] == UInt8(ascii: ":") {
+                        phase = .value
+                        index += 1
+                    }
+                    continue
+                }
+                guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
                 else { return index }
                 writer.key(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
                 continuations += close.continuations
                 index = close.position + 1 - bytes
-                state = .colon
+                phase = .colon
             case .colon:
                 guard byte == UInt8(ascii: ":") else { return index }
-                state = .value
+                phase = .value
                 index += 1
             case .afterValue:
-                guard depth > 0, continueAfterValue(byte) else { return index }
-                if depth == 0 { state = .done }
+                // What `continueAfterValue` does, on the local state.
+                guard depth > 0 else { return index }
+                let inObject = isObject[depth]
+                if byte == UInt8(ascii: ",") {
+                    writer.separator(depth: depth)
+                    phase = inObject ? .key : .value
+                } else if inObject && byte == UInt8(ascii: "}") {
+                    writer.endObject(depth: depth)
+                    depth -= 1
+                } else if !inObject && byte == UInt8(ascii: "]") {
+                    writer.endArray(depth: depth)
+                    depth -= 1
+                } else {
+                    return index
+                }
+                if depth == 0 { phase = .done }
                 index += 1
             case .openArray:
                 if byte == UInt8(ascii: "]") {
                     writer.emptyArray()
-                    state = depth == 0 ? .done : .afterValue
+                    phase = depth == 0 ? .done : .afterValue
                     index += 1
                 } else {
-                    // The first element: read on from this byte.
-                    enterContainer(isObject: false)
+                    // The first element: read on from this byte (as `enterContainer`).
+                    depth += 1
+                    isObject[depth] = false
+                    writer.beginArray(depth: depth)
+                    phase = .value
                 }
             case .openObject:
                 if byte == UInt8(ascii: "}") {
                     writer.emptyObject()
-                    state = depth == 0 ? .done : .afterValue
+                    phase = depth == 0 ? .done : .afterValue
                     index += 1
                 } else if byte == UInt8(ascii: "\"") {
-                    enterContainer(isObject: true)
+                    depth += 1
+                    isObject[depth] = true
+                    writer.beginObject(depth: depth)
+                    phase = .key
                 } else {
                     return index
                 }
-            default:
+            case .done:
                 return index
             }
         }
@@ -606,6 +690,173 @@ struct StreamReformatEngine {
                        isTruncated: error.isTruncated)
     }
 
+    /// Whether the bytes from `start` to `end` are exactly one JSON number,
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    @inline(__always)
+    private static func isWholeNumber(_ start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> Bool {
+        @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+        var position = start
+        if position.pointee == UInt8(ascii: "-") { position += 1 }
+        guard position < end else { return false }
+        if position.pointee == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            guard isDigit(position.pointee) else { return false }
+            while position < end && isDigit(position.pointee) { position += 1 }
+        }
+        if position < end && position.pointee == UInt8(ascii: ".") {
+            position += 1
+            guard position < end && isDigit(position.pointee) else { return false }
+            while position < end && isDigit(position.pointee) { position += 1 }
+        }
+        if position < end && position.pointee | 0x20 == UInt8(ascii: "e") {
+            position += 1
+            if position < end && (position.pointee == UInt8(ascii: "+") || position.pointee == UInt8(ascii: "-")) { position += 1 }
+            guard position < end && isDigit(position.pointee) else { return false }
+            while position < end && isDigit(position.pointee) { position += 1 }
+        }
+        return position == end
+    }
+
+    /// The literal the `count` bytes at `start` spell exactly, if any.
+    @inline(__always)
+    private static func literal(_ start: UnsafePointer<UInt8>, count: Int) -> JSONLiteral? {
+        if count == 4 {
+            let word = UnsafeRawPointer(start).loadUnaligned(as: UInt32.self)
+            if word == UInt32(littleEndian: 0x6C6C_756E) { return .null }  // "null"
+            if word == UInt32(littleEndian: 0x6575_7274) { return .true }  // "true"
+        } else if count == 5 {
+            if UnsafeRawPointer(start).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x736C_6166),  // "fals"
+               start[4] == UInt8(ascii: "e") { return .false }
+        }
+        return nil
+    }
+
+    /// The value of a hexadecimal digit, or 16 or more for any other byte.
+    @inline(__always)
+    private static func hexValue(_ byte: UInt8) -> UInt32 {
+        let digit = byte &- UInt8(ascii: "0")
+        if digit < 10 { return UInt32(digit) }
+        let letter = (byte | 0x20) &- UInt8(ascii: "a")
+        return letter < 6 ? UInt32(letter) + 10 : 0x100
+    }
+
+    /// The longest string content `copyString` takes; a longer one takes the general path.
+    static let copyWindow = 64 * 1024
+
+    /// The common string, read and written in one pass: checks the string whose content starts
+    /// at `start` as `scanString` does and writes it to the writer's output as jq prints it
+    /// (what `ReformatWriter.string` would write for it), eight bytes at a time where nothing
+    /// needs a look. Returns the closing quote's position; nil, with nothing written, when the
+    /// string does not close cleanly within `end` and `copyWindow`, or holds what the writer
+    /// must rewrite at length (a raw U+007F, invalid UTF-8): `scanString` and the writer
+    /// then take it, or the general path, as before.
+    @inline(__always)
+    private mutating func copyString(from start: UnsafePointer<UInt8>, end chunkEnd: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+        // As much as the output buffer has room for: the content and its quotes (a canonical
+        // string is never longer than its token), and the last eight-byte store past the end
+        // of what is written. The buffer is not grown for it (an envelope's status member has
+        // a small one); a string longer than the room takes the general path.
+        let room = writer.output.capacity - writer.output.count - 24
+        guard room > 0 else { return nil }
+        let end = start + min(chunkEnd - start, min(Self.copyWindow, room))
+        let outStart = writer.output.base + writer.output.count
+        outStart.pointee = UInt8(ascii: "\"")
+        var out = outStart + 1
+        var position = start
+        var found = 0
+        while true {
+            while end - position >= 8 {
+                let word = UnsafeRawPointer(position).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)
+                let special = SWAR.specialInStringToken(UInt64(littleEndian: word))
+                if special == 0 {
+                    position += 8
+                    out += 8
+                } else {
+                    let skip = special.trailingZeroBitCount &>> 3
+                    position += skip
+                    out += skip
+                    break
+                }
+            }
+            guard position < end else { return nil }
+            let byte = position.pointee
+            if byte == UInt8(ascii: "\"") {
+                out.pointee = byte
+                writer.output.count += out + 1 - outStart
+                continuations += found
+                return position
+            }
+            if byte >= 0x80 {
+                // Copied as it is once known to be well formed; a 3-byte character (CJK)
+                // whose lead allows any continuation byte second first, and the run of them.
+                // Four bytes loaded and stored at a time (the fourth is overwritten next).
+                while end - position >= 4 {
+                    let word = UInt32(littleEndian: UnsafeRawPointer(position).loadUnaligned(as: UInt32.self))
+                    let lead = UInt8(truncatingIfNeeded: word)
+                    guard lead &- 0xE1 <= 0xEF - 0xE1 && lead != 0xED && word & 0x00C0_C000 == 0x0080_8000 else { break }
+                    UnsafeMutableRawPointer(out).storeBytes(of: word.littleEndian, as: UInt32.self)
+                    position += 3
+                    out += 3
+                    found &+= 2
+                }
+                guard position < end else { return nil }
+                let next = position.pointee
+                guard next >= 0x80 else { continue }
+                let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))
+                guard length > 0 else { return nil }
+                for index in 0..<length { out[index] = position[index] }
+                position += length
+                out += length
+                found &+= length - 1
+            } else if byte == UInt8(ascii: "\\") {
+                guard end - position >= 2 else { return nil }
+                let kind = position[1]
+                switch kind {
+                case UInt8(ascii: "/"):
+                    out.pointee = kind
+                    out += 1
+                    position += 2
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    out[0] = byte
+                    out[1] = kind
+                    out += 2
+                    position += 2
+                case UInt8(ascii: "u"):
+                    guard end - position >= 6 else { return nil }
+                    let high = Self.hexValue(position[2]) | Self.hexValue(position[3])
+                    let low = Self.hexValue(position[4]) | Self.hexValue(position[5])
+                    guard high | low < 16 else { return nil }
+                    let unit = Self.hexValue(position[2]) << 12 | Self.hexValue(position[3]) << 8
+                        | Self.hexValue(position[4]) << 4 | Self.hexValue(position[5])
+                    if unit < 0xD800 || unit > 0xDFFF {
+                        out = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(out)).assumingMemoryBound(to: UInt8.self)
+                        position += 6
+                        continue
+                    }
+                    // A surrogate's partner is read with it when it is there; when it is
+                    // cut by `end`, the next round finds its escape short and gives up.
+                    var digits = UnsafeRawPointer(position + 2)
+                    guard let scalar = StringCoding.unicodeEscape(at: &digits, end: UnsafeRawPointer(end)) else { return nil }
+                    out = StringCoding.storeQuoted(scalar: scalar, at: UnsafeMutableRawPointer(out)).assumingMemoryBound(to: UInt8.self)
+                    position = digits.assumingMemoryBound(to: UInt8.self)
+                default:
+                    return nil
+                }
+            } else if byte >= 0x20 && byte != 0x7F {
+                // Plain ASCII in the last few bytes, which the word loop leaves.
+                out.pointee = byte
+                out += 1
+                position += 1
+            } else {
+                // A control character (an error) or U+007F (escaped by the writer).
+                return nil
+            }
+        }
+    }
+
     /// Finds the closing quote of a string whose content starts at `start`, checking it on the
     /// way as `JSONScanner.scanString` does (escapes, control characters, UTF-8) and noting
     /// what the writer needs to know. Nil when the string does not end cleanly before `end`:
@@ -619,8 +870,19 @@ struct StreamReformatEngine {
         var flags: UInt8 = 0
         var continuations = 0
         while position < end {
+            // Printable ASCII other than '"' and '\\' (most bytes of most strings), eight at
+            // a time: one load and a few word operations instead of a table load per byte.
+            while end - position >= 8 {
+                let special = SWAR.specialInStringToken(UInt64(littleEndian: UnsafeRawPointer(position).loadUnaligned(as: UInt64.self)))
+                if special == 0 {
+                    position += 8
+                } else {
+                    position += special.trailingZeroBitCount &>> 3
+                    break
+                }
+            }
+            guard position < end else { return nil }
             let byte = position.pointee
-            // Printable ASCII other than '"' and '\\': most bytes of most strings.
             if plain[Int(byte)] {
                 position += 1
                 continue
@@ -634,6 +896,15 @@ struct StreamReformatEngine {
                 {
                     position += 3
                     continuations += 2
+                    // Text in such a script runs on in such characters: read them here,
+                    // not one round of the ASCII loop each.
+                    while end - position >= 3 {
+                        let lead = position.pointee
+                        guard lead >= 0xE1 && lead <= 0xEF && lead != 0xED
+                            && position[1] & 0xC0 == 0x80 && position[2] & 0xC0 == 0x80 else { break }
+                        position += 3
+                        continuations += 2
+                    }
                     continue
                 }
                 let length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(position), end: UnsafeRawPointer(end))

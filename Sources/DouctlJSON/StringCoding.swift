@@ -83,6 +83,18 @@ enum StringCoding {
         var position = base
         var runStart = base
         while position < end {
+            // To the next backslash eight bytes at a time.
+            while end - position >= 8 {
+                let word = UInt64(littleEndian: position.loadUnaligned(as: UInt64.self))
+                let backslashes = SWAR.zeroLanes(word ^ (SWAR.ones &* 0x5C)) & SWAR.highBits
+                if backslashes == 0 {
+                    position += 8
+                } else {
+                    position += backslashes.trailingZeroBitCount &>> 3
+                    break
+                }
+            }
+            guard position < end else { break }
             guard position.load(as: UInt8.self) == UInt8(ascii: "\\") else {
                 position += 1
                 continue
@@ -120,7 +132,7 @@ enum StringCoding {
     /// Writes one decoded scalar as `appendQuoted` would print it; it comes from a 6-byte
     /// escape, and nothing written here is longer.
     @inline(__always)
-    private static func storeQuoted(scalar value: UInt32, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+    static func storeQuoted(scalar value: UInt32, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         if value < 0x80 {
             let byte = UInt8(truncatingIfNeeded: value)
             if byte >= 0x20, byte != 0x22, byte != 0x5C, byte != 0x7F {

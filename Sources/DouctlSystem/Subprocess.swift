@@ -8,7 +8,8 @@ import Darwin
 public enum Subprocess {
     /// Starts `arguments[0]` (looked up in PATH) with stdin/stdout/stderr on /dev/null and
     /// does not wait for it. Returns its pid, or nil when it could not start.
-    public static func spawnDetached(_ arguments: [String]) -> pid_t? {
+    /// `environment` ("NAME=value" entries), when given, replaces this process's.
+    public static func spawnDetached(_ arguments: [String], environment: [String]? = nil) -> pid_t? {
         guard let program = arguments.first else { return nil }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -20,7 +21,14 @@ public enum Subprocess {
         cArguments.append(nil)
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, program, &actions, nil, cArguments, environ)
+        guard let environment else {
+            let result = posix_spawnp(&pid, program, &actions, nil, cArguments, environ)
+            return result == 0 ? pid : nil
+        }
+        var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
+        cEnvironment.append(nil)
+        defer { cEnvironment.forEach { free($0) } }
+        let result = posix_spawnp(&pid, program, &actions, nil, cArguments, cEnvironment)
         return result == 0 ? pid : nil
     }
 

@@ -59,7 +59,7 @@ struct ParseTests {
 
     @Test func theTreeHasTheDocumentedCommands() {
         let top = Douctl.rootSpec.subcommands.filter { !$0.isHidden }.map(\.name)
-        #expect(top == ["auth", "user", "shuo", "upload", "download", "api", "config", "profile", "cache", "sandbox", "demo", "completion", "version"])
+        #expect(top == ["auth", "user", "shuo", "upload", "download", "api", "config", "profile", "cache", "keeper", "sandbox", "demo", "completion", "version"])
         #expect(Self.leaves.count >= 40, "\(Self.leaves.map { $0.path.joined(separator: " ") })")
     }
 
@@ -258,7 +258,7 @@ struct ParseTests {
 
     @Test func theAPIUsageLineIsTheDocumentedOne() {
         #expect(HelpRenderer(root: Douctl.rootSpec).usageLine(["api"])
-                == "usage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [-i] [-o FILE] [-I] [--force] [--raw]")
+                == "usage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [--follow] [-i] [-o FILE] [-I] [--force] [--raw]")
     }
 }
 

@@ -497,7 +497,7 @@ struct APITests {
     @Test func usageErrorsSuggestAndShowUsage() throws {
         let result = try douctl.run("api", "/x", "--paginat")
         #expect(result.status == 2)
-        #expect(result.stderr == "douctl: unknown option '--paginat' for 'douctl api' (did you mean '--paginate'?)\nusage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [-i] [-o FILE] [-I] [--force] [--raw]\n")
+        #expect(result.stderr == "douctl: unknown option '--paginat' for 'douctl api' (did you mean '--paginate'?)\nusage: douctl api [PATH] [-X METHOD] [-f KEY=VALUE]... [-F KEY=VALUE]... [--attach KEY=FILE]... [-H 'NAME: VALUE']... [--input FILE] [--progress WHEN] [--json] [--paginate] [--slurp] [--items KEY] [--parallel N] [--follow] [-i] [-o FILE] [-I] [--force] [--raw]\n")
         let json = try douctl.run("--error-format", "json", "apy")
         #expect(json.status == 2)
         #expect(try JSONParser.parse(json.errorLine)["error"]?.stringValue == "unknown command 'apy' for 'douctl' (did you mean 'api'?)")

@@ -258,7 +258,7 @@ import Testing
     // MARK: verify
 
     /// A recording checked against the server it came from: no drift, exit 0; after the
-    /// server changes one field's type, adds one and drops one, each is named, exit 10.
+    /// server changes one field's type, adds one and drops one, each is named, exit 11.
     @Test func verifyReportsDriftByShape() throws {
         let changed = LockedValue(false)
         let api = try TestServer { request in
@@ -282,7 +282,7 @@ import Testing
 
         changed.withLock { $0 = true }
         let drift = try douctl.run(["--profile", "live", "sandbox", "--verify", recordings])
-        #expect(drift.status == 10, "\(drift)")
+        #expect(drift.status == 11, "\(drift)")
         #expect(drift.stdoutText.split(separator: "\n").map(String.init) == [
             "GET /items (0001-GET-items.json): field .items[].name gone",
             "GET /items (0001-GET-items.json): field .items[].tags added",
@@ -338,7 +338,7 @@ import Testing
             + "db.execute('alter table items add column price real'); db.commit()", ds.directory + "/t.db"])
         #expect(alter.status == 0, "\(alter.stderr)")
         let drift = try douctl.run(["--profile", "ds", "sandbox", "--verify", recordings])
-        #expect(drift.status == 10, "\(drift)\n\(ds.log.suffix(1000))")
+        #expect(drift.status == 11, "\(drift)\n\(ds.log.suffix(1000))")
         #expect(drift.stdoutText.contains("GET /t/items.json (0001-GET-t_items.json.json): field [].price added"), "\(drift.stdoutText)")
     }
 

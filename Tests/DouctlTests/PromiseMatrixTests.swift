@@ -39,6 +39,9 @@ struct PromiseMatrixTests {
             case "/fail":
                 let echoed = head.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\r\n", with: " ")
                 answer = PromiseTableTests.reply("500 Internal Server Error", "", "{\"error\":\"failed\",\"error_description\":\"you sent: \(echoed)\"}")
+            case "/graphql":
+                // A GraphQL failure: HTTP 200, errors and no data (issue 43).
+                answer = PromiseTableTests.reply("200 OK", "", #"{"data":null,"errors":[{"message":"failed","path":["x"]}]}"#)
             case "/fail-text":
                 // A text error body, quoted on the error line by its first lines (issue 40).
                 let sent = head.components(separatedBy: "\r\n").filter { $0.lowercased().hasPrefix("authorization") }.joined(separator: " ")
@@ -184,6 +187,8 @@ struct PromiseMatrixTests {
         ("record har", ["api", "/fail", "--record", "RECORD/x.har", "--error-body", "none"]),
         ("jq", ["api", "/fail", "--jq", ".", "--error-body", "stderr"]),
         ("text error", ["api", "/fail-text"]),
+        ("graphql", ["api", "graphql", "-f", "query={ x }", "--error-body", "stderr"]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
         ("download", ["download", "/fail", "-o", "-"]),
         ("user", ["user", "get", "1"]),
         ("shuo", ["shuo", "get", "1"]),
@@ -206,6 +211,40 @@ struct PromiseMatrixTests {
         if !feature.hasPrefix("upload") { #expect(result.stdout.isEmpty, "\(feature): \(result.stdoutText)") }
     }
 
+    /// Issue 42: an operation of an API description is api with its path filled in, so it
+    /// keeps api's promises: an explicit credential wins, stdout stays empty on an error,
+    /// --max-time stops it within a second.
+    static func operations(_ douctl: Douctl, base: String) throws {
+        let file = TemporaryDirectory.make(prefix: "matrix-openapi") + "/api.json"
+        try Data(##"{"openapi": "3.0.3", "info": {"title": "M", "version": "1"}, "servers": [{"url": "BASE"}], "paths": {"/x": {"get": {"operationId": "getX"}}, "/fail": {"get": {"operationId": "failIt"}}}}"##
+            .replacingOccurrences(of: "BASE", with: base).utf8).write(to: URL(fileURLWithPath: file))
+        let added = try douctl.run(["profile", "add", "m", "--openapi", file])
+        #expect(added.status == 0, "\(added)")
+    }
+
+    @Test func operation_credential_stdout_maxTime_keepApisPromises() throws {
+        let server = try Self.server()
+        let douctl = Self.douctl()
+        try Self.operations(douctl, base: server.baseURL)
+        let mine = try douctl.run(["m", "get-x", "-H", "Authorization: Bearer mine"])
+        #expect(mine.status == 0, "\(mine)")
+        let sent = PromiseTableTests.authorizations(server)
+        #expect(!sent.isEmpty && sent.allSatisfy { $0 == ["Bearer mine"] }, "\(sent)")
+        #expect(!server.heads.joined().contains(Self.token), "the stored credential went too")
+        let failed = try douctl.run(["m", "fail-it"])
+        #expect(failed.status != 0, "\(failed)")
+        Self.expectNothingButReportLines(failed, "operation")
+
+        let stalling = try Self.stalling()
+        let slow = Self.douctl()
+        try Self.operations(slow, base: stalling.baseURL)
+        let started = Date()
+        let stopped = try slow.run(["m", "get-x", "--max-time", "1"])
+        #expect(stopped.status == 7, "\(stopped)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(stopped.stdout.isEmpty)
+    }
+
     // MARK: --max-time stops anything within a second
 
     /// A server that takes the request and never answers.
@@ -222,6 +261,8 @@ struct PromiseMatrixTests {
         ("upload", ["upload", "FILE"]),
         ("user", ["user", "get", "1"]),
         ("jq", ["api", "/x", "--jq", "."]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
     ])
     func maxTimeStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
@@ -251,6 +292,8 @@ struct PromiseMatrixTests {
         ("api", ["api", "/x"]),
         ("download", ["download", "/x", "-o", "-"]),
         ("paging", ["api", "/x", "--paginate"]),
+        ("stream follow", ["api", "/x", "--follow"]),
+        ("graphql paging", ["api", "graphql", "-f", "query={ x }", "--paginate"]),
     ])
     func interruptStopsWithinASecond(feature: String, arguments: [String]) throws {
         let server = try Self.stalling()
@@ -352,5 +395,75 @@ struct PromiseMatrixTests {
         #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)")
         #expect(server.received.contains { $0.bodyText.contains(Self.clientSecret) || ($0.header("Authorization") ?? "").hasPrefix("Basic") }, "\(kind): the secret was not sent")
         #expect(!result.stderr.contains(Self.clientSecret), "\(kind): \(result.stderr)")
+    }
+}
+
+// MARK: - through the connection keeper (issue 44)
+
+/// The same promises when the request rides a connection the keeper holds: an HTTPS server
+/// (KeeperPeer), a keeper started by a first call, and the cell's call through it (its -v
+/// says so, or the cell proves nothing).
+extension PromiseMatrixTests {
+    static func keeperDouctl() -> Douctl {
+        KeeperPeer.douctl(extra: ["DOUCTL_TOKEN": token])
+    }
+
+    @Test func keeper_stop_maxTimeStopsWithinASecond() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let started = Date()
+        let result = try douctl.run("-v", "api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate, "--max-time", "1")
+        #expect(result.status == 7, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        Self.expectNothingButReportLines(result, "keeper")
+    }
+
+    @Test func keeper_stop_interruptStopsWithinASecond() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let running = try RunningDouctl(douctl, ["api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate])
+        try KeeperPeer.waitFor("the request to reach the server") {
+            try douctl.run("api", server.base + "/heads", "--cacert", server.pki.caCertificate, "--no-keep").stdoutText.contains("GET /slow")
+        }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func keeper_credential_aRedirectToAnotherOriginCarriesNoToken() throws {
+        let api = try KeeperPeer()
+        let elsewhere = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: api.base, cacert: api.pki.caCertificate)
+        let result = try douctl.run("-v", "api", "/to-elsewhere?to=\(elsewhere.base)/landed", "--api-base", api.base, "--cacert", api.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(try result.json()["path"]?.scalarText == "/landed")
+        #expect(result.stderr.components(separatedBy: "* keeper:").count == 3, "both hops through the keeper: \(result.stderr)")
+        let sentToAPI = try douctl.run("api", api.base + "/heads", "--cacert", api.pki.caCertificate, "--no-keep").stdoutText
+        let sentElsewhere = try douctl.run("api", elsewhere.base + "/heads", "--cacert", api.pki.caCertificate, "--no-keep").stdoutText
+        #expect(sentToAPI.contains(Self.token), "the token was not sent at all, so the cell proves nothing")
+        #expect(sentElsewhere.contains("GET /landed"))
+        #expect(!sentElsewhere.contains(Self.token), "the token went to another origin: \(sentElsewhere)")
+    }
+
+    @Test func keeper_secret_verboseLinesThroughTheKeeperShowNoToken() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let result = try douctl.run("-v", "api", "/x", "--api-base", server.base, "--cacert", server.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
+        #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
     }
 }

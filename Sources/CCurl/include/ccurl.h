@@ -61,6 +61,9 @@
 #define CCURLOPT_REDIR_PROTOCOLS        182
 #define CCURLOPT_PROTOCOLS_STR          10318
 #define CCURLOPT_REDIR_PROTOCOLS_STR    10319
+#define CCURLOPT_CONNECT_ONLY           141
+#define CCURLOPT_HTTP_VERSION           84
+#define CCURL_HTTP_VERSION_1_1          2
 
 #define CCURLINFO_RESPONSE_CODE         0x200002
 #define CCURLINFO_HTTP_CONNECTCODE      0x200016
@@ -69,6 +72,7 @@
 #define CCURLINFO_SSL_VERIFYRESULT      0x20000D
 #define CCURLINFO_NUM_CONNECTS          0x20001A
 #define CCURLINFO_HTTP_VERSION          0x20002E
+#define CCURLE_AGAIN                    81
 
 // CURLOPT_SSLVERSION: at least TLS 1.2 (the value is CURL_SSLVERSION_TLSv1_2).
 #define CCURL_SSLVERSION_TLSv1_2        6
@@ -160,5 +164,37 @@ void ccurl_slist_free_all(void *list);
 /// (an environment variable's value, named `variable`), which must be an absolute path.
 /// NULL with `reason` filled when none opens. Linux; CJQ uses it for libjq too.
 void *ccurl_trusted_dlopen(const char *override, const char *variable, const char *const *names, int flags, char *reason, size_t reason_size);
+
+/// The keeper (douctl keeper serve): sending a client's request through a connection a
+/// douctl process holds for this user. Client side: libcurl's sockets to the keeper are
+/// made by `open` (libcurl connects them), handed to `ready` once connected and before the
+/// request is sent (the handshake; non-zero aborts the transfer) and closed by `close`,
+/// all given `context`.
+typedef int (*ccurl_opensocket_callback)(void *context, int purpose, void *address);
+typedef int (*ccurl_closesocket_callback)(void *context, int socket);
+typedef int (*ccurl_prereq_callback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
+int ccurl_setopt_socket_callbacks(void *handle, ccurl_opensocket_callback open, ccurl_prereq_callback ready, ccurl_closesocket_callback close, void *context);
+/// Tells the keeper, on `socket`, that the exchange on it ended cleanly (a byte carrying a
+/// file descriptor, which libcurl's own bytes never do). 0 when sent.
+int ccurl_keeper_mark_clean(int socket);
+/// Keeper side: libcurl's CONNECT_ONLY transfers.
+int ccurl_easy_send(void *handle, const void *buffer, size_t length, size_t *sent);
+int ccurl_easy_recv(void *handle, void *buffer, size_t length, size_t *received);
+/// The connected socket of a CONNECT_ONLY handle, or -1.
+int ccurl_active_socket(void *handle);
+/// 1 when a held connection is still open with nothing unread on it.
+int ccurl_keeper_alive(void *handle);
+/// Relays bytes between a client's Unix socket and a CONNECT_ONLY handle until the client
+/// closes (1: the last exchange ended cleanly, the connection can serve another) or either
+/// side fails (0). `traffic` counts the bytes relayed.
+int ccurl_keeper_relay(int client, void *handle, int64_t *traffic);
+/// A connected (close-on-exec) Unix stream socket to `path`, or -errno.
+int ccurl_unix_connect(const char *path);
+/// A listening (close-on-exec) Unix stream socket bound at `path` with mode 0600, or -errno.
+int ccurl_unix_listen(const char *path);
+/// The next connection on a listening socket (close-on-exec), or -errno.
+int ccurl_unix_accept(int listener);
+/// The uid of the peer of a connected Unix socket (SO_PEERCRED), or -1.
+long ccurl_peer_uid(int socket);
 
 #endif

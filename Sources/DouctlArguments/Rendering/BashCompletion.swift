@@ -291,6 +291,17 @@ private struct BashScript {
             local \(prefix)_action=none \(prefix)_dynamic='' \(prefix)_count=1 \(prefix)_part=0
             COMPREPLY=()
 
+            # A first word that is no command may be a profile with an API description:
+            # douctl itself lists its operations, their options and values (from the
+            # profile's operations index).
+            if (( COMP_CWORD > 1 )) && [[ ${COMP_WORDS[1]} != -* ]]; then
+                \(prefix)_commands ''
+                if ! \(prefix)_contains "${COMP_WORDS[1]}" "${\(words)[@]}"; then
+                    while IFS= read -r word; do COMPREPLY+=("$word"); done < <(\(ShellText.posixWord(program)) __complete operations -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+                    return 0
+                fi
+            fi
+
             # Walk the words before the cursor: find the command path, count positional
             # arguments, skip option values, and notice when the cursor is on a value.
             while (( i < COMP_CWORD )); do

@@ -34,11 +34,32 @@ private struct FishScript {
         out += valueCountFunction()
         out += parserFunctions()
         out += "\n# No file names unless a command or option asks for them.\n\(complete) -f\n"
+        out += operationsHook()
         out += globalOptions()
         for command in tree {
             out += commandCompletions(command)
         }
         return out
+    }
+
+    /// A first word that is no command may be a profile with an API description: the
+    /// program lists its operations, their options and values (`__complete operations`).
+    private func operationsHook() -> String {
+        let function = prefix + "_operations"
+        return """
+
+        # A first word that is no command may be a profile with an API description:
+        # \(program) lists its operations, their options and values.
+        function \(function)
+            set -l words (commandline -opc)
+            test (count $words) -ge 2; or return 1
+            string match -q -- '-*' $words[2]; and return 1
+            contains -- $words[2] (\(prefix)_commands ''); and return 1
+            \(ShellText.fishWord(program)) __complete operations -- $words[2..-1] (commandline -ct) 2>/dev/null
+        end
+        \(complete) -n '\(function) >/dev/null' -a '(\(function))'
+
+        """
     }
 
     private func header() -> String {

@@ -172,6 +172,9 @@ private struct ZshScript {
                 names += " " + ShellText.posixQuoted(escapeDescribeName(child.name) + ":" + ShellText.oneLine(child.abstract))
             }
             out += "                (help) (( CURRENT == 2 )) && { commands=(\(names.dropFirst())); _describe -t commands 'command' commands && ret=0 } ;;\n"
+            // Any other first word may be a profile with an API description: douctl lists
+            // its operations, their options and values.
+            out += "                (*) local -a candidates; candidates=(${(f)\"$(_call_program operations \(ShellText.posixWord(program)) __complete operations -- ${(q)words[1,CURRENT]} 2>/dev/null)\"}); compadd -a candidates && ret=0 ;;\n"
         }
         out += """
                     esac ;;

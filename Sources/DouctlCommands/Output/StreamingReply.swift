@@ -13,7 +13,7 @@ import DouctlSystem
 /// JSON: `passthrough`, escaped or not shown on a terminal, see `TerminalBody`), through the
 /// incremental reformatter (a JSON array), or into memory up to the bound (anything else).
 final class StreamingReply {
-    enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold, passthrough }
+    enum Mode { case undecided, raw, reformat(JSONStreamReformatter), hold, passthrough, events }
     let output: Output
     /// --raw: the bytes as received; --include: the head first.
     let raw: Bool
@@ -38,6 +38,8 @@ final class StreamingReply {
     var refusedBinary: String?
     private var escaper: TerminalBody.Escaper?
     private var rawChecked = false
+    /// An event stream (text/event-stream, NDJSON) printed an event a line as it arrives.
+    private(set) var events: EventStream?
 
     init(output: Output, raw: Bool, include: Bool, showsBytes: Bool = false) {
         self.output = output
@@ -63,10 +65,15 @@ final class StreamingReply {
         if case .reformat = mode { mode = .undecided }
         if case .passthrough = mode { (mode, escaper) = (.undecided, nil) }
         if unwrapper != nil { (unwrapper, mode) = (nil, .undecided) }
+        if events != nil { (events, mode) = (nil, .undecided) }
         return true
     }
 
     func take(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if case .undecided = mode, (200..<300).contains(status), let kind = EventStream.kind(of: responseHead?.mediaType) {
+            mode = .events
+            events = EventStream(kind: kind)
+        }
         if case .undecided = mode {
             guard let first = chunk.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
                 return hold(chunk)
@@ -96,6 +103,8 @@ final class StreamingReply {
             return !output.documentsStopped
         case .passthrough:
             return pass(chunk)
+        case .events:
+            return feedEvents(chunk)
         case .reformat(let reformatter):
             return feed(chunk, to: reformatter) && !output.documentsStopped
         case .hold, .undecided:
@@ -145,6 +154,25 @@ final class StreamingReply {
             output.writeDocument(chunk)
         }
         return !output.documentsStopped
+    }
+
+    /// One event (or NDJSON line) a compact JSON line, flushed as it arrives (through
+    /// --jq when asked); its text is JSON-escaped, so nothing in it reaches a terminal raw.
+    private func emitEvent(_ event: JSON) -> Bool {
+        delivered += 1
+        output.jsonLine(event)
+        return !output.documentsStopped
+    }
+
+    private func feedEvents(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard var stream = events else { return false }
+        defer { events = stream }
+        do throws(EventStream.Problem) {
+            return try stream.feed(chunk, emit: emitEvent) && !output.documentsStopped
+        } catch {
+            problem = .badReply("the event stream cannot be read: \(error.message)", httpStatus: status)
+            return false
+        }
     }
 
     /// From here on the reply goes through the incremental reformatter, what was held first.
@@ -279,6 +307,9 @@ final class StreamingReply {
             return nil
         case .passthrough:
             if var escaper { output.writeDocument(escaper.finish()) }
+            return nil
+        case .events:
+            do throws(EventStream.Problem) { try events?.finish(emit: emitEvent) } catch { throw .badReply("the event stream broke off: \(error.message)", httpStatus: status) }
             return nil
         case .reformat(let reformatter):
             do throws(JSONParseError) {

@@ -23,6 +23,9 @@ struct Douctl {
             "HOME": TemporaryDirectory.make(prefix: "douctl-home"),
             "LANG": "C.UTF-8",
             "DOUCTL_CONFIG_DIR": self.configDirectory,
+            // No test starts a connection keeper unless it asks for one (KeeperPeer.douctl):
+            // a keeper outlives the run, and one test's would serve another's requests.
+            "DOUCTL_KEEP": "0",
         ]
         // Under scripts/sanitize.sh, douctl is built with a sanitizer too: give it the same options.
         for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {

@@ -1,0 +1,322 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CCurl
+import DouctlSystem
+
+/// `douctl keeper serve`: this user's connection keeper. It listens on a Unix socket (mode
+/// 0600 in a 0700 directory, each peer's uid checked with SO_PEERCRED), and for each client
+/// connection opens, or lends from its pool, a TLS connection to the origin the client
+/// names, with the client's TLS settings (CA bundle or directory, client certificate,
+/// --insecure), and relays bytes both ways: the client's libcurl speaks HTTP/1.1 through it.
+/// It holds no credentials: every request brings its own headers. A connection goes back
+/// to the pool only when the client marked its last exchange complete; one left mid-way
+/// (Ctrl-C, --max-time) is closed. Connections are pooled per origin and TLS setting, idle
+/// ones closed after the idle time, and the keeper exits when it has been idle that long.
+public final class KeeperServer: @unchecked Sendable {
+    public let directory: String
+    public let version: String
+    public let idleSeconds: Double
+    private var socketPath: String { KeeperRoute.socketPath(directory: directory, version: version) }
+
+    /// A held connection: a CONNECT_ONLY libcurl handle.
+    private final class Held: @unchecked Sendable {
+        let handle: UnsafeMutableRawPointer
+        let origin: String
+        var exchanges = 0
+        var idleSince = 0.0
+        init(handle: UnsafeMutableRawPointer, origin: String) {
+            self.handle = handle
+            self.origin = origin
+        }
+    }
+
+    private struct State {
+        var pool: [String: [Held]] = [:]
+        var active = 0
+        var lastActivity = currentUnixTime()
+        var stopping = false
+        var served = 0
+        var reused = 0
+    }
+
+    private let state = LockedValue(State())
+
+    public init(directory: String, version: String, idleSeconds: Double) {
+        self.directory = directory
+        self.version = version
+        self.idleSeconds = idleSeconds
+    }
+
+    /// Serves until idle or stopped. Returns the exit status: 0, also when another keeper
+    /// already serves (this one is then not needed); 1 when it cannot listen.
+    public func serve(log: (String) -> Void) -> Int32 {
+        guard CurlLibrary.isLoadable else {
+            log("douctl keeper: cannot load libcurl")
+            return 1
+        }
+        if let problem = Self.prepareDirectory(directory) {
+            log("douctl keeper: \(problem)")
+            return 1
+        }
+        let lockPath = directory + "/keeper-\(version).lock"
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard lock >= 0 else {
+            log("douctl keeper: cannot open \(lockPath): \(String(cString: strerror(errno)))")
+            return 1
+        }
+        // Another keeper holds the lock: it serves, this one is not needed.
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return 0 }
+        unlink(socketPath)
+        let listener = ccurl_unix_listen(socketPath)
+        guard listener >= 0 else {
+            log("douctl keeper: cannot listen on \(socketPath): \(String(cString: strerror(-listener)))")
+            return 1
+        }
+        var me = stat()
+        lstat(socketPath, &me)
+        while true {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, 250)
+            let now = currentUnixTime()
+            let finished = state.withLock { state -> Bool in
+                if state.stopping { return true }
+                closeIdle(&state, now: now)
+                return state.active == 0 && now - state.lastActivity >= idleSeconds
+            }
+            if finished { break }
+            guard count > 0 else { continue }
+            let client = ccurl_unix_accept(listener)
+            guard client >= 0 else { continue }
+            // Another user's process is never served (the socket's mode should stop it first).
+            guard ccurl_peer_uid(client) == Int(geteuid()) else {
+                close(client)
+                continue
+            }
+            state.withLock {
+                $0.active += 1
+                $0.lastActivity = now
+            }
+            do {
+                try startDetachedThread(stackSize: 256 << 10) { [self] in
+                    session(client)
+                    state.withLock {
+                        $0.active -= 1
+                        $0.lastActivity = currentUnixTime()
+                    }
+                }
+            } catch {
+                close(client)
+                state.withLock { $0.active -= 1 }
+            }
+        }
+        // The socket is removed only while it is still this keeper's.
+        var now = stat()
+        if lstat(socketPath, &now) == 0 && now.st_ino == me.st_ino { unlink(socketPath) }
+        close(listener)
+        state.withLock { state in
+            for held in state.pool.values.joined() { ccurl_easy_cleanup(held.handle) }
+            state.pool = [:]
+        }
+        return 0
+    }
+
+    /// Makes the keeper's directory (0700) or checks it is this user's and private.
+    static func prepareDirectory(_ directory: String) -> String? {
+        // Its parent too (a config directory no command has made yet), private as well.
+        if let slash = directory.lastIndex(of: "/"), slash != directory.startIndex {
+            _ = mkdir(String(directory[..<slash]), 0o700)
+        }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            return "cannot make \(directory): \(String(cString: strerror(errno)))"
+        }
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return "cannot read \(directory): \(String(cString: strerror(errno)))" }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return "\(directory) is not a directory" }
+        guard info.st_uid == geteuid() else { return "\(directory) belongs to another user" }
+        guard info.st_mode & 0o077 == 0 else { return "\(directory) is open to other users (chmod 700 it)" }
+        return nil
+    }
+
+    private func closeIdle(_ state: inout State, now: Double) {
+        for (key, list) in state.pool {
+            let (keep, expired) = (list.filter { now - $0.idleSince < idleSeconds }, list.filter { now - $0.idleSince >= idleSeconds })
+            for held in expired { ccurl_easy_cleanup(held.handle) }
+            state.pool[key] = keep.isEmpty ? nil : keep
+        }
+    }
+
+    // MARK: - one client
+
+    private func session(_ client: Int32) {
+        defer { close(client) }
+        // The greeting goes with the first answer, in one write: a client waiting for a kept
+        // connection wakes once. (One that must be opened gets the greeting first.)
+        let greeting = "\(KeeperRoute.protocolName) \(version)\n"
+        var lines: [String] = []
+        var reader = KeeperWire.Lines(client)
+        while true {
+            guard case .line(let line) = reader.next(within: 5, cancellation: nil) else { return }
+            if line.isEmpty { break }
+            lines.append(line)
+            if lines.count > 16 { return }
+        }
+        // A client waits for the answer before its request: bytes already here break that.
+        guard !reader.leftover else { return }
+        // A client of another version or protocol gets the greeting (which says ours) and nothing more.
+        guard lines.first == "\(KeeperRoute.protocolName) \(version)", lines.count > 1 else {
+            _ = KeeperWire.writeAll(client, Array(greeting.utf8))
+            return
+        }
+        switch lines[1] {
+        case "status":
+            _ = KeeperWire.writeAll(client, Array((greeting + statusLines()).utf8))
+        case "stop":
+            state.withLock { $0.stopping = true }
+            _ = KeeperWire.writeAll(client, Array((greeting + "stopping \(getpid())\n").utf8))
+        case "connect":
+            var fields: [String: String] = [:]
+            for line in lines.dropFirst(2) {
+                guard let space = line.firstIndex(of: " ") else { continue }
+                fields[String(line[..<space])] = String(line[line.index(after: space)...])
+            }
+            relay(client, fields, greeting: greeting)
+        default:
+            _ = KeeperWire.writeAll(client, Array(greeting.utf8))
+        }
+    }
+
+    private func relay(_ client: Int32, _ fields: [String: String], greeting: String) {
+        guard let host = fields["host"], !host.isEmpty, let port = fields["port"].flatMap(UInt16.init) else {
+            _ = KeeperWire.writeAll(client, Array((greeting + "no the request named no origin\n").utf8))
+            return
+        }
+        let origin = "\(host):\(port)"
+        // Pooled per origin and TLS setting: a connection verified against one CA bundle,
+        // or presenting one client certificate, never serves a request asking for another.
+        let key = ["host", "port", "cafile", "capath", "cert", "key", "insecure"].map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: "\n")
+        var held = state.withLock { state -> Held? in
+            while var list = state.pool[key], let last = list.popLast() {
+                state.pool[key] = list.isEmpty ? nil : list
+                if ccurl_keeper_alive(last.handle) == 1 { return last }
+                ccurl_easy_cleanup(last.handle)
+            }
+            return nil
+        }
+        let story: String
+        var answer = greeting
+        if let held {
+            story = "reused: exchange \(held.exchanges + 1) on it, idle \(formatSeconds(currentUnixTime() - held.idleSince))"
+            state.withLock { $0.reused += 1 }
+        } else {
+            guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return }
+            answer = ""
+            switch connect(host: host, port: port, fields: fields, origin: origin) {
+            case .success(let fresh):
+                held = fresh
+                story = "new"
+            case .failure(let why):
+                _ = KeeperWire.writeAll(client, Array("no \(why)\n".utf8))
+                return
+            }
+        }
+        guard let held, KeeperWire.writeAll(client, Array((answer + "ok \(story)\n").utf8)) else {
+            if let held { ccurl_easy_cleanup(held.handle) }
+            return
+        }
+        state.withLock { $0.served += 1 }
+        var traffic: Int64 = 0
+        let clean = ccurl_keeper_relay(client, held.handle, &traffic) == 1
+        guard clean else {
+            ccurl_easy_cleanup(held.handle)
+            return
+        }
+        if traffic > 0 { held.exchanges += 1 }
+        held.idleSince = currentUnixTime()
+        state.withLock { $0.pool[key, default: []].append(held) }
+    }
+
+    private struct Failure: Error { var why: String }
+
+    private func connect(host: String, port: UInt16, fields: [String: String], origin: String) -> Result<Held, Failure> {
+        guard let handle = ccurl_easy_init() else { return .failure(Failure(why: "curl_easy_init failed")) }
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+        errorBuffer.initialize(repeating: 0, count: 256)
+        defer { errorBuffer.deallocate() }
+        var problems: [Int32] = []
+        func check(_ result: Int32) { if result != CCURLE_OK { problems.append(result) } }
+        check(ccurl_setopt_string(handle, CCURLOPT_URL, "https://\(host):\(port)/"))
+        check(ccurl_setopt_long(handle, CCURLOPT_CONNECT_ONLY, 1))
+        check(ccurl_setopt_long(handle, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_1_1)))
+        check(ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1))
+        check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
+        check(ccurl_setopt_long(handle, CCURLOPT_TCP_NODELAY, 1))
+        // Never a proxy (a client with one goes direct), whatever this process's environment says.
+        check(ccurl_setopt_string(handle, CCURLOPT_PROXY, ""))
+        check(ccurl_setopt_pointer(handle, CCURLOPT_ERRORBUFFER, errorBuffer))
+        let timeout = fields["timeout-ms"].flatMap(Int.init).map { min(max($0, 1), 1_000_000_000) } ?? 30_000
+        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, timeout))
+        if let value = fields["cafile"] { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, value)) }
+        if let value = fields["capath"] { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, value)) }
+        if let value = fields["cert"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, value)) }
+        if let value = fields["key"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, value)) }
+        if fields["insecure"] == "1" {
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
+        }
+        if let problem = problems.first {
+            ccurl_easy_cleanup(handle)
+            return .failure(Failure(why: String(cString: ccurl_easy_strerror(problem))))
+        }
+        let result = ccurl_easy_perform(handle)
+        guard result == CCURLE_OK else {
+            let text = String(cString: errorBuffer)
+            ccurl_easy_cleanup(handle)
+            return .failure(Failure(why: text.isEmpty ? String(cString: ccurl_easy_strerror(result)) : text))
+        }
+        return .success(Held(handle: handle, origin: origin))
+    }
+
+    private func statusLines() -> String {
+        let now = currentUnixTime()
+        return state.withLock { state in
+            var text = "pid \(getpid())\n"
+            text += "idle-time \(formatSeconds(idleSeconds))\n"
+            text += "in-use \(state.active - 1)\n"
+            text += "served \(state.served)\n"
+            text += "reused \(state.reused)\n"
+            let held = state.pool.values.joined().sorted { $0.origin < $1.origin }
+            for connection in held {
+                text += "held \(connection.origin) (\(connection.exchanges) exchanges, idle \(formatSeconds(now - connection.idleSince)))\n"
+            }
+            return text
+        }
+    }
+
+    // MARK: - the commands' side
+
+    /// What a keeper at `socketPath` says to `status` or `stop`: its lines, or nil when
+    /// none of ours answers there.
+    public static func ask(_ command: String, socketPath: String, version: String) -> [String]? {
+        let fd = ccurl_unix_connect(socketPath)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var reader = KeeperWire.Lines(fd)
+        guard ccurl_peer_uid(fd) == Int(getuid()),
+              KeeperWire.writeAll(fd, Array("\(KeeperRoute.protocolName) \(version)\n\(command)\n\n".utf8)),
+              case .line(let greeting) = reader.next(within: 2, cancellation: nil),
+              greeting == "\(KeeperRoute.protocolName) \(version)" else { return nil }
+        var lines: [String] = []
+        while case .line(let line) = reader.next(within: 2, cancellation: nil) {
+            lines.append(line)
+            if lines.count > 10_000 { break }
+        }
+        return lines
+    }
+}
+
+extension CurlLibrary {
+    static var isLoadable: Bool { ccurl_load() == 0 }
+}

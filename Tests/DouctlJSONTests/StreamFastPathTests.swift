@@ -1,0 +1,154 @@
+import DouctlJSON
+import Testing
+
+/// The stream reformatter's one-pass string path (`copyString`: checked and written eight
+/// bytes at a time) against two references that do not share it: the one-shot reformatter
+/// and, for valid documents, the parsed tree written out. Strings are built from the pieces
+/// the fast path treats differently (runs of plain ASCII of every length round a word, 2-,
+/// 3- and 4-byte characters, each escape, surrogate pairs whole and lone, U+007F, invalid
+/// UTF-8, control characters), as keys and values, and cut by chunks at random places, so
+/// the fast path's edges (the end of a chunk, the end of its window, the word loop's tail)
+/// fall in the middle of every piece.
+@Suite("Stream reformatter fast path")
+struct StreamFastPathTests {
+    static let validPieces: [String] = [
+        "a", "ab", "abcdefg", "abcdefgh", "abcdefghijklmnop", "douban movie ", " ", "é", "ß", "中", "中文豆瓣", "😀", "\u{10FFFF}",
+        "\u{800}", "\u{FFFF}", #"\/"#, #"\""#, #"\\"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u4e2d"#, #"\u00e9"#,
+        #"\u0041"#, #"\u0000"#, #"\u001f"#, #"\u007f"#, #"\u0022"#, #"\u005C"#, #"\ud83d\ude00"#, #"\ud800"#, #"\udc00"#,
+        #"\ud800\u0041"#, #"\ud800\ud800"#, "https:\\/\\/img.doubanio.com\\/view\\/", "\u{7F}",
+    ]
+    /// Pieces that make a string invalid JSON or invalid UTF-8.
+    static let damagingPieces: [[UInt8]] = [
+        [0x01], [0x0A], [0x1F], [0x5C, 0x78], [0x5C, 0x75, 0x31, 0x47], [0x5C, 0x75, 0x31, 0x22], [0xFF], [0x80], [0xC0, 0xAF],
+        [0xE4, 0xB8], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE0, 0x80, 0x80], [0xF0, 0x9F, 0x98],
+    ]
+
+    func string(_ generator: inout DocumentGenerator, damaged: Bool) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        let pieces = generator.chance(10) ? generator.int(40...400) : generator.int(0...12)
+        for _ in 0..<pieces {
+            if damaged && generator.chance(3) {
+                out += generator.pick(Self.damagingPieces)
+            } else {
+                out += bytes(generator.pick(Self.validPieces))
+            }
+        }
+        out.append(0x22)
+        return out
+    }
+
+    func document(_ generator: inout DocumentGenerator, damaged: Bool) -> [UInt8] {
+        var out = bytes("[")
+        for index in 0..<generator.int(1...12) {
+            if index > 0 { out += bytes(generator.pick([",", " , ", ",\n  "])) }
+            if generator.chance(40) {
+                out += bytes("{") + string(&generator, damaged: damaged) + bytes(":") + string(&generator, damaged: damaged) + bytes("}")
+            } else {
+                out += string(&generator, damaged: damaged)
+            }
+        }
+        out += bytes("]")
+        return out
+    }
+
+    func expectSameAsOneShot(_ input: [UInt8], chunkSizes: [Int], sourceLocation: SourceLocation = #_sourceLocation) {
+        for format in [JSONFormat.pretty, .compact] {
+            let expected = reformatResult(input, format)
+            if case .success(let want) = expected, let tree = try? JSONParser.parse(input) {
+                #expect(want == tree.serialized(format), "the one-shot against the tree: \(text(input).debugDescription)", sourceLocation: sourceLocation)
+            }
+            for size in chunkSizes {
+                let got = Result { () throws(JSONParseError) in try JSONStreamReformatter.reformat(input, format: format, chunkSize: size) }
+                switch (expected, got) {
+                case (.success(let want), .success(let have)):
+                    #expect(have == want, "chunks of \(size): \(text(input).debugDescription)", sourceLocation: sourceLocation)
+                case (.failure(let want), .failure(let have)):
+                    #expect(have == want, "chunks of \(size): \(text(input).debugDescription)", sourceLocation: sourceLocation)
+                default:
+                    Issue.record("chunks of \(size) of \(text(input).debugDescription): one-shot \(expected), stream \(got)", sourceLocation: sourceLocation)
+                }
+            }
+        }
+    }
+
+    @Test func randomStringsAtRandomSplits() {
+        var generator = DocumentGenerator(seed: 0xFA57_0A7)
+        for round in 0..<400 {
+            let input = document(&generator, damaged: round % 2 == 1)
+            expectSameAsOneShot(input, chunkSizes: [1, 5, 8, 9, generator.int(2...40), generator.int(41...700), 1 << 16])
+        }
+    }
+
+    @Test func validStringsAreAcceptedAndPrintedAsTheTree() throws {
+        // A check on the generator as much as the path: half the documents must be valid,
+        // or the comparison above would compare errors only.
+        var generator = DocumentGenerator(seed: 0x0DD_BA11)
+        for _ in 0..<100 {
+            let input = document(&generator, damaged: false)
+            let tree = try JSONParser.parse(input)
+            #expect(try JSONStreamReformatter.reformat(input, format: .compact, chunkSize: generator.int(1...300)) == tree.serialized(.compact))
+        }
+    }
+
+    @Test func stringsLongerThanTheFastPathsWindow() {
+        // Over 64 KiB in one chunk: the fast path gives up at its window and the general
+        // path prints the string; with each piece kind falling on the window's end.
+        for piece in ["x", "中", "😀", #"\u4e2d"#, #"\ud83d\ude00"#, #"\/"#, "é"] {
+            for shift in 0..<6 {
+                let body = String(repeating: "a", count: shift) + String(repeating: piece, count: (70 * 1024) / piece.utf8.count)
+                let input = bytes("[\"" + body + "\",{\"" + body + "\":1}]")
+                expectSameAsOneShot(input, chunkSizes: [1 << 20, 65_536 + 3, 4_096])
+            }
+        }
+        // And damaged just past the window, at its end, and just before it.
+        for at in [65_534, 65_535, 65_536, 65_537, 65_540] {
+            var input = bytes("[\"") + Array(repeating: UInt8(ascii: "b"), count: at) + [0x01] + bytes("c\"]")
+            expectSameAsOneShot(input, chunkSizes: [1 << 20, 65_536])
+            input = bytes("[\"") + Array(repeating: UInt8(ascii: "b"), count: at) + [0xE4, 0xB8] + bytes("\"]")
+            expectSameAsOneShot(input, chunkSizes: [1 << 20, 65_536])
+        }
+    }
+
+    @Test func errorsAtEveryChunkBoundary() {
+        // A string whose error (a control character, a bad escape, a cut character at the
+        // end) falls at each offset from a chunk's start.
+        for damage in Self.damagingPieces {
+            for before in 0..<18 {
+                let input = bytes("{\"k\":[\"") + Array(repeating: UInt8(ascii: "q"), count: before) + damage + bytes("z\"]}")
+                expectSameAsOneShot(input, chunkSizes: [8, 9, 16, 17])
+            }
+        }
+    }
+
+    @Test func deepNestingOfStrings() {
+        let depth = 1000
+        let input = bytes(String(repeating: "[\"中\\/x\",", count: depth - 1) + "[\"end\"" + String(repeating: "]", count: depth))
+        expectSameAsOneShot(input, chunkSizes: [7, 4_096, 1 << 16])
+    }
+
+    @Test func aSmallOutputBufferIsNotGrownForAString() throws {
+        // An envelope's status member gets a reformatter with a small buffer: strings longer
+        // than its room take the general path, and print the same.
+        var generator = DocumentGenerator(seed: 0x5_3A11)
+        for _ in 0..<60 {
+            let input = document(&generator, damaged: false)
+            let size = generator.int(1...2_000)
+            let want = try JSONReformatter.reformat(input, format: .compact)
+            var have: [UInt8] = []
+            let reformatter = JSONStreamReformatter(format: .compact, expectedSize: 512) { have.append(contentsOf: $0) }
+            let result = input.withUnsafeBytes { raw in
+                Result { () throws(JSONParseError) in
+                    var start = 0
+                    while start < raw.count {
+                        let end = min(raw.count, start + size)
+                        try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                        start = end
+                    }
+                    try reformatter.finish()
+                }
+            }
+            try result.get()
+            #expect(have == want, "chunks of \(size): \(text(input).debugDescription)")
+        }
+    }
+}
