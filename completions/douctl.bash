@@ -67,7 +67,7 @@ __douctl_options() {
         'profile') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile list') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile show') __douctl_words=(--show-secrets --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
+        'profile add') __douctl_words=(--preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --record-scrub --profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile refresh') __douctl_words=(--profile --config-dir --timeout --max-time --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile remove') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'profile use') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
@@ -78,7 +78,7 @@ __douctl_options() {
         'keeper status') __douctl_words=(--format --json --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'keeper stop') __douctl_words=(--profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'keeper serve') __douctl_words=(--idle --directory --profile --config-dir --pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
-        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --openapi --signing --quota --log -q --quiet --profile --config-dir --error-format --color -h --help --version) ;;
+        'sandbox') __douctl_words=(--host --port --data --token-ttl --approve --fault --replay --openapi --signing --quota --log -q --quiet --proxy-to --record --verify --profile --config-dir --error-format --color -h --help --version) ;;
         'demo') __douctl_words=(--pretty --compact --jq --arg --argjson --error-format --color -h --help --version) ;;
         'completion') __douctl_words=(--error-format --color -h --help --version) ;;
         'version') __douctl_words=(--error-format --color -h --help --version) ;;
@@ -264,6 +264,7 @@ __douctl_option_value() {
                 --proxy) __douctl_action=none; return 0 ;;
                 --keep) __douctl_action=none; return 0 ;;
                 --openapi) __douctl_action=none; return 0 ;;
+                --record-scrub) __douctl_action=none; return 0 ;;
             esac ;;
         'cache info')
             case $2 in
@@ -286,11 +287,14 @@ __douctl_option_value() {
                 --token-ttl) __douctl_action=none; return 0 ;;
                 --approve) __douctl_action=choices; __douctl_choices=(auto manual); return 0 ;;
                 --fault) __douctl_action=none; return 0 ;;
-                --replay) __douctl_action=directory; return 0 ;;
+                --replay) __douctl_action=file; return 0 ;;
                 --openapi) __douctl_action=file; return 0 ;;
                 --signing) __douctl_action=none; return 0 ;;
                 --quota) __douctl_action=none; return 0 ;;
                 --log) __douctl_action=file; return 0 ;;
+                --proxy-to) __douctl_action=none; return 0 ;;
+                --record) __douctl_action=file; return 0 ;;
+                --verify) __douctl_action=file; return 0 ;;
             esac ;;
     esac
     case $2 in
@@ -331,15 +335,15 @@ __douctl_argument() {
             esac ;;
         'config get')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'config set')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'config unset')
             case $2 in
-                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi) ;;  # KEY
+                0) __douctl_action=choices; __douctl_choices=(preset style api_base authorize_url token_url device_authorization_url revoke_url client_id client_secret scopes redirect_uri user_url user_id_field user_name_field items_key graphql_url next_page_header cursor_key cursor_param token_auth token_placement auth_scheme token_header token_query issuer expect_user pkce body_format common_params common_headers signing signing_secret signing_command rate_limit cache_max_mb ca_bundle ca_path client_cert client_key insecure proxy keep openapi record_scrub) ;;  # KEY
             esac ;;
         'profile show')
             case $2 in

@@ -60,4 +60,13 @@ pip_install sse_starlette uvicorn -- sse-starlette uvicorn
 # Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
 # Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
 pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
+# mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
+# venv of its own: its pins (h11, cryptography) conflict with the servers above. mitmdump is
+# linked onto PATH.
+if ! command -v mitmdump >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+  echo "install-test-tools: installing mitmproxy (mitmdump) in /opt/mitmproxy" >&2
+  { python3 -m venv /opt/mitmproxy && /opt/mitmproxy/bin/pip install --quiet mitmproxy \
+      && ln -sf /opt/mitmproxy/bin/mitmdump /usr/local/bin/mitmdump; } \
+    || echo "install-test-tools: could not install mitmproxy; the tests that need mitmdump will say so" >&2
+fi
 exit 0

@@ -167,22 +167,26 @@ void *ccurl_trusted_dlopen(const char *override, const char *variable, const cha
 
 static char open_reason[400] = "not found";
 
-static void *open_library(void) {
-    const char *override = getenv("DOUCTL_LIBCURL");
+void *ccurl_open_system_library(const char *variable, const char *const *apple_names, const char *const *linux_names, int flags, char *reason, size_t reason_size) {
+    const char *override = getenv(variable);
 #if defined(__APPLE__)
-    if (override && *override) {
-        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    }
-    const char *candidates[] = {"libcurl.4.dylib", "/usr/lib/libcurl.4.dylib", NULL};
-    for (int i = 0; candidates[i]; i++) {
-        void *library = dlopen(candidates[i], open_flags);
+    (void)linux_names; (void)reason; (void)reason_size;
+    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    for (int i = 0; apple_names[i]; i++) {
+        void *library = dlopen(apple_names[i], flags);
         if (library) return library;
     }
     return NULL;
 #else
-    static const char *const candidates[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so", NULL};
-    return ccurl_trusted_dlopen(override, "DOUCTL_LIBCURL", candidates, open_flags, open_reason, sizeof open_reason);
+    (void)apple_names;
+    return ccurl_trusted_dlopen(override, variable, linux_names, flags, reason, reason_size);
 #endif
+}
+
+static void *open_library(void) {
+    static const char *const apple_names[] = {"libcurl.4.dylib", "/usr/lib/libcurl.4.dylib", NULL};
+    static const char *const linux_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so", NULL};
+    return ccurl_open_system_library("DOUCTL_LIBCURL", apple_names, linux_names, open_flags, open_reason, sizeof open_reason);
 }
 
 #define RESOLVE(field, symbol)                                                       \

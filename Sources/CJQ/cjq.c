@@ -61,19 +61,9 @@ static char open_reason[400] = "not found";
 /* From the system's library directories only, never beside the executable or the working
    directory (issue 39; ccurl_trusted_dlopen in CCurl says where it looks). */
 static void *open_library(void) {
-    const char *override = getenv("DOUCTL_LIBJQ");
-#if defined(__APPLE__)
-    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    const char *candidates[] = {"libjq.1.dylib", "/usr/local/lib/libjq.1.dylib", "/opt/homebrew/lib/libjq.1.dylib", NULL};
-    for (int i = 0; candidates[i]; i++) {
-        void *library = dlopen(candidates[i], RTLD_LAZY | RTLD_LOCAL);
-        if (library) return library;
-    }
-    return NULL;
-#else
-    static const char *const candidates[] = {"libjq.so.1", "libjq.so", NULL};
-    return ccurl_trusted_dlopen(override, "DOUCTL_LIBJQ", candidates, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
-#endif
+    static const char *const apple_names[] = {"libjq.1.dylib", "/usr/local/lib/libjq.1.dylib", "/opt/homebrew/lib/libjq.1.dylib", NULL};
+    static const char *const linux_names[] = {"libjq.so.1", "libjq.so", NULL};
+    return ccurl_open_system_library("DOUCTL_LIBJQ", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
 }
 
 #define RESOLVE(name)                                                                  \

@@ -80,19 +80,9 @@ static char open_reason[400] = "not found";
 /* From the system's library directories only, never beside the executable or the working
    directory (issue 39; ccurl_trusted_dlopen in CCurl says where it looks). */
 static void *open_library(void) {
-    const char *override = getenv("DOUCTL_LIBYAML");
-#if defined(__APPLE__)
-    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    const char *candidates[] = {"libyaml-0.2.dylib", "/usr/local/lib/libyaml-0.2.dylib", "/opt/homebrew/lib/libyaml-0.2.dylib", NULL};
-    for (int i = 0; candidates[i]; i++) {
-        void *library = dlopen(candidates[i], RTLD_LAZY | RTLD_LOCAL);
-        if (library) return library;
-    }
-    return NULL;
-#else
-    static const char *const candidates[] = {"libyaml-0.so.2", "libyaml.so", NULL};
-    return ccurl_trusted_dlopen(override, "DOUCTL_LIBYAML", candidates, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
-#endif
+    static const char *const apple_names[] = {"libyaml-0.2.dylib", "/usr/local/lib/libyaml-0.2.dylib", "/opt/homebrew/lib/libyaml-0.2.dylib", NULL};
+    static const char *const linux_names[] = {"libyaml-0.so.2", "libyaml.so", NULL};
+    return ccurl_open_system_library("DOUCTL_LIBYAML", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
 }
 
 #define RESOLVE(field, symbol)                                                       \

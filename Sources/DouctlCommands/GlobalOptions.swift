@@ -103,7 +103,7 @@ struct GlobalOptionValues: CommandOptions {
                    return seconds
                }),
         .flag({ $0.cacheOnly = $1 }, (OptionSpec.flag("cache-only", help: "answer GET/HEAD only from the response cache; send nothing")).inGroup(GlobalOptions.Group.request.rawValue)),
-        .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON, secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.request.rawValue)),
         .flag({ $0.dryRun = $1 }, (OptionSpec.flag("dry-run", help: "print the requests of a command that calls the API as curl command lines instead of sending them (token as $DOUCTL_TOKEN)")).inGroup(GlobalOptions.Group.api.rawValue)),
         .value({ $0.caBundle = $1 }, (OptionSpec("cacert", value: ValueSpec("FILE", completion: .file),
                        help: "trust the CA certificates in this PEM file instead of the system's (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)")).inGroup(GlobalOptions.Group.network.rawValue)),

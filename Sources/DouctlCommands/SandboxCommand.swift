@@ -44,8 +44,30 @@ enum SandboxCommand {
         login revokes the oldest, so a long-running sandbox stays small.
 
         --replay DIR serves the exchanges 'douctl --record DIR' wrote: a request with the
-        same method, path and query (tokens, signatures and timestamps ignored) gets the
-        recorded reply, repeated ones in recorded order; anything else a 404 naming it.
+        same method and path, the same query in any order, the same body (JSON compared as
+        JSON, forms as forms, multipart by parts) and the same values of the headers a
+        recording lists in its request's "significant_headers" gets the recorded reply
+        (tokens, codes, signatures, timestamps and REDACTED values are not compared);
+        repeated ones get the recorded replies in order, then the last again. Anything
+        else is HTTP 501 no_recording naming the closest recording and how it differs
+        (the log says the same). --fault applies to replayed replies too. A recorded
+        discovery document (/.well-known/openid-configuration, oauth-authorization-server)
+        is served with the recorded issuer's URLs rewritten to the replay's own.
+        --proxy-to URL --record DIR (or x.har) is a recording reverse proxy instead: it
+        prints its URL, sends each request it gets on to URL (path and query appended)
+        with douctl's transport (the --profile's ca_bundle, proxy and insecure keys and
+        CURL_CA_BUNDLE apply; redirects are the client's to follow) and records the exchange,
+        secrets scrubbed, so curl, an SDK or a browser pointed at it records a session to
+        serve later with --replay.
+        --verify DIR (or FILE.har) --profile live is the contract check: it sends each
+        recorded request to the profile's live API with the profile's credential and
+        prints one line per drift from the recorded reply, compared by shape, not value:
+        "GET /items (0002-GET-items.json): field .items[].price: number → string", a
+        status that changed, fields added or gone. Exit 11 when anything drifted.
+        --replay FILE.har serves a HAR 1.2 log: one 'douctl --record x.har' wrote, or one
+        saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
+        decoded, compression and '_' fields ignored, redirects to the recorded origin
+        kept on the replay; the host is not compared).
         --record records logins too, so a replay answers the recorded login steps; a
         login step the recording lacks is served by the sandbox itself (approved as
         ahbei), so 'douctl auth login' works against any replay. Log in to the profile
@@ -87,6 +109,12 @@ enum SandboxCommand {
         var log: String?
         /// `--quiet`: no request log and no start-up notes; login codes still shown.
         var quiet = false
+        /// `--proxy-to URL`: a recording reverse proxy instead of the fake (RecordingProxy).
+        var proxyTo: String?
+        /// `--record DIR|x.har`, with --proxy-to: where the proxied exchanges go.
+        var record: String?
+        /// `--verify DIR|FILE.har`: replay the recording against the profile's live API (SandboxVerify).
+        var verify: String?
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
@@ -96,7 +124,7 @@ enum SandboxCommand {
             .choice({ $0.approve = $1 }, OptionSpec("approve", value: ValueSpec("MODE", kind: .choice(["auto", "manual"]), default: "auto"),
                                           help: "auto: approve logins at once; manual: show consent pages")),
             .value({ $0.fault = $1 }, OptionSpec("fault", value: ValueSpec("SPEC"), help: "inject failures, e.g. 503:0.2,latency:200ms (see below)")),
-            .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR", completion: .directory), help: "answer from the exchanges 'douctl --record DIR' wrote (a real session as a fake server)")),
+            .value({ $0.replay = $1 }, OptionSpec("replay", value: ValueSpec("DIR|FILE.har", completion: .file), help: "answer from the exchanges 'douctl --record DIR' (or x.har) wrote, or a browser's HAR (a real session as a fake server)")),
             .value({ $0.openapi = $1 }, OptionSpec("openapi", value: ValueSpec("FILE", completion: .file), help: "serve the API an OpenAPI or Swagger description describes, in place of Douban's (see below)")),
             .value({ $0.mock = $1 }, OptionSpec("mock", value: ValueSpec("DIR", completion: .directory), help: "the same as --replay DIR", hidden: true)),
             .value({ $0.signing = $1 }, OptionSpec("signing", value: ValueSpec("SCHEME:SECRET"), help: "require signed API requests: hmac-sha1:SECRET or md5-sorted:SECRET")),
@@ -104,6 +132,12 @@ enum SandboxCommand {
             .value({ $0.log = $1 }, OptionSpec("log", value: ValueSpec("FILE", completion: .file),
                                                help: "write the request log, the start-up notes and the captcha and 2FA codes to FILE (appended), not stderr")),
             .flag({ $0.quiet = $1 }, .flag("quiet", short: "q", help: "log no requests and no start-up notes; captcha and 2FA codes are still written (to stderr, or --log FILE)")),
+            .value({ $0.proxyTo = $1 }, OptionSpec("proxy-to", value: ValueSpec("URL"),
+                                                   help: "be a reverse proxy to URL that records every exchange with --record DIR (or x.har), for clients such as curl")),
+            .value({ $0.record = $1 }, OptionSpec("record", value: ValueSpec("DIR|FILE.har", completion: .file),
+                                                  help: "with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed")),
+            .value({ $0.verify = $1 }, OptionSpec("verify", value: ValueSpec("DIR|FILE.har", completion: .file),
+                                                  help: "send the recorded requests to the live API of --profile and report drift by shape (exit 11 on drift)")),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
@@ -111,6 +145,8 @@ enum SandboxCommand {
         func validate() throws(OptionError) {
             do { _ = try faults() } catch { throw OptionError(error.message) }
             if log == "" { throw OptionError("invalid value '' for --log: expected a file name") }
+            if proxyTo != nil && record == nil { throw OptionError("--proxy-to needs --record DIR (or --record x.har): the proxy is there to record") }
+            if record != nil && proxyTo == nil { throw OptionError("--record on the sandbox goes with --proxy-to URL (to record a session with douctl itself: douctl --record DIR COMMAND)") }
         }
 
         /// The --fault list.
@@ -139,6 +175,8 @@ enum SandboxCommand {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
+        if let recording = options.verify { return try SandboxVerify.run(recording, context: context) }
+        if let upstream = options.proxyTo { return try RecordingProxy.run(upstream: upstream, options: options, context: context) }
         var configuration = try options.configuration()
         // Everything the sandbox says after its URL goes to one place: --log FILE or stderr.
         let say: @Sendable (String) -> Void
@@ -213,7 +251,7 @@ enum SandboxCommand {
             ? "the recorded login is replayed too"
             : "the recording has no login, so logins are approved as ahbei as on any sandbox"
         return "Replaying the \(replaying.exchanges) exchanges recorded in \(directory) (tokens are not checked; "
-            + "anything not recorded is answered 404 no_recording). Log in first (\(login)): "
+            + "anything not recorded is answered 501 no_recording, naming the closest recording). Log in first (\(login)): "
             + "douctl auth login --profile \(profile), then run the recorded commands with --profile \(profile)."
     }
 

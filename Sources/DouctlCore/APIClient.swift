@@ -64,7 +64,7 @@ public final class APIClient {
         let requests = options.requests
         if let recorder = requests.recorder {
             let secrets = Self.standingSecrets(profile: profile, requests: requests, tokens: tokens, session: session)
-            path = RecordingLayer(recorder, secrets: secrets, next: path)
+            path = RecordingLayer(recorder.scrubbing(profile.recordScrub), secrets: secrets, next: path)
         }
         if let session { path = CookieLayer(session, profile: profile, next: path) }
         path = QuotaLayer(profile: profile, requests: requests, rateLimiter: options.rateLimiter, serverRateLimits: options.serverRateLimit, next: path)

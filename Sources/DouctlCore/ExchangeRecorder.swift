@@ -12,18 +12,29 @@ import DouctlSystem
 /// scrubbed, so the directory can be shared and served back by `douctl sandbox --replay DIR`.
 public struct ExchangeRecorder: Sendable {
     public let directory: String
+    /// Which names hold secrets (`RecordingScrubber`), the profile's `record_scrub` included.
+    public var scrubber: RecordingScrubber
 
     public init(directory: String) {
+        self.init(directory: directory, scrubNames: [])
+    }
+
+    public init(directory: String, scrubNames: [String]) {
         self.directory = directory
+        scrubber = RecordingScrubber(extraNames: scrubNames)
+    }
+
+    /// The same recorder, also scrubbing the values of fields named `names` (a profile's
+    /// `record_scrub`).
+    public func scrubbing(_ names: [String]) -> ExchangeRecorder {
+        guard !names.isEmpty else { return self }
+        var copy = self
+        copy.scrubber = RecordingScrubber(extraNames: scrubber.extraNames + names)
+        return copy
     }
 
     /// What replaces a secret in a recording.
     public static let redacted = "REDACTED"
-    /// Query and form names whose values are secrets, or change on every request. An ID
-    /// token is one: it names the user and, unexpired, vouches for them to other parties.
-    public static let secretNames: Set<String> = ["access_token", "refresh_token", "id_token", "id_token_hint", "client_secret", "password", "code", "code_verifier", "_sig", "sign", "apikey"]
-    static let secretHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "x-xsrf-token", "proxy-authorization"]
-
     /// Shorter values are not scrubbed as live secrets: they would mangle ordinary text.
     static let shortestScrubbedSecret = 6
 
@@ -34,9 +45,35 @@ public struct ExchangeRecorder: Sendable {
     /// percent-encoded form. So are the request's own credentials (`Redaction.credentials(of:)`:
     /// its Authorization value, a URL's password and the Basic value made of it).
     public func record(_ request: HTTPRequest, _ response: HTTPResponse, secrets: [String] = []) throws(DouctlError) {
-        let live = Self.scrubbable(secrets + Redaction.credentials(of: request))
+        let live = Self.scrubbable(secrets + Redaction.credentials(of: request) + carried(request, response))
         let scrubbed = try recordDocument(request, response, live)
-        try write(scrubbed.document, endpoint: scrubbed.endpoint)
+        if writesHAR {
+            guard let document = try? JSONParser.parse(scrubbed.document) else { return }
+            let origin = URLParts(request.url).map { parts in
+                parts.scheme + "://" + (parts.host.containsASCII(":") ? "[\(parts.host)]" : parts.host) + (parts.port.map { ":\($0)" } ?? "")
+            } ?? ""
+            try HARWriter.append(HARWriter.entry(document, origin: origin, started: Timestamp.now()), to: directory)
+        } else {
+            try write(scrubbed.document, endpoint: scrubbed.endpoint)
+        }
+    }
+
+    /// The secret values the exchange itself carries, found by name: so a token the reply
+    /// grants, a cookie it sets or an API key the request sends is scrubbed wherever it
+    /// appears, an echo of it included.
+    func carried(_ request: HTTPRequest, _ response: HTTPResponse) -> [String] {
+        var found = scrubber.values(inHeaders: request.headers) + scrubber.values(inHeaders: response.head.headers)
+        found += scrubber.values(inPairs: URLParts(request.url)?.query ?? [])
+        if case .bytes(let raw) = request.body {
+            let contentType = request.headers.value(of: "Content-Type") ?? ""
+            if contentType.hasPrefix("application/x-www-form-urlencoded") {
+                found += scrubber.values(inPairs: URLParts.parseQuery(String(decoding: raw, as: UTF8.self)))
+            } else if let json = try? JSONParser.parse(raw) {
+                found += scrubber.values(inJSON: json)
+            }
+        }
+        if let json = try? JSONParser.parse(response.body) { found += scrubber.values(inJSON: json) }
+        return found
     }
 
     /// Each secret long enough to scrub, with its percent-encoded form, longest first (so a
@@ -95,25 +132,40 @@ public struct ExchangeRecorder: Sendable {
         }
     }
 
+    /// `--record x.har`: one HAR 1.2 file rather than a directory of recordings.
+    public var writesHAR: Bool { directory.hasSuffix(".har") }
+
     private func recordDocument(_ request: HTTPRequest, _ response: HTTPResponse, _ live: [String]) throws(DouctlError) -> (document: [UInt8], endpoint: String) {
-        do { try FileIO.makeDirectory(directory, mode: 0o700) } catch {
+        if writesHAR {
+            let parent = FileIO.directoryName(directory)
+            if !parent.isEmpty && !FileIO.fileExists(parent) {
+                do { try FileIO.makeDirectory(parent, mode: 0o700) } catch {
+                    throw .localInput("cannot create the directory of \(directory) (\(error))")
+                }
+            }
+        } else {
+            do { try FileIO.makeDirectory(directory, mode: 0o700) } catch {
             throw .localInput("cannot create the recording directory \(directory) (\(error))")
+            }
         }
         let parts = URLParts(request.url)
         var requestObject = JSONObject()
         requestObject["method"] = .string(request.method.uppercased())
         requestObject["path"] = .string(parts?.path ?? "/")
         requestObject["query"] = .array((parts?.query ?? []).map { name, value in
-            .array([.string(name), .string(Self.secretNames.contains(name) ? Self.redacted : value)])
+            .array([.string(name), .string(scrubber.isSecret(name: name) ? Self.redacted : value)])
         })
-        requestObject["headers"] = Self.headers(request.headers)
-        requestObject["body"] = Self.requestBody(request, live)
+        requestObject["headers"] = headers(request.headers)
+        requestObject["body"] = requestBody(request, live)
         var responseObject = JSONObject()
         responseObject["status"] = .int(Int64(response.status))
-        responseObject["headers"] = Self.headers(response.head.headers)
-        responseObject["body"] = Self.body(Self.scrub(response.body, live), contentType: response.head.header("Content-Type"))
+        responseObject["headers"] = headers(response.head.headers)
+        responseObject["body"] = body(Self.scrub(response.body, live), contentType: response.head.header("Content-Type"))
         let file = Self.scrub(JSON.object(JSONObject([("request", .object(requestObject)), ("response", .object(responseObject))])), live)
-        return (file.serialized(.pretty) + [0x0A], "\(request.method.uppercased())-\(Self.slug(Self.scrub(parts?.path ?? "/", live)))")
+        // Last, over the whole document: JWTs under any name, and each live secret again
+        // (a secret split across JSON escapes is caught where its pieces were).
+        let document = Self.scrub(RecordingScrubber.scrubJWTs(file.serialized(.pretty)), live)
+        return (document + [0x0A], "\(request.method.uppercased())-\(Self.slug(Self.scrub(parts?.path ?? "/", live)))")
     }
 
     /// `NNNN-ENDPOINT.json`, the first free number: created exclusively, so parallel
@@ -152,23 +204,23 @@ public struct ExchangeRecorder: Sendable {
         return text.isEmpty ? "root" : text
     }
 
-    private static func headers(_ headers: [HTTPHeader]) -> JSON {
+    private func headers(_ headers: [HTTPHeader]) -> JSON {
         .array(headers.map { header in
-            .array([.string(header.name), .string(secretHeaders.contains(header.name.lowercased()) ? redacted : header.value)])
+            .array([.string(header.name), .string(scrubber.isSecret(name: header.name) ? Self.redacted : header.value)])
         })
     }
 
-    private static func requestBody(_ request: HTTPRequest, _ live: [String]) -> JSON {
+    private func requestBody(_ request: HTTPRequest, _ live: [String]) -> JSON {
         switch request.body {
         case .none:
             return .null
         case .bytes(let raw):
-            let bytes = scrub(raw, live)
+            let bytes = Self.scrub(raw, live)
             let contentType = request.headers.value(of: "Content-Type") ?? ""
             if contentType.hasPrefix("application/x-www-form-urlencoded") {
                 let fields = URLParts.parseQuery(String(decoding: bytes, as: UTF8.self))
                 return .object(JSONObject([("form", .array(fields.map { name, value in
-                    .array([.string(name), .string(secretNames.contains(name) ? redacted : value)])
+                    .array([.string(name), .string(scrubber.isSecret(name: name) ? Self.redacted : value)])
                 }))]))
             }
             return body(bytes, contentType: contentType)
@@ -179,28 +231,22 @@ public struct ExchangeRecorder: Sendable {
         }
     }
 
-    /// JSON bodies as JSON (token fields scrubbed), other text as text, bytes as base64.
-    static func body(_ bytes: [UInt8], contentType: String?) -> JSON {
+    /// JSON bodies as JSON (secret-named fields scrubbed), other text as text, bytes as
+    /// base64. A JSON body the compact form would not give back byte for byte (a pretty
+    /// reply, escapes) keeps its text too, unless a field was scrubbed from it, so a replay
+    /// serves the same bytes.
+    func body(_ bytes: [UInt8], contentType: String?) -> JSON {
         if bytes.isEmpty { return .null }
-        if let json = try? JSONParser.parse(bytes) { return .object(JSONObject([("json", scrub(json))])) }
+        if let json = try? JSONParser.parse(bytes) {
+            let scrubbed = scrubber.scrubNamed(json)
+            if scrubbed == json, json.serialized(.compact) != bytes, let text = String(validating: bytes, as: UTF8.self) {
+                return .object(JSONObject([("json", json), ("text", .string(text))]))
+            }
+            return .object(JSONObject([("json", scrubbed)]))
+        }
         if let text = String(validating: bytes, as: UTF8.self), !(contentType ?? "").hasPrefix("image/") {
             return .object(JSONObject([("text", .string(text))]))
         }
         return .object(JSONObject([("base64", .string(Base64.encode(bytes)))]))
-    }
-
-    private static func scrub(_ json: JSON) -> JSON {
-        switch json {
-        case .object(let object):
-            var scrubbed = JSONObject()
-            for (key, value) in object {
-                scrubbed[key] = secretNames.contains(key) && value.stringValue != nil ? .string(redacted) : scrub(value)
-            }
-            return .object(scrubbed)
-        case .array(let items):
-            return .array(items.map(scrub))
-        default:
-            return json
-        }
     }
 }

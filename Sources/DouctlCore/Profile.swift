@@ -69,6 +69,8 @@ public struct ResolvedProfile: Sendable, Equatable {
     public var keep: String? = nil
     /// The API description its operations come from (key openapi: a URL or a file).
     public var openAPI: String? = nil
+    /// `record_scrub`: names (besides the known secret names) whose values `--record` scrubs.
+    public var recordScrub: [String] = []
     /// The identity endpoint and the fields of its reply (`user_url`, `user_id_field`,
     /// `user_name_field`): who a token belongs to, for any OAuth2 API.
     public var userURL: String? = nil
@@ -185,6 +187,7 @@ public struct ResolvedProfile: Sendable, Equatable {
         case .proxy: return proxy.map(ProfileValue.text)
         case .keep: return keep.map(ProfileValue.text)
         case .openapi: return openAPI.map(ProfileValue.text)
+        case .recordScrub: return recordScrub.isEmpty ? nil : .list(recordScrub)
         }
     }
 
@@ -353,6 +356,7 @@ extension ResolvedProfile {
         proxy = merged.text(.proxy)
         keep = merged.text(.keep)
         openAPI = merged.text(.openapi)
+        recordScrub = merged.list(.recordScrub)
         authScheme = merged.text(.authScheme).flatMap { AuthScheme.isValid($0) ? $0 : nil } ?? AuthScheme.standard
         userURL = merged.text(.userURL)
         userIDField = merged.text(.userIDField)

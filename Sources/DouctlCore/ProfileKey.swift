@@ -47,11 +47,12 @@ public enum ProfileKey: String, CaseIterable, Sendable {
     case proxy
     case keep
     case openapi
+    case recordScrub = "record_scrub"
 
     /// `api_base` → `api-base`: the flag name `profile add` accepts.
     public var flagName: String { rawValue.replacingAll("_", with: "-") }
 
-    public var isList: Bool { self == .scopes }
+    public var isList: Bool { self == .scopes || self == .recordScrub }
     /// Keys whose value is an object of names to values (`common_params`, `common_headers`).
     public var isMap: Bool { self == .commonParams || self == .commonHeaders }
     public var isSecret: Bool { self == .clientSecret || self == .signingSecret }
@@ -115,6 +116,7 @@ public enum ProfileKey: String, CaseIterable, Sendable {
         case .proxy: return "proxy URL for this profile's requests (like --proxy); proxy variables in the environment win"
         case .keep: return "false: never send through the connection keeper (like --no-keep); or how long it keeps idle connections (60s, 5m)"
         case .openapi: return "the API's description (OpenAPI 3.x or Swagger 2.0, JSON or YAML; URL or file): fills api_base and the auth, and makes its operations commands (douctl NAME OPERATION)"
+        case .recordScrub: return "more names whose values --record scrubs (headers, query and form fields, JSON keys; case-insensitive, * matches any run), separated by commas"
         }
     }
 

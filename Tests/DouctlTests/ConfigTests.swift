@@ -109,7 +109,7 @@ struct ConfigTests {
         try Data(#"{"profiles":{"work":{"api_base":"http://x.example","colour":"red"}}}"#.utf8).write(to: URL(fileURLWithPath: configPath))
         let result = try douctl.run("api", "/x", "--profile", "work")
         #expect(result.status == 3)
-        #expect(result.errorLine == "douctl: bad configuration file \(configPath) (unknown key 'colour' in profile 'work'; valid keys: preset, style, api_base, authorize_url, token_url, device_authorization_url, revoke_url, client_id, client_secret, scopes, redirect_uri, user_url, user_id_field, user_name_field, items_key, graphql_url, next_page_header, cursor_key, cursor_param, token_auth, token_placement, auth_scheme, token_header, token_query, issuer, expect_user, pkce, body_format, common_params, common_headers, signing, signing_secret, signing_command, rate_limit, cache_max_mb, ca_bundle, ca_path, client_cert, client_key, insecure, proxy, keep, openapi)")
+        #expect(result.errorLine == "douctl: bad configuration file \(configPath) (unknown key 'colour' in profile 'work'; valid keys: preset, style, api_base, authorize_url, token_url, device_authorization_url, revoke_url, client_id, client_secret, scopes, redirect_uri, user_url, user_id_field, user_name_field, items_key, graphql_url, next_page_header, cursor_key, cursor_param, token_auth, token_placement, auth_scheme, token_header, token_query, issuer, expect_user, pkce, body_format, common_params, common_headers, signing, signing_secret, signing_command, rate_limit, cache_max_mb, ca_bundle, ca_path, client_cert, client_key, insecure, proxy, keep, openapi, record_scrub)")
     }
 
     @Test func profileListShowUseRemove() throws {

@@ -244,12 +244,5 @@ async def app(scope, receive, send):
     if scope["type"] == "http": requests[0] += 1
     await gql(scope, receive, send)
 
-probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
-server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-def announce():
-    while not server.started: time.sleep(0.05)
-    print("ready %d" % port, flush=True)
-threading.Thread(target=announce, daemon=True).start()
-server.run()
-"""#
+"""# + PythonPeer.servedByUvicorn(app: "app")
 }

@@ -127,14 +127,7 @@ def read_item(item_id: int):
         raise HTTPException(status_code=404, detail="no such item")
     return dict(id=item_id, **items[item_id])
 
-probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
-server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-def announce():
-    while not server.started: time.sleep(0.05)
-    print("ready %d" % port, flush=True)
-threading.Thread(target=announce, daemon=True).start()
-server.run()
-"""#
+"""# + PythonPeer.servedByUvicorn(app: "app")
 
     static let kintoSource = #"""
 import socket, sys, threading

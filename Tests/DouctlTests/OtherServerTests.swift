@@ -244,12 +244,5 @@ db = sqlite3.connect(path)
 db.execute("create table items (id integer primary key, name text)")
 db.executemany("insert into items (name) values (?)", [("n%d" % i,) for i in range(7)])
 db.commit(); db.close()
-probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
-server = uvicorn.Server(uvicorn.Config(Datasette([path], settings={"default_page_size": 3}).app(), host="127.0.0.1", port=port, log_level="warning"))
-def announce():
-    while not server.started: time.sleep(0.05)
-    print("ready %d" % port, flush=True)
-threading.Thread(target=announce, daemon=True).start()
-server.run()
-"""#
+"""# + PythonPeer.servedByUvicorn(app: #"Datasette([path], settings={"default_page_size": 3}).app()"#)
 }

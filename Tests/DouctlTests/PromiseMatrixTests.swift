@@ -184,6 +184,7 @@ struct PromiseMatrixTests {
         ("paging", ["api", "/fail", "--paginate"]),
         ("cache", ["api", "/fail", "--cache", "5m", "--error-body", "none"]),
         ("record", ["api", "/fail", "--record", "RECORD", "--error-body", "none"]),
+        ("record har", ["api", "/fail", "--record", "RECORD/x.har", "--error-body", "none"]),
         ("jq", ["api", "/fail", "--jq", ".", "--error-body", "stderr"]),
         ("text error", ["api", "/fail-text"]),
         ("graphql", ["api", "graphql", "-f", "query={ x }", "--error-body", "stderr"]),
@@ -197,7 +198,7 @@ struct PromiseMatrixTests {
         let server = try Self.server()
         let file = try Self.file()
         let record = TemporaryDirectory.make(prefix: "matrix-record")
-        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "RECORD" ? record : $0 } + ["--api-base", server.baseURL])
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "RECORD" ? record : $0 == "RECORD/x.har" ? record + "/x.har" : $0 } + ["--api-base", server.baseURL])
         #expect(result.status != 0, "\(feature): \(result)")
         Self.expectNothingButReportLines(result, feature)
     }
@@ -320,17 +321,23 @@ struct PromiseMatrixTests {
         ("text error", ["api", "/fail-text", "--error-body", "stderr"]),
         ("upload", ["upload", "FILE", "--to", "/fail"]),
         ("api -o --force", ["api", "/fail", "-o", "OUTFILE", "--force", "--error-body", "none"]),
+        ("record har", ["api", "/fail", "--record", "HARFILE", "--error-body", "none"]),
     ])
     func noSecretInDouctlsLines(feature: String, arguments: [String]) throws {
         let server = try Self.server()
         let file = try Self.file()
         let out = TemporaryDirectory.make(prefix: "matrix-out") + "/reply.json"
-        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "OUTFILE" ? out : $0 } + ["--api-base", server.baseURL])
+        let har = TemporaryDirectory.make(prefix: "matrix-har") + "/session.har"
+        let result = try Self.douctl().run(arguments.map { $0 == "FILE" ? file : $0 == "OUTFILE" ? out : $0 == "HARFILE" ? har : $0 } + ["--api-base", server.baseURL])
         #expect(result.status != 0, "\(feature): \(result)")
         #expect(server.heads.joined().contains(Self.token), "\(feature): the token was not sent, so the cell proves nothing")
         #expect(!result.stderr.contains(Self.token), "\(feature): \(result.stderr)")
         if feature == "text error" { #expect(result.stderr.contains("you sent: Authorization: Bearer"), "the body is quoted, so the cell proves something: \(result.stderr)") }
         #expect(!result.stdoutText.contains(Self.token), "\(feature): the report line: \(result.stdoutText)")
+        if feature == "record har" {
+            let recorded = (try? String(contentsOfFile: har, encoding: .utf8)) ?? ""
+            #expect(recorded.contains("\"entries\"") && !recorded.contains(Self.token), "the HAR holds the exchange, not the token: \(recorded)")
+        }
     }
 
     // MARK: each login kind

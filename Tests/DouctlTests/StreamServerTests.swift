@@ -99,12 +99,5 @@ async def ndjson(request):
 async def seen(request):
     return JSONResponse(connections)
 app = Starlette(routes=[Route("/events", events), Route("/ndjson", ndjson), Route("/seen", seen)])
-probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
-server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-def announce():
-    while not server.started: time.sleep(0.05)
-    print("ready %d" % port, flush=True)
-threading.Thread(target=announce, daemon=True).start()
-server.run()
-"""#
+"""# + PythonPeer.servedByUvicorn(app: "app")
 }

@@ -197,7 +197,7 @@ public struct TokenEndpoint {
     public init(profile: ResolvedProfile, http: any HTTPTransport, recorder: ExchangeRecorder? = nil) {
         self.profile = profile
         self.http = http
-        self.recorder = recorder
+        self.recorder = recorder?.scrubbing(profile.recordScrub)
     }
 
     public enum Answer: Equatable {

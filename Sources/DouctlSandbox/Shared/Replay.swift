@@ -4,29 +4,70 @@ import DouctlSystem
 
 /// `douctl sandbox --replay DIR` (or `--mock DIR`): answers from the exchanges `--record DIR`
 /// wrote, so a real session becomes a fake server. A request matches a recording with the
-/// same method, path and query (secret and per-request parameters — tokens, signatures,
-/// timestamps — ignored); several matches are served in recorded order, the last one
-/// again when they run out. Tokens are not checked. Anything else is a Douban-style 404
-/// that names the request, except a login step no recording answers: the sandbox serves
-/// that itself (`SandboxCore`), so a login works against any recording.
+/// same method and path, the same query in any order, the same body compared by its kind
+/// (`ReplayBody`: JSON as JSON, forms as forms, multipart by parts) and the same values of the
+/// headers the recording marks significant (`"significant_headers": ["Accept"]` in its
+/// request); secrets and per-request values (tokens, codes, signatures, timestamps) are not
+/// compared. Several matches are served in recorded order, the last one again when they run
+/// out. Anything else is a 501 naming the closest recording and how it differs, except a
+/// login step no recording answers: the sandbox serves that itself (`SandboxCore`), so a
+/// login works against any recording.
 final class ReplayStore: Sendable {
     struct Recording: Sendable {
+        /// The file (and entry) it came from, for the 501 reply.
+        var name: String
         var method: String
         var path: String
-        var query: [String]
+        var query: [(name: String, value: String)]
+        var headers: [(name: String, value: String)]
+        /// Request headers whose values must match (lowercased names).
+        var significant: [String]
+        var body: ReplayBody
+        /// The request body as sent, where the recording kept it (nil: left out).
+        var rawBody: [UInt8]? = nil
         var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
+        var responseHeaders: [(String, String)]
+        var responseBody: [UInt8]
+
+        var label: String {
+            let query = query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+            return "\(method) \(path)\(query.isEmpty ? "" : "?" + query)"
+        }
     }
 
-    private let recordings: [Recording]
+    /// What a replay answers a request with.
+    enum Outcome {
+        case recorded(HTTPServerResponse)
+        /// No recording matches: the 501 reply, and the line for the sandbox log.
+        case unmatched(HTTPServerResponse, line: String)
+    }
+
+    let recordings: [Recording]
     /// Recorded replies that granted a token (a login, or a refresh).
     let grants: Int
     private let served = LockedValue<[Int: Int]>([:])
-    static let ignoredParameters: Set<String> = ["access_token", "refresh_token", "client_secret", "password", "code", "code_verifier", "_sig", "_ts", "sign", "apikey"]
     static let ignoredHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "date", "keep-alive", "content-encoding"]
+    /// Request bodies up to this size are compared; larger ones match any recording's.
+    static let comparedBodyLimit = 8 << 20
 
-    init(directory: String) throws(SandboxError) {
+    init(recordings: [Recording]) {
+        self.recordings = recordings
+        grants = recordings.filter { recording in
+            guard (200..<300).contains(recording.status), let json = try? JSONParser.parse(recording.responseBody) else { return false }
+            return json["access_token"] != nil || json["data"]?["access_token"] != nil
+        }.count
+    }
+
+    /// Loads `--replay PATH`: a directory of douctl recordings, or a HAR file.
+    convenience init(path: String) throws(SandboxError) {
+        if path.hasSuffix(".har") || (try? FileIO.status(path))?.isDirectory == false {
+            self.init(recordings: try HARFile.recordings(path: path))
+        } else {
+            self.init(recordings: try Self.load(directory: path))
+        }
+    }
+
+    static func load(directory: String) throws(SandboxError) -> [Recording] {
         let names: [String]
         do { names = try FileIO.listDirectory(directory).filter { $0.hasSuffix(".json") }.sorted() } catch {
             throw SandboxError("cannot read the recordings in \(directory) (\(error))")
@@ -34,64 +75,196 @@ final class ReplayStore: Sendable {
         var recordings: [Recording] = []
         for name in names {
             guard let bytes = try? FileIO.readFile(directory + "/" + name), let file = try? JSONParser.parse(bytes),
-                  let request = file["request"], let response = file["response"],
-                  let method = request["method"]?.stringValue, let path = request["path"]?.stringValue,
-                  let status = response["status"]?.intValue else {
+                  let recording = recording(file, name: name) else {
                 throw SandboxError("\(directory)/\(name) is not a douctl recording")
             }
-            let query = (request["query"]?.arrayValue ?? []).compactMap { pair -> String? in
-                guard let key = pair[0]?.stringValue, !Self.ignoredParameters.contains(key) else { return nil }
-                return key + "=" + (pair[1]?.stringValue ?? "")
-            }.sorted()
-            let headers: [(String, String)] = (response["headers"]?.arrayValue ?? []).compactMap { pair in
-                guard let key = pair[0]?.stringValue, let value = pair[1]?.stringValue, value != "REDACTED",
-                      !Self.ignoredHeaders.contains(key.lowercased()) else { return nil }
-                return (key, value)
-            }
-            recordings.append(Recording(method: method, path: path, query: query, status: Int(status), headers: headers, body: Self.body(response["body"])))
+            recordings.append(recording)
         }
-        self.recordings = recordings
-        grants = recordings.filter { recording in
-            guard (200..<300).contains(recording.status), let json = try? JSONParser.parse(recording.body) else { return false }
-            return json["access_token"] != nil || json["data"]?["access_token"] != nil
-        }.count
+        return recordings
+    }
+
+    /// One douctl recording document (`ExchangeRecorder`'s format).
+    static func recording(_ file: JSON, name: String) -> Recording? {
+        guard let request = file["request"], let response = file["response"],
+              let method = request["method"]?.stringValue, let path = request["path"]?.stringValue,
+              let status = response["status"]?.intValue else { return nil }
+        let requestHeaders = pairs(request["headers"])
+        let responseHeaders: [(String, String)] = pairs(response["headers"]).compactMap { pair in
+            guard pair.value != ReplayDifference.redacted, !ignoredHeaders.contains(HTTPSyntax.asciiLowercased(pair.name)) else { return nil }
+            return (pair.name, pair.value)
+        }
+        let contentType = requestHeaders.first { HTTPSyntax.asciiLowercased($0.name) == "content-type" }?.value
+        return Recording(name: name, method: method.uppercased(), path: path, query: pairs(request["query"]),
+                         headers: requestHeaders,
+                         significant: (request["significant_headers"]?.arrayValue ?? []).compactMap { $0.stringValue.map(HTTPSyntax.asciiLowercased) },
+                         body: requestBody(request["body"], contentType: contentType), rawBody: rawRequestBody(request["body"]), status: status,
+                         responseHeaders: responseHeaders, responseBody: body(response["body"]))
+    }
+
+    private static func pairs(_ json: JSON?) -> [(name: String, value: String)] {
+        (json?.arrayValue ?? []).compactMap { pair in
+            guard let key = pair[0]?.stringValue else { return nil }
+            return (key, pair[1]?.stringValue ?? "")
+        }
     }
 
     var count: Int { recordings.count }
 
-    /// The recorded reply to `request`, or nil when there is none. A HEAD is answered by a
+    /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
-    func answer(_ request: HTTPServerRequest) -> HTTPServerResponse? {
-        let query = request.query.filter { !Self.ignoredParameters.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
-        func matching(_ method: String) -> [Int] {
-            recordings.indices.filter {
-                recordings[$0].method == method.uppercased() && recordings[$0].path == request.path && recordings[$0].query == query
-            }
+    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "") -> Outcome {
+        var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
+        if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
+            differences = recordings.map { compare($0, request, body, method: request.method) }
         }
-        var matches = matching(request.sentMethod)
-        if matches.isEmpty && request.sentMethod != request.method { matches = matching(request.method) }
-        guard let first = matches.first else { return nil }
+        let matches = differences.indices.filter { differences[$0].isEmpty }
+        guard let first = matches.first else { return Self.unmatched(request, closest: closest(differences)) }
         let turn = served.withLock { counts -> Int in
             let next = counts[first, default: 0]
             counts[first] = next + 1
             return next
         }
         let recording = recordings[matches[min(turn, matches.count - 1)]]
-        return HTTPServerResponse(status: recording.status, headers: recording.headers, body: .bytes(recording.body))
+        let body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
 
-    /// The answer to a request no recording matches: a 404 naming it.
-    static func notRecorded(_ request: HTTPServerRequest) -> HTTPServerResponse {
-        Reply.json(404, .object(JSONObject([
-            ("msg", "no_recording"), ("code", 1001), ("request", .string("\(request.method) \(request.path)")),
-        ])))
+    /// How `recording` differs from the request; weighted so that the closest recording is the
+    /// one with the lowest sum (a path or method counts for several query or body phrases).
+    private func compare(_ recording: Recording, _ request: HTTPServerRequest, _ body: ReplayBody, method: String) -> [(phrase: String, weight: Int)] {
+        var result: [(phrase: String, weight: Int)] = []
+        if recording.method != method.uppercased() { result.append(("method: recorded \(recording.method), sent \(method)", 20)) }
+        if recording.path != request.path {
+            result.append(("path: recorded \(ReplayDifference.quoted(recording.path)), sent \(ReplayDifference.quoted(request.path))", 40))
+        }
+        for phrase in ReplayDifference.pairs(request.query, label: "query", recorded: recording.query) { result.append((phrase, 1)) }
+        for phrase in ReplayDifference.body(recorded: recording.body, sent: body) { result.append((phrase, 1)) }
+        for name in recording.significant {
+            let want = recording.headers.first { HTTPSyntax.asciiLowercased($0.name) == name }?.value
+            let have = request.headers[name]
+            if want != have, want != ReplayDifference.redacted {
+                result.append(("header \(name): recorded \(ReplayDifference.quoted(want ?? "none")), sent \(ReplayDifference.quoted(have ?? "none"))", 2))
+            }
+        }
+        return result
     }
 
-    private static func body(_ json: JSON?) -> [UInt8] {
+    private func closest(_ differences: [[(phrase: String, weight: Int)]]) -> (Recording, [String])? {
+        var best: (index: Int, weight: Int)?
+        for (index, list) in differences.enumerated() {
+            let weight = list.reduce(0) { $0 + $1.weight }
+            if best.map({ weight < $0.weight }) ?? true { best = (index, weight) }
+        }
+        guard let best else { return nil }
+        return (recordings[best.index], differences[best.index].map(\.phrase))
+    }
+
+    /// The 501 for a request no recording matches: it names the request, the closest
+    /// recording and how that one differs, as the log line does.
+    static func unmatched(_ request: HTTPServerRequest, closest: (Recording, [String])?) -> Outcome {
+        let sent = "\(request.sentMethod) \(request.target)"
+        var members: [(String, JSON)] = [("msg", "no_recording"), ("code", 1001), ("request", .string(sent))]
+        var line = "replay: no recording matches \(sent)"
+        if let (recording, phrases) = closest {
+            let shown = Array(phrases.prefix(ReplayDifference.listed))
+            let more = phrases.count > shown.count ? ["and \(phrases.count - shown.count) more"] : []
+            members.append(("closest", .string("\(recording.label) (\(recording.name))")))
+            members.append(("differences", .array((shown + more).map { .string($0) })))
+            line += "; closest: \(recording.label) (\(recording.name)): " + (shown + more).joined(separator: "; ")
+        } else {
+            line += "; the recording is empty"
+        }
+        return .unmatched(Reply.json(501, .object(JSONObject(members))), line: line)
+    }
+
+    /// A recorded request body, as compared.
+    static func requestBody(_ json: JSON?, contentType: String?) -> ReplayBody {
+        guard let json, case .object = json else { return .empty }
+        if let value = json["json"] { return .json(value) }
+        if let fields = json["form"] { return .form(pairs(fields)) }
+        if json["omitted"] != nil { return .any }
+        let bytes = body(json)
+        return ReplayBody.parse(bytes, contentType: contentType)
+    }
+
+    /// OIDC and OAuth metadata documents (RFC 8414, OpenID Connect Discovery 1.0).
+    static func isDiscovery(_ path: String) -> Bool {
+        path.hasSuffix("/.well-known/openid-configuration") || path.hasSuffix("/.well-known/oauth-authorization-server")
+            || path.hasSuffix("/.well-known/oauth-protected-resource")
+    }
+
+    /// A discovery document pointing at the replay: every string that begins with the
+    /// recorded issuer's origin (the authorization, token, device, JWKS and userinfo
+    /// endpoints) begins with `base` instead, so a client that discovers its endpoints
+    /// talks to the replay, not the real server.
+    static func rebased(_ document: [UInt8], to base: String) -> [UInt8] {
+        guard let json = try? JSONParser.parse(document),
+              let issuer = json["issuer"]?.stringValue ?? json["resource"]?.stringValue else { return document }
+        let origin = Self.origin(of: issuer)
+        guard !origin.isEmpty else { return document }
+        func rebase(_ value: JSON) -> JSON {
+            switch value {
+            case .string(let text) where text == origin || text.hasPrefix(origin + "/"):
+                return .string(base + text.dropFirst(origin.count))
+            case .array(let items): return .array(items.map(rebase))
+            case .object(let object):
+                var result = JSONObject()
+                for (key, member) in object { result[key] = rebase(member) }
+                return .object(result)
+            default: return value
+            }
+        }
+        return rebase(json).serialized(.compact)
+    }
+
+    /// "https://login.example.com/realms/x" → "https://login.example.com".
+    static func origin(of url: String) -> String {
+        guard let scheme = url.firstRange(ofBytes: "://") else { return "" }
+        let rest = url[scheme.upperBound...]
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        return String(url[..<end])
+    }
+
+    /// A recorded request body as bytes to send again: nil when it was left out.
+    static func rawRequestBody(_ json: JSON?) -> [UInt8]? {
         guard let json, case .object = json else { return [] }
-        if let value = json["json"] { return value.serialized(.compact) }
+        if json["omitted"] != nil { return nil }
+        if let fields = json["form"] { return FormURLEncoded.serialize(pairs(fields)).utf8.map { $0 } }
+        return body(json)
+    }
+
+    /// A recorded response body (or request body bytes).
+    static func body(_ json: JSON?) -> [UInt8] {
+        guard let json, case .object = json else { return [] }
         if let text = json["text"]?.stringValue { return Array(text.utf8) }
+        if let value = json["json"] { return value.serialized(.compact) }
         if let encoded = json["base64"]?.stringValue { return Base64.decode(encoded) ?? [] }
         return []
+    }
+}
+
+/// One recorded exchange as `douctl sandbox --verify` sends it again to the live API.
+public struct RecordedExchange: Sendable {
+    /// Where it came from: "0002-GET-items.json", "session.har entry 3".
+    public var name: String
+    public var method: String
+    public var path: String
+    public var query: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)]
+    /// The request body (nil: the recording left it out, so it cannot be sent again).
+    public var body: [UInt8]?
+    public var status: Int
+    public var responseHeaders: [(String, String)]
+    public var responseBody: [UInt8]
+}
+
+extension Sandbox {
+    /// The exchanges of a recording directory or HAR file, in recorded order.
+    public static func recordedExchanges(at path: String) throws(SandboxError) -> [RecordedExchange] {
+        try ReplayStore(path: path).recordings.map { recording in
+            RecordedExchange(name: recording.name, method: recording.method, path: recording.path, query: recording.query,
+                             headers: recording.headers, body: recording.rawBody, status: recording.status,
+                             responseHeaders: recording.responseHeaders, responseBody: recording.responseBody)
+        }
     }
 }

@@ -31,7 +31,7 @@ final class SandboxCore: Sendable {
         self.configuration = configuration
         faults = FaultInjector(faults: configuration.faults, seed: configuration.faultSeed)
         gate = ShapingGate(signing: try configuration.signing.map(ShapingGate.parseSigning), quota: try configuration.quota.map(ShapingGate.parseQuota))
-        replay = try configuration.replayDirectory.map { directory throws(SandboxError) in try ReplayStore(directory: directory) }
+        replay = try configuration.replayDirectory.map { directory throws(SandboxError) in try ReplayStore(path: directory) }
         var initial: SandboxState
         if let directory = configuration.dataDirectory {
             let store = try StateStore(directory: directory)
@@ -92,8 +92,10 @@ final class SandboxCore: Sendable {
 
     // MARK: - Handling
 
-    func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
+    func handle(_ sent: HTTPServerRequest) -> HTTPServerResponse {
         let started = SandboxClock.monotonic()
+        // A replay compares bodies: it reads the body first and hands on a copy of it.
+        let (request, body) = replay == nil ? (sent, ReplayBody.any) : Self.buffered(sent)
         let route = Route.match(request.path)
         let exchange = Exchange(request: request, route: route)
         let faultsApply = configuration.api != nil || !route.isHTMLPage
@@ -103,10 +105,25 @@ final class SandboxCore: Sendable {
         } else if gate.isActive, let refused = gate.check(exchange, now: configuration.clock.now()) {
             response = refused
         } else if let api = configuration.api {
-            response = replay?.answer(request) ?? api(request)
+            // A request the recording lacks is answered by the description.
+            if let replay, case .recorded(let recorded) = replay.answer(request, body: body, base: baseURL.value) {
+                response = recorded
+            } else {
+                response = api(request)
+            }
         } else if let replay {
             // A login step the recording lacks is served live, so any login flow works.
-            response = replay.answer(request) ?? (route.isOAuth ? router.dispatch(exchange) : ReplayStore.notRecorded(request))
+            switch replay.answer(request, body: body, base: baseURL.value) {
+            case .recorded(let recorded):
+                response = recorded
+            case .unmatched(let refusal, let line):
+                if route.isOAuth {
+                    response = router.dispatch(exchange)
+                } else {
+                    response = refusal
+                    configuration.log?(TerminalText.escaped(line))
+                }
+            }
         } else {
             response = router.dispatch(exchange)
         }
@@ -128,5 +145,24 @@ final class SandboxCore: Sendable {
             log("\(TerminalText.escaped(request.sentMethod)) \(TerminalText.escaped(request.path)) \(response.status) \(milliseconds)ms")
         }
         return response
+    }
+
+    /// The request with its body read into memory (up to `ReplayStore.comparedBodyLimit`),
+    /// and that body as a replay compares it. A larger body is read and dropped: it matches
+    /// any recording's.
+    static func buffered(_ request: HTTPServerRequest) -> (HTTPServerRequest, ReplayBody) {
+        guard request.contentLength != nil || request.isChunked else { return (request, .empty) }
+        let bytes: [UInt8]
+        do {
+            bytes = try request.body.readAll(limit: ReplayStore.comparedBodyLimit)
+        } catch {
+            _ = try? request.body.drain()
+            return (HTTPServerRequest(method: request.sentMethod, target: request.target, headers: request.headers,
+                                      remoteAddress: request.remoteAddress), .any)
+        }
+        let copy = HTTPServerRequest(method: request.sentMethod, target: request.target, headers: request.headers,
+                                     body: bytes, remoteAddress: request.remoteAddress)
+        return (request.sentMethod == request.method ? copy : copy.asGETWhenHEAD,
+                ReplayBody.parse(bytes, contentType: request.headers["Content-Type"]))
     }
 }

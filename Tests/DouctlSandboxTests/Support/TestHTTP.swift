@@ -135,7 +135,7 @@ struct MultipartBody {
         var bytes: [UInt8]
     }
 
-    let boundary = "----douctl-test-boundary-7MA4YWxkTrZu0gW"
+    var boundary = "----douctl-test-boundary-7MA4YWxkTrZu0gW"
     var parts: [Part] = []
 
     var contentType: String { "multipart/form-data; boundary=\(boundary)" }

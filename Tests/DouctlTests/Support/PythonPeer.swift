@@ -75,6 +75,24 @@ final class PythonPeer: @unchecked Sendable {
     }
 
     /// Ends the script when the test process goes (Python code for the scripts).
+    /// The end of a peer's script that serves the ASGI app `app` (a Python expression) with
+    /// uvicorn on a free port and prints "ready PORT" once it listens, as `launch` waits for.
+    /// The script must import socket, threading, time and uvicorn; this starts on a new line
+    /// (a raw string literal drops its last newline).
+    static func servedByUvicorn(app: String) -> String {
+        """
+
+        probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
+        server = uvicorn.Server(uvicorn.Config(\(app), host="127.0.0.1", port=port, log_level="warning"))
+        def announce():
+            while not server.started: time.sleep(0.05)
+            print("ready %d" % port, flush=True)
+        threading.Thread(target=announce, daemon=True).start()
+        server.run()
+
+        """
+    }
+
     static let orphanWatch = """
     import os, threading, time
     def _orphaned(parent=os.getppid()):
