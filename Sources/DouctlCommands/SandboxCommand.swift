@@ -211,7 +211,12 @@ enum SandboxCommand {
             if case .text(let url)? = firstBase { running = " (\(url))" }
             note("Another sandbox\(running) already serves the profiles 'sandbox' and 'coding-sandbox' on this config directory; they are left to it. This one writes '\(slot.doubanProfile)' and '\(slot.codingProfile)' and removes them when it stops.")
         }
-        note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
+        if fake == nil {
+            note("douctl sandbox listening on \(sandbox.baseURL); profiles '\(slot.doubanProfile)' and '\(slot.codingProfile)' point here. Ctrl-C stops it.")
+        } else {
+            // The profiles still name it, but it answers the description's API, not Douban's.
+            note("douctl sandbox listening on \(sandbox.baseURL), answering the description's API in place of Douban's. Ctrl-C stops it.")
+        }
         if let fake, let path = options.openapi {
             note("Serving \(TerminalText.escaped(fake.title.isEmpty ? path : fake.title)) (\(fake.routes.count) operations) at \(sandbox.baseURL)\(fake.basePath). Try: douctl profile add NAME --openapi \(TerminalText.escaped(path)) --api-base \(sandbox.baseURL)\(fake.basePath)")
         } else if let replaying = sandbox.replaying, let directory = configuration.replayDirectory {

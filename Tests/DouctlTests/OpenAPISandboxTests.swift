@@ -44,7 +44,9 @@ struct OpenAPISandboxTests {
         let douctl = douctl()
         let (sandbox, base) = try start(douctl, Self.file)
         defer { sandbox.kill(SIGTERM); _ = sandbox.finish() }
-        try sandbox.waitForStderr { $0.contains("Serving Pet Store (7 operations) at \(base)/v1. Try: douctl profile add NAME --openapi") }
+        let started = try sandbox.waitForStderr { $0.contains("Serving Pet Store (7 operations) at \(base)/v1. Try: douctl profile add NAME --openapi") }
+        // It does not say the Douban profiles point at a Douban API it is not serving.
+        #expect(started.contains("listening on \(base), answering the description's API in place of Douban's.") && !started.contains("point here"), "\(started)")
 
         // curl: an example, a generated reply, the rule a bad body breaks, no credential.
         let pet = try call(["-H", "Authorization: Bearer x", base + "/v1/pets/12"])
