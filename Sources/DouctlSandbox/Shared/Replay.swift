@@ -45,6 +45,8 @@ final class ReplayStore: Sendable {
     let recordings: [Recording]
     /// Recorded replies that granted a token (a login, or a refresh).
     let grants: Int
+    /// The recorded login, replayed with fresh tokens (`ReplayLogin`).
+    let login: ReplayLogin
     private let served = LockedValue<[Int: Int]>([:])
     static let ignoredHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "date", "keep-alive", "content-encoding"]
     /// Request bodies up to this size are compared; larger ones match any recording's.
@@ -52,10 +54,8 @@ final class ReplayStore: Sendable {
 
     init(recordings: [Recording]) {
         self.recordings = recordings
-        grants = recordings.filter { recording in
-            guard (200..<300).contains(recording.status), let json = try? JSONParser.parse(recording.responseBody) else { return false }
-            return json["access_token"] != nil || json["data"]?["access_token"] != nil
-        }.count
+        login = ReplayLogin(recordings: recordings)
+        grants = login.grants.count
     }
 
     /// Loads `--replay PATH`: a directory of douctl recordings, or a HAR file.
@@ -113,6 +113,7 @@ final class ReplayStore: Sendable {
     /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
     func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "") -> Outcome {
+        if let refusal = login.refusal(request) { return .recorded(refusal) }
         var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
         if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
             differences = recordings.map { compare($0, request, body, method: request.method) }
@@ -124,8 +125,10 @@ final class ReplayStore: Sendable {
             counts[first] = next + 1
             return next
         }
-        let recording = recordings[matches[min(turn, matches.count - 1)]]
-        let body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        let index = matches[min(turn, matches.count - 1)]
+        let recording = recordings[index]
+        var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        if login.grants.contains(index) { body = login.fresh(body) }
         return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
 
