@@ -85,4 +85,55 @@ import Testing
         defer { harness.stop() }
         #expect(try harness.get("/api/me", token: "anything").status == 200)
     }
+
+    @Test func aRecordedIDTokenIsReissuedAndVerifiesWithTheServedJWKS() throws {
+        let discovery: JSON = ["issuer": "https://login.example", "token_endpoint": "https://login.example/oauth/token",
+                               "jwks_uri": "https://login.example/oauth/jwks"]
+        var reply = Self.tokenReply.objectValue ?? JSONObject()
+        reply["id_token"] = "REDACTED"
+        let (harness, _) = try ReplayMatchingTests.harness([
+            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: discovery),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                         body: .object(JSONObject([("form", [["grant_type", "authorization_code"], ["code", "REDACTED"], ["client_id", "app-7"]])])),
+                                         reply: .object(reply)),
+        ])
+        defer { harness.stop() }
+        let served = try harness.get("/.well-known/openid-configuration").json()
+        #expect(served["jwks_uri"] == .string(harness.base + "/oauth/jwks"))
+        let granted = try harness.post("/oauth/token", form: [("grant_type", "authorization_code"), ("code", "abc"), ("client_id", "app-7")])
+        #expect(granted.status == 200)
+        let idToken = try #require(try granted.json()["id_token"]?.stringValue)
+        let parts = idToken.split(separator: ".").map(String.init)
+        try #require(parts.count == 3, "a JWT: \(idToken)")
+        let header = try JSONParser.parse(try #require(Base64.decode(parts[0])))
+        let claims = try JSONParser.parse(try #require(Base64.decode(parts[1])))
+        #expect(header["alg"] == "HS256")
+        #expect(claims["iss"] == .string(harness.base))
+        #expect(claims["aud"] == "app-7")
+        #expect(claims["exp"]?.intValue.map { $0 - (claims["iat"]?.intValue ?? 0) } == 3600)
+
+        let jwks = try harness.get("/oauth/jwks")
+        #expect(jwks.status == 200)
+        let key = try #require(try jwks.json()["keys"]?[0])
+        #expect(key["kid"] == header["kid"])
+        let encodedKey = try #require(key["k"]?.stringValue)
+        let secret = try #require(Base64.decode(encodedKey))
+        let expected = Base64.encode(Self.hmacSHA256(key: secret, message: Array((parts[0] + "." + parts[1]).utf8)), urlSafe: true)
+        #expect(parts[2] == expected, "the served key verifies the ID token")
+        let forged = Base64.encode(Self.hmacSHA256(key: Array("other".utf8), message: Array((parts[0] + "." + parts[1]).utf8)), urlSafe: true)
+        #expect(parts[2] != forged)
+    }
+
+    /// HMAC-SHA256 (RFC 2104), written again here so the test checks the replay's own.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? Digest.sha256(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        return Digest.sha256(block.map { $0 ^ 0x5c } + Digest.sha256(block.map { $0 ^ 0x36 } + message))
+    }
+
+    @Test func hmacSHA256MatchesRFC4231() {
+        // RFC 4231 test case 2.
+        let mac = Self.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(Digest.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
 }

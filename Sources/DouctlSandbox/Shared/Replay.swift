@@ -112,8 +112,10 @@ final class ReplayStore: Sendable {
 
     /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
-    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "") -> Outcome {
+    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "", now: Double = 0) -> Outcome {
         if let refusal = login.refusal(request) { return .recorded(refusal) }
+        if request.method == "GET", let path = login.jwksPath, request.path == path { return .recorded(Reply.json(200, login.jwks)) }
+        let requestBody = body
         var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
         if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
             differences = recordings.map { compare($0, request, body, method: request.method) }
@@ -128,7 +130,9 @@ final class ReplayStore: Sendable {
         let index = matches[min(turn, matches.count - 1)]
         let recording = recordings[index]
         var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
-        if login.grants.contains(index) { body = login.fresh(body) }
+        if login.grants.contains(index) {
+            body = login.fresh(body, client: ReplayLogin.client(request, body: requestBody), base: base, now: now)
+        }
         return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
 

@@ -8,13 +8,21 @@ import DouctlSystem
 /// new random `access_token` and `refresh_token` values in place of the recorded (scrubbed)
 /// ones. Once a recording has a grant, the replay checks bearer tokens: those it issued
 /// reach the recorded routes, any other gets the recorded 401 (or a plain 401 JSON when the
-/// recording has none). A request without a credential matches as before.
+/// recording has none). A request without a credential matches as before. A recorded
+/// `id_token` is replaced by one the replay signs (HS256) with a key of its own: `iss` the
+/// replay's origin, `aud` the client, the recorded claims kept where the recording kept them;
+/// that key is served at the recorded `jwks_uri` path.
 final class ReplayLogin: Sendable {
     /// The indices of the recordings that grant a token.
     let grants: Set<Int>
     /// The recorded refusal of a bad token, if any.
     private let refusal: (status: Int, headers: [(String, String)], body: [UInt8])?
     private let issued = LockedValue<Set<String>>([])
+    /// The replay's ID-token signing key (random per run) and its key id.
+    let signingKey: [UInt8]
+    let keyID: String
+    /// The path of the recorded `jwks_uri`, where the replay serves its key.
+    let jwksPath: String?
     static let tokenFields = ["access_token", "refresh_token"]
 
     init(recordings: [ReplayStore.Recording]) {
@@ -22,6 +30,63 @@ final class ReplayLogin: Sendable {
         for (index, recording) in recordings.enumerated() where Self.isGrant(recording) { grants.insert(index) }
         self.grants = grants
         refusal = recordings.first { $0.status == 401 }.map { ($0.status, $0.responseHeaders, $0.responseBody) }
+        signingKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        keyID = "replay-" + Secrets.hex(byteCount: 4)
+        jwksPath = recordings.lazy.compactMap { recording -> String? in
+            guard ReplayStore.isDiscovery(recording.path), let json = try? JSONParser.parse(recording.responseBody),
+                  let uri = json["jwks_uri"]?.stringValue else { return nil }
+            let origin = ReplayStore.origin(of: uri)
+            return origin.isEmpty ? nil : String(uri.dropFirst(origin.count))
+        }.first
+    }
+
+    /// The JWKS document holding the replay's signing key (a symmetric key: the replay is a
+    /// fake, and its clients are the ones checking its signatures).
+    var jwks: JSON {
+        ["keys": [["kty": "oct", "use": "sig", "alg": "HS256", "kid": .string(keyID), "k": .string(Base64.encode(signingKey, urlSafe: true))]]]
+    }
+
+    /// A JWT whose signature the served key verifies: `iss` is `base`, `aud` the client.
+    func idToken(recorded: String, client: String?, base: String, now: Double, lifetime: Int) -> String {
+        var claims = JSONObject()
+        if let recordedClaims = Self.claims(recorded)?.objectValue {
+            for (key, value) in recordedClaims { claims[key] = value }
+        }
+        if claims["sub"] == nil { claims["sub"] = "replay-user" }
+        claims["iss"] = .string(base)
+        if let client { claims["aud"] = .string(client) }
+        claims["iat"] = .int(Int(now))
+        claims["exp"] = .int(Int(now) + lifetime)
+        let header: JSON = ["alg": "HS256", "typ": "JWT", "kid": .string(keyID)]
+        let signed = Base64.encode(header.serialized(.compact), urlSafe: true) + "." + Base64.encode(JSON.object(claims).serialized(.compact), urlSafe: true)
+        return signed + "." + Base64.encode(Self.hmacSHA256(key: signingKey, message: Array(signed.utf8)), urlSafe: true)
+    }
+
+    /// A JWT's payload, when the recording kept one (a scrubbed recording holds `REDACTED`).
+    static func claims(_ token: String) -> JSON? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64.decode(String(parts[1])), let json = try? JSONParser.parse(payload),
+              case .object = json else { return nil }
+        return json
+    }
+
+    /// HMAC-SHA256 (RFC 2104).
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? Digest.sha256(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = Digest.sha256(block.map { $0 ^ 0x36 } + message)
+        return Digest.sha256(block.map { $0 ^ 0x5c } + inner)
+    }
+
+    /// The client a token request names: its `client_id` field, else its Basic user.
+    static func client(_ request: HTTPServerRequest, body: ReplayBody) -> String? {
+        if case .form(let fields) = body, let id = fields.first(where: { $0.name == "client_id" })?.value { return id }
+        if case .json(let json) = body, let id = json["client_id"]?.stringValue { return id }
+        guard let header = request.headers["Authorization"], HTTPSyntax.asciiLowercased(String(header.prefix(6))) == "basic ",
+              let decoded = Base64.decode(String(HTTPSyntax.trimmingWhitespace(header.dropFirst(6)))) else { return nil }
+        let pair = String(decoding: decoded, as: UTF8.self)
+        let user = pair.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        return FormURLEncoded.parse("u=" + user).first?.value ?? user
     }
 
     static func isGrant(_ recording: ReplayStore.Recording) -> Bool {
@@ -30,8 +95,9 @@ final class ReplayLogin: Sendable {
     }
 
     /// The recorded grant `body` with fresh token values, which the replay then accepts.
-    func fresh(_ body: [UInt8]) -> [UInt8] {
+    func fresh(_ body: [UInt8], client: String? = nil, base: String = "", now: Double = 0) -> [UInt8] {
         guard case .object(let object)? = try? JSONParser.parse(body) else { return body }
+        let lifetime = object["expires_in"]?.intValue ?? Int(object["expires_in"]?.stringValue ?? "") ?? 3600
         var issuedHere: [String] = []
         func renew(_ object: JSONObject) -> JSONObject {
             var result = JSONObject()
@@ -40,6 +106,8 @@ final class ReplayLogin: Sendable {
                     let token = Secrets.hex(byteCount: 20)
                     if key == "access_token" { issuedHere.append(token) }
                     result[key] = .string(token)
+                } else if key == "id_token", let recorded = member.stringValue {
+                    result[key] = .string(idToken(recorded: recorded, client: client, base: base, now: now, lifetime: lifetime))
                 } else if key == "data", case .object(let inner) = member, inner["access_token"] != nil {
                     result[key] = .object(renew(inner))
                 } else {

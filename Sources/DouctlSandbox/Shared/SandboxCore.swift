@@ -106,7 +106,7 @@ final class SandboxCore: Sendable {
             response = refused
         } else if let replay {
             // A login step the recording lacks is served live, so any login flow works.
-            switch replay.answer(request, body: body, base: baseURL.value) {
+            switch replay.answer(request, body: body, base: baseURL.value, now: configuration.clock.now()) {
             case .recorded(let recorded):
                 response = recorded
             case .unmatched(let refusal, let line):
