@@ -11,7 +11,8 @@ import DouctlSystem
 /// compared. Several matches are served in recorded order, the last one again when they run
 /// out. Anything else is a 501 naming the closest recording and how it differs, except a
 /// login step no recording answers: the sandbox serves that itself (`SandboxCore`), so a
-/// login works against any recording.
+/// login works against any recording. A recorded login is replayed for a new client with
+/// fresh tokens, and then only those tokens are accepted (`ReplayLogin`).
 final class ReplayStore: Sendable {
     struct Recording: Sendable {
         /// The file (and entry) it came from, for the 501 reply.
