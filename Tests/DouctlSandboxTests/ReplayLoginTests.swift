@@ -80,6 +80,20 @@ import Testing
         #expect(try harness.get("/api/me").status == 401)
     }
 
+    @Test func aTokenFromTheSandboxsOwnLoginStepIsAcceptedToo() throws {
+        let (harness, _) = try ReplayMatchingTests.harness(Self.recording(unauthorized: ["error": "bad token"]))
+        defer { harness.stop() }
+        // The recording's grant is a password grant at /oauth/token; this authorization-code
+        // grant is not recorded, so the sandbox's own token endpoint answers it.
+        let code = try harness.authorizationCode()
+        let reply = try harness.tokenRequest(Harness.client + [("grant_type", "authorization_code"), ("code", code),
+                                                               ("redirect_uri", Harness.loopbackRedirect)])
+        #expect(reply.status == 200, "\(reply.text)")
+        let token = try #require(try reply.json()["access_token"]?.stringValue)
+        #expect(try harness.get("/api/me", token: token).status == 200)
+        #expect(try harness.get("/api/me", token: token + "x").status == 401)
+    }
+
     @Test func aRecordingWithoutALoginChecksNoToken() throws {
         let (harness, _) = try ReplayMatchingTests.harness([ReplayMatchingTests.exchange("GET", "/api/me", reply: ["name": "ann"])])
         defer { harness.stop() }

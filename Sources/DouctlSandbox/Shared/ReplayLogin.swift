@@ -121,6 +121,15 @@ final class ReplayLogin: Sendable {
         return JSON.object(renewed).serialized(.compact)
     }
 
+    /// A token the sandbox's own OAuth server issued for a login step the recording lacks:
+    /// the replay accepts it as one of its own.
+    func noteIssued(_ response: HTTPServerResponse) {
+        guard (200..<300).contains(response.status), case .bytes(let bytes) = response.body,
+              let json = try? JSONParser.parse(bytes),
+              let token = json["access_token"]?.stringValue ?? json["data"]?["access_token"]?.stringValue else { return }
+        issued.withLock { _ = $0.insert(token) }
+    }
+
     /// The 401 for a bearer token the replay did not issue; nil when the request carries
     /// none, carries one it issued, or the recording has no login to issue one.
     func refusal(_ request: HTTPServerRequest) -> HTTPServerResponse? {

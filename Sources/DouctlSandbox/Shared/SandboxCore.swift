@@ -112,6 +112,7 @@ final class SandboxCore: Sendable {
             case .unmatched(let refusal, let line):
                 if route.isOAuth {
                     response = router.dispatch(exchange)
+                    replay.login.noteIssued(response)
                 } else {
                     response = refusal
                     configuration.log?(TerminalText.escaped(line))
