@@ -68,8 +68,11 @@ enum SandboxCommand {
         saved from Firefox's or Chromium's developer tools or mitmproxy (base64 bodies
         decoded, compression and '_' fields ignored, redirects to the recorded origin
         kept on the replay; the host is not compared).
-        --record records logins too, so a replay answers the recorded login steps; a
-        login step the recording lacks is served by the sandbox itself (approved as
+        --record records logins too, so a replay answers the recorded login steps: a
+        recorded token grant issues fresh tokens of the recorded shape (a recorded id_token
+        is signed again with the replay's own key, served at the recorded jwks_uri path),
+        and once it has, only the bearer tokens the replay issued reach recorded routes;
+        others get the recorded 401. A login step the recording lacks is served by the sandbox itself (approved as
         ahbei), so 'douctl auth login' works against any replay. Log in to the profile
         the replay writes, then run the recorded commands with it.
         HEAD is answered wherever GET is (RFC 9110 §9.3.2): the same status and headers,
@@ -255,7 +258,8 @@ enum SandboxCommand {
         let login = replaying.grants > 0
             ? "the recorded login is replayed too"
             : "the recording has no login, so logins are approved as ahbei as on any sandbox"
-        return "Replaying the \(replaying.exchanges) exchanges recorded in \(directory) (tokens are not checked; "
+        let tokens = replaying.grants > 0 ? "only tokens the replay issues are accepted" : "tokens are not checked"
+        return "Replaying the \(replaying.exchanges) exchanges recorded in \(directory) (\(tokens); "
             + "anything not recorded is answered 501 no_recording, naming the closest recording). Log in first (\(login)): "
             + "douctl auth login --profile \(profile), then run the recorded commands with --profile \(profile)."
     }

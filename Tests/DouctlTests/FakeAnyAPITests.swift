@@ -370,4 +370,44 @@ import Testing
         let token = try douctl.run(["config", "get", "token_url", "--profile", "oidc"])
         #expect(token.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == url + "/token", "\(token)")
     }
+
+    /// A recorded login replays for a new client: `douctl auth login` against the replay
+    /// gets fresh tokens (the recording's were scrubbed), which reach the recorded API route;
+    /// curl with any other token gets the recorded 401.
+    @Test func aRecordedLoginReplaysForANewDouctl() throws {
+        let recordings = TemporaryDirectory.make(prefix: "login-replay")
+        func write(_ name: String, _ text: String) throws {
+            try text.write(toFile: recordings + "/" + name, atomically: true, encoding: .utf8)
+        }
+        try write("0001-POST-token.json", #"{"request":{"method":"POST","path":"/token","query":[],"headers":[["Content-Type","application/x-www-form-urlencoded"]],"#
+            + #""body":{"form":[["grant_type","client_credentials"],["client_id","c"],["client_secret","REDACTED"]]}},"#
+            + #""response":{"status":200,"headers":[["Content-Type","application/json"]],"#
+            + #""body":{"json":{"access_token":"REDACTED","token_type":"Bearer","expires_in":3600,"scope":"read"}}}}"#)
+        try write("0002-GET-api_me.json", #"{"request":{"method":"GET","path":"/api/me","query":[],"headers":[["Authorization","REDACTED"]]},"#
+            + #""response":{"status":200,"headers":[["Content-Type","application/json"]],"body":{"json":{"name":"ann"}}}}"#)
+        try write("0003-GET-api_me.json", #"{"request":{"method":"GET","path":"/api/me","query":[],"headers":[]},"#
+            + #""response":{"status":401,"headers":[["Content-Type","application/json"]],"body":{"json":{"detail":"recorded refusal"}}}}"#)
+
+        let (replay, url) = try Self.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": "new-client-secret"])
+        let add = try douctl.run(["profile", "add", "r", "--api-base", url, "--token-url", url + "/token", "--client-id", "c", "--token-auth", "post"])
+        #expect(add.status == 0, "\(add)")
+        let login = try douctl.run(["--profile", "r", "auth", "login", "--client-credentials"])
+        #expect(login.status == 0, "\(login)")
+        let credentials = try String(contentsOfFile: douctl.configDirectory + "/credentials.json", encoding: .utf8)
+        #expect(!credentials.contains("REDACTED"), "a fresh token, not the scrubbed one: \(credentials)")
+        let me = try douctl.run(["--profile", "r", "api", "/api/me"])
+        #expect(me.status == 0, "\(me)")
+        #expect(try me.json()["name"] == "ann")
+
+        let curl = try Tools.require("curl")
+        let wrong = try Self.run(curl, ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer not-issued", url + "/api/me"])
+        #expect(String(decoding: wrong.stdout, as: UTF8.self) == "401", "\(wrong)")
+        let body = try Self.run(curl, ["-sS", "-H", "Authorization: Bearer not-issued", url + "/api/me"])
+        #expect(try JSONParser.parse(body.stdout)["detail"] == "recorded refusal")
+    }
 }

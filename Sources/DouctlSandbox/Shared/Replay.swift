@@ -11,7 +11,8 @@ import DouctlSystem
 /// compared. Several matches are served in recorded order, the last one again when they run
 /// out. Anything else is a 501 naming the closest recording and how it differs, except a
 /// login step no recording answers: the sandbox serves that itself (`SandboxCore`), so a
-/// login works against any recording.
+/// login works against any recording. A recorded login is replayed for a new client with
+/// fresh tokens, and then only those tokens are accepted (`ReplayLogin`).
 final class ReplayStore: Sendable {
     struct Recording: Sendable {
         /// The file (and entry) it came from, for the 501 reply.
@@ -45,6 +46,8 @@ final class ReplayStore: Sendable {
     let recordings: [Recording]
     /// Recorded replies that granted a token (a login, or a refresh).
     let grants: Int
+    /// The recorded login, replayed with fresh tokens (`ReplayLogin`).
+    let login: ReplayLogin
     private let served = LockedValue<[Int: Int]>([:])
     static let ignoredHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "date", "keep-alive", "content-encoding"]
     /// Request bodies up to this size are compared; larger ones match any recording's.
@@ -52,10 +55,8 @@ final class ReplayStore: Sendable {
 
     init(recordings: [Recording]) {
         self.recordings = recordings
-        grants = recordings.filter { recording in
-            guard (200..<300).contains(recording.status), let json = try? JSONParser.parse(recording.responseBody) else { return false }
-            return json["access_token"] != nil || json["data"]?["access_token"] != nil
-        }.count
+        login = ReplayLogin(recordings: recordings)
+        grants = login.grants.count
     }
 
     /// Loads `--replay PATH`: a directory of douctl recordings, or a HAR file.
@@ -112,7 +113,10 @@ final class ReplayStore: Sendable {
 
     /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
-    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "") -> Outcome {
+    func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "", now: Double = 0) -> Outcome {
+        if let refusal = login.refusal(request) { return .recorded(refusal) }
+        if request.method == "GET", let path = login.jwksPath, request.path == path { return .recorded(Reply.json(200, login.jwks)) }
+        let requestBody = body
         var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
         if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
             differences = recordings.map { compare($0, request, body, method: request.method) }
@@ -124,8 +128,12 @@ final class ReplayStore: Sendable {
             counts[first] = next + 1
             return next
         }
-        let recording = recordings[matches[min(turn, matches.count - 1)]]
-        let body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        let index = matches[min(turn, matches.count - 1)]
+        let recording = recordings[index]
+        var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        if login.grants.contains(index) {
+            body = login.fresh(body, client: ReplayLogin.client(request, body: requestBody), base: base, now: now)
+        }
         return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
 

@@ -113,12 +113,13 @@ final class SandboxCore: Sendable {
             }
         } else if let replay {
             // A login step the recording lacks is served live, so any login flow works.
-            switch replay.answer(request, body: body, base: baseURL.value) {
+            switch replay.answer(request, body: body, base: baseURL.value, now: configuration.clock.now()) {
             case .recorded(let recorded):
                 response = recorded
             case .unmatched(let refusal, let line):
                 if route.isOAuth {
                     response = router.dispatch(exchange)
+                    replay.login.noteIssued(response)
                 } else {
                     response = refusal
                     configuration.log?(TerminalText.escaped(line))
