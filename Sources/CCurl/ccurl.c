@@ -165,28 +165,31 @@ void *ccurl_trusted_dlopen(const char *override, const char *variable, const cha
 }
 #endif
 
-static char open_reason[400] = "not found";
-
-void *ccurl_open_system_library(const char *variable, const char *const *apple_names, const char *const *linux_names, int flags, char *reason, size_t reason_size) {
+void *ccurl_open_system_library(const char *variable, const char *what, const char *const *apple_names, const char *const *linux_names, int flags, char *error, size_t error_size) {
     const char *override = getenv(variable);
+    void *library = NULL;
 #if defined(__APPLE__)
-    (void)linux_names; (void)reason; (void)reason_size;
-    if (override && *override) return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    for (int i = 0; apple_names[i]; i++) {
-        void *library = dlopen(apple_names[i], flags);
-        if (library) return library;
+    (void)linux_names;
+    if (override && *override) {
+        library = dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        for (int i = 0; apple_names[i] && !library; i++) library = dlopen(apple_names[i], flags);
     }
-    return NULL;
+    const char *reason = library ? NULL : dlerror();
 #else
     (void)apple_names;
-    return ccurl_trusted_dlopen(override, variable, linux_names, flags, reason, reason_size);
+    char why[400] = "not found";
+    library = ccurl_trusted_dlopen(override, variable, linux_names, flags, why, sizeof why);
+    const char *reason = why;
 #endif
+    if (!library) snprintf(error, error_size, "cannot load %s (%s)", what, reason ? reason : "not found");
+    return library;
 }
 
 static void *open_library(void) {
     static const char *const apple_names[] = {"libcurl.4.dylib", "/usr/lib/libcurl.4.dylib", NULL};
     static const char *const linux_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so", NULL};
-    return ccurl_open_system_library("DOUCTL_LIBCURL", apple_names, linux_names, open_flags, open_reason, sizeof open_reason);
+    return ccurl_open_system_library("DOUCTL_LIBCURL", "libcurl", apple_names, linux_names, open_flags, load_error, sizeof load_error);
 }
 
 #define RESOLVE(field, symbol)                                                       \
@@ -200,16 +203,7 @@ static void *open_library(void) {
 
 static void load(void) {
     void *library = open_library();
-    if (!library) {
-#if defined(__APPLE__)
-        const char *reason = dlerror();
-#else
-        const char *reason = open_reason;
-#endif
-        snprintf(load_error, sizeof load_error, "cannot load libcurl (%s)",
-                 reason ? reason : "not found");
-        return;
-    }
+    if (!library) return;
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(version, "curl_version");
     RESOLVE(easy_init, "curl_easy_init");

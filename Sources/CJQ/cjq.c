@@ -56,14 +56,13 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = 1;
 static char load_error[512] = "libjq was not loaded";
 
-static char open_reason[400] = "not found";
 
 /* From the system's library directories only, never beside the executable or the working
    directory (issue 39; ccurl_trusted_dlopen in CCurl says where it looks). */
 static void *open_library(void) {
     static const char *const apple_names[] = {"libjq.1.dylib", "/usr/local/lib/libjq.1.dylib", "/opt/homebrew/lib/libjq.1.dylib", NULL};
     static const char *const linux_names[] = {"libjq.so.1", "libjq.so", NULL};
-    return ccurl_open_system_library("DOUCTL_LIBJQ", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
+    return ccurl_open_system_library("DOUCTL_LIBJQ", "libjq", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, load_error, sizeof load_error);
 }
 
 #define RESOLVE(name)                                                                  \
@@ -77,15 +76,7 @@ static void *open_library(void) {
 
 static void load(void) {
     void *library = open_library();
-    if (!library) {
-#if defined(__APPLE__)
-        const char *reason = dlerror();
-#else
-        const char *reason = open_reason;
-#endif
-        snprintf(load_error, sizeof load_error, "cannot load libjq (%s)", reason ? reason : "not found");
-        return;
-    }
+    if (!library) return;
     RESOLVE(jq_init);
     RESOLVE(jq_set_error_cb);
     RESOLVE(jq_compile_args);

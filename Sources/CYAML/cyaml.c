@@ -75,14 +75,13 @@ static struct {
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = 1;
 static char load_error[512] = "libyaml was not loaded";
-static char open_reason[400] = "not found";
 
 /* From the system's library directories only, never beside the executable or the working
    directory (issue 39; ccurl_trusted_dlopen in CCurl says where it looks). */
 static void *open_library(void) {
     static const char *const apple_names[] = {"libyaml-0.2.dylib", "/usr/local/lib/libyaml-0.2.dylib", "/opt/homebrew/lib/libyaml-0.2.dylib", NULL};
     static const char *const linux_names[] = {"libyaml-0.so.2", "libyaml.so", NULL};
-    return ccurl_open_system_library("DOUCTL_LIBYAML", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, open_reason, sizeof open_reason);
+    return ccurl_open_system_library("DOUCTL_LIBYAML", "libyaml", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, load_error, sizeof load_error);
 }
 
 #define RESOLVE(field, symbol)                                                       \
@@ -96,15 +95,7 @@ static void *open_library(void) {
 
 static void load(void) {
     void *library = open_library();
-    if (!library) {
-#if defined(__APPLE__)
-        const char *reason = dlerror();
-#else
-        const char *reason = open_reason;
-#endif
-        snprintf(load_error, sizeof load_error, "cannot load libyaml (%s)", reason ? reason : "not found");
-        return;
-    }
+    if (!library) return;
     RESOLVE(parser_initialize, "yaml_parser_initialize");
     RESOLVE(parser_delete, "yaml_parser_delete");
     RESOLVE(parser_set_input_string, "yaml_parser_set_input_string");

@@ -167,9 +167,9 @@ void *ccurl_trusted_dlopen(const char *override, const char *variable, const cha
 
 /// One system library for libcurl, libjq and libyaml alike: `variable`'s value (an absolute
 /// path) when set, else the first of the platform's names that opens (on Linux through
-/// ccurl_trusted_dlopen, so never beside the executable). NULL with `reason` filled (Linux)
-/// or dlerror() set (macOS) when none opens.
-void *ccurl_open_system_library(const char *variable, const char *const *apple_names, const char *const *linux_names, int flags, char *reason, size_t reason_size);
+/// ccurl_trusted_dlopen, so never beside the executable). NULL when none opens, with
+/// "cannot load WHAT (why)" written to `error`.
+void *ccurl_open_system_library(const char *variable, const char *what, const char *const *apple_names, const char *const *linux_names, int flags, char *error, size_t error_size);
 
 /// The keeper (douctl keeper serve): sending a client's request through a connection a
 /// douctl process holds for this user. Client side: libcurl's sockets to the keeper are
