@@ -95,12 +95,9 @@ struct BashCompletionTests {
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
         let bash = try RenderTestSupport.tool("bash")
-        let directory = try RenderTestSupport.filesDirectory()
-        let scripts = try RenderTestSupport.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: scripts)
-        }
+        let scratch = try RenderTestSupport.ShellScratch()
+        defer { scratch.remove() }
+        let (directory, scripts) = (scratch.files, scratch.scripts)
         let scriptURL = scripts.appendingPathComponent("douctl.bash")
         try RenderTestSupport.write(Self.script, to: scriptURL)
         let words = request.words.map(RenderTestSupport.quoted).joined(separator: " ")
@@ -202,12 +199,9 @@ struct ZshCompletionTests {
     /// collects what the completion system adds, by wrapping compadd.
     static func complete(_ line: String, autoload: Bool) throws -> [String] {
         let zsh = try RenderTestSupport.tool("zsh")
-        let directory = try RenderTestSupport.filesDirectory()
-        let scripts = try RenderTestSupport.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: scripts)
-        }
+        let scratch = try RenderTestSupport.ShellScratch()
+        defer { scratch.remove() }
+        let (directory, scripts) = (scratch.files, scratch.scripts)
         let functions = scripts.appendingPathComponent("functions", isDirectory: true)
         try FileManager.default.createDirectory(at: functions, withIntermediateDirectories: false)
         let scriptURL = functions.appendingPathComponent("_douctl")
@@ -335,12 +329,9 @@ struct FishCompletionTests {
     @Test(arguments: cases)
     func completes(_ request: CompletionCase) throws {
         let fish = try RenderTestSupport.tool("fish")
-        let directory = try RenderTestSupport.filesDirectory()
-        let scripts = try RenderTestSupport.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: scripts)
-        }
+        let scratch = try RenderTestSupport.ShellScratch()
+        defer { scratch.remove() }
+        let (directory, scripts) = (scratch.files, scratch.scripts)
         let scriptURL = scripts.appendingPathComponent("douctl.fish")
         try RenderTestSupport.write(Self.script, to: scriptURL)
         let driver = """

@@ -10,12 +10,9 @@ import Testing
 struct OperationCompletionTests {
     @Test func bashAsksDouctlForAnUnknownFirstWordOnly() throws {
         let bash = try RenderTestSupport.tool("bash")
-        let directory = try RenderTestSupport.filesDirectory()
-        let scripts = try RenderTestSupport.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: scripts)
-        }
+        let scratch = try RenderTestSupport.ShellScratch()
+        defer { scratch.remove() }
+        let (directory, scripts) = (scratch.files, scratch.scripts)
         let scriptURL = scripts.appendingPathComponent("douctl.bash")
         try RenderTestSupport.write(BashCompletion.render(RenderFixture.root), to: scriptURL)
         func complete(_ words: [String]) throws -> [String] {
@@ -41,12 +38,9 @@ struct OperationCompletionTests {
 
     @Test func fishAsksDouctlForAnUnknownFirstWordOnly() throws {
         let fish = try RenderTestSupport.tool("fish")
-        let directory = try RenderTestSupport.filesDirectory()
-        let scripts = try RenderTestSupport.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: scripts)
-        }
+        let scratch = try RenderTestSupport.ShellScratch()
+        defer { scratch.remove() }
+        let (directory, scripts) = (scratch.files, scratch.scripts)
         let scriptURL = scripts.appendingPathComponent("douctl.fish")
         try RenderTestSupport.write(FishCompletion.render(RenderFixture.root), to: scriptURL)
         func complete(_ line: String) throws -> [String] {

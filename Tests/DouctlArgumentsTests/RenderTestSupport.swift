@@ -86,6 +86,23 @@ enum RenderTestSupport {
         return directory
     }
 
+    /// What a shell completion test runs in: `files` (filesDirectory, the shell's working
+    /// directory) and `scripts` (where the rendered script goes); `remove()` deletes both.
+    struct ShellScratch {
+        let files: URL
+        let scripts: URL
+
+        init() throws {
+            files = try filesDirectory()
+            scripts = try temporaryDirectory()
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: files)
+            try? FileManager.default.removeItem(at: scripts)
+        }
+    }
+
     static func write(_ text: String, to url: URL) throws {
         try Data(text.utf8).write(to: url)
     }
