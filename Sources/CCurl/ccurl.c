@@ -192,14 +192,7 @@ static void *open_library(void) {
     return ccurl_open_system_library("DOUCTL_LIBCURL", "libcurl", apple_names, linux_names, open_flags, load_error, sizeof load_error);
 }
 
-#define RESOLVE(field, symbol)                                                       \
-    do {                                                                             \
-        *(void **)(&curl.field) = dlsym(library, symbol);                            \
-        if (!curl.field) {                                                           \
-            snprintf(load_error, sizeof load_error, "libcurl lacks %s", symbol);     \
-            return;                                                                  \
-        }                                                                            \
-    } while (0)
+#define RESOLVE(field, symbol) CCURL_RESOLVE(library, curl.field, symbol, "libcurl", load_error)
 
 static void load(void) {
     void *library = open_library();

@@ -65,14 +65,7 @@ static void *open_library(void) {
     return ccurl_open_system_library("DOUCTL_LIBJQ", "libjq", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, load_error, sizeof load_error);
 }
 
-#define RESOLVE(name)                                                                  \
-    do {                                                                               \
-        *(void **)(&jq.name) = dlsym(library, #name);                                  \
-        if (!jq.name) {                                                                \
-            snprintf(load_error, sizeof load_error, "libjq lacks %s", #name);          \
-            return;                                                                    \
-        }                                                                              \
-    } while (0)
+#define RESOLVE(name) CCURL_RESOLVE(library, jq.name, #name, "libjq", load_error)
 
 static void load(void) {
     void *library = open_library();

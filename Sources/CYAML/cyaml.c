@@ -84,14 +84,7 @@ static void *open_library(void) {
     return ccurl_open_system_library("DOUCTL_LIBYAML", "libyaml", apple_names, linux_names, RTLD_LAZY | RTLD_LOCAL, load_error, sizeof load_error);
 }
 
-#define RESOLVE(field, symbol)                                                       \
-    do {                                                                             \
-        *(void **)(&yaml.field) = dlsym(library, symbol);                            \
-        if (!yaml.field) {                                                           \
-            snprintf(load_error, sizeof load_error, "libyaml lacks %s", symbol);     \
-            return;                                                                  \
-        }                                                                            \
-    } while (0)
+#define RESOLVE(field, symbol) CCURL_RESOLVE(library, yaml.field, symbol, "libyaml", load_error)
 
 static void load(void) {
     void *library = open_library();

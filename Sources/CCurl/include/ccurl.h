@@ -171,6 +171,17 @@ void *ccurl_trusted_dlopen(const char *override, const char *variable, const cha
 /// "cannot load WHAT (why)" written to `error`.
 void *ccurl_open_system_library(const char *variable, const char *what, const char *const *apple_names, const char *const *linux_names, int flags, char *error, size_t error_size);
 
+/// In a loader's load(): points `slot` at the library's `symbol`, or writes "WHAT lacks SYMBOL"
+/// to `error` (a char array) and returns. Each loader wraps it as its own RESOLVE.
+#define CCURL_RESOLVE(library, slot, symbol, what, error)                               \
+    do {                                                                               \
+        *(void **)(&(slot)) = dlsym(library, symbol);                                  \
+        if (!(slot)) {                                                                 \
+            snprintf(error, sizeof error, "%s lacks %s", what, symbol);                \
+            return;                                                                    \
+        }                                                                              \
+    } while (0)
+
 /// The keeper (douctl keeper serve): sending a client's request through a connection a
 /// douctl process holds for this user. Client side: libcurl's sockets to the keeper are
 /// made by `open` (libcurl connects them), handed to `ready` once connected and before the
