@@ -10,12 +10,15 @@ enum GlobalOptions {
     enum Group: String, CaseIterable {
         /// --profile, --config-dir: commands that read the config directory.
         case profile
-        /// --api-base, -v, --timeout, retries, --max-time, rate limits, the cache, --record,
+        /// --api-base, -v, --timeout, retries, --max-time, rate limits, the cache,
         /// --error-body: commands that send requests (auth's too).
         case request
         /// --timeout and --max-time: commands that send requests, and `profile add` (its
         /// --issuer discovery), which takes no other request option.
         case time
+        /// --record: commands that send requests, and `profile add` (its --issuer discovery
+        /// is a login's first exchange, recorded with it).
+        case record
         /// TLS and proxy options: commands that send requests.
         case network
         /// --pretty, --compact: commands that print JSON.
@@ -28,7 +31,7 @@ enum GlobalOptions {
 
     /// Every group but `api`: the root's default, so only a command the tree says calls the
     /// API takes that group.
-    static let sendingRequests: [Group] = [.profile, .request, .time, .network, .output]
+    static let sendingRequests: [Group] = [.profile, .request, .time, .record, .network, .output]
 
     static let specs: [OptionSpec] = GlobalOptionValues.optionSpecs
 }
@@ -103,7 +106,7 @@ struct GlobalOptionValues: CommandOptions {
                    return seconds
                }),
         .flag({ $0.cacheOnly = $1 }, (OptionSpec.flag("cache-only", help: "answer GET/HEAD only from the response cache; send nothing")).inGroup(GlobalOptions.Group.request.rawValue)),
-        .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.request.rawValue)),
+        .value({ $0.record = $1 }, (OptionSpec("record", value: ValueSpec("DIR", completion: .directory), help: "write every exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed (serve it back: douctl sandbox --replay DIR)")).inGroup(GlobalOptions.Group.record.rawValue)),
         .flag({ $0.dryRun = $1 }, (OptionSpec.flag("dry-run", help: "print the requests of a command that calls the API as curl command lines instead of sending them (token as $DOUCTL_TOKEN)")).inGroup(GlobalOptions.Group.api.rawValue)),
         .value({ $0.caBundle = $1 }, (OptionSpec("cacert", value: ValueSpec("FILE", completion: .file),
                        help: "trust the CA certificates in this PEM file instead of the system's (else $CURL_CA_BUNDLE, $SSL_CERT_FILE, profile ca_bundle)")).inGroup(GlobalOptions.Group.network.rawValue)),

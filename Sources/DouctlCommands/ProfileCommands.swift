@@ -53,7 +53,7 @@ enum ProfileCommands {
                 Example("douctl profile add corp --issuer https://login.example.com --client-id ID --scopes openid,profile", "any OpenID Connect or RFC 8414 provider: endpoints, token_auth and pkce read from its metadata"),
                 Example("douctl profile add pets --openapi https://petstore3.swagger.io/api/v3/openapi.json", "any API by its description (OpenAPI 3.x or Swagger 2.0, JSON or YAML): douctl pets --help lists its operations"),
                 Example("douctl profile add gh --api-base https://api.github.com --authorize-url https://github.com/login/oauth/authorize --token-url https://github.com/login/oauth/access_token --client-id ID --user-url /user --scopes read:user", "any OAuth2 API (here GitHub)"),
-            ]), options: Add.self, run: add).inheriting([.profile, .output, .time]),
+            ]), options: Add.self, run: add).inheriting([.profile, .output, .time, .record]),
         OpenAPIProfile.refreshCommand.inheriting([.profile, .output, .time]),
         Command(CommandSpec("remove", abstract: "delete a profile and its stored login"), options: Named.self, run: remove),
         Command(CommandSpec("use", abstract: "make a profile the default"), options: Named.self, run: use),
@@ -204,7 +204,7 @@ enum ProfileCommands {
     static func discovered(_ issuer: String, options: Add, changes: [(ProfileKey, ProfileValue)], context: CommandContext) throws(DouctlError) -> [(ProfileKey, ProfileValue)] {
         let existing = try context.session.config().profile(named: options.name)
         let hasSecret = options.settings[.clientSecret] != nil || existing?[.clientSecret] != nil
-        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.session.http())
+        let metadata = try ProviderMetadata.discover(issuer: issuer, http: try context.session.http(), recorder: context.session.settings.requests.recorder)
         var result = changes
         for (key, value) in metadata.settings(hasSecret: hasSecret) where options.settings[key] == nil || key == .issuer {
             result.removeAll { $0.0 == key }

@@ -20,7 +20,8 @@ enum ResourceLogin {
             return
         }
         let http = try context.session.http()
-        let discovery = try ResourceDiscovery.discover(url, http: http)
+        let recorder = context.session.settings.requests.recorder
+        let discovery = try ResourceDiscovery.discover(url, http: http, recorder: recorder)
         let name = discovery.profileName
         if config.profile(named: name) != nil || Preset.named(name) != nil {
             throw .usage("a profile named '\(name)' exists with another api_base; log in to it with --profile \(name), or remove it first")
@@ -31,7 +32,7 @@ enum ResourceLogin {
             client = (given, nil)
         } else {
             redirectURI = ResourceDiscovery.redirectURI()
-            client = try discovery.register(redirectURI: redirectURI, http: http)
+            client = try discovery.register(redirectURI: redirectURI, http: http, recorder: recorder)
         }
         let settings = discovery.settings(clientID: client.clientID, clientSecret: client.clientSecret, redirectURI: redirectURI)
         try context.session.updateConfig { (config: inout ConfigFile) throws(DouctlError) in

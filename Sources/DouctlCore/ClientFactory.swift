@@ -33,7 +33,7 @@ public struct ClientFactory: Sendable {
     }
 
     public func makeTokens(http client: any HTTPTransport) -> AccessTokenSource {
-        credential.tokens(profile: profile, store: store, http: client, now: requests.clock.now)
+        credential.tokens(profile: profile, store: store, http: client, recorder: requests.recorder, now: requests.clock.now)
     }
 
     /// A client for one worker; a cookie jar that cannot be read fails it (exit 3).

@@ -68,12 +68,12 @@ public enum CredentialInForce: Sendable, Equatable {
     /// Where requests get their token: `DOUCTL_TOKEN` as is, the stored login (read when
     /// each request is sent, refreshed as needed), or none: with no stored login when the
     /// run decided, the store is not read again.
-    public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport,
+    public func tokens(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport, recorder: ExchangeRecorder? = nil,
                        now: @escaping @Sendable () -> Double) -> AccessTokenSource {
         switch self {
         case .environmentToken(let token): return FixedToken(token)
         case .placeholder(let text, let scheme): return FixedToken(text, scheme: scheme)
-        case .storedToken: return StoredTokens(profile: profile, store: store, http: http, now: now)
+        case .storedToken: return StoredTokens(profile: profile, store: store, http: http, recorder: recorder, now: now)
         case .cookieSession, .none: return NoStoredLogin(profile: profile.name)
         }
     }

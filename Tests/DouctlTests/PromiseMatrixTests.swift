@@ -396,6 +396,40 @@ struct PromiseMatrixTests {
         #expect(server.received.contains { $0.bodyText.contains(Self.clientSecret) || ($0.header("Authorization") ?? "").hasPrefix("Basic") }, "\(kind): the secret was not sent")
         #expect(!result.stderr.contains(Self.clientSecret), "\(kind): \(result.stderr)")
     }
+
+    /// Issue 41: `--record DIR` on a login records its exchanges (the device endpoint's, the
+    /// token endpoint's) with none of its secrets (the client secret, the device code, the
+    /// tokens, even where the server repeats them); a refused one leaves stdout empty.
+    @Test(arguments: [
+        ("device", ["auth", "login", "--device", "--no-browser"], true),
+        ("client credentials", ["auth", "login", "--client-credentials"], true),
+        ("client credentials refused", ["auth", "login", "--client-credentials"], false),
+    ])
+    func login_record_aRecordedLoginHoldsNoSecret(kind: String, arguments: [String], grants: Bool) throws {
+        let (deviceCode, access, refresh) = ("dc-5e3b1f0a99", "at-7c2e9d41bb", "rt-0f9a3c7d55")
+        let server = try TestServer { received in
+            if received.path == "/device" {
+                return .bytes(200, Array(#"{"device_code":"\#(deviceCode)","user_code":"ABCD-EFGH","verification_uri":"http://x/v","expires_in":600,"interval":1}"#.utf8), contentType: "application/json")
+            }
+            guard grants else {
+                return .bytes(401, Array(#"{"error":"invalid_client","error_description":"client_secret \#(Self.clientSecret) is wrong"}"#.utf8), contentType: "application/json")
+            }
+            return .bytes(200, Array(#"{"access_token":"\#(access)","refresh_token":"\#(refresh)","token_type":"Bearer","expires_in":3600,"note":"for \#(Self.clientSecret)"}"#.utf8), contentType: "application/json")
+        }
+        let douctl = Douctl(environment: ["DOUCTL_CLIENT_SECRET": Self.clientSecret])
+        try Self.loginProfile(douctl, base: server.baseURL)
+        let record = TemporaryDirectory.make(prefix: "matrix-record")
+        let result = try douctl.run(arguments + ["--profile", "p", "--record", record], timeout: 60)
+        #expect(result.status == (grants ? 0 : 4), "\(kind): \(result)")
+        if !grants { #expect(result.stdout.isEmpty, "\(kind): \(result.stdoutText)") }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: record))?.sorted() ?? []
+        #expect(names.contains { $0.hasSuffix("-POST-token.json") } && (kind != "device" || names.contains { $0.hasSuffix("-POST-device.json") }), "\(kind): \(names)")
+        let recorded = names.compactMap { try? String(contentsOfFile: record + "/" + $0, encoding: .utf8) }.joined()
+        #expect(server.received.contains { $0.bodyText.contains(Self.clientSecret) || ($0.header("Authorization") ?? "").hasPrefix("Basic") }, "\(kind): the secret was not sent")
+        for secret in [Self.clientSecret, deviceCode, access, refresh] {
+            #expect(!recorded.contains(secret), "\(kind): \(secret) in the recording: \(recorded)")
+        }
+    }
 }
 
 // MARK: - through the connection keeper (issue 44)

@@ -199,7 +199,8 @@ public struct LoginService {
         if profile.tokenAuth != .none, profile.clientSecret?.isEmpty ?? true {
             throw .usage("--client-credentials needs the profile's client_secret; set it with: douctl config set client_secret - --profile \(profile.name) (or DOUCTL_CLIENT_SECRET)")
         }
-        let endpoint = TokenEndpoint(profile: profile, http: try connect().http)
+        let connection = try connect()
+        let endpoint = TokenEndpoint(profile: profile, http: connection.http, recorder: connection.clients.requests.recorder)
         switch try endpoint.clientCredentials(scopes: profile.scopes) {
         case .granted(let grant):
             var credential = grant.credential(now: now(), requestedScopes: profile.scopes)

@@ -45,7 +45,9 @@ public struct ProviderMetadata: Sendable, Equatable {
 
     /// Reads the metadata of `issuer` through `http`: the first candidate answering 200 with
     /// a JSON object. Throws when none does, or when the document names another issuer.
-    public static func discover(issuer: String, http: any HTTPTransport) throws(DouctlError) -> ProviderMetadata {
+    /// `recorder` (`--record DIR`): each document asked for is recorded, a replay can
+    /// then answer the discovery too.
+    public static func discover(issuer: String, http: any HTTPTransport, recorder: ExchangeRecorder? = nil) throws(DouctlError) -> ProviderMetadata {
         guard issuer.hasPrefix("https://") || issuer.hasPrefix("http://"), URLParts(issuer) != nil,
               !issuer.contains("?"), !issuer.contains("#") else {
             throw .usage("invalid issuer '\(TerminalText.escaped(issuer))': expected an https:// URL with no query or fragment (RFC 8414 §2)")
@@ -55,12 +57,8 @@ public struct ProviderMetadata: Sendable, Equatable {
         }
         var tried: [String] = []
         for url in candidates(for: issuer) {
-            let response: HTTPResponse
-            do {
-                response = try http.fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")]))
-            } catch {
-                throw .transport(error)
-            }
+            let response = try LoginRequestPath(http: http, recorder: recorder)
+                .fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")]))
             guard response.status == 200, let json = try? JSONParser.parse(response.body), json.objectValue != nil else {
                 tried.append("\(url): HTTP \(response.status)")
                 continue

@@ -90,18 +90,20 @@ public struct ResourceDiscovery: Sendable {
     }
 
     /// Reads what `url` says about logging in to it, through `http` (no credential sent).
-    public static func discover(_ url: String, http: any HTTPTransport) throws(DouctlError) -> ResourceDiscovery {
+    /// `recorder` (`--record DIR`): every document asked for is recorded.
+    public static func discover(_ url: String, http: any HTTPTransport, recorder: ExchangeRecorder? = nil) throws(DouctlError) -> ResourceDiscovery {
+        let path = LoginRequestPath(http: http, recorder: recorder)
         try requireSecure(url, what: "API URL")
         let origin = ProfileChoice.origin(of: url)
         var metadataURL: String?
         // An unauthenticated request: a 401's challenge names the metadata (§5.1).
-        if let reply = try? http.fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")])),
+        if let reply = try? path.fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")])),
            reply.status == 401, let challenge = reply.head.header("WWW-Authenticate") {
             metadataURL = resourceMetadataParameter(challenge)
         }
         let source = metadataURL ?? wellKnownURL(for: url) ?? url
         try requireSecure(source, what: "resource metadata URL")
-        let document = try fetchJSON(source, http: http, what: "protected resource metadata (RFC 9728)")
+        let document = try fetchJSON(source, path: path, what: "protected resource metadata (RFC 9728)")
         // §3.3: the metadata names the resource it is about; another one's is refused.
         guard let resource = document["resource"]?.stringValue,
               [url, origin].contains(where: { $0 == resource || $0 + "/" == resource || $0 == resource + "/" }) else {
@@ -111,7 +113,7 @@ public struct ResourceDiscovery: Sendable {
             throw .badReply("the metadata at \(TerminalText.escaped(source)) names no authorization_servers; log in with a profile instead (douctl profile add NAME --issuer URL)", httpStatus: nil)
         }
         try requireSecure(server, what: "authorization server")
-        let provider = try ProviderMetadata.discover(issuer: server, http: http)
+        let provider = try ProviderMetadata.discover(issuer: server, http: http, recorder: recorder)
         // Every endpoint of a non-loopback server must be https, or a token crosses in clear.
         let endpoints = [provider.authorizationEndpoint, provider.tokenEndpoint, provider.deviceAuthorizationEndpoint,
                          provider.revocationEndpoint, provider.userinfoEndpoint, provider.registrationEndpoint].compactMap { $0 }
@@ -129,7 +131,7 @@ public struct ResourceDiscovery: Sendable {
 
     /// RFC 7591: registers douctl as a public client with a loopback redirect and the grants
     /// it uses; returns the client id (and a secret when the server issues one).
-    public func register(redirectURI: String, http: any HTTPTransport) throws(DouctlError) -> (clientID: String, clientSecret: String?) {
+    public func register(redirectURI: String, http: any HTTPTransport, recorder: ExchangeRecorder? = nil) throws(DouctlError) -> (clientID: String, clientSecret: String?) {
         guard let endpoint = provider.registrationEndpoint else {
             throw .usage("the authorization server \(TerminalText.escaped(provider.issuer)) offers no dynamic client registration; register a client there and pass it: DOUCTL_CLIENT_ID=ID douctl auth login \(apiBase)")
         }
@@ -143,8 +145,7 @@ public struct ResourceDiscovery: Sendable {
         let request = HTTPRequest(method: "POST", url: endpoint,
                                   headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json")],
                                   body: .bytes(Array(body.text(.compact).utf8)))
-        let reply: HTTPResponse
-        do { reply = try http.fetch(request) } catch { throw .transport(error) }
+        let reply = try LoginRequestPath(http: http, recorder: recorder).fetch(request)
         guard reply.status == 200 || reply.status == 201, let json = try? JSONParser.parse(reply.body) else {
             throw .badReply("the client registration at \(TerminalText.escaped(endpoint)) was refused (HTTP \(reply.status)); nothing was written", httpStatus: reply.status)
         }
@@ -175,9 +176,8 @@ public struct ResourceDiscovery: Sendable {
         return settings
     }
 
-    static func fetchJSON(_ url: String, http: any HTTPTransport, what: String) throws(DouctlError) -> JSON {
-        let reply: HTTPResponse
-        do { reply = try http.fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")])) } catch { throw .transport(error) }
+    static func fetchJSON(_ url: String, path: LoginRequestPath, what: String) throws(DouctlError) -> JSON {
+        let reply = try path.fetch(HTTPRequest(method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")]))
         guard reply.status == 200, let json = try? JSONParser.parse(reply.body), json.objectValue != nil else {
             throw .badReply("no \(what) at \(TerminalText.escaped(url)) (HTTP \(reply.status)); log in with a profile instead (douctl profile add NAME --issuer URL)", httpStatus: nil)
         }

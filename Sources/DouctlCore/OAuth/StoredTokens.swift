@@ -11,10 +11,12 @@ public final class StoredTokens: AccessTokenSource {
     private let endpoint: TokenEndpoint
     private let now: () -> Double
 
-    public init(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport, now: @escaping () -> Double = Timestamp.now) {
+    /// `recorder`: `--record DIR`, so a refresh is recorded with the login it continues.
+    public init(profile: ResolvedProfile, store: CredentialStore, http: any HTTPTransport, recorder: ExchangeRecorder? = nil,
+                now: @escaping () -> Double = Timestamp.now) {
         self.profile = profile
         self.store = store
-        endpoint = TokenEndpoint(profile: profile, http: http)
+        endpoint = TokenEndpoint(profile: profile, http: http, recorder: recorder)
         self.now = now
     }
 

@@ -253,20 +253,10 @@ public struct TokenEndpoint {
         // every line douctl prints (`SentSecrets`), wherever the server repeats it.
         let secretFields: Set<String> = ["client_secret", "refresh_token", "code", "code_verifier", "device_code", "token", "password"]
         request.secrets = fields.filter { secretFields.contains($0.0) }.map(\.1) + [profile.clientSecret].compactMap { $0 }
-        let response: HTTPResponse
-        do {
-            response = try http.fetch(request)
-        } catch {
-            throw .transport(error)
-        }
+        // `--record DIR`: through the recording layer, every token in the form or the reply
+        // scrubbed wherever it appears, not only by name.
+        let response = try LoginRequestPath(http: http, recorder: recorder).fetch(request)
         let json = try? JSONParser.parse(response.body)
-        if let recorder {
-            // Every token in the form or the reply is scrubbed wherever it appears, not only by name.
-            let named = ["access_token", "refresh_token", "token", "device_code"]
-            let sent = fields.filter { named.contains($0.0) }.map(\.1)
-            let received = named.compactMap { json?[$0]?.stringValue ?? json?["data"]?[$0]?.stringValue }
-            try recorder.record(request, response, secrets: [profile.clientSecret].compactMap { $0 } + sent + received)
-        }
         return (response.status, json)
     }
 
