@@ -365,6 +365,11 @@ __douctl_argument() {
             case $2 in
                 0) __douctl_action=dynamic; __douctl_dynamic=profiles ;;  # NAME
             esac ;;
+        'sandbox')
+            case $2 in
+                0) __douctl_action=choices; __douctl_choices=(verify) ;;  # verify
+                1) __douctl_action=file ;;  # RECORDING
+            esac ;;
         'completion')
             case $2 in
                 0) __douctl_action=choices; __douctl_choices=(bash zsh fish) ;;  # SHELL

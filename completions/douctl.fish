@@ -641,6 +641,8 @@ complete -c douctl -n '__douctl_path_is sandbox' -s q -l quiet -d 'log no reques
 complete -c douctl -n '__douctl_path_is sandbox' -l proxy-to -r -f -d 'be a reverse proxy to URL that records every exchange with --record DIR (or x.har), for clients such as curl'
 complete -c douctl -n '__douctl_path_is sandbox' -l record -r -F -d 'with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed'
 complete -c douctl -n '__douctl_path_is sandbox' -l verify -r -F -d 'send the recorded requests to the live API of --profile and report drift by shape (exit 11 on drift)'
+complete -c douctl -n '__douctl_at_argument 0 - sandbox' -f -a 'verify' -d 'the word verify, then the recording: the same as --verify RECORDING'
+complete -c douctl -n '__douctl_at_argument 1 - sandbox' -F -d 'after verify: the recording directory or HAR file to check'
 
 # douctl completion
 complete -c douctl -n '__douctl_at_argument 0 - completion' -f -a 'bash zsh fish' -d 'bash, zsh or fish'

@@ -77,7 +77,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .badReply: return "the reply could not be understood (not JSON where JSON was due, truncated)"
         case .filterFailed: return "the --jq program failed on a value (error(...), a type error such as .a.b on a number): what came before it was printed (a program that does not compile is 2)"
         case .partial: return "the GraphQL API answered with data and errors (a partial result): the data was printed on stdout, the errors (messages and paths) on stderr; errors without data are 1"
-        case .drift: return "sandbox --verify: a live reply drifted from the recording (status, fields added or gone, types)"
+        case .drift: return "sandbox verify: a live reply drifted from the recording (status, fields added or gone, types)"
         case .interrupted: return "interrupted"
         case .outputClosed: return "standard output was closed by its reader (e.g. | head); douctl stopped quietly, fetching nothing more"
         }

@@ -59,7 +59,7 @@ enum SandboxCommand {
         CURL_CA_BUNDLE apply; redirects are the client's to follow) and records the exchange,
         secrets scrubbed, so curl, an SDK or a browser pointed at it records a session to
         serve later with --replay.
-        --verify DIR (or FILE.har) --profile live is the contract check: it sends each
+        sandbox verify DIR (or FILE.har, or --verify DIR) --profile live is the contract check: it sends each
         recorded request to the profile's live API with the profile's credential and
         prints one line per drift from the recorded reply, compared by shape, not value:
         "GET /items (0002-GET-items.json): field .items[].price: number → string", a
@@ -89,6 +89,7 @@ enum SandboxCommand {
             Example("douctl sandbox --port 8089 --log sandbox.log &", "run it in the background, its log (and login codes) in sandbox.log"),
             Example("douctl --profile sandbox auth login --device", "then log in"),
             Example("douctl sandbox --fault 503:0.3,latency:100ms", "test how a script copes with a flaky server"),
+            Example("douctl sandbox verify recordings/ --profile live", "send a recording's requests to the live API; exit 11 when a reply's shape drifted"),
             Example("douctl sandbox --openapi openapi.yaml", "serve the API a description describes (a fake from its examples and schemas)"),
         ]), options: Options.self, run: run)
 
@@ -118,6 +119,13 @@ enum SandboxCommand {
         var record: String?
         /// `--verify DIR|FILE.har`: replay the recording against the profile's live API (SandboxVerify).
         var verify: String?
+        /// `douctl sandbox verify DIR`, the spelling of `--verify DIR`: the word
+        /// (the only one the sandbox takes) and the recording after it.
+        var action: String?
+        var actionRecording: String?
+
+        /// The recording to verify, however it was given.
+        var verifying: String? { verify ?? actionRecording }
 
         static let bindings: [OptionBinding<Self>] = [
             .value({ $0.host = $1 }, OptionSpec("host", value: ValueSpec("ADDRESS", default: "127.0.0.1"), help: "address to listen on")),
@@ -141,6 +149,10 @@ enum SandboxCommand {
                                                   help: "with --proxy-to: write each proxied exchange to DIR as JSON (to x.har: as HAR 1.2), secrets scrubbed")),
             .value({ $0.verify = $1 }, OptionSpec("verify", value: ValueSpec("DIR|FILE.har", completion: .file),
                                                   help: "send the recorded requests to the live API of --profile and report drift by shape (exit 11 on drift)")),
+            .argument({ $0.action = $1 }, ArgumentSpec("verify", help: "the word verify, then the recording: the same as --verify RECORDING",
+                                                       arity: .optional, kind: .choice(["verify"]), completion: .choices(["verify"]))),
+            .argument({ $0.actionRecording = $1 }, ArgumentSpec("RECORDING", help: "after verify: the recording directory or HAR file to check",
+                                                                arity: .optional, completion: .file)),
             .integer({ $0.seed = $1 }, OptionSpec("seed", value: ValueSpec("N", kind: .integer(0...1_000_000)), help: "add N statuses by ahbei (for benchmarks)", hidden: true)),
         ]
 
@@ -150,6 +162,8 @@ enum SandboxCommand {
             if log == "" { throw OptionError("invalid value '' for --log: expected a file name") }
             if proxyTo != nil && record == nil { throw OptionError("--proxy-to needs --record DIR (or --record x.har): the proxy is there to record") }
             if record != nil && proxyTo == nil { throw OptionError("--record on the sandbox goes with --proxy-to URL (to record a session with douctl itself: douctl --record DIR COMMAND)") }
+            if action != nil && actionRecording == nil { throw OptionError("verify needs the recording: douctl sandbox verify DIR|FILE.har --profile live") }
+            if actionRecording != nil && verify != nil { throw OptionError("give the recording once: douctl sandbox verify DIR, or douctl sandbox --verify DIR") }
         }
 
         /// The --fault list.
@@ -178,7 +192,7 @@ enum SandboxCommand {
         // Each connection has a thread of its own; under a 30-minute soak 15 malloc arenas
         // held 18 MiB and kept creeping. Two are plenty for a test server.
         MallocArenas.limit(to: 2)
-        if let recording = options.verify { return try SandboxVerify.run(recording, context: context) }
+        if let recording = options.verifying { return try SandboxVerify.run(recording, context: context) }
         if let upstream = options.proxyTo { return try RecordingProxy.run(upstream: upstream, options: options, context: context) }
         var configuration = try options.configuration()
         // Everything the sandbox says after its URL goes to one place: --log FILE or stderr.
