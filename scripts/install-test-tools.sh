@@ -3,7 +3,7 @@
 #   sudo scripts/install-test-tools.sh        (apt-get and pip need root here)
 #
 # Some tests run real tools: shells for the completions (bash, zsh, fish), formatters for
-# the man page (groff, mandoc, man), curl and jq as references, python3 and openssl for the
+# the man page (groff, mandoc, man), curl and jq as references, Chromium to write a HAR, python3 and openssl for the
 # TLS and proxy peers, nginx for HTTP/2 over TLS, script for a pseudo-terminal, tmux for what a
 # real terminal multiplexer draws, flock to hold a build lock; real servers from PyPI (Django
 # OAuth Toolkit, Django REST Framework, WsgiDAV, Datasette). A test whose tool is missing is
@@ -14,7 +14,7 @@ set -uo pipefail
 packages=()
 for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-db script:bsdutils curl:curl jq:jq \
             python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils nohup:coreutils \
-            tmux:tmux flock:util-linux cc:gcc; do
+            tmux:tmux flock:util-linux cc:gcc chromium:chromium; do
   tool=${pair%%:*} package=${pair#*:}
   if [ "$tool" = python3-pip ]; then
     python3 -m pip --version >/dev/null 2>&1 || packages+=("$package")
@@ -60,6 +60,10 @@ pip_install sse_starlette uvicorn -- sse-starlette uvicorn
 # Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
 # Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
 pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
+# Clients nobody here wrote, for RecordAnyClientTests: HTTPie (run as python3 -m httpie)
+# recorded through `sandbox --proxy-to`, and Playwright driving the system's Chromium (apt:
+# chromium, above; not Playwright's own download) to write a HAR.
+pip_install httpie playwright -- httpie playwright
 # mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
 # venv of its own: its pins (h11, cryptography) conflict with the servers above. mitmdump is
 # linked onto PATH.
