@@ -1,4 +1,5 @@
 import DouctlHTTP
+import Foundation
 import DouctlJSON
 import DouctlSystem
 import DouctlTestSupport
@@ -111,6 +112,45 @@ import Testing
         #expect(names == ["0001-POST-o_token.json"], "\(names)")
         #expect(text.contains(#""grant_type","client_credentials""#), "\(text)")
         Self.expectNone(of: [Self.clientSecret, String(basic.dropFirst(6)), "cc-access-5555"], in: text, "client credentials")
+    }
+
+    /// `auth login URL` (RFC 9728 → RFC 8414 → RFC 7591): the probe, both metadata documents
+    /// and the registration are recorded; the client secret the registration issued is not.
+    @Test func aLoginFromTheAPIsURLRecordsItsDiscoveryAndRegistration() throws {
+        let transport = ScriptedTransport([ResourceLoginCommandTests.challenge(), ResourceLoginCommandTests.resourceMetadata(), .json(404, "{}"),
+                                           ResourceLoginCommandTests.serverMetadata(),
+                                           .json(201, #"{"client_id":"registered-7","client_secret":"reg-secret-31337","client_name":"douctl"}"#)])
+        let douctl = try InProcessDouctl(transport: transport)
+        let recording = try TemporaryDirectory(prefix: "login-record")
+        let login = try douctl.run(["--record", recording.path, "auth", "login", ResourceLoginCommandTests.api, "--with-token"], input: Array("the-token-555\n".utf8))
+        #expect(login.status == 0, "\(login)")
+        let (names, text) = try Self.recorded(recording)
+        #expect(names == ["0001-GET-root.json", "0002-GET-.well-known_oauth-protected-resource.json", "0003-GET-.well-known_openid-configuration.json",
+                          "0004-GET-.well-known_oauth-authorization-server.json", "0005-POST-register.json"], "\(names)")
+        #expect(text.contains(#""client_id":"registered-7""#), "\(text)")
+        Self.expectNone(of: ["reg-secret-31337", "the-token-555"], in: text, "discovery and registration")
+    }
+
+    /// A call that finds the stored token expired refreshes it first: with --record, the
+    /// refresh is recorded before the call, neither token in it.
+    @Test func aRefreshACallMakesIsRecordedBeforeTheCall() throws {
+        let transport = ScriptedTransport([Self.grant("access-tok-1111", "refresh-tok-2222"), Self.identity])
+        let douctl = try Self.douctl(transport)
+        let login = try douctl.run(["--profile", "gen", "auth", "login", "--paste", "--no-browser"], input: Array("the-auth-code-777\n".utf8))
+        #expect(login.status == 0, "\(login)")
+        let path = douctl.configDirectory + "/credentials.json"
+        let stored = String(decoding: try FileIO.readFile(path), as: UTF8.self)
+        let expired = stored.replacingOccurrences(of: #""expires_at"\s*:\s*"[^"]*""#, with: #""expires_at":"2001-01-01T00:00:00Z""#, options: .regularExpression)
+        try #require(expired != stored)
+        try AtomicFile.write(Array(expired.utf8), to: path)
+        transport.then(Self.grant("access-tok-6666", "refresh-tok-7777"), .json(200, #"{"id":"7","name":"ann"}"#))
+        let recording = try TemporaryDirectory(prefix: "login-record")
+        let call = try douctl.run(["--record", recording.path, "--profile", "gen", "api", "/api/user"])
+        #expect(call.status == 0, "\(call)")
+        #expect(transport.requests.suffix(2).first?.formValue("grant_type") == "refresh_token", "the call refreshed first")
+        let (names, text) = try Self.recorded(recording)
+        #expect(names == ["0001-POST-o_token.json", "0002-GET-api_user.json"], "\(names)")
+        Self.expectNone(of: [Self.clientSecret, "access-tok-1111", "refresh-tok-2222", "access-tok-6666", "refresh-tok-7777"], in: text, "refresh")
     }
 
     /// A refused login with --record: exit 4, nothing on stdout, the refusal recorded
