@@ -17,6 +17,24 @@ extension OAuth2ProviderTests {
         return (names, String(text.unicodeScalars.filter { $0 != " " && $0 != "\n" }))
     }
 
+    /// The browser flow with PKCE against DOT, recorded: the code exchange is in the
+    /// recording with its code and code_verifier scrubbed, and the tokens DOT issued are not.
+    @Test func aRecordedBrowserLoginOfARealProviderHoldsNoCodeVerifierNorToken() throws {
+        let provider = try DOTProvider.shared()
+        let browser = try FakeBrowser()
+        let recording = TemporaryDirectory.make(prefix: "dot-web-record")
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        try provider.addProfile(douctl, name: "dotwebrec", client: "dotx", extra: ["--redirect-uri", "http://127.0.0.1/callback/dotx", "--user-url", "/api/user"])
+        let login = try douctl.run(["--record", recording, "--profile", "dotwebrec", "auth", "login", "--web", "--wait", "120"], timeout: 180)
+        #expect(login.status == 0, "\(login)\n\(provider.log)")
+        let tokens = try stored(douctl, "dotwebrec")
+        let (names, text) = try Self.recordingFiles(recording)
+        #expect(names == ["0001-POST-o_token.json", "0002-GET-api_user.json"], "\(names)")
+        #expect(text.contains(#"["grant_type","authorization_code"]"#) && text.contains(#"["code","REDACTED"]"#)
+                && text.contains(#"["code_verifier","REDACTED"]"#), "\(text)")
+        #expect(!text.contains(tokens.access) && !text.contains(tokens.refresh), "\(text)")
+    }
+
     @Test func aRecordedDeviceLoginOfARealProviderHoldsNoSecretAndReplaysForANewDouctl() throws {
         let provider = try DOTProvider.shared()
         let browser = try FakeBrowser()
