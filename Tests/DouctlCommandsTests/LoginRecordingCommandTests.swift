@@ -153,6 +153,29 @@ import Testing
         Self.expectNone(of: [Self.clientSecret, "access-tok-1111", "refresh-tok-2222", "access-tok-6666", "refresh-tok-7777"], in: text, "refresh")
     }
 
+    /// `--record x.har` on a login: one HAR 1.2 log holding the device authorization, the
+    /// token polls and the identity call, none of the login's secrets.
+    @Test func aDeviceLoginRecordedAsHARHoldsItsEntriesAndNoSecret() throws {
+        let transport = ScriptedTransport([
+            .json(200, #"{"device_code":"device-code-3333","user_code":"WDJB-MJHT","verification_uri":"https://api.test/device","interval":5,"expires_in":600}"#),
+            Self.grant("access-tok-8888", "refresh-tok-9999"),
+            Self.identity,
+        ])
+        var douctl = try Self.douctl(transport)
+        let clock = VirtualClock()
+        douctl.configure = { $0.clock = clock.run }
+        let directory = try TemporaryDirectory(prefix: "login-har")
+        let har = directory.path + "/login.har"
+        let login = try douctl.run(["--record", har, "--profile", "gen", "auth", "login", "--device", "--no-browser"])
+        #expect(login.status == 0, "\(login)")
+        let text = String(decoding: try FileIO.readFile(har), as: UTF8.self)
+        let log = try JSONParser.parse(Array(text.utf8))["log"]
+        #expect(log?["version"]?.stringValue == "1.2")
+        let urls = (log?["entries"]?.arrayValue ?? []).compactMap { $0["request"]?["url"]?.stringValue }
+        #expect(urls == ["https://api.test/o/device/", "https://api.test/o/token/", "https://api.test/api/user"], "\(urls)")
+        Self.expectNone(of: [Self.clientSecret, "device-code-3333", "access-tok-8888", "refresh-tok-9999"], in: text, "HAR")
+    }
+
     /// A refused login with --record: exit 4, nothing on stdout, the refusal recorded
     /// without the client secret it repeats.
     @Test func aRefusedLoginIsRecordedAndLeavesStdoutEmpty() throws {
