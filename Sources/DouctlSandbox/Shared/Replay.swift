@@ -185,7 +185,7 @@ final class ReplayStore: Sendable {
     /// The 501 for a request no recording matches: it names the request, the closest
     /// recording and how that one differs, as the log line does.
     static func unmatched(_ request: HTTPServerRequest, closest: (Recording, [String])?) -> Outcome {
-        let sent = "\(request.sentMethod) \(request.target)"
+        let sent = "\(request.sentMethod) \(shownTarget(request))"
         var members: [(String, JSON)] = [("msg", "no_recording"), ("code", 1001), ("request", .string(sent))]
         var line = "replay: no recording matches \(sent)"
         if let (recording, phrases) = closest {
@@ -198,6 +198,18 @@ final class ReplayStore: Sendable {
             line += "; the recording is empty"
         }
         return .unmatched(Reply.json(501, .object(JSONObject(members))), line: line)
+    }
+
+    /// Query names whose values the 501 reply and the log never show (RFC 6750 §2.3's
+    /// `access_token` among them: a token the replay issued is a credential too).
+    static let maskedNames: Set<String> = ["access_token", "refresh_token", "id_token", "id_token_hint", "client_secret", "password",
+                                           "code", "code_verifier", "apikey", "api_key", "token"]
+
+    /// The request-target as shown: credential query values replaced by `REDACTED`.
+    static func shownTarget(_ request: HTTPServerRequest) -> String {
+        guard request.query.contains(where: { maskedNames.contains($0.name) }) else { return request.target }
+        let query = request.query.map { ($0.name, maskedNames.contains($0.name) ? ReplayDifference.redacted : $0.value) }
+        return request.path + "?" + FormURLEncoded.serialize(query)
     }
 
     /// A recorded request body, as compared.
