@@ -39,6 +39,19 @@ struct ReplayedLoginTests {
         let output = String(decoding: checked.stdout, as: UTF8.self)
         #expect(checked.status == 0, "\(output) \(checked.stderr)")
         #expect(output.contains(#"ok {"alg": "ES256", "user": "alice"}"#), "\(output)")
+
+        // douctl's own browser login against the same replay, its endpoints discovered there.
+        let browser = try FakeBrowser()
+        let douctl = Douctl(environment: ["BROWSER": browser.command("follow")])
+        let add = try douctl.run(["profile", "add", "replayed", "--issuer", url + "/o", "--api-base", url, "--client-id", "doto",
+                                  "--token-auth", "none", "--scopes", "openid,read", "--user-url", "/api/user", "--user-id-field", "id", "--user-name-field", "username"])
+        #expect(add.status == 0, "\(add)")
+        let login = try douctl.run(["--profile", "replayed", "auth", "login", "--web", "--wait", "60"], timeout: 90)
+        #expect(login.status == 0, "\(login)\n\(replay.stderrSoFar)")
+        #expect(login.stderr.contains("as alice"), "\(login.stderr)")
+        let user = try douctl.run(["--profile", "replayed", "api", "/api/user"])
+        #expect(user.status == 0, "\(user)")
+        #expect(try user.json()["username"] == "alice")
     }
 
     /// `douctl auth login --device` against a replay of a recorded device login: fresh device
