@@ -365,6 +365,22 @@ struct PromiseMatrixTests {
         #expect(!stopped.stderr.contains(token) && !stopped.stderr.contains(Self.token), "\(stopped.stderr)")
     }
 
+    /// The recording proxy (issue 41) logs each request it passes on, a credential in the
+    /// query (RFC 6750's `access_token`, an `api_key`) shown as REDACTED, not its value.
+    @Test func recordingProxy_secret_aQueryTokenStaysOutOfTheProxysLines() throws {
+        let curl = try Tools.require("curl")
+        let server = try Self.server()
+        let recordings = TemporaryDirectory.make(prefix: "matrix-proxy")
+        let (proxy, url) = try FakeAnyAPITests.startReplay(Douctl(), ["--proxy-to", server.baseURL, "--record", recordings])
+        let passed = try FakeAnyAPITests.run(curl, ["-sS", "--max-time", "10", url + "/items?access_token=" + Self.token + "&api_key=" + Self.clientSecret + "&page=2"])
+        proxy.kill(SIGTERM)
+        let stopped = proxy.finish()
+        #expect(passed.status == 0)
+        #expect(server.heads.joined().contains(Self.token), "the token went upstream, so the cell proves something")
+        #expect(stopped.stderr.contains("GET /items?access_token=REDACTED&api_key=REDACTED&page=2 200 (proxied)"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains(Self.token) && !stopped.stderr.contains(Self.clientSecret), "\(stopped.stderr)")
+    }
+
     // MARK: each login kind
 
     static let clientSecret = "cs-4b1d9e77aa"
