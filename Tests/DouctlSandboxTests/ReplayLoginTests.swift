@@ -266,6 +266,38 @@ import Testing
         #expect(try harness.get("/api/me?access_token=" + token).status == 200)
     }
 
+    /// A recorded ID token whose claims survived keeps them (its nonce replaced by the
+    /// client's); a scrubbed one names the subject the recorded userinfo reply names.
+    @Test func recordedClaimsAreKeptAndAScrubbedTokensSubjectIsTheUserinfos() throws {
+        let header = Base64.encode(Array(#"{"alg":"RS256"}"#.utf8), urlSafe: true)
+        let payload = Base64.encode(Array(#"{"sub":"7","email":"ann@example.com","nonce":"recorded-nonce","iss":"https://login.example/o"}"#.utf8), urlSafe: true)
+        var kept = Self.tokenReply.objectValue ?? JSONObject()
+        kept["id_token"] = .string(header + "." + payload + ".c2ln")
+        var discovery = Self.discovery.objectValue ?? JSONObject()
+        discovery["userinfo_endpoint"] = "https://login.example/o/userinfo"
+        let exchanges = { (reply: JSON) in [
+            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: .object(discovery)),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                         body: .object(JSONObject([("form", [["grant_type", "authorization_code"], ["code", "REDACTED"], ["client_id", "app-7"]])])),
+                                         reply: reply),
+            ReplayMatchingTests.exchange("GET", "/o/userinfo", headers: [("Authorization", "REDACTED")], reply: ["sub": "42", "name": "Ann"]),
+        ] }
+        let (harness, _) = try ReplayMatchingTests.harness(exchanges(.object(kept)))
+        defer { harness.stop() }
+        let claims = try Self.jws(try #require(try Self.exchange(harness, code: try Self.authorize(harness)).json()["id_token"]?.stringValue)).claims
+        #expect(claims["sub"] == "7")
+        #expect(claims["email"] == "ann@example.com")
+        #expect(claims["nonce"] == "n-0S6_WzA2Mj")
+        #expect(claims["iss"] == .string(harness.base + "/o"))
+
+        var scrubbed = Self.tokenReply.objectValue ?? JSONObject()
+        scrubbed["id_token"] = "REDACTED"
+        let (other, _) = try ReplayMatchingTests.harness(exchanges(.object(scrubbed)))
+        defer { other.stop() }
+        let fresh = try Self.jws(try #require(try Self.exchange(other, code: try Self.authorize(other)).json()["id_token"]?.stringValue)).claims
+        #expect(fresh["sub"] == "42", "the recorded userinfo's subject")
+    }
+
     /// A recorded device authorization: fresh codes, `authorization_pending` once, then tokens.
     @Test func aRecordedDeviceLoginIsPendingOnceThenGrants() throws {
         let deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
