@@ -96,6 +96,44 @@ struct ReplayedLoginTests {
         #expect(polls == 1, "authorization_pending once: \(replay.stderrSoFar)")
     }
 
+    /// A device login recorded from Django OAuth Toolkit (douctl through the recording
+    /// proxy, the browser approving at the provider), replayed to a new douctl: fresh codes,
+    /// pending once, then tokens that reach the recorded route.
+    @Test func douctlsDeviceLoginWorksAgainstAReplayOfARealProvidersDeviceLogin() throws {
+        let provider = try DOTProvider.shared()
+        let recordings = TemporaryDirectory.make(prefix: "dot-device") + "/recording"
+        let (proxy, through) = try FakeAnyAPITests.startReplay(Douctl(), ["--proxy-to", provider.base, "--record", recordings])
+        func addProfile(_ douctl: Douctl, _ base: String) throws {
+            let add = try douctl.run(["profile", "add", "dev", "--api-base", base, "--token-url", base + "/o/token/",
+                                      "--device-authorization-url", base + "/o/device-authorization/", "--client-id", "dotd",
+                                      "--token-auth", "none", "--scopes", "read,write", "--user-url", "/api/user", "--user-name-field", "username"])
+            #expect(add.status == 0, "\(add)")
+        }
+        let browser = try FakeBrowser()
+        let recorder = Douctl(environment: ["BROWSER": browser.command("follow")])
+        try addProfile(recorder, through)
+        let recorded = try recorder.run(["--profile", "dev", "auth", "login", "--device", "--wait", "120"], timeout: 180)
+        proxy.kill(SIGTERM)
+        let stopped = proxy.finish()
+        #expect(recorded.status == 0, "\(recorded)\n\(stopped.stderr)\n\(provider.log.suffix(2000))")
+        #expect(stopped.stderr.contains("POST /o/device-authorization/ 200 (proxied)"), "\(stopped.stderr)")
+
+        let (replay, url) = try FakeAnyAPITests.startReplay(Douctl(), ["--replay", recordings])
+        defer {
+            replay.kill(SIGTERM)
+            _ = replay.finish()
+        }
+        let douctl = Douctl()
+        try addProfile(douctl, url)
+        let login = try douctl.run(["--profile", "dev", "auth", "login", "--device", "--no-browser", "--wait", "30"], timeout: 60)
+        #expect(login.status == 0, "\(login)\n\(replay.stderrSoFar)")
+        #expect(login.stderr.contains("as alice"), "\(login.stderr)")
+        #expect(replay.stderrSoFar.components(separatedBy: "POST /o/token/ 400").count - 1 == 1, "pending once: \(replay.stderrSoFar)")
+        let user = try douctl.run(["--profile", "dev", "api", "/api/user"])
+        #expect(user.status == 0, "\(user)")
+        #expect(try user.json()["username"] == "alice")
+    }
+
     static let peer = #"""
 # A strict OpenID Connect client nobody here wrote the checks of: PyJWT (PyJWKClient,
 # jwt.decode with algorithms=["ES256"], audience, issuer) over requests.
