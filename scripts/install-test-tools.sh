@@ -64,6 +64,9 @@ pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
 # recorded through `sandbox --proxy-to`, and Playwright driving the system's Chromium (apt:
 # chromium, above; not Playwright's own download) to write a HAR.
 pip_install httpie playwright -- httpie playwright
+# A strict OpenID Connect client for ReplayedLoginTests: PyJWT (PyJWKClient, ES256 through
+# cryptography) over requests, against a replay of Django OAuth Toolkit's login.
+pip_install jwt requests cryptography -- 'PyJWT[crypto]' requests
 # mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
 # venv of its own: its pins (h11, cryptography) conflict with the servers above. mitmdump is
 # linked onto PATH.

@@ -70,9 +70,13 @@ enum SandboxCommand {
         kept on the replay; the host is not compared).
         --record records logins too, so a replay answers the recorded login steps: a
         recorded token grant issues fresh tokens of the recorded shape (a recorded id_token
-        is signed again with the replay's own key, served at the recorded jwks_uri path),
-        and once it has, only the bearer tokens the replay issued reach recorded routes;
-        others get the recorded 401. A login step the recording lacks is served by the sandbox itself (approved as
+        is signed again ES256 with a per-run P-256 key, served as an EC JWK at the recorded
+        jwks_uri path, carrying the authorization request's nonce), and once it has, only
+        the access tokens (Bearer header, access_token query or form field), refresh tokens
+        and codes the replay issued are accepted; others get the recorded 401 (or 400
+        invalid_grant). The recorded authorization endpoint redirects at once to a loopback
+        or recorded redirect_uri with a fresh code; a recorded device authorization gets a
+        fresh device and user code, polled authorization_pending once, then tokens. A login step the recording lacks is served by the sandbox itself (approved as
         ahbei), so 'douctl auth login' works against any replay. Log in to the profile
         the replay writes, then run the recorded commands with it.
         HEAD is answered wherever GET is (RFC 9110 §9.3.2): the same status and headers,

@@ -32,7 +32,8 @@ public struct HTTPClientConfiguration: Sendable {
     /// A proxy for the requests whose scheme no proxy variable covers (a profile's proxy:
     /// the environment wins over it, scheme by scheme). Keyed by "http" and "https".
     public var fallbackProxies: [String: String]
-    /// Redirect hops followed for GET and HEAD before giving up.
+    /// Redirect hops followed for GET and HEAD before giving up; 0: none followed, a 3xx
+    /// is the reply (the recording proxy's clients follow redirects themselves).
     public var maxRedirects: Int
     /// Query parameters that carry credentials: dropped when a redirect leaves the origin.
     /// The default is the bearer token's URI query parameter of RFC 6750 §2.3.
@@ -257,7 +258,7 @@ public final class HTTPClient: HTTPTransport {
     func redirectLocation(_ head: HTTPResponseHead, of request: HTTPRequest) -> String? {
         let method = request.method.uppercased()
         // A body read from a pipe cannot be sent again: the 3xx is then the reply.
-        guard request.body.isReplayable, Self.redirectStatuses.contains(head.status),
+        guard configuration.maxRedirects > 0, request.body.isReplayable, Self.redirectStatuses.contains(head.status),
               let location = head.header("Location"), !location.isEmpty else { return nil }
         if method == "GET" || method == "HEAD" { return location }
         guard head.status == 307 || head.status == 308, let base = HTTPURL(request.url),

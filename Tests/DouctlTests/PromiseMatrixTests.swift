@@ -340,6 +340,47 @@ struct PromiseMatrixTests {
         }
     }
 
+    /// A replayed login (issue 41): a token the replay issued, sent as RFC 6750's
+    /// `access_token` query parameter to a route the recording lacks, is in neither the
+    /// replay's 501 nor its log lines; one it did not issue is refused before it is matched.
+    @Test func replayedLogin_secret_aQueryTokenStaysOutOfTheReplaysLinesAndReplies() throws {
+        let curl = try Tools.require("curl")
+        let recordings = TemporaryDirectory.make(prefix: "matrix-replay")
+        try (#"{"request":{"method":"POST","path":"/token","query":[],"headers":[["Content-Type","application/x-www-form-urlencoded"]],"#
+            + #""body":{"form":[["grant_type","client_credentials"],["client_id","c"]]}},"response":{"status":200,"#
+            + #""headers":[["Content-Type","application/json"]],"body":{"json":{"access_token":"REDACTED","token_type":"Bearer"}}}}"#)
+            .write(toFile: recordings + "/0001-POST-token.json", atomically: true, encoding: .utf8)
+        let (replay, url) = try FakeAnyAPITests.startReplay(Douctl(), ["--replay", recordings])
+        let granted = try FakeAnyAPITests.run(curl, ["-sS", "--max-time", "10", "-d", "grant_type=client_credentials&client_id=c", url + "/token"])
+        let token = try #require(try JSONParser.parse(granted.stdout)["access_token"]?.stringValue)
+        let unmatched = try FakeAnyAPITests.run(curl, ["-sS", "--max-time", "10", "-w", "\n%{http_code}", url + "/not-recorded?access_token=" + token + "&page=2"])
+        let foreign = try FakeAnyAPITests.run(curl, ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", url + "/not-recorded?access_token=" + Self.token])
+        replay.kill(SIGTERM)
+        let stopped = replay.finish()
+        let reply = String(decoding: unmatched.stdout, as: UTF8.self)
+        #expect(reply.hasSuffix("\n501") && reply.contains("access_token=REDACTED&page=2"), "the 501 names the request: \(reply)")
+        #expect(!reply.contains(token), "\(reply)")
+        #expect(String(decoding: foreign.stdout, as: UTF8.self) == "401")
+        #expect(stopped.stderr.contains("replay: no recording matches GET /not-recorded?access_token=REDACTED"), "the log names it: \(stopped.stderr)")
+        #expect(!stopped.stderr.contains(token) && !stopped.stderr.contains(Self.token), "\(stopped.stderr)")
+    }
+
+    /// The recording proxy (issue 41) logs each request it passes on, a credential in the
+    /// query (RFC 6750's `access_token`, an `api_key`) shown as REDACTED, not its value.
+    @Test func recordingProxy_secret_aQueryTokenStaysOutOfTheProxysLines() throws {
+        let curl = try Tools.require("curl")
+        let server = try Self.server()
+        let recordings = TemporaryDirectory.make(prefix: "matrix-proxy")
+        let (proxy, url) = try FakeAnyAPITests.startReplay(Douctl(), ["--proxy-to", server.baseURL, "--record", recordings])
+        let passed = try FakeAnyAPITests.run(curl, ["-sS", "--max-time", "10", url + "/items?access_token=" + Self.token + "&api_key=" + Self.clientSecret + "&page=2"])
+        proxy.kill(SIGTERM)
+        let stopped = proxy.finish()
+        #expect(passed.status == 0)
+        #expect(server.heads.joined().contains(Self.token), "the token went upstream, so the cell proves something")
+        #expect(stopped.stderr.contains("GET /items?access_token=REDACTED&api_key=REDACTED&page=2 200 (proxied)"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains(Self.token) && !stopped.stderr.contains(Self.clientSecret), "\(stopped.stderr)")
+    }
+
     // MARK: each login kind
 
     static let clientSecret = "cs-4b1d9e77aa"

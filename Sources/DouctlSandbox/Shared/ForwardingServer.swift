@@ -53,7 +53,8 @@ public final class ForwardingServer: @unchecked Sendable {
             case .failure(let problem):
                 response = Reply.json(502, ["error": "bad_gateway", "detail": .string(problem.message)])
             }
-            log?("\(TerminalText.escaped(request.method)) \(TerminalText.escaped(request.target)) \(response.status) (proxied)")
+            // A credential in the query (access_token, api_key...) is not shown in the log.
+            log?("\(TerminalText.escaped(request.method)) \(TerminalText.escaped(ReplayStore.shownTarget(request))) \(response.status) (proxied)")
             return response
         }
     }

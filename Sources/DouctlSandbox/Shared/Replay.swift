@@ -114,14 +114,27 @@ final class ReplayStore: Sendable {
     /// The answer to `request` (its body already read: `body`). A HEAD is answered by a
     /// recorded HEAD, else by a recorded GET (the server sends its head only).
     func answer(_ request: HTTPServerRequest, body: ReplayBody, base: String = "", now: Double = 0) -> Outcome {
-        if let refusal = login.refusal(request) { return .recorded(refusal) }
+        if let refusal = login.refusal(request, body: body) { return .recorded(refusal) }
         if request.method == "GET", let path = login.jwksPath, request.path == path { return .recorded(Reply.json(200, login.jwks)) }
+        if let approved = login.authorize(request) { return .recorded(approved) }
+        switch login.checkGrant(request, body: body) {
+        case .refuse(let reply): return .recorded(reply)
+        case .answer(let index, let client, let nonce):
+            let recording = recordings[index]
+            let fresh = login.fresh(recording.responseBody, client: client, base: base, now: now, nonce: nonce)
+            return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(fresh)))
+        case .pass: break
+        }
         let requestBody = body
         var differences = recordings.map { compare($0, request, body, method: request.sentMethod) }
         if request.sentMethod != request.method, !differences.contains(where: { $0.isEmpty }) {
             differences = recordings.map { compare($0, request, body, method: request.method) }
         }
-        let matches = differences.indices.filter { differences[$0].isEmpty }
+        var matches = differences.indices.filter { differences[$0].isEmpty }
+        // A token the replay issued is never answered with a recorded refusal of a bad one.
+        if login.carriesIssuedToken(request), matches.contains(where: { ![401, 403].contains(recordings[$0].status) }) {
+            matches.removeAll { [401, 403].contains(recordings[$0].status) }
+        }
         guard let first = matches.first else { return Self.unmatched(request, closest: closest(differences)) }
         let turn = served.withLock { counts -> Int in
             let next = counts[first, default: 0]
@@ -133,6 +146,8 @@ final class ReplayStore: Sendable {
         var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
         if login.grants.contains(index) {
             body = login.fresh(body, client: ReplayLogin.client(request, body: requestBody), base: base, now: now)
+        } else if login.deviceAuthorizations.contains(index) {
+            body = login.freshDeviceAuthorization(body)
         }
         return .recorded(HTTPServerResponse(status: recording.status, headers: recording.responseHeaders, body: .bytes(body)))
     }
@@ -170,7 +185,7 @@ final class ReplayStore: Sendable {
     /// The 501 for a request no recording matches: it names the request, the closest
     /// recording and how that one differs, as the log line does.
     static func unmatched(_ request: HTTPServerRequest, closest: (Recording, [String])?) -> Outcome {
-        let sent = "\(request.sentMethod) \(request.target)"
+        let sent = "\(request.sentMethod) \(shownTarget(request))"
         var members: [(String, JSON)] = [("msg", "no_recording"), ("code", 1001), ("request", .string(sent))]
         var line = "replay: no recording matches \(sent)"
         if let (recording, phrases) = closest {
@@ -185,6 +200,18 @@ final class ReplayStore: Sendable {
         return .unmatched(Reply.json(501, .object(JSONObject(members))), line: line)
     }
 
+    /// Query names whose values the 501 reply and the log never show (RFC 6750 §2.3's
+    /// `access_token` among them: a token the replay issued is a credential too).
+    static let maskedNames: Set<String> = ["access_token", "refresh_token", "id_token", "id_token_hint", "client_secret", "password",
+                                           "code", "code_verifier", "apikey", "api_key", "token"]
+
+    /// The request-target as shown: credential query values replaced by `REDACTED`.
+    static func shownTarget(_ request: HTTPServerRequest) -> String {
+        guard request.query.contains(where: { maskedNames.contains($0.name) }) else { return request.target }
+        let query = request.query.map { ($0.name, maskedNames.contains($0.name) ? ReplayDifference.redacted : $0.value) }
+        return request.path + "?" + FormURLEncoded.serialize(query)
+    }
+
     /// A recorded request body, as compared.
     static func requestBody(_ json: JSON?, contentType: String?) -> ReplayBody {
         guard let json, case .object = json else { return .empty }
@@ -197,14 +224,16 @@ final class ReplayStore: Sendable {
 
     /// OIDC and OAuth metadata documents (RFC 8414, OpenID Connect Discovery 1.0).
     static func isDiscovery(_ path: String) -> Bool {
-        path.hasSuffix("/.well-known/openid-configuration") || path.hasSuffix("/.well-known/oauth-authorization-server")
+        let path = path.hasSuffix("/") ? String(path.dropLast()) : path
+        return path.hasSuffix("/.well-known/openid-configuration") || path.hasSuffix("/.well-known/oauth-authorization-server")
             || path.hasSuffix("/.well-known/oauth-protected-resource")
     }
 
     /// A discovery document pointing at the replay: every string that begins with the
     /// recorded issuer's origin (the authorization, token, device, JWKS and userinfo
     /// endpoints) begins with `base` instead, so a client that discovers its endpoints
-    /// talks to the replay, not the real server.
+    /// talks to the replay, not the real server. An OpenID document (one naming a
+    /// `jwks_uri`) says the replay signs ID tokens with ES256.
     static func rebased(_ document: [UInt8], to base: String) -> [UInt8] {
         guard let json = try? JSONParser.parse(document),
               let issuer = json["issuer"]?.stringValue ?? json["resource"]?.stringValue else { return document }
@@ -222,7 +251,12 @@ final class ReplayStore: Sendable {
             default: return value
             }
         }
-        return rebase(json).serialized(.compact)
+        var rebased = rebase(json)
+        if case .object(var object) = rebased, object["jwks_uri"] != nil {
+            object["id_token_signing_alg_values_supported"] = ["ES256"]
+            rebased = .object(object)
+        }
+        return rebased.serialized(.compact)
     }
 
     /// "https://login.example.com/realms/x" → "https://login.example.com".

@@ -6,60 +6,108 @@ import DouctlSystem
 /// whose 2xx reply holds `access_token`, at the top or under `data`) is answered with fresh
 /// tokens of the recorded shape: the same fields, `token_type`, `expires_in` and `scope`,
 /// new random `access_token` and `refresh_token` values in place of the recorded (scrubbed)
-/// ones. Once a recording has a grant, the replay checks bearer tokens: those it issued
-/// reach the recorded routes, any other gets the recorded 401 (or a plain 401 JSON when the
-/// recording has none). A request without a credential matches as before. A recorded
-/// `id_token` is replaced by one the replay signs (HS256) with a key of its own: `iss` the
-/// replay's origin, `aud` the client, the recorded claims kept where the recording kept them;
-/// that key is served at the recorded `jwks_uri` path.
+/// ones. Once a recording has a grant, the replay checks access tokens (the `Authorization:
+/// Bearer` header, an `access_token` query or form field): those it issued reach the
+/// recorded routes, any other gets the recorded 401 (or a plain 401 JSON when the recording
+/// has none). A request without a credential matches as before.
+///
+/// Around the grant (`ReplayLogin+Flows.swift`): the recorded authorization endpoint approves
+/// at once with a code of the replay's own, which alone is exchanged (once, PKCE checked);
+/// a refresh grant is answered only for a refresh token the replay issued; a recorded device
+/// authorization is answered with fresh codes, polled `authorization_pending` once, then
+/// tokens. A recorded `id_token` is replaced by one signed ES256 with a per-run P-256 key
+/// (`ReplayIDToken.swift`), served as an EC JWK at the recorded `jwks_uri` path.
 final class ReplayLogin: Sendable {
     /// The indices of the recordings that grant a token.
     let grants: Set<Int>
     /// The recorded refusal of a bad token, if any.
     private let refusal: (status: Int, headers: [(String, String)], body: [UInt8])?
+    /// The recorded refusal of a refresh grant, if any.
+    let refreshRefusal: (status: Int, headers: [(String, String)], body: [UInt8])?
     private let issued = LockedValue<Set<String>>([])
+    let refreshTokens = LockedValue<Set<String>>([])
+    /// Codes the replay's authorization endpoint issued, by code.
+    let codes = LockedValue<[String: Authorization]>([:])
+    /// Device codes the replay issued, with how often each was polled.
+    let deviceCodes = LockedValue<[String: Int]>([:])
     /// The replay's ID-token signing key (random per run) and its key id.
-    let signingKey: [UInt8]
+    let signingKey: P256.PrivateKey
     let keyID: String
     /// The path of the recorded `jwks_uri`, where the replay serves its key.
     let jwksPath: String?
+    /// The path of the recorded `authorization_endpoint` (else of a recorded request with a
+    /// `response_type` query), which the replay answers itself.
+    let authorizePath: String?
+    /// The recorded issuer's path ("/o" for "https://login.example/o"): `iss` is the replay's
+    /// origin followed by it, as its rebased discovery document says.
+    let issuerPath: String
+    /// The `sub` of a recorded userinfo reply: an ID token whose recorded claims were
+    /// scrubbed names the same subject as the userinfo endpoint does.
+    let subject: String?
+    /// Redirect URIs the recording used (beside loopback ones, the only ones accepted).
+    let recordedRedirects: Set<String>
+    /// The indices of recorded 2xx replies holding a `device_code`.
+    let deviceAuthorizations: Set<Int>
+    /// Where the recorded grants were made (token endpoint paths).
+    let grantPaths: Set<String>
+    private let recordings: [ReplayStore.Recording]
     static let tokenFields = ["access_token", "refresh_token"]
 
+    /// What the authorization endpoint was asked, kept until the code is exchanged.
+    struct Authorization: Sendable {
+        var client: String
+        var redirectURI: String
+        var nonce: String?
+        var challenge: String?
+        var challengeMethod: String
+    }
+
     init(recordings: [ReplayStore.Recording]) {
+        self.recordings = recordings
         var grants: Set<Int> = []
         for (index, recording) in recordings.enumerated() where Self.isGrant(recording) { grants.insert(index) }
         self.grants = grants
+        grantPaths = Set(grants.map { recordings[$0].path })
+        deviceAuthorizations = Set(recordings.indices.filter { Self.isDeviceAuthorization(recordings[$0]) })
         refusal = recordings.first { $0.status == 401 }.map { ($0.status, $0.responseHeaders, $0.responseBody) }
-        signingKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        refreshRefusal = recordings.first { recording in
+            (400..<500).contains(recording.status) && Self.field("grant_type", in: recording.body) == "refresh_token"
+        }.map { ($0.status, $0.responseHeaders, $0.responseBody) }
+        signingKey = P256.PrivateKey.generate()
         keyID = "replay-" + Secrets.hex(byteCount: 4)
-        jwksPath = recordings.lazy.compactMap { recording -> String? in
-            guard ReplayStore.isDiscovery(recording.path), let json = try? JSONParser.parse(recording.responseBody),
-                  let uri = json["jwks_uri"]?.stringValue else { return nil }
-            let origin = ReplayStore.origin(of: uri)
-            return origin.isEmpty ? nil : String(uri.dropFirst(origin.count))
-        }.first
-    }
-
-    /// The JWKS document holding the replay's signing key (a symmetric key: the replay is a
-    /// fake, and its clients are the ones checking its signatures).
-    var jwks: JSON {
-        ["keys": [["kty": "oct", "use": "sig", "alg": "HS256", "kid": .string(keyID), "k": .string(Base64.encode(signingKey, urlSafe: true))]]]
-    }
-
-    /// A JWT whose signature the served key verifies: `iss` is `base`, `aud` the client.
-    func idToken(recorded: String, client: String?, base: String, now: Double, lifetime: Int) -> String {
-        var claims = JSONObject()
-        if let recordedClaims = Self.claims(recorded)?.objectValue {
-            for (key, value) in recordedClaims { claims[key] = value }
+        let discovery = recordings.lazy.compactMap { recording -> JSON? in
+            guard ReplayStore.isDiscovery(recording.path), let json = try? JSONParser.parse(recording.responseBody) else { return nil }
+            return json
         }
-        if claims["sub"] == nil { claims["sub"] = "replay-user" }
-        claims["iss"] = .string(base)
-        if let client { claims["aud"] = .string(client) }
-        claims["iat"] = .int(Int(now))
-        claims["exp"] = .int(Int(now) + lifetime)
-        let header: JSON = ["alg": "HS256", "typ": "JWT", "kid": .string(keyID)]
-        let signed = Base64.encode(header.serialized(.compact), urlSafe: true) + "." + Base64.encode(JSON.object(claims).serialized(.compact), urlSafe: true)
-        return signed + "." + Base64.encode(Self.hmacSHA256(key: signingKey, message: Array(signed.utf8)), urlSafe: true)
+        func path(_ uri: String?) -> String? {
+            guard let uri else { return nil }
+            let origin = ReplayStore.origin(of: uri)
+            guard !origin.isEmpty else { return nil }
+            let rest = uri.dropFirst(origin.count)
+            return String(rest.prefix { $0 != "?" && $0 != "#" })
+        }
+        jwksPath = discovery.compactMap { path($0["jwks_uri"]?.stringValue) }.first
+        issuerPath = discovery.compactMap { path($0["issuer"]?.stringValue) }.first ?? ""
+        authorizePath = discovery.compactMap { path($0["authorization_endpoint"]?.stringValue) }.first
+            ?? recordings.first { recording in recording.method == "GET" && recording.query.contains { $0.name == "response_type" } }?.path
+        let userinfoPath = discovery.compactMap { path($0["userinfo_endpoint"]?.stringValue) }.first
+        subject = recordings.lazy.compactMap { recording -> String? in
+            guard recording.path == userinfoPath, (200..<300).contains(recording.status),
+                  let json = try? JSONParser.parse(recording.responseBody) else { return nil }
+            return json["sub"]?.stringValue ?? json["sub"]?.intValue.map(String.init)
+        }.first
+        var redirects: Set<String> = []
+        for recording in recordings {
+            if let uri = recording.query.first(where: { $0.name == "redirect_uri" })?.value { redirects.insert(uri) }
+            if let uri = Self.field("redirect_uri", in: recording.body) { redirects.insert(uri) }
+        }
+        recordedRedirects = redirects
+    }
+
+    /// The JWKS document holding the replay's public key (RFC 7517, RFC 7518 §6.2).
+    var jwks: JSON {
+        ["keys": [["kty": "EC", "crv": "P-256", "x": .string(Base64.encode(signingKey.x, urlSafe: true)),
+                   "y": .string(Base64.encode(signingKey.y, urlSafe: true)), "kid": .string(keyID), "alg": "ES256", "use": "sig"]]]
     }
 
     /// A JWT's payload, when the recording kept one (a scrubbed recording holds `REDACTED`).
@@ -70,18 +118,9 @@ final class ReplayLogin: Sendable {
         return json
     }
 
-    /// HMAC-SHA256 (RFC 2104).
-    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var block = key.count > 64 ? Digest.sha256(key) : key
-        block += [UInt8](repeating: 0, count: 64 - block.count)
-        let inner = Digest.sha256(block.map { $0 ^ 0x36 } + message)
-        return Digest.sha256(block.map { $0 ^ 0x5c } + inner)
-    }
-
     /// The client a token request names: its `client_id` field, else its Basic user.
     static func client(_ request: HTTPServerRequest, body: ReplayBody) -> String? {
-        if case .form(let fields) = body, let id = fields.first(where: { $0.name == "client_id" })?.value { return id }
-        if case .json(let json) = body, let id = json["client_id"]?.stringValue { return id }
+        if let id = field("client_id", in: body) { return id }
         guard let header = request.headers["Authorization"], HTTPSyntax.asciiLowercased(String(header.prefix(6))) == "basic ",
               let decoded = Base64.decode(String(HTTPSyntax.trimmingWhitespace(header.dropFirst(6)))) else { return nil }
         let pair = String(decoding: decoded, as: UTF8.self)
@@ -89,25 +128,48 @@ final class ReplayLogin: Sendable {
         return FormURLEncoded.parse("u=" + user).first?.value ?? user
     }
 
+    /// A field of a form or JSON body.
+    static func field(_ name: String, in body: ReplayBody) -> String? {
+        switch body {
+        case .form(let fields): return fields.first { $0.name == name }?.value
+        case .json(let json): return json[name]?.stringValue
+        default: return nil
+        }
+    }
+
     static func isGrant(_ recording: ReplayStore.Recording) -> Bool {
         guard (200..<300).contains(recording.status), let json = try? JSONParser.parse(recording.responseBody) else { return false }
         return json["access_token"] != nil || json["data"]?["access_token"] != nil
     }
 
+    static func isDeviceAuthorization(_ recording: ReplayStore.Recording) -> Bool {
+        guard recording.method == "POST", (200..<300).contains(recording.status),
+              let json = try? JSONParser.parse(recording.responseBody) else { return false }
+        return json["device_code"] != nil && json["user_code"] != nil
+    }
+
     /// The recorded grant `body` with fresh token values, which the replay then accepts.
-    func fresh(_ body: [UInt8], client: String? = nil, base: String = "", now: Double = 0) -> [UInt8] {
+    /// `nonce` is the authorization request's, carried into the ID token.
+    func fresh(_ body: [UInt8], client: String? = nil, base: String = "", now: Double = 0, nonce: String? = nil) -> [UInt8] {
         guard case .object(let object)? = try? JSONParser.parse(body) else { return body }
         let lifetime = object["expires_in"]?.intValue ?? Int(object["expires_in"]?.stringValue ?? "") ?? 3600
         var issuedHere: [String] = []
+        var refreshedHere: [String] = []
         func renew(_ object: JSONObject) -> JSONObject {
             var result = JSONObject()
+            let access = Secrets.hex(byteCount: 20)
             for (key, member) in object {
-                if Self.tokenFields.contains(key), member.stringValue != nil {
+                if key == "access_token", member.stringValue != nil {
+                    issuedHere.append(access)
+                    result[key] = .string(access)
+                } else if key == "refresh_token", member.stringValue != nil {
                     let token = Secrets.hex(byteCount: 20)
-                    if key == "access_token" { issuedHere.append(token) }
+                    refreshedHere.append(token)
                     result[key] = .string(token)
                 } else if key == "id_token", let recorded = member.stringValue {
-                    result[key] = .string(idToken(recorded: recorded, client: client, base: base, now: now, lifetime: lifetime))
+                    let token = ReplayIDToken(recorded: recorded, subject: subject, issuer: base + issuerPath, audience: client, now: Int(now),
+                                              lifetime: lifetime, nonce: nonce, accessToken: object["access_token"] != nil ? access : nil)
+                    result[key] = .string(token.signed(with: signingKey, keyID: keyID))
                 } else if key == "data", case .object(let inner) = member, inner["access_token"] != nil {
                     result[key] = .object(renew(inner))
                 } else {
@@ -118,6 +180,7 @@ final class ReplayLogin: Sendable {
         }
         let renewed = renew(object)
         issued.withLock { $0.formUnion(issuedHere) }
+        refreshTokens.withLock { $0.formUnion(refreshedHere) }
         return JSON.object(renewed).serialized(.compact)
     }
 
@@ -130,14 +193,28 @@ final class ReplayLogin: Sendable {
         issued.withLock { _ = $0.insert(token) }
     }
 
-    /// The 401 for a bearer token the replay did not issue; nil when the request carries
-    /// none, carries one it issued, or the recording has no login to issue one.
-    func refusal(_ request: HTTPServerRequest) -> HTTPServerResponse? {
-        guard !grants.isEmpty, let token = Self.bearer(request.headers["Authorization"]) else { return nil }
+    /// The 401 for an access token the replay did not issue; nil when the request carries
+    /// none, carries one it issued, or the recording has no login to issue one. The token is
+    /// taken where RFC 6750 §2 lets a client send it: the `Authorization: Bearer` header, an
+    /// `access_token` form field, an `access_token` query parameter.
+    func refusal(_ request: HTTPServerRequest, body: ReplayBody = .empty) -> HTTPServerResponse? {
+        guard !grants.isEmpty else { return nil }
+        var token = Self.bearer(request.headers["Authorization"])
+        if token == nil, !grantPaths.contains(request.path) {
+            token = request.query.first { $0.name == "access_token" }?.value ?? Self.field("access_token", in: body)
+        }
+        guard let token, !token.isEmpty else { return nil }
         if issued.withLock({ $0.contains(token) }) { return nil }
         if let refusal { return HTTPServerResponse(status: refusal.status, headers: refusal.headers, body: .bytes(refusal.body)) }
         return Reply.json(401, ["error": "invalid_token", "error_description": "this token was not issued by the replay"],
                           headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+    }
+
+    /// Whether the request's bearer token is one the replay issued.
+    func carriesIssuedToken(_ request: HTTPServerRequest) -> Bool {
+        guard !grants.isEmpty, let token = Self.bearer(request.headers["Authorization"]) ?? request.query.first(where: { $0.name == "access_token" })?.value
+        else { return false }
+        return issued.withLock { $0.contains(token) }
     }
 
     /// "Bearer abc" → "abc" (the scheme in any case).
@@ -145,5 +222,12 @@ final class ReplayLogin: Sendable {
         guard let header, header.utf8.count > 7, HTTPSyntax.asciiLowercased(String(header.prefix(7))) == "bearer " else { return nil }
         let token = String(HTTPSyntax.trimmingWhitespace(header.dropFirst(7)))
         return token.isEmpty ? nil : token
+    }
+
+    /// The recorded 2xx grant at `path` to answer a `grantType` grant with: one recorded for
+    /// that grant type, else the last one at that path.
+    func grantRecording(path: String, grantType: String) -> Int? {
+        let here = grants.sorted().filter { recordings[$0].path == path }
+        return here.first { Self.field("grant_type", in: recordings[$0].body) == grantType } ?? here.last
     }
 }
