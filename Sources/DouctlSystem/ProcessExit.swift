@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc  // stdout and stderr, C globals read once as the process ends
 #elseif canImport(Darwin)
-import Darwin
+@preconcurrency import Darwin
 #endif
 
 /// How douctl's process ends (issue 44). `finish` runs douctl's own end-of-process work
@@ -23,10 +23,13 @@ public enum ProcessExit {
         if first { atexit { ProcessExit.runHooks() } }
     }
 
-    /// Ends the process with `status`: the hooks, then C stdio flushed, then `_exit`.
+    /// Ends the process with `status`: the hooks, then C stdio's stdout and stderr flushed
+    /// (the only streams douctl writes through stdio; not `fflush(NULL)`, which would wait for
+    /// the lock of a stream another thread may hold, as `exit()` does not), then `_exit`.
     public static func finish(_ status: Int32) -> Never {
         runHooks()
-        fflush(nil)
+        fflush(stdout)
+        fflush(stderr)
         _exit(status)
     }
 
