@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A small request beside the floor program, in figures the machine's load does not move:
-instructions executed (callgrind, the whole process with the loader and libcurl), peak RSS and
+instructions executed (callgrind, the whole process with the loader and libcurl), system calls
+(strace -c, when strace is installed), peak RSS and
 minor page faults (medians of repeated runs, from /usr/bin/time), and what is resident at exit
 in the executable's own mappings and the heap (smaps, read by a preloaded library as the
 process exits). Wall time is Benchmarks/run.py's business; these are what explain it.
@@ -42,13 +43,28 @@ def instructions(argv, env):
     return int(found.group(1)) if found else None
 
 
+def syscalls(argv, env):
+    """System calls made (strace -f -c's total; None without strace): what the loader's
+    searches, the configuration reads and the transfer cost in kernel entries."""
+    if not shutil.which("strace"):
+        return None
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".strace") as out:
+        subprocess.run(["strace", "-f", "-c", "-o", out.name] + argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        found = re.search(r"^100\.00\s+\S+\s+\S+\s+(\d+)", out.read(), re.M)
+    return int(found.group(1)) if found else None
+
+
 def resident(argv, env, preload):
     """KiB resident at exit: the executable's own mappings by permission, and the heap."""
     out = os.path.join(WORK, "smaps-at-exit.txt")
+    if os.path.exists(out):
+        os.unlink(out)  # so a run that wrote none shows as none, not as the one before
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    env=dict(env, LD_PRELOAD=preload, SMAPS_OUT=out))
     image = os.path.realpath(argv[0])
     totals, mapping = collections.Counter(), None
+    if not os.path.exists(out):
+        return totals
     with open(out) as f:
         for line in f:
             head = re.match(r"^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$", line)
@@ -70,7 +86,7 @@ def main():
     compiler = shutil.which("clang") or shutil.which("cc")
     preload = build(os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c"), os.path.join(WORK, "smaps-at-exit.so"),
                     [compiler, "-O2", "-shared", "-fPIC", "-o", os.path.join(WORK, "smaps-at-exit.so"),
-                     os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c")])
+                     os.path.join(ROOT, "Benchmarks", "smaps_at_exit.c"), "-ldl"])
     floor = build(os.path.join(ROOT, "Benchmarks", "floor.swift"), os.path.join(WORK, "floor"),
                   ["swiftc", "-O", "-static-stdlib", "-o", os.path.join(WORK, "floor"), os.path.join(ROOT, "Benchmarks", "floor.swift")])
     server = serve_json(lambda path: SMALL)
@@ -84,15 +100,16 @@ def main():
         ("curl --version", ["curl", "--version"]),
     ]
     print("binary: %s, %.1f MB" % (options.binary, os.path.getsize(options.binary) / 1e6))
-    print("| case | instructions | peak RSS | minor faults | executable resident r-x / r-- / rw- | heap |")
-    print("|---|---|---|---|---|---|")
+    print("| case | instructions | system calls | peak RSS | minor faults | executable resident r-x / r-- / rw- | heap |")
+    print("|---|---|---|---|---|---|---|")
     for name, argv in cases:
         rss, faults = time_runs(argv, options.runs, env)
         count = None if options.no_callgrind else instructions(argv, env)
+        calls = syscalls(argv, env)
         where = resident(argv, env, preload) if not argv[0] == "curl" else collections.Counter()
         exe = " / ".join("%.2f" % (where["exe " + p] / 1024) for p in ("r-xp", "r--p", "rw-p")) + " MiB" if where else "-"
-        print("| %s | %s | %.2f MiB | %d | %s | %s |" % (
-            name, "{:,}".format(count) if count else "-", rss / 1024, faults, exe,
+        print("| %s | %s | %s | %.2f MiB | %d | %s | %s |" % (
+            name, "{:,}".format(count) if count else "-", calls if calls else "-", rss / 1024, faults, exe,
             "%.2f MiB" % (where["heap"] / 1024) if where else "-"), flush=True)
     server.shutdown()
 

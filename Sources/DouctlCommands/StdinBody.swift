@@ -112,7 +112,7 @@ enum StdinBody {
                 paths.append(path)
                 return paths.count == 1
             }
-            if first { atexit { SpoolFile.leftBehind.withLock { paths in for path in paths { unlink(path) } } } }
+            if first { ProcessExit.atExit { SpoolFile.leftBehind.withLock { paths in for path in paths { unlink(path) } } } }
         }
     }
 }

@@ -9,4 +9,5 @@ import DouctlSystem
 // First, before anything can open a file or a socket: a closed 0, 1 or 2 becomes /dev/null.
 if !StandardDescriptors.ensureOpen() { exit(3) }
 Interrupt.install()
-exit(Douctl.main(.current()))
+// Then out with _exit, past the libraries' exit handlers (ProcessExit says why).
+ProcessExit.finish(Douctl.main(.current()))

@@ -133,6 +133,43 @@ struct OIDCAndLibraryBinaryTests {
         #expect(jq.0 == 0 && jq.1 == "1\n", "\(jq.1)")
         #expect(!FileManager.default.fileExists(atPath: marker), "a planted library ran: \((try? String(contentsOfFile: marker, encoding: .utf8)) ?? "")")
     }
+
+    /// Issue 44 opens libcurl RTLD_DEEPBIND (its libraries find each other's symbols first),
+    /// except when LD_PRELOAD names a library: one that replaces connect() (as torsocks and
+    /// proxychains do) still sees libcurl's connect. Without that exception this fails.
+    @Test func aPreloadedLibraryStillSeesLibcurlsCalls() throws {
+        let cc = try Tools.require("cc")
+        let directory = TemporaryDirectory.make(prefix: "douctl-preload")
+        let marker = directory + "/connect-seen"
+        let source = directory + "/preload.c"
+        try #"""
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <sys/socket.h>
+        int connect(int fd, const struct sockaddr *address, socklen_t length) {
+            const char *path = getenv("PRELOAD_MARKER");
+            FILE *file = path ? fopen(path, "a") : NULL;
+            if (file) { fputs("connect\n", file); fclose(file); }
+            int (*real)(int, const struct sockaddr *, socklen_t) = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
+            return real(fd, address, length);
+        }
+        """#.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = directory + "/preload.so"
+        let build = Process()
+        build.executableURL = URL(fileURLWithPath: cc)
+        build.arguments = ["-shared", "-fPIC", "-o", library, source, "-ldl"]
+        try build.run()
+        build.waitUntilExit()
+        try #require(build.terminationStatus == 0, "cc could not build the preload library")
+        let server = try TestServer(json: #"{"a":1}"#)
+        let douctl = Douctl()
+        let result = try douctl.run(["api", server.baseURL + "/x"], environment: ["LD_PRELOAD": library, "PRELOAD_MARKER": marker])
+        #expect(result.status == 0 && result.stdoutText.contains("\"a\""), "\(result)")
+        let seen = (try? String(contentsOfFile: marker, encoding: .utf8)) ?? ""
+        #expect(seen.contains("connect"), "the preloaded connect() did not see libcurl's call")
+    }
 }
 
 /// The test server's port, known once it listens, for the document it serves.
