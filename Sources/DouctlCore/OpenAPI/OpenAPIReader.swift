@@ -174,11 +174,13 @@ public struct OpenAPIReader {
             }
         }
         OpenAPIIndex.nameCommands(&operations)
-        return OpenAPIIndex(
+        var index = OpenAPIIndex(
             title: root["info"]?["title"]?.stringValue ?? "", version: root["info"]?["version"]?.scalarText ?? "",
             source: source, etag: etag, digest: digest,
             servers: servers(root, swagger: isSwagger), security: try security(root, swagger: isSwagger),
             operations: operations)
+        index.serverTemplates = isSwagger ? index.servers.map { OpenAPIIndex.Server(url: $0) } : serverTemplates(root)
+        return index
     }
 
     private mutating func operation(_ operation: JSON, method: String, path: String, shared: [JSON], document: String, pointer: String, swagger: Bool, root: JSON) throws(DouctlError) -> OpenAPIIndex.Operation {
@@ -287,6 +289,23 @@ public struct OpenAPIReader {
             if let absolute = Self.absolute(url, against: source) { result.append(Self.trimmingSlash(absolute)) }
         }
         if result.isEmpty, let origin = Self.absolute("/", against: source) { result.append(Self.trimmingSlash(origin)) }
+        return result
+    }
+
+    /// OpenAPI 3's servers as described, with their variables; a relative URL made
+    /// absolute against the description's URL where it can be.
+    private func serverTemplates(_ root: JSON) -> [OpenAPIIndex.Server] {
+        var result: [OpenAPIIndex.Server] = []
+        for server in root["servers"]?.arrayValue ?? [] {
+            guard let url = server["url"]?.stringValue else { continue }
+            var variables: [OpenAPIIndex.Variable] = []
+            for (name, variable) in server["variables"]?.objectValue ?? JSONObject() {
+                variables.append(OpenAPIIndex.Variable(name: name, defaultValue: variable["default"]?.scalarText ?? "",
+                                                       choices: variable["enum"]?.arrayValue?.compactMap(\.scalarText) ?? [],
+                                                       description: variable["description"]?.stringValue ?? ""))
+            }
+            result.append(OpenAPIIndex.Server(url: Self.absolute(url, against: source) ?? url, description: server["description"]?.stringValue ?? "", variables: variables))
+        }
         return result
     }
 
