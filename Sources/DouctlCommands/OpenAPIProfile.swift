@@ -98,6 +98,17 @@ enum OpenAPIProfile {
         if let url = try OpenAPIIndex.serverURL(templates, source: index.source, choice: server, values: variables) ?? (server == nil && variables.isEmpty ? index.servers.first : nil) {
             settings.append((.apiBase, .text(url)))
         }
+        if let paging = index.paging {
+            // What --paginate needs to walk the description's list operations (README: "Paging hints").
+            var found: [String] = []
+            for (key, value) in [(ProfileKey.itemsKey, paging.itemsKey), (.cursorKey, paging.cursorKey), (.cursorParam, paging.cursorParam), (.nextPageHeader, paging.nextPageHeader)] {
+                guard let value else { continue }
+                settings.append((key, .text(value)))
+                found.append("\(key.rawValue) \(value)")
+            }
+            let how = paging.linkHeader ? "a Link header" : paging.nextLink.map { "a next link (\($0))" } ?? "a cursor"
+            notes.append("paging: \(how)" + (paging.operation.isEmpty ? "" : " in \(paging.operation)") + (found.isEmpty ? "" : ", so " + found.joined(separator: ", ")))
+        }
         if let security = index.security {
             switch security.type {
             case "apiKey":

@@ -187,6 +187,54 @@ import Testing
         #expect(SchemaCheck.problem(nested, schema, field: "", pointer: "") == SchemaCheck.Problem(field: "a/b~c.n", pointer: "/a~1b~0c/n", rule: "must be integer, not the string 'one'"))
     }
 
+    static let paged = ##"""
+    {"openapi": "3.0.3", "info": {"title": "Things", "version": "1"}, "servers": [{"url": "http://127.0.0.1:9"}],
+     "paths": {"/things": {"get": {"operationId": "listThings",
+       "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer"}}, {"name": "marker", "in": "query", "schema": {"type": "string"}}],
+       "responses": {"200": {"description": "a page", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Page"}}}}}}}},
+     "components": {"schemas": {"Page": {"type": "object", "properties": {
+       "data": {"type": "object", "properties": {"things": {"type": "array", "items": {"type": "object"}}, "total": {"type": "integer"}}},
+       "paging": {"type": "object", "properties": {"next_marker": {"type": "string", "nullable": true}}}}}}}}
+    """##
+
+    /// Paging the description shows fills the profile's paging keys, and --paginate on the
+    /// operation walks by them (no built-in rule finds data.things or paging.next_marker).
+    @Test func pagingHintsFromTheDescriptionMakeAnOperationWalk() throws {
+        let transport = ScriptedTransport([
+            .json(200, #"{"data":{"things":[{"n":1},{"n":2}],"total":3},"paging":{"next_marker":"m2"}}"#),
+            .json(200, #"{"data":{"things":[{"n":3}],"total":3},"paging":{"next_marker":null}}"#),
+        ])
+        let douctl = try InProcessDouctl(transport: transport)
+        try Self.written(Self.paged, as: "things.json", in: douctl)
+        let added = try douctl.run("profile", "add", "t", "--openapi", "things.json")
+        #expect(added.status == 0, "\(added)")
+        let profile = try JSONParser.parse(added.stdoutText)
+        #expect(profile["items_key"] == "data.things" && profile["cursor_key"] == "paging.next_marker" && profile["cursor_param"] == "marker", "\(added)")
+        #expect(added.stderr.contains("paging: a cursor in list-things, so items_key data.things, cursor_key paging.next_marker, cursor_param marker"), "\(added)")
+        let walked = try douctl.run("t", "list-things", "--limit", "2", "--paginate", "--jq", ".n")
+        #expect(walked.status == 0 && walked.stdoutText == "1\n2\n3\n", "\(walked)")
+        #expect(transport.requests.map(\.url) == ["http://127.0.0.1:9/things?limit=2", "http://127.0.0.1:9/things?limit=2&marker=m2"])
+    }
+
+    @Test func pagingShapesReadFromResponses() throws {
+        let cursor = try JSONParser.parse(#"{"type": "object", "properties": {"items": {"type": "array"}, "nextPageToken": {"type": "string"}}}"#)
+        #expect(OpenAPIPaging.hint(schema: cursor, headers: [], queryParameters: ["pageSize", "pageToken"])
+                == OpenAPIPaging(itemsKey: "items", cursorKey: "nextPageToken", cursorParam: "pageToken"))
+        // A cursor with nowhere to go back is no hint.
+        #expect(OpenAPIPaging.hint(schema: cursor, headers: [], queryParameters: ["pageSize"]) == nil)
+        // A header with the next page's number.
+        var header = OpenAPIPaging(nextPageHeader: "X-Next-Page")
+        header.cursorParam = "page"
+        #expect(OpenAPIPaging.hint(schema: .object(JSONObject()), headers: ["X-Total", "X-Next-Page"], queryParameters: ["page", "per_page"]) == header)
+        // A Link header, and DRF's next link: walked already; only the items are named.
+        #expect(OpenAPIPaging.hint(schema: .object(JSONObject()), headers: ["Link"], queryParameters: [])?.linkHeader == true)
+        let drf = try JSONParser.parse(#"{"type": "object", "properties": {"count": {"type": "integer"}, "next": {"type": "string", "format": "uri", "nullable": true}, "results": {"type": "array"}}}"#)
+        let link = OpenAPIPaging.hint(schema: drf, headers: [], queryParameters: ["page"])
+        #expect(link?.nextLink == "next" && link?.itemsKey == "results" && link?.cursorKey == nil, "\(String(describing: link))")
+        // Nothing about paging: no hint.
+        #expect(OpenAPIPaging.hint(schema: try JSONParser.parse(#"{"type": "object", "properties": {"name": {"type": "string"}}}"#), headers: ["ETag"], queryParameters: ["q"]) == nil)
+    }
+
     @Test func helpNameIsNameDashDashHelp() throws {
         let douctl = try InProcessDouctl(transport: ScriptedTransport())
         try Self.written(Self.servers, as: "r.json", in: douctl)

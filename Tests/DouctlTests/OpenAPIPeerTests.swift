@@ -87,7 +87,8 @@ struct OpenAPIPeerTests {
         let added = try douctl.run(["profile", "add", "lib", "--openapi", peer.base + "/api/schema/"])
         #expect(added.status == 0, "\(added)")
         #expect(try JSONParser.parse(added.stdoutText)["api_base"] == .string(peer.base), "\(added)")
-        #expect(added.stderr.contains("Read Library: 6 operations, http auth (bearerAuth)"), "\(added)")
+        #expect(added.stderr.contains("Read Library: 6 operations, http auth (bearerAuth); paging: a next link (next) in books-list, so items_key results."), "\(added)")
+        #expect(try JSONParser.parse(added.stdoutText)["items_key"] == "results", "\(added)")
 
         // A POST with a JSON body from typed fields, and the same through api.
         let created = try douctl.run(["lib", "books-create", "-f", "title=Dune", "-F", "pages=412", "-f", "tags[]=sf", "--compact"])
@@ -151,6 +152,60 @@ struct OpenAPIPeerTests {
         let count = try douctl.run(["lib", "books-list", "--jq", ".count"])
         #expect(count.stdoutText == "5\n", "\(count)")
     }
+
+    /// A list whose paging no built-in rule finds (items in data.things, a cursor in
+    /// paging.next_marker sent back as ?marker=): FastAPI describes it, profile add reads
+    /// the hints, and --paginate on the operation walks every page.
+    @Test func pagingHintsFromFastAPIsDescriptionMakeTheOperationWalk() throws {
+        try PythonPeer.require(module: "fastapi", package: "fastapi")
+        let peer = try PythonPeer(name: "fastapi-paged", source: Self.pagedSource)
+        let douctl = douctl()
+        let added = try douctl.run(["profile", "add", "things", "--openapi", peer.base + "/openapi.json"])
+        #expect(added.status == 0, "\(added)")
+        let profile = try JSONParser.parse(added.stdoutText)
+        #expect(profile["items_key"] == "data.things" && profile["cursor_key"] == "paging.next_marker" && profile["cursor_param"] == "marker", "\(added)")
+        let walked = try douctl.run(["things", "list-things-things-get", "--limit", "2", "--paginate", "--jq", ".n"])
+        #expect(walked.status == 0 && walked.stdoutText == "1\n2\n3\n4\n5\n", "\(walked)")
+        let walkedViaAPI = try douctl.run(["--profile", "things", "api", "/things?limit=2", "--paginate", "--jq", ".n"])
+        #expect(walkedViaAPI.stdoutText == walked.stdoutText, "\(walkedViaAPI)")
+        // Without the hints (a profile that only has the base URL), one page is all.
+        let plain = try douctl.run(["profile", "add", "bare", "--api-base", peer.base])
+        #expect(plain.status == 0)
+        let onePage = try douctl.run(["--profile", "bare", "api", "/things?limit=2", "--paginate", "--jq", ".data.things[].n"])
+        #expect(onePage.stdoutText == "1\n2\n", "\(onePage)")
+    }
+
+    static let pagedSource = #"""
+import socket, threading, time
+from typing import List, Optional
+import uvicorn
+from fastapi import FastAPI
+from pydantic import BaseModel
+
+app = FastAPI(title="Things", version="1.0")
+
+class Thing(BaseModel):
+    n: int
+
+class Data(BaseModel):
+    things: List[Thing]
+    total: int
+
+class Paging(BaseModel):
+    next_marker: Optional[str] = None
+
+class Page(BaseModel):
+    data: Data
+    paging: Paging
+
+@app.get("/things", response_model=Page)
+def list_things(limit: int = 10, marker: Optional[str] = None):
+    start = int(marker[1:]) if marker else 0
+    things = [Thing(n=n) for n in range(1, 6)][start:start + limit]
+    following = start + limit
+    return Page(data=Data(things=things, total=5), paging=Paging(next_marker=("m%d" % following) if following < 5 else None))
+
+"""# + PythonPeer.servedByUvicorn(app: "app")
 
     /// jupyter-server on 127.0.0.1 with a known token, serving ARGV[1]; prints where its
     /// package's api.yaml is, then "ready PORT" once it listens.

@@ -155,6 +155,8 @@ public struct OpenAPIIndex: Sendable, Equatable {
     public var serverTemplates: [Server] = []
     public var security: Security?
     public var operations: [Operation]
+    /// The paging its list operations describe (for the profile's keys; not kept in the file).
+    public var paging: OpenAPIPaging?
 
     public init(title: String, version: String, source: String, etag: String?, digest: String, servers: [String], security: Security?, operations: [Operation]) {
         self.title = title
