@@ -391,7 +391,7 @@ enum OpenAPICommands {
             checked = .object(top)
         }
         if let problem = SchemaCheck.problem(.object(object), checked, field: "", pointer: "") {
-            let option = "--" + optionName(problem.field.split(separator: ".").first.map(String.init) ?? problem.field, taken: reservedNames)
+            let option = "--" + optionName(String(problem.field.prefix { $0 != "." && $0 != "[" }), taken: reservedNames)
             throw OptionError(problem.pointer.isEmpty ? "the body: \(problem.rule)" : "the body's \(problem.field) (\(option)): \(problem.rule)")
         }
     }

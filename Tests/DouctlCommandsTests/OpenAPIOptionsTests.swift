@@ -155,7 +155,7 @@ import Testing
          "doc": {"type": "string", "format": "binary"}, "pages": {"type": "integer", "minimum": 1}}}}}}}},
        "/notes": {"post": {"operationId": "addNote", "requestBody": {"content": {
        "application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {
-         "text": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}}}}}}}}
+         "text": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}}}}}}}}}}}
     """##
 
     @Test func openAPI3FormAndMultipartBodiesAreOptionsToo() throws {
@@ -170,6 +170,8 @@ import Testing
         #expect(noted.status == 0, "\(noted)")
         let refused = try douctl.run("docs", "add-doc", "--doc", "@" + text, "--pages", "0")
         #expect(refused.status == 2 && refused.errorLine == "douctl: the body's pages (--pages): must be >= 1, not 0", "\(refused)")
+        let longTag = try douctl.run("docs", "add-note", "--tags", "a", "--tags", "long")
+        #expect(longTag.status == 2 && longTag.errorLine == "douctl: the body's tags[1] (--tags): must be at most 3 characters long", "\(longTag)")
         let sent = transport.requests
         #expect(sent.count == 2)
         guard sent.count == 2 else { return }
@@ -214,6 +216,11 @@ import Testing
         let walked = try douctl.run("t", "list-things", "--limit", "2", "--paginate", "--jq", ".n")
         #expect(walked.status == 0 && walked.stdoutText == "1\n2\n3\n", "\(walked)")
         #expect(transport.requests.map(\.url) == ["http://127.0.0.1:9/things?limit=2", "http://127.0.0.1:9/things?limit=2&marker=m2"])
+
+        // A response whose $ref names nothing costs only its hint: the description is read.
+        try Self.written(Self.paged.replacingOccurrences(of: "#/components/schemas/Page", with: "#/components/schemas/Gone"), as: "broken.json", in: douctl)
+        let broken = try douctl.run("profile", "add", "b", "--openapi", "broken.json")
+        #expect(try broken.status == 0 && JSONParser.parse(broken.stdoutText)["items_key"] == nil && !broken.stderr.contains("paging"), "\(broken)")
     }
 
     @Test func pagingShapesReadFromResponses() throws {

@@ -172,8 +172,10 @@ public struct OpenAPIReader {
                 guard let operation = pathObject[method], operation.objectValue != nil else { continue }
                 let at = pointer + "/" + method
                 let indexed = try self.operation(operation, method: method, path: path, shared: shared, document: itemDocument, pointer: at, swagger: isSwagger, root: root)
-                if method == "get", var hint = try pagingHint(operation, document: itemDocument, pointer: at, swagger: isSwagger,
-                                                             queryParameters: indexed.parameters.filter { $0.location == "query" }.map(\.name)) {
+                // A response that cannot be read only costs its hint: responses are not what
+                // the index is for.
+                if method == "get", var hint = (try? pagingHint(operation, document: itemDocument, pointer: at, swagger: isSwagger,
+                                                                queryParameters: indexed.parameters.filter { $0.location == "query" }.map(\.name))) ?? nil {
                     hint.operation = operations.count.description
                     hints.append(hint)
                 }
