@@ -91,7 +91,7 @@ function __douctl_takes_value
         case 'profile list'
             contains -- $argv[2] --format; and return 0
         case 'profile add'
-            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --record-scrub; and return 0
+            contains -- $argv[2] --preset --style --api-base --authorize-url --token-url --device-authorization-url --revoke-url --client-id --client-secret --scopes --redirect-uri --user-url --user-id-field --user-name-field --items-key --graphql-url --next-page-header --cursor-key --cursor-param --token-auth --token-placement --auth-scheme --token-header --token-query --issuer --expect-user --pkce --body-format --common-params --common-headers --signing --signing-secret --signing-command --rate-limit --cache-max-mb --ca-bundle --ca-path --client-cert --client-key --insecure --proxy --keep --openapi --record-scrub --server --server-var; and return 0
         case 'cache info'
             contains -- $argv[2] --format; and return 0
         case 'keeper status'
@@ -588,6 +588,8 @@ complete -c douctl -n '__douctl_path_is profile add' -l proxy -r -f -d 'proxy UR
 complete -c douctl -n '__douctl_path_is profile add' -l keep -r -f -d 'false: never send through the connection keeper (like --no-keep); or how long it keeps idle connections (60s, 5m)'
 complete -c douctl -n '__douctl_path_is profile add' -l openapi -r -f -d 'the API\'s description (OpenAPI 3.x or Swagger 2.0, JSON or YAML; URL or file): fills api_base and the auth, and makes its operations commands (douctl NAME OPERATION)'
 complete -c douctl -n '__douctl_path_is profile add' -l record-scrub -r -f -d 'more names whose values --record scrubs (headers, query and form fields, JSON keys; case-insensitive, * matches any run), separated by commas'
+complete -c douctl -n '__douctl_path_is profile add' -l server -r -f -d 'with --openapi: which of the description\'s servers api_base is (its number from 1, or its URL; default the first)'
+complete -c douctl -n '__douctl_path_is profile add' -l server-var -r -f -d 'with --openapi: a servers variable\'s value (checked against its enum; others take their defaults); repeatable'
 complete -c douctl -n '__douctl_at_argument 0 - profile add' -f -a '(douctl __complete profiles 2>/dev/null)' -d 'profile name'
 
 # douctl profile refresh

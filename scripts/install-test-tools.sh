@@ -60,6 +60,9 @@ pip_install sse_starlette uvicorn -- sse-starlette uvicorn
 # Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
 # Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
 pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
+# And for OpenAPIPeerTests: jupyter-server (its package's Swagger 2.0 api.yaml, against the
+# running server) and drf-spectacular (OpenAPI 3.0 from a Django REST Framework app).
+pip_install jupyter_server drf_spectacular -- jupyter-server drf-spectacular
 # Clients nobody here wrote, for RecordAnyClientTests: HTTPie (run as python3 -m httpie)
 # recorded through `sandbox --proxy-to`, and Playwright driving the system's Chromium (apt:
 # chromium, above; not Playwright's own download) to write a HAR.

@@ -18,6 +18,15 @@ enum OpenAPICommands {
     /// nil otherwise (the static tree).
     /// The command line gains `--profile NAME` in front when it names no profile.
     static func tree(for process: ProcessContext) -> (tree: Command, arguments: [String])? {
+        // `douctl help NAME [OPERATION]` is `douctl NAME [OPERATION] --help`.
+        if firstCommandWord(process.arguments) == "help", let at = process.arguments.firstIndex(of: "help"),
+           let next = firstCommandWord(Array(process.arguments[(at + 1)...])),
+           !CommandTree.root.children.contains(where: { $0.spec.name == next }), next != "help" {
+            var asked = process
+            asked.arguments.remove(at: at)
+            asked.arguments.append("--help")
+            return tree(for: asked)
+        }
         guard let word = firstCommandWord(process.arguments),
               !CommandTree.root.children.contains(where: { $0.spec.name == word }), word != "help" else { return nil }
         let explicit = value(of: "config-dir", in: process.arguments)
@@ -114,7 +123,7 @@ enum OpenAPICommands {
                 text += "  " + row.name + padding + TerminalText.escaped(row.summary.isEmpty ? "\(row.method) \(row.path)" : row.summary) + "\n"
             }
         }
-        return text
+        return text + OpenAPIIndex.serversHelp(file.serverTemplates)
     }
 
     /// A profile whose index cannot be read: its word runs, and says why.
@@ -172,12 +181,46 @@ enum OpenAPICommands {
                                       value: ValueSpec(placeholder(schema), completion: choices.map { .choices($0) }),
                                       help: parameterHelp(parameter), repeatable: isArray, key: "param:" + parameter.location + ":" + parameter.name))
         }
+        // A form body's fields (Swagger's formData, OpenAPI 3's urlencoded or multipart
+        // requestBody): an option each; a file field takes @FILE and goes as a file part.
+        let parameterNames = Set(options.map(\.long))
+        for (name, schema) in formFields(operation) {
+            let isFile = isFileField(schema)
+            let effective = SchemaCheck.effective(schema)
+            let choices = effective["enum"]?.arrayValue?.compactMap(\.scalarText) ?? effective["items"]?["enum"]?.arrayValue?.compactMap(\.scalarText)
+            let required = operation.body?.schema["required"]?.arrayValue?.contains(.string(name)) == true
+            let summary = isFile ? "a file (@FILE, @- for standard input), sent as a file part" : schemaSummary(schema)
+            let description = schema["description"]?.stringValue?.split(separator: "\n").first.map(String.init) ?? ""
+            let help = TerminalText.escaped((required ? "required, " : "") + "in the body, " + summary + (description.isEmpty ? "" : ": " + description))
+            options.append(OptionSpec(optionName(name, taken: taken.union(parameterNames)),
+                                      value: ValueSpec(isFile ? "@FILE" : placeholder(effective), completion: isFile ? .file : choices.map { .choices($0) }),
+                                      help: help, repeatable: effective["type"]?.stringValue == "array", key: "form:" + name))
+        }
         options += apiOptionSpecs + [noValidate]
         let arguments = operation.pathParameters.map { parameter in
             ArgumentSpec(parameter.name.uppercased(), help: parameterHelp(parameter),
                          completion: parameter.schema["enum"]?.arrayValue.map { .choices($0.compactMap(\.scalarText)) } ?? Completion.none)
         }
         return (options, arguments)
+    }
+
+    /// The fields of a form body (urlencoded or multipart) as the description lists them;
+    /// none for a JSON body.
+    static func formFields(_ operation: OpenAPIIndex.Operation) -> [(String, JSON)] {
+        guard let body = operation.body, isForm(body.contentType) else { return [] }
+        return (body.schema["properties"]?.objectValue ?? JSONObject()).map { ($0.key, $0.value) }
+    }
+
+    static func isForm(_ contentType: String) -> Bool {
+        contentType.hasPrefix("application/x-www-form-urlencoded") || contentType.hasPrefix("multipart/")
+    }
+
+    /// A file field: Swagger 2.0's `type: file`, OpenAPI 3's `format: binary` (or base64) string.
+    static func isFileField(_ schema: JSON) -> Bool {
+        let schema = SchemaCheck.effective(schema)
+        if schema["type"]?.stringValue == "file" { return true }
+        let format = schema["format"]?.stringValue
+        return schema["type"]?.stringValue == "string" && (format == "binary" || format == "base64")
     }
 
     static func placeholder(_ schema: JSON) -> String {
@@ -224,7 +267,9 @@ enum OpenAPICommands {
         if !operation.description.isEmpty, operation.description != operation.summary {
             text += TerminalText.escaped(operation.description.split(separator: "\n", omittingEmptySubsequences: false).prefix(6).joined(separator: "\n")) + "\n"
         }
-        if let body = operation.body {
+        if let body = operation.body, !formFields(operation).isEmpty {
+            text += "Body (\(body.contentType)\(body.required ? ", required" : "")): each field is an option of its own name (a file field takes @FILE and makes the body multipart).\n"
+        } else if let body = operation.body {
             text += "Body (\(body.contentType)\(body.required ? ", required" : "")): give fields with -f KEY=VALUE or -F KEY=VALUE (typed; a[b]=1 nests), or the whole body with --input FILE.\n"
             let required = Set(body.schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
             for (name, schema) in body.schema["properties"]?.objectValue ?? JSONObject() {
@@ -288,7 +333,30 @@ enum OpenAPICommands {
         }
         options["header", default: []] += headers
         options["method"] = [operation.method]
-        let hasFields = !(parsed.options["raw-field"] ?? []).isEmpty || !(parsed.options["field"] ?? []).isEmpty
+        // A form body's field options: text fields as -f, files as --attach (multipart).
+        let form = formFields(operation)
+        var formValues: [(String, JSON)] = []
+        for (name, schema) in form {
+            let values = parsed.values("form:" + name)
+            guard !values.isEmpty else { continue }
+            if isFileField(schema) {
+                for value in values {
+                    let path = value.hasPrefix("@") ? String(value.dropFirst()) : value
+                    options["attach", default: []].append(name + "=" + path)
+                }
+                formValues.append((name, .string("")))
+            } else {
+                options["raw-field", default: []] += values.map { name + "=" + $0 }
+                let effective = SchemaCheck.effective(schema)
+                formValues.append((name, effective["type"]?.stringValue == "array"
+                    ? .array(values.map { SchemaCheck.typed($0, schema: effective["items"] ?? .null) })
+                    : SchemaCheck.typed(values.last ?? "", schema: schema)))
+            }
+        }
+        let hasFields = !(options["raw-field"] ?? []).isEmpty || !(parsed.options["field"] ?? []).isEmpty || !(options["attach"] ?? []).isEmpty
+        if let body = operation.body, !form.isEmpty, validate {
+            if body.required || !formValues.isEmpty { try checkForm(formValues, parsed: parsed, schema: body.schema, fields: form) }
+        }
         if let body = operation.body {
             if body.isJSON, hasFields, parsed.options["input"] == nil { options["json"] = [""] }
             if validate {
@@ -301,6 +369,31 @@ enum OpenAPICommands {
         let api = ParsedCommand(path: ["api"], options: options, arguments: ["PATH": [path]], defaults: defaults)
         guard let prepare = APICommand.command.prepare else { throw OptionError("api cannot run") }
         return try prepare(api)
+    }
+
+    /// A form body's fields (its options, and -f/-F given as well) against the body's
+    /// schema: values read by their fields' types, a file field present when given.
+    static func checkForm(_ values: [(String, JSON)], parsed: ParsedCommand, schema: JSON, fields: [(String, JSON)]) throws(OptionError) {
+        var object = JSONObject(values)
+        for raw in parsed.values("raw-field") + parsed.values("field") {
+            guard let pair = try? KeyValue.parse(raw, shown: "-f") else { continue }
+            let key = String(pair.key.prefix { $0 != "[" })
+            object[key] = fields.first { $0.0 == key }.map { SchemaCheck.typed(pair.value, schema: $0.1) } ?? .string(pair.value)
+        }
+        for raw in parsed.values("attach") {
+            if let pair = try? KeyValue.parse(raw, shown: "--attach") { object[pair.key] = .string("") }
+        }
+        // A file's own rules (a file part) are the server's to check.
+        var checked = schema
+        if case .object(var top) = schema, var properties = top["properties"]?.objectValue {
+            for (name, field) in fields where isFileField(field) { properties[name] = .object(JSONObject()) }
+            top["properties"] = .object(properties)
+            checked = .object(top)
+        }
+        if let problem = SchemaCheck.problem(.object(object), checked, field: "", pointer: "") {
+            let option = "--" + optionName(String(problem.field.prefix { $0 != "." && $0 != "[" }), taken: reservedNames)
+            throw OptionError(problem.pointer.isEmpty ? "the body: \(problem.rule)" : "the body's \(problem.field) (\(option)): \(problem.rule)")
+        }
     }
 
     /// The body the -f/-F fields make, against the body's schema: a field read from a file
@@ -328,7 +421,10 @@ enum OpenAPICommands {
             object["properties"] = .object(properties)
             checked = .object(object)
         }
-        if let problem = SchemaCheck.violation(body, checked, field: "") { throw OptionError("the body's " + problem) }
+        if let problem = SchemaCheck.problem(body, checked, field: "", pointer: "") {
+            // Named both ways: as -F spells it (items[0].name) and as a JSON pointer (/items/0/name).
+            throw OptionError(problem.pointer.isEmpty ? "the body: \(problem.rule)" : "the body's \(problem.field) (\(problem.pointer)): \(problem.rule)")
+        }
     }
 }
 

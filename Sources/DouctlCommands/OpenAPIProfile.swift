@@ -15,6 +15,24 @@ enum OpenAPIProfile {
         var etag: String?
     }
 
+    /// `profile add --server N|URL --server-var NAME=VALUE`: the server api_base is made from.
+    static let serverBindings: [OptionBinding<ProfileCommands.Add>] = [
+        .value({ $0.server = $1 }, OptionSpec("server", value: ValueSpec("N|URL"), help: "with --openapi: which of the description's servers api_base is (its number from 1, or its URL; default the first)")),
+        .values({ $0.serverVariables = $1 }, OptionSpec("server-var", value: ValueSpec("NAME=VALUE"), help: "with --openapi: a servers variable's value (checked against its enum; others take their defaults); repeatable", repeatable: true)),
+    ]
+
+    /// `--server-var` values as pairs; NAME=VALUE or a usage error.
+    static func serverValues(_ given: [String]) throws(DouctlError) -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        for text in given {
+            guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
+                throw .usage("--server-var \(TerminalText.escaped(text)): expected NAME=VALUE")
+            }
+            result.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+        }
+        return result
+    }
+
     static func isURL(_ source: String) -> Bool { source.hasPrefix("http://") || source.hasPrefix("https://") }
 
     /// A file named relative to the working directory, made absolute (the profile is used
@@ -72,11 +90,25 @@ enum OpenAPIProfile {
     /// What the description says of the profile's keys: api_base from its first server,
     /// the auth from its security scheme (see the README's "Any API by its description").
     /// `issuer`: an OpenID Connect URL, for the caller's issuer discovery.
-    static func settings(_ index: OpenAPIIndex) -> (settings: [(ProfileKey, ProfileValue)], issuer: String?, notes: [String]) {
+    static func settings(_ index: OpenAPIIndex, server: String? = nil, variables: [(name: String, value: String)] = []) throws(DouctlError) -> (settings: [(ProfileKey, ProfileValue)], issuer: String?, notes: [String]) {
         var settings: [(ProfileKey, ProfileValue)] = []
         var notes: [String] = []
         var issuer: String?
-        if let server = index.servers.first { settings.append((.apiBase, .text(server))) }
+        let templates = index.serverTemplates.isEmpty ? index.servers.map { OpenAPIIndex.Server(url: $0) } : index.serverTemplates
+        if let url = try OpenAPIIndex.serverURL(templates, source: index.source, choice: server, values: variables) ?? (server == nil && variables.isEmpty ? index.servers.first : nil) {
+            settings.append((.apiBase, .text(url)))
+        }
+        if let paging = index.paging {
+            // What --paginate needs to walk the description's list operations (README: "Paging hints").
+            var found: [String] = []
+            for (key, value) in [(ProfileKey.itemsKey, paging.itemsKey), (.cursorKey, paging.cursorKey), (.cursorParam, paging.cursorParam), (.nextPageHeader, paging.nextPageHeader)] {
+                guard let value else { continue }
+                settings.append((key, .text(value)))
+                found.append("\(key.rawValue) \(value)")
+            }
+            let how = paging.linkHeader ? "a Link header" : paging.nextLink.map { "a next link (\($0))" } ?? "a cursor"
+            notes.append("paging: \(how)" + (paging.operation.isEmpty ? "" : " in \(paging.operation)") + (found.isEmpty ? "" : ", so " + found.joined(separator: ", ")))
+        }
         if let security = index.security {
             switch security.type {
             case "apiKey":
@@ -107,13 +139,17 @@ enum OpenAPIProfile {
     /// fills that were not given on the command line, and the index to write once the
     /// profile is saved.
     static func added(_ options: ProfileCommands.Add, changes: [(ProfileKey, ProfileValue)], context: CommandContext) throws(DouctlError) -> (changes: [(ProfileKey, ProfileValue)], index: OpenAPIIndex, issuer: String?) {
-        guard let given = options.settings[.openapi] else { return (changes, OpenAPIIndex(title: "", version: "", source: "", etag: nil, digest: "", servers: [], security: nil, operations: []), nil) }
+        guard let given = options.settings[.openapi] else {
+            if options.server != nil || !options.serverVariables.isEmpty { throw .usage("--server and --server-var choose among an API description's servers: give --openapi URL|FILE too") }
+            return (changes, OpenAPIIndex(title: "", version: "", source: "", etag: nil, digest: "", servers: [], security: nil, operations: []), nil)
+        }
+        let variables = try serverValues(options.serverVariables)
         let source = absoluteSource(given, context: context)
         let fetched = try fetch(source, context: context)
         let index = try self.index(fetched.bytes ?? [], source: source, etag: fetched.etag, context: context)
         var result = changes.filter { $0.0 != .openapi }
         result.append((.openapi, .text(source)))
-        let (described, issuer, notes) = settings(index)
+        let (described, issuer, notes) = try settings(index, server: options.server, variables: variables)
         for (key, value) in described where options.settings[key] == nil {
             result.removeAll { $0.0 == key }
             result.append((key, value))

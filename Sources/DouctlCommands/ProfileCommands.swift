@@ -84,9 +84,13 @@ enum ProfileCommands {
         var preset: String?
         /// One entry per key option given (`--client-id X` → `.clientID: "X"`).
         var settings: [ProfileKey: String] = [:]
+        /// With --openapi: which of the description's servers, and its variables (OpenAPIProfile).
+        var server: String?
+        var serverVariables: [String] = []
         static let bindings: [OptionBinding<Self>] =
             [.value({ $0.preset = $1 }, OptionSpec("preset", value: ValueSpec("PRESET", kind: .choice(Preset.names)), help: "start from a preset"))]
             + zip(keyed, keyOptions).map { key, spec in .value({ $0.settings[key] = $1 }, spec) }
+            + OpenAPIProfile.serverBindings
             + [.argument({ $0.name = $1 }, nameArgument)]
 
         /// A secret on the command line is refused before stdin is read.

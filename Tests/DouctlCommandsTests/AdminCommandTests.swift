@@ -97,8 +97,9 @@ import Testing
         #expect(options.settings == [.apiBase: "https://api.github.com", .clientID: "ID", .scopes: "read:user,repo", .tokenAuth: "none", .signingSecret: "$S"])
         let bare = try boundOptions(["profile", "add", "x"], as: ProfileCommands.Add.self)
         #expect(bare.preset == nil && bare.settings.isEmpty)
-        // One option per key but preset, which has its own: none lost, none twice.
-        #expect(ProfileCommands.Add.optionSpecs.map(\.long) == ["preset"] + ProfileKey.allCases.filter { $0 != .preset }.map(\.flagName))
+        // One option per key but preset, which has its own: none lost, none twice; then
+        // --openapi's choice of server (not keys: they make api_base).
+        #expect(ProfileCommands.Add.optionSpecs.map(\.long) == ["preset"] + ProfileKey.allCases.filter { $0 != .preset }.map(\.flagName) + ["server", "server-var"])
     }
 
     @Test func profileAddRefusesBadValuesAtParseTime() throws {

@@ -15,7 +15,8 @@ import Testing
      "servers": [{"url": "http://127.0.0.1:9/v1"}],
      "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
        "schemas": {"Pet": {"type": "object", "required": ["name"], "properties": {
-         "name": {"type": "string", "maxLength": 5}, "age": {"type": "integer", "minimum": 0}}}}},
+         "name": {"type": "string", "maxLength": 5}, "age": {"type": "integer", "minimum": 0},
+         "toys": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "a/b": {"type": "integer"}}}}}}}},
      "security": [{"key": []}],
      "paths": {
        "/pets": {
@@ -76,9 +77,13 @@ import Testing
             (["pets", "list-pets", "--kind", "cat", "--limit", "500"], "douctl: limit: must be <= 100, not 500"),
             (["pets", "pets", "delete", "x"], "douctl: petId: must be integer, not the string 'x'"),
             (["pets", "create-pet"], "douctl: the body: required (give fields with -f/-F, or --input FILE)"),
-            (["pets", "create-pet", "-F", "age=2"], "douctl: the body's name: required"),
-            (["pets", "create-pet", "-f", "name=Tommy-the-cat"], "douctl: the body's name: must be at most 5 characters long"),
-            (["pets", "create-pet", "-f", "name=Tom", "-F", "age=-1"], "douctl: the body's age: must be >= 0, not -1"),
+            (["pets", "create-pet", "-F", "age=2"], "douctl: the body's name (/name): required"),
+            (["pets", "create-pet", "-f", "name=Tommy-the-cat"], "douctl: the body's name (/name): must be at most 5 characters long"),
+            (["pets", "create-pet", "-f", "name=Tom", "-F", "age=-1"], "douctl: the body's age (/age): must be >= 0, not -1"),
+            // Nested fields are named as -F spells them and by JSON pointer (RFC 6901, ~1 for /).
+            (["pets", "create-pet", "-f", "name=Tom", "-F", "toys[][a/b]=1"], "douctl: the body's toys[0].name (/toys/0/name): required"),
+            (["pets", "create-pet", "-f", "name=Tom", "-F", #"toys:=[{"name":"ball"},{"name":"rope","a/b":"x"}]"#], "douctl: the body's toys[1].a/b (/toys/1/a~1b): must be integer, not the string 'x'"),
+            (["pets", "create-pet", "-f", "name=Tom", "-F", "toys=3"], "douctl: the body's toys (/toys): must be array, not the number 3"),
         ]
         for (arguments, line) in cases {
             let result = try douctl.run(arguments)

@@ -216,7 +216,7 @@ struct PromiseMatrixTests {
     /// --max-time stops it within a second.
     static func operations(_ douctl: Douctl, base: String) throws {
         let file = TemporaryDirectory.make(prefix: "matrix-openapi") + "/api.json"
-        try Data(##"{"openapi": "3.0.3", "info": {"title": "M", "version": "1"}, "servers": [{"url": "BASE"}], "paths": {"/x": {"get": {"operationId": "getX"}}, "/fail": {"get": {"operationId": "failIt"}}}}"##
+        try Data(##"{"openapi": "3.0.3", "info": {"title": "M", "version": "1"}, "servers": [{"url": "BASE"}], "paths": {"/x": {"get": {"operationId": "getX"}}, "/fail": {"get": {"operationId": "failIt"}}, "/up": {"post": {"operationId": "upLoad", "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {"doc": {"type": "string", "format": "binary"}}}}}}}}}}"##
             .replacingOccurrences(of: "BASE", with: base).utf8).write(to: URL(fileURLWithPath: file))
         let added = try douctl.run(["profile", "add", "m", "--openapi", file])
         #expect(added.status == 0, "\(added)")
@@ -243,6 +243,12 @@ struct PromiseMatrixTests {
         #expect(stopped.status == 7, "\(stopped)")
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(stopped.stdout.isEmpty)
+        // A form operation's file field (multipart, as --attach) stops within a second too.
+        let uploadStarted = Date()
+        let upload = try slow.run(["m", "up-load", "--doc", "@" + (try Self.file()), "--max-time", "1"])
+        #expect(upload.status == 7, "\(upload)")
+        #expect(Date().timeIntervalSince(uploadStarted) < 3)
+        Self.expectNothingButReportLines(upload, "operation upload")
     }
 
     // MARK: --max-time stops anything within a second

@@ -35,6 +35,9 @@ public struct OpenAPIFake: Sendable {
     /// The path prefix of the description's first server (`/v1`), served with and without it.
     public let basePath: String
     public let routes: [Route]
+    /// A prefix with `servers` variables (`/{stage}`), served with any value in their place,
+    /// as `profile add --server-var` may choose.
+    var baseTemplate: [Substring] = []
 
     /// The fake of a description, its references read through `reader`.
     public static func make(reader: inout OpenAPIReader) throws(DouctlError) -> OpenAPIFake {
@@ -71,7 +74,15 @@ public struct OpenAPIFake: Sendable {
         }
         // The most literal template first: /pets/mine before /pets/{id}.
         routes.sort { literalCount($0.segments) > literalCount($1.segments) }
-        return OpenAPIFake(title: index.title, basePath: Self.basePath(root, swagger: swagger), routes: routes)
+        var fake = OpenAPIFake(title: index.title, basePath: Self.basePath(root, swagger: swagger), routes: routes)
+        if fake.basePath.isEmpty, !swagger, var template = root["servers"]?[0]?["url"]?.stringValue {
+            if let scheme = template.firstRange(ofBytes: "://") {
+                let rest = template[scheme.upperBound...]
+                template = rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? ""
+            }
+            fake.baseTemplate = template.split(separator: "/")
+        }
+        return fake
     }
 
     static func literalCount(_ segments: [Substring]) -> Int { segments.filter { !$0.contains("{") }.count }
@@ -210,7 +221,12 @@ public struct OpenAPIFake: Sendable {
         var path = request.path
         if !basePath.isEmpty, path == basePath || path.hasPrefix(basePath + "/") { path = String(path.dropFirst(basePath.count)) }
         if path.isEmpty { path = "/" }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        if !baseTemplate.isEmpty, segments.count > baseTemplate.count, Self.match(baseTemplate, Array(segments.prefix(baseTemplate.count))) != nil,
+           !routes.contains(where: { Self.match($0.segments, Array(segments)) != nil }) {
+            segments = segments.dropFirst(baseTemplate.count)
+            path = "/" + segments.joined(separator: "/")
+        }
         let candidates = routes.compactMap { route in Self.match(route.segments, Array(segments)).map { (route, $0) } }
         guard !candidates.isEmpty else {
             return Self.problem(404, "Not Found", "no operation is described at \(path)", extra: [("paths", .array(Self.unique(routes.map { $0.operation.path }).map(JSON.string)))])

@@ -114,15 +114,49 @@ public struct OpenAPIIndex: Sendable, Equatable {
         }
     }
 
+    /// A server as the description gives it: its URL, `{name}` where a variable goes.
+    public struct Server: Sendable, Equatable {
+        public var url: String
+        public var description: String
+        public var variables: [Variable]
+
+        public init(url: String, description: String = "", variables: [Variable] = []) {
+            self.url = url
+            self.description = description
+            self.variables = variables
+        }
+    }
+
+    /// A `servers` variable: `profile add --server-var NAME=VALUE` sets it, else its default.
+    public struct Variable: Sendable, Equatable {
+        public var name: String
+        public var defaultValue: String
+        /// Its `enum`: the values it may take (empty: any).
+        public var choices: [String]
+        public var description: String
+
+        public init(name: String, defaultValue: String, choices: [String] = [], description: String = "") {
+            self.name = name
+            self.defaultValue = defaultValue
+            self.choices = choices
+            self.description = description
+        }
+    }
+
     public var title: String
     public var version: String
     public var source: String
     public var etag: String?
     /// SHA-256 of the description's bytes (hex): the version the index is of.
     public var digest: String
+    /// The servers' URLs, variables at their defaults.
     public var servers: [String]
+    /// The servers as described (their variables), in the same order as `servers`.
+    public var serverTemplates: [Server] = []
     public var security: Security?
     public var operations: [Operation]
+    /// The paging its list operations describe (for the profile's keys; not kept in the file).
+    public var paging: OpenAPIPaging?
 
     public init(title: String, version: String, source: String, etag: String?, digest: String, servers: [String], security: Security?, operations: [Operation]) {
         self.title = title
@@ -133,6 +167,64 @@ public struct OpenAPIIndex: Sendable, Equatable {
         self.servers = servers
         self.security = security
         self.operations = operations
+    }
+
+    /// The server URL `profile add` writes as api_base: the server `choice` names (its
+    /// number from 1, or its URL; nil: the first), its variables set to `values` where given
+    /// (each checked against its enum), else their defaults. Usage errors (exit 2) name the
+    /// variable and what it allows. nil: the description names no server.
+    public static func serverURL(_ templates: [Server], source: String, choice: String?, values: [(name: String, value: String)]) throws(DouctlError) -> String? {
+        guard !templates.isEmpty else {
+            if let name = values.first?.name { throw .usage("--server-var \(TerminalText.escaped(name)): the description names no server, so no server variables") }
+            if choice != nil { throw .usage("--server: the description names no server") }
+            return nil
+        }
+        var chosen = templates[0]
+        if let choice {
+            if let number = Int(choice) {
+                guard (1...templates.count).contains(number) else {
+                    throw .usage("--server \(number): the description has \(templates.count) server\(templates.count == 1 ? "" : "s") (1..\(templates.count))")
+                }
+                chosen = templates[number - 1]
+            } else if let found = templates.first(where: { $0.url == choice || OpenAPIReader.trimmingSlash($0.url) == OpenAPIReader.trimmingSlash(choice) }) {
+                chosen = found
+            } else {
+                throw .usage("--server \(TerminalText.escaped(choice)): not one of the description's servers (\(templates.enumerated().map { "\($0.offset + 1): \(TerminalText.escaped($0.element.url))" }.joined(separator: ", ")))")
+            }
+        }
+        var url = chosen.url
+        for (name, value) in values {
+            guard let variable = chosen.variables.first(where: { $0.name == name }) else {
+                let known = chosen.variables.map(\.name)
+                throw .usage("--server-var \(TerminalText.escaped(name)): the server \(TerminalText.escaped(chosen.url)) has " + (known.isEmpty ? "no variables" : "no such variable (it has \(known.joined(separator: ", ")))"))
+            }
+            if !variable.choices.isEmpty, !variable.choices.contains(value) {
+                throw .usage("--server-var \(TerminalText.escaped(name)): must be one of \(variable.choices.map { TerminalText.escaped($0) }.joined(separator: ", ")), not \(TerminalText.escaped(value))")
+            }
+        }
+        for variable in chosen.variables {
+            let value = values.last { $0.name == variable.name }?.value ?? variable.defaultValue
+            url = url.replacingAll("{\(variable.name)}", with: value)
+        }
+        return OpenAPIReader.absolute(url, against: source).map(OpenAPIReader.trimmingSlash)
+    }
+
+    /// The servers and their variables for `douctl NAME --help`: empty when there is one
+    /// server without variables (api_base says it all).
+    public static func serversHelp(_ templates: [Server]) -> String {
+        guard templates.count > 1 || templates.contains(where: { !$0.variables.isEmpty }) else { return "" }
+        var text = "Servers (choose with profile add NAME --openapi SOURCE --server N|URL --server-var NAME=VALUE):\n"
+        for (number, server) in templates.enumerated() {
+            text += "  \(number + 1): \(TerminalText.escaped(server.url))" + (server.description.isEmpty ? "" : "  " + TerminalText.escaped(server.description)) + "\n"
+            for variable in server.variables {
+                var parts: [String] = []
+                if !variable.choices.isEmpty { parts.append("one of " + variable.choices.map { TerminalText.escaped($0) }.joined(separator: ", ")) }
+                parts.append("default " + TerminalText.escaped(variable.defaultValue))
+                let description = variable.description.split(separator: "\n").first.map(String.init) ?? ""
+                text += "     --server-var \(TerminalText.escaped(variable.name))=VALUE  " + parts.joined(separator: ", ") + (description.isEmpty ? "" : ": " + TerminalText.escaped(description)) + "\n"
+            }
+        }
+        return text
     }
 
     public static func isJSON(_ type: String) -> Bool {
@@ -191,7 +283,10 @@ public struct OpenAPIIndex: Sendable, Equatable {
                 case "DELETE": verb = "delete"
                 default: verb = operation.method.lowercased()
                 }
-                let extra = literals.drop { $0 == tag }.dropFirst(literals.first == tag ? 0 : 1).last
+                // The path's last word after the tag's own ("/api/kernels/{id}/interrupt" under
+                // kernels: interrupt); none when the tag is the last (GET /api/status: "status list").
+                let after = literals.lastIndex(of: tag).map { literals[(literals.index(after: $0))...] } ?? literals.dropFirst()
+                let extra = after.last
                 name = tag + " " + verb + (extra.map { "-" + $0 } ?? "")
             }
             if taken.contains(name) { name += "-" + operation.method.lowercased() }
@@ -246,12 +341,33 @@ public struct OpenAPIIndex: Sendable, Equatable {
             ("title", .string(title)), ("version", .string(version)), ("source", .string(source)),
             ("etag", etag.map(JSON.string) ?? .null), ("digest", .string(digest)),
             ("servers", .array(servers.map(JSON.string))), ("security", security),
+            ("server_templates", .array(serverTemplates.map(Self.json))),
         ]))
         var bytes = header.serialized(.compact)
         bytes.append(0x0A)
         JSON.array(rows).write(to: &bytes, format: .compact)
         bytes.append(0x0A)
         return bytes + details
+    }
+
+    static func json(_ server: Server) -> JSON {
+        .object(JSONObject([
+            ("url", .string(server.url)), ("description", .string(server.description)),
+            ("variables", .array(server.variables.map { variable in
+                .object(JSONObject([("name", .string(variable.name)), ("default", .string(variable.defaultValue)),
+                                    ("enum", .array(variable.choices.map(JSON.string))), ("description", .string(variable.description))]))
+            })),
+        ]))
+    }
+
+    static func server(_ json: JSON) -> Server? {
+        guard let url = json["url"]?.stringValue else { return nil }
+        return Server(url: url, description: json["description"]?.stringValue ?? "", variables: (json["variables"]?.arrayValue ?? []).compactMap { variable in
+            variable["name"]?.stringValue.map {
+                Variable(name: $0, defaultValue: variable["default"]?.stringValue ?? "", choices: variable["enum"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                         description: variable["description"]?.stringValue ?? "")
+            }
+        })
     }
 
     /// Where the index of a profile's description is kept.
@@ -288,6 +404,8 @@ public struct OpenAPIIndexFile: Sendable {
     public let etag: String?
     public let digest: String
     public let servers: [String]
+    /// The servers as described (an index written before they were kept has none).
+    public let serverTemplates: [OpenAPIIndex.Server]
     public let security: JSON?
     public let rows: [Row]
     /// Where the operations' lines start.
@@ -338,6 +456,7 @@ public struct OpenAPIIndexFile: Sendable {
         etag = header["etag"]?.stringValue
         digest = header["digest"]?.stringValue ?? ""
         servers = header["servers"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        serverTemplates = header["server_templates"]?.arrayValue?.compactMap(OpenAPIIndex.server) ?? []
         security = header["security"].flatMap { $0.isNull ? nil : $0 }
         let table: JSON
         if let only, let row = Self.row(named: only, in: rowBytes) {

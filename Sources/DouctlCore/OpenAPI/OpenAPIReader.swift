@@ -162,6 +162,7 @@ public struct OpenAPIReader {
             throw .localInput("cannot read the API description \(TerminalText.escaped(source)): #/paths is missing or not an object")
         }
         var operations: [OpenAPIIndex.Operation] = []
+        var hints: [OpenAPIPaging] = []
         for (path, item) in paths {
             let pointer = "/paths/" + path.replacingAll("~", with: "~0").replacingAll("/", with: "~1")
             let (pathItem, itemDocument) = try dereference(item, in: source, at: pointer)
@@ -170,15 +171,30 @@ public struct OpenAPIReader {
             for method in Self.methods {
                 guard let operation = pathObject[method], operation.objectValue != nil else { continue }
                 let at = pointer + "/" + method
-                operations.append(try self.operation(operation, method: method, path: path, shared: shared, document: itemDocument, pointer: at, swagger: isSwagger, root: root))
+                let indexed = try self.operation(operation, method: method, path: path, shared: shared, document: itemDocument, pointer: at, swagger: isSwagger, root: root)
+                // A response that cannot be read only costs its hint: responses are not what
+                // the index is for.
+                if method == "get", var hint = (try? pagingHint(operation, document: itemDocument, pointer: at, swagger: isSwagger,
+                                                                queryParameters: indexed.parameters.filter { $0.location == "query" }.map(\.name))) ?? nil {
+                    hint.operation = operations.count.description
+                    hints.append(hint)
+                }
+                operations.append(indexed)
             }
         }
         OpenAPIIndex.nameCommands(&operations)
-        return OpenAPIIndex(
+        var index = OpenAPIIndex(
             title: root["info"]?["title"]?.stringValue ?? "", version: root["info"]?["version"]?.scalarText ?? "",
             source: source, etag: etag, digest: digest,
             servers: servers(root, swagger: isSwagger), security: try security(root, swagger: isSwagger),
             operations: operations)
+        index.serverTemplates = isSwagger ? index.servers.map { OpenAPIIndex.Server(url: $0) } : serverTemplates(root)
+        if var paging = OpenAPIPaging.common(hints) {
+            // The operation it was read from, by its command name (named only now).
+            paging.operation = Int(paging.operation).flatMap { operations.indices.contains($0) ? operations[$0].name : nil } ?? ""
+            index.paging = paging
+        }
+        return index
     }
 
     private mutating func operation(_ operation: JSON, method: String, path: String, shared: [JSON], document: String, pointer: String, swagger: Bool, root: JSON) throws(DouctlError) -> OpenAPIIndex.Operation {
@@ -259,6 +275,25 @@ public struct OpenAPIReader {
             parameters: params, body: body, deprecated: operation["deprecated"]?.boolValue ?? false)
     }
 
+    /// A GET operation's paging hint, from its first 2xx response (`OpenAPIPaging`).
+    private mutating func pagingHint(_ operation: JSON, document: String, pointer: String, swagger: Bool, queryParameters: [String]) throws(DouctlError) -> OpenAPIPaging? {
+        guard let responses = operation["responses"]?.objectValue else { return nil }
+        guard let code = responses.keys.filter({ $0.hasPrefix("2") }).sorted().first, let raw = responses[code] else { return nil }
+        let at = pointer + "/responses/" + code
+        let (response, responseDocument) = try dereference(raw, in: document, at: at)
+        var headers: [String] = []
+        for (name, _) in response["headers"]?.objectValue ?? JSONObject() { headers.append(name) }
+        let given: JSON?
+        if swagger {
+            given = response["schema"]
+        } else {
+            let content = response["content"]?.objectValue ?? JSONObject()
+            given = (content.first { OpenAPIIndex.isJSON($0.key) }?.value ?? content.members.first?.value)?["schema"]
+        }
+        let schema = try given.map { (value: JSON) throws(DouctlError) in try inline(value, in: responseDocument, at: at + "/schema") } ?? .object(JSONObject())
+        return OpenAPIPaging.hint(schema: schema, headers: headers, queryParameters: queryParameters)
+    }
+
     static func jsonType(_ consumes: JSON?) -> String {
         let types = consumes?.arrayValue?.compactMap(\.stringValue) ?? []
         return types.first { OpenAPIIndex.isJSON($0) } ?? types.first ?? "application/json"
@@ -287,6 +322,23 @@ public struct OpenAPIReader {
             if let absolute = Self.absolute(url, against: source) { result.append(Self.trimmingSlash(absolute)) }
         }
         if result.isEmpty, let origin = Self.absolute("/", against: source) { result.append(Self.trimmingSlash(origin)) }
+        return result
+    }
+
+    /// OpenAPI 3's servers as described, with their variables; a relative URL made
+    /// absolute against the description's URL where it can be.
+    private func serverTemplates(_ root: JSON) -> [OpenAPIIndex.Server] {
+        var result: [OpenAPIIndex.Server] = []
+        for server in root["servers"]?.arrayValue ?? [] {
+            guard let url = server["url"]?.stringValue else { continue }
+            var variables: [OpenAPIIndex.Variable] = []
+            for (name, variable) in server["variables"]?.objectValue ?? JSONObject() {
+                variables.append(OpenAPIIndex.Variable(name: name, defaultValue: variable["default"]?.scalarText ?? "",
+                                                       choices: variable["enum"]?.arrayValue?.compactMap(\.scalarText) ?? [],
+                                                       description: variable["description"]?.stringValue ?? ""))
+            }
+            result.append(OpenAPIIndex.Server(url: Self.absolute(url, against: source) ?? url, description: server["description"]?.stringValue ?? "", variables: variables))
+        }
         return result
     }
 

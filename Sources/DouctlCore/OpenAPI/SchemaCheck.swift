@@ -1,4 +1,5 @@
 import DouctlJSON
+import DouctlSystem
 
 /// The checks made before an operation is sent (issue 42): a value against its JSON Schema
 /// (the subset descriptions use: type, enum, const, format, minimum/maximum and their
@@ -7,6 +8,25 @@ import DouctlJSON
 /// oneOf, nullable). The first violation, as "FIELD: RULE", or nil.
 public enum SchemaCheck {
     public static func violation(_ value: JSON, _ given: JSON, field: String) -> String? {
+        problem(value, given, field: field, pointer: "").map { "\($0.field): \($0.rule)" }
+    }
+
+    /// A rule a value breaks: the field as a name (`items[0].name`), where it is as a JSON
+    /// pointer (RFC 6901: `/items/0/name`), and the rule.
+    public struct Problem: Sendable, Equatable {
+        public var field: String
+        public var pointer: String
+        public var rule: String
+
+        public init(field: String, pointer: String, rule: String) {
+            self.field = field
+            self.pointer = pointer
+            self.rule = rule
+        }
+    }
+
+    /// The first violation, with where it is (see `Problem`).
+    public static func problem(_ value: JSON, _ given: JSON, field: String, pointer: String) -> Problem? {
         if value.isNull, nullable(given) { return nil }
         let schema = effective(given)
         guard let object = schema.objectValue, !object.isEmpty else { return nil }
@@ -14,71 +34,79 @@ public enum SchemaCheck {
         if object["$ref"] != nil { return nil }
         if value.isNull, object["nullable"]?.boolValue == true { return nil }
         if let all = object["allOf"]?.arrayValue {
-            for part in all { if let problem = violation(value, part, field: field) { return problem } }
+            for part in all { if let found = problem(value, part, field: field, pointer: pointer) { return found } }
         }
         for key in ["anyOf", "oneOf"] {
             if let choices = object[key]?.arrayValue, !choices.isEmpty,
-               !choices.contains(where: { violation(value, $0, field: field) == nil }) {
-                return "\(field): matches none of the \(choices.count) schemas \(key) allows"
+               !choices.contains(where: { problem(value, $0, field: field, pointer: pointer) == nil }) {
+                return Problem(field: field, pointer: pointer, rule: "matches none of the \(choices.count) schemas \(key) allows")
             }
         }
         if let types = typeNames(object["type"]), !types.isEmpty, !types.contains(where: { matches(value, type: $0) }) {
-            return "\(field): must be \(types.joined(separator: " or ")), not \(describe(value))"
+            return Problem(field: field, pointer: pointer, rule: "must be \(types.joined(separator: " or ")), not \(describe(value))")
         }
         if let choices = object["enum"]?.arrayValue, !choices.contains(where: { same($0, value) }) {
-            return "\(field): must be one of \(choices.map { $0.scalarText ?? $0.description }.joined(separator: ", ")), not \(value.scalarText ?? value.description)"
+            return Problem(field: field, pointer: pointer, rule: "must be one of \(choices.map { $0.scalarText ?? $0.description }.joined(separator: ", ")), not \(value.scalarText ?? value.description)")
         }
         if let constant = object["const"], !same(constant, value) {
-            return "\(field): must be \(constant.scalarText ?? constant.description)"
+            return Problem(field: field, pointer: pointer, rule: "must be \(constant.scalarText ?? constant.description)")
         }
         switch value {
         case .number:
             guard let number = value.doubleValue else { return nil }
             if let minimum = object["minimum"]?.doubleValue {
                 let exclusive = object["exclusiveMinimum"]?.boolValue == true
-                if exclusive ? number <= minimum : number < minimum { return "\(field): must be \(exclusive ? ">" : ">=") \(object["minimum"]?.scalarText ?? ""), not \(value.scalarText ?? "")" }
+                if exclusive ? number <= minimum : number < minimum { return Problem(field: field, pointer: pointer, rule: "must be \(exclusive ? ">" : ">=") \(object["minimum"]?.scalarText ?? ""), not \(value.scalarText ?? "")") }
             }
             if let maximum = object["maximum"]?.doubleValue {
                 let exclusive = object["exclusiveMaximum"]?.boolValue == true
-                if exclusive ? number >= maximum : number > maximum { return "\(field): must be \(exclusive ? "<" : "<=") \(object["maximum"]?.scalarText ?? ""), not \(value.scalarText ?? "")" }
+                if exclusive ? number >= maximum : number > maximum { return Problem(field: field, pointer: pointer, rule: "must be \(exclusive ? "<" : "<=") \(object["maximum"]?.scalarText ?? ""), not \(value.scalarText ?? "")") }
             }
             // 3.1: exclusiveMinimum/exclusiveMaximum are numbers.
-            if let bound = object["exclusiveMinimum"]?.doubleValue, number <= bound { return "\(field): must be > \(object["exclusiveMinimum"]?.scalarText ?? "")" }
-            if let bound = object["exclusiveMaximum"]?.doubleValue, number >= bound { return "\(field): must be < \(object["exclusiveMaximum"]?.scalarText ?? "")" }
-            if let step = object["multipleOf"]?.doubleValue, step > 0, (number / step).rounded() != number / step { return "\(field): must be a multiple of \(object["multipleOf"]?.scalarText ?? "")" }
+            if let bound = object["exclusiveMinimum"]?.doubleValue, number <= bound { return Problem(field: field, pointer: pointer, rule: "must be > \(object["exclusiveMinimum"]?.scalarText ?? "")") }
+            if let bound = object["exclusiveMaximum"]?.doubleValue, number >= bound { return Problem(field: field, pointer: pointer, rule: "must be < \(object["exclusiveMaximum"]?.scalarText ?? "")") }
+            if let step = object["multipleOf"]?.doubleValue, step > 0, (number / step).rounded() != number / step { return Problem(field: field, pointer: pointer, rule: "must be a multiple of \(object["multipleOf"]?.scalarText ?? "")") }
         case .string(let text):
             let length = text.unicodeScalars.count
-            if let minimum = object["minLength"]?.intValue, length < minimum { return "\(field): must be at least \(minimum) characters long" }
-            if let maximum = object["maxLength"]?.intValue, length > maximum { return "\(field): must be at most \(maximum) characters long" }
-            if let format = object["format"]?.stringValue, let problem = formatProblem(text, format: format) { return "\(field): \(problem)" }
+            if let minimum = object["minLength"]?.intValue, length < minimum { return Problem(field: field, pointer: pointer, rule: "must be at least \(minimum) characters long") }
+            if let maximum = object["maxLength"]?.intValue, length > maximum { return Problem(field: field, pointer: pointer, rule: "must be at most \(maximum) characters long") }
+            if let format = object["format"]?.stringValue, let rule = formatProblem(text, format: format) { return Problem(field: field, pointer: pointer, rule: rule) }
         case .array(let items):
-            if let minimum = object["minItems"]?.intValue, items.count < minimum { return "\(field): must have at least \(minimum) items" }
-            if let maximum = object["maxItems"]?.intValue, items.count > maximum { return "\(field): must have at most \(maximum) items" }
+            if let minimum = object["minItems"]?.intValue, items.count < minimum { return Problem(field: field, pointer: pointer, rule: "must have at least \(minimum) items") }
+            if let maximum = object["maxItems"]?.intValue, items.count > maximum { return Problem(field: field, pointer: pointer, rule: "must have at most \(maximum) items") }
             if let itemSchema = object["items"] {
                 for (index, item) in items.enumerated() {
-                    if let problem = violation(item, itemSchema, field: "\(field)[\(index)]") { return problem }
+                    if let found = problem(item, itemSchema, field: "\(field)[\(index)]", pointer: pointer + "/\(index)") { return found }
                 }
             }
         case .object(let members):
             let prefix = field.isEmpty ? "" : field + "."
-            for name in object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where members[name] == nil {
-                return "\(prefix)\(name): required"
+            // A readOnly property is the server's (an id): required in replies, not in requests,
+            // which are all this checks (drf-spectacular marks them both).
+            let readOnly = Set((object["properties"]?.objectValue ?? JSONObject()).compactMap { $0.value["readOnly"]?.boolValue == true ? $0.key : nil })
+            for name in object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where members[name] == nil && !readOnly.contains(name) {
+                return Problem(field: prefix + name, pointer: pointer + "/" + escaped(name), rule: "required")
             }
             let properties = object["properties"]?.objectValue ?? JSONObject()
             for (name, member) in members {
                 if let property = properties[name] {
-                    if let problem = violation(member, property, field: prefix + name) { return problem }
+                    if let found = problem(member, property, field: prefix + name, pointer: pointer + "/" + escaped(name)) { return found }
                 } else if object["additionalProperties"]?.boolValue == false {
-                    return "\(prefix)\(name): not a field of this body (additionalProperties is false)"
+                    return Problem(field: prefix + name, pointer: pointer + "/" + escaped(name), rule: "not a field of this body (additionalProperties is false)")
                 } else if let additional = object["additionalProperties"], additional.objectValue != nil,
-                          let problem = violation(member, additional, field: prefix + name) {
-                    return problem
+                          let found = problem(member, additional, field: prefix + name, pointer: pointer + "/" + escaped(name)) {
+                    return found
                 }
             }
         default:
             break
         }
         return nil
+    }
+
+    /// A name as a JSON pointer's token (RFC 6901: ~ and / escaped).
+    static func escaped(_ name: String) -> String {
+        name.replacingAll("~", with: "~0").replacingAll("/", with: "~1")
     }
 
     /// `anyOf`/`oneOf` of one schema and `{"type": "null"}` (3.1's Optional, as FastAPI
