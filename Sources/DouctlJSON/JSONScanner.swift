@@ -470,13 +470,18 @@ enum SWAR {
     static func zeroLanes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word }
 
     /// Bytes the string scanner must look at: '"', '\\', controls, U+007F and all non-ASCII bytes.
+    /// Only the lowest marked lane is exact (callers take `trailingZeroBitCount`): lanes above
+    /// a marked one may be marked too, by a borrow or carry out of it. The tests of the
+    /// zero-lane idiom drop their `& ~x`, which only a non-ASCII byte fails, and every
+    /// non-ASCII byte is marked anyway (`| word`).
     @inline(__always)
     static func specialInStringToken(_ word: UInt64) -> UInt64 {
-        let quote = zeroLanes(word ^ (ones &* 0x22))
-        let backslash = zeroLanes(word ^ (ones &* 0x5C))
-        let delete = zeroLanes(word ^ (ones &* 0x7F))
+        let quote = (word ^ (ones &* 0x22)) &- ones
+        let backslash = (word ^ (ones &* 0x5C)) &- ones
+        // 0x7F carries into its own high bit; only 0xFF carries further.
+        let delete = word &+ ones
         let control = word &- (ones &* 0x20)
-        return (quote | backslash | delete | (control & ~word) | word) & highBits
+        return (quote | backslash | delete | control | word) & highBits
     }
 
     /// Bytes of valid UTF-8 text that JSON output must escape: '"', '\\', controls and U+007F.

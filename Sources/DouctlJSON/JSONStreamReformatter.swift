@@ -387,6 +387,20 @@ struct StreamReformatEngine {
                     phase = .afterValue
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     let isNumber = byte < UInt8(ascii: "a")
+                    if isNumber {
+                        // The commonest number, a plain integer, in one pass: its digits, then
+                        // a byte that cannot go on a number.
+                        let first = byte == UInt8(ascii: "-") ? index + 1 : index
+                        var digitsEnd = first
+                        while digitsEnd < count && bytes[digitsEnd] &- UInt8(ascii: "0") < 10 { digitsEnd += 1 }
+                        if digitsEnd < count && !Self.isNumberByte(bytes[digitsEnd]) && digitsEnd > first
+                            && (bytes[first] != UInt8(ascii: "0") || digitsEnd == first + 1) {
+                            writer.number(UnsafeRawBufferPointer(start: bytes + index, count: digitsEnd - index))
+                            index = digitsEnd
+                            phase = .afterValue
+                            continue
+                        }
+                    }
                     let end = Self.scalarEnd(bytes, from: index + 1, count: count, isNumber: isNumber)
                     guard end < count else { return index }
                     // A well-formed number or literal that the next byte ends, written as it
@@ -732,13 +746,23 @@ struct StreamReformatEngine {
         return nil
     }
 
-    /// The value of a hexadecimal digit, or 16 or more for any other byte.
+    /// The value of the four hexadecimal digits in `word` (the first in its lowest byte), or
+    /// nil when any byte is not one: a few word operations, with no branch per digit (which
+    /// mispredicts as digits and letters mix).
     @inline(__always)
-    private static func hexValue(_ byte: UInt8) -> UInt32 {
-        let digit = byte &- UInt8(ascii: "0")
-        if digit < 10 { return UInt32(digit) }
-        let letter = (byte | 0x20) &- UInt8(ascii: "a")
-        return letter < 6 ? UInt32(letter) + 10 : 0x100
+    static func hex4(_ word: UInt32) -> UInt32? {
+        let ones: UInt32 = 0x0101_0101, high: UInt32 = 0x8080_8080
+        // ASCII only, so the sums below carry into no neighbouring byte.
+        guard word & high == 0 else { return nil }
+        // Bit 7 of a byte set by the first sum when it is at least '0', by the second at least ':'.
+        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x80 - 0x3A))
+        let folded = word | 0x2020_2020
+        let letter = (folded &+ ones &* (0x80 - 0x61)) & ~(folded &+ ones &* (0x80 - 0x67))
+        guard (digit | letter) & high == high else { return nil }
+        // A digit's value is its low four bits; a letter's (bit 6 set) those plus 9.
+        let nibbles = (word & 0x0F0F_0F0F) &+ ((word &>> 6) & ones) &* 9
+        let pairs = ((nibbles &<< 4) | (nibbles &>> 8)) & 0x00FF_00FF
+        return (pairs & 0xFF) &<< 8 | pairs &>> 16
     }
 
     /// The longest string content `copyString` takes; a longer one takes the general path.
@@ -765,27 +789,45 @@ struct StreamReformatEngine {
         var out = outStart + 1
         var position = start
         var found = 0
+        // The last address an eight-byte load may start at (below `start` when none may:
+        // an integer, only compared).
+        let lastWord = UInt(bitPattern: end) &- 8
         while true {
-            while end - position >= 8 {
+            while UInt(bitPattern: position) <= lastWord {
                 let word = UnsafeRawPointer(position).loadUnaligned(as: UInt64.self)
                 UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)
                 let special = SWAR.specialInStringToken(UInt64(littleEndian: word))
                 if special == 0 {
                     position += 8
                     out += 8
-                } else {
-                    let skip = special.trailingZeroBitCount &>> 3
-                    position += skip
-                    out += skip
-                    break
+                    continue
                 }
+                let skip = special.trailingZeroBitCount &>> 3
+                position += skip
+                out += skip
+                // The two commonest stops taken here, without a round of the dispatch below:
+                // the closing quote, and `\/` (every '/' of a URL in some APIs' replies).
+                let stop = position.pointee
+                if stop == UInt8(ascii: "\"") {
+                    out.pointee = stop
+                    writer.output.count &+= out + 1 - outStart
+                    continuations &+= found
+                    return position
+                }
+                if stop == UInt8(ascii: "\\") && end - position >= 2 && position[1] == UInt8(ascii: "/") {
+                    out.pointee = UInt8(ascii: "/")
+                    out += 1
+                    position += 2
+                    continue
+                }
+                break
             }
             guard position < end else { return nil }
             let byte = position.pointee
             if byte == UInt8(ascii: "\"") {
                 out.pointee = byte
-                writer.output.count += out + 1 - outStart
-                continuations += found
+                writer.output.count &+= out + 1 - outStart
+                continuations &+= found
                 return position
             }
             if byte >= 0x80 {
@@ -825,12 +867,9 @@ struct StreamReformatEngine {
                     out += 2
                     position += 2
                 case UInt8(ascii: "u"):
-                    guard end - position >= 6 else { return nil }
-                    let high = Self.hexValue(position[2]) | Self.hexValue(position[3])
-                    let low = Self.hexValue(position[4]) | Self.hexValue(position[5])
-                    guard high | low < 16 else { return nil }
-                    let unit = Self.hexValue(position[2]) << 12 | Self.hexValue(position[3]) << 8
-                        | Self.hexValue(position[4]) << 4 | Self.hexValue(position[5])
+                    guard end - position >= 6,
+                          let unit = Self.hex4(UInt32(littleEndian: UnsafeRawPointer(position + 2).loadUnaligned(as: UInt32.self)))
+                    else { return nil }
                     if unit < 0xD800 || unit > 0xDFFF {
                         out = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(out)).assumingMemoryBound(to: UInt8.self)
                         position += 6

@@ -151,4 +151,69 @@ struct StreamFastPathTests {
             #expect(have == want, "chunks of \(size): \(text(input).debugDescription)")
         }
     }
+
+    // Issue 44, item 3: the word-at-a-time paths added for speed.
+
+    @Test func everyUnicodeEscapeValueInBothCases() {
+        // Every \uXXXX, decoded by word operations (`hex4`), against the one-shot scanner's
+        // digit-by-digit decoding; upper case in odd blocks, mixed in the last.
+        for block in 0..<16 {
+            var input = bytes("[")
+            for low in 0..<4096 {
+                let unit = block << 12 | low
+                var digits = String(unit, radix: 16)
+                digits = String(repeating: "0", count: 4 - digits.count) + digits
+                if block % 2 == 1 { digits = digits.uppercased() }
+                if block == 15 && low % 3 == 0 { digits = String(digits.prefix(2)).uppercased() + digits.dropFirst(2) }
+                if low > 0 { input += bytes(",") }
+                input += bytes("\"a\\u" + digits + "b\"")
+            }
+            input += bytes("]")
+            expectSameAsOneShot(input, chunkSizes: [1 << 16, 13])
+        }
+    }
+
+    @Test func everyByteInEachDigitOfAUnicodeEscape() {
+        // Each of the four digits replaced by each byte: letters past 'f', bytes next to the
+        // digits' and letters' ranges, non-ASCII bytes (which must not carry into the next
+        // digit), a quote or backslash.
+        for base in ["4e2d", "00e9", "D83D", "0000"] {
+            for position in 0..<4 {
+                for byte in 0...255 {
+                    var digits = bytes(base)
+                    digits[position] = UInt8(byte)
+                    let input = bytes("[\"x\\u") + digits + bytes("y\",\"\\u") + digits + bytes("\"]")
+                    expectSameAsOneShot(input, chunkSizes: [1 << 16, 5])
+                }
+            }
+        }
+    }
+
+    @Test func slashEscapesAndQuotesAtEveryOffsetOfAWord() {
+        // `\/` and the closing quote, taken inside the word loop, at every offset from a
+        // word's start and a chunk's end; a backslash as a chunk's last byte.
+        for before in 0..<18 {
+            for after in 0..<10 {
+                let run = String(repeating: "a", count: before)
+                let tail = String(repeating: "b", count: after)
+                let input = bytes("[\"" + run + #"\/"# + tail + #"\/\/"# + "\",\"" + run + "\",{\"" + tail + #"\/"# + "\":\"" + run + "\"}]")
+                expectSameAsOneShot(input, chunkSizes: [1 << 16, 8, 9, before + 3, before + 4, before + 5])
+            }
+        }
+    }
+
+    @Test func integersAndWhatEndsThem() {
+        // The one-pass integer path and the general path it leaves the rest to, cut at
+        // every place.
+        let numbers = ["0", "-0", "7", "-7", "10", "-10", "1234567890123456789012345", "01", "-01", "00", "-", "--1", "1-", "1+",
+                       "1.5", "1e5", "1E+5", "-0.0e-0", "1.", "1e", "12a", "1x", "-a", "1\"", "9 ", "9\n"]
+        for number in numbers {
+            for next in [",", "]", " ]", "}", ""] {
+                let input = bytes("[" + number + next + "]")
+                expectSameAsOneShot(input, chunkSizes: Array(1...input.count))
+                let member = bytes("{\"k\":" + number + next + "}")
+                expectSameAsOneShot(member, chunkSizes: Array(1...member.count))
+            }
+        }
+    }
 }

@@ -30,6 +30,28 @@ struct APITests {
         #expect(try unwrapped.json()["total"]?.intValue == 40000, "the envelope was unwrapped")
     }
 
+    /// Issue 44: the stream reformatter's word-at-a-time paths through the binary: a large
+    /// array (streamed as it arrives) of URLs escaped `\/`, `\uXXXX` escapes of a range in
+    /// both cases, CJK text and integers prints what the one-shot reformatter prints.
+    @Test(arguments: [false, true])
+    func aLargeArrayOfEscapesAndIntegersPrintsAsTheOneShot(pretty: Bool) throws {
+        let items = (0..<30_000).map { index -> String in
+            let unit = String(0x4E00 + index % 0x5000, radix: 16)
+            let escape = index % 2 == 0 ? unit : unit.uppercased()
+            return #"{"id":\#(index * 7919 - 100_000),"url":"https:\/\/img\#(index % 9).doubanio.com\/view\/p\#(index).jpg","#
+                + #""t":"豆瓣\u\#(escape) \#(index) \/\"","n":[0,-\#(index),1\#(index),1.5]}"#
+        }
+        let reply = "[" + items.joined(separator: ",") + "]"
+        #expect(reply.utf8.count > 3 << 20)
+        let server = try TestServer { _ in
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(Array(reply.utf8)))
+        }
+        let expected = try JSONReformatter.reformat(Array(reply.utf8), format: pretty ? .pretty : .compact) + [0x0A]
+        let result = try douctl.run("api", "/items", pretty ? "--pretty" : "--compact", "--api-base", server.baseURL)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == expected)
+    }
+
     // MARK: success and output
 
     @Test func getPrintsCompactJSONWhenPiped() throws {
