@@ -197,7 +197,7 @@ struct ZshCompletionTests {
 
     /// Types `line` and a TAB into an interactive zsh on a pseudo-terminal (zsh/zpty) and
     /// collects what the completion system adds, by wrapping compadd.
-    static func complete(_ line: String, autoload: Bool) throws -> [String] {
+    static func complete(_ line: String, autoload: Bool, douctl stub: String = "douctl() { [[ $1 == __complete && $2 == profiles ]] && print -l work sandbox }") throws -> [String] {
         let zsh = try RenderTestSupport.tool("zsh")
         let scratch = try RenderTestSupport.ShellScratch()
         defer { scratch.remove() }
@@ -212,7 +212,7 @@ struct ZshCompletionTests {
         let setup = #"""
             PROMPT='' RPROMPT=''
             \#(load)
-            douctl() { [[ $1 == __complete && $2 == profiles ]] && print -l work sandbox }
+            \#(stub)
             bindkey '^I' complete-word
             zstyle ':completion:*' insert-tab false
             __zt_mark() { print -r -- '<<<zt>>>' }

@@ -64,6 +64,17 @@ struct OperationCompletionTests {
         #expect(try complete("douctl shuo ").filter { $0.contains(":") }.isEmpty)
     }
 
+    /// In a real interactive zsh (zpty, as ZshCompletionTests), TAB after a first word that
+    /// is no command asks douctl with the words from the profile's name on, and offers what
+    /// it prints (filtered by the word under the cursor, as zsh does).
+    @Test func zshAsksDouctlForAnUnknownFirstWordOnly() throws {
+        let stub = #"douctl() { if [[ $1 == __complete && $2 == operations && $3 == -- ]]; then shift 3; print -r -- "${@[-1]}w:${(j:+:)@[1,-2]}"; print -l list-pets create-pet; fi }"#
+        #expect(try ZshCompletionTests.complete("douctl pets cr", autoload: false, douctl: stub).sorted() == ["create-pet", "crw:pets"])
+        #expect(try ZshCompletionTests.complete("douctl pets list-pets --kind ", autoload: false, douctl: stub).sorted() == ["create-pet", "list-pets", "w:pets+list-pets+--kind"])
+        // A command of douctl's own is completed from the script's tables, never asked.
+        #expect(try ZshCompletionTests.complete("douctl shuo ", autoload: false, douctl: stub).sorted() == ["delete", "post", "timeline"])
+    }
+
     @Test func zshHasTheSameHookForAnyOtherFirstWord() {
         let script = ZshCompletion.render(RenderFixture.root)
         #expect(script.contains("(*) local -a candidates; candidates=(${(f)\"$(_call_program operations douctl __complete operations -- ${(q)words[1,CURRENT]} 2>/dev/null)\"}); compadd -a candidates && ret=0 ;;"))
