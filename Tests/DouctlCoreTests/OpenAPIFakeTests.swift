@@ -46,6 +46,43 @@ struct OpenAPIFakeTests {
         #expect(Self.send(fake, "DELETE", "/v1/pets/3").status == 204)
     }
 
+    /// Form bodies are checked as JSON bodies are: Swagger's formData (multipart with a file
+    /// field) and OpenAPI 3's urlencoded requestBody; fields read as their types; another kind
+    /// of body is a 415.
+    @Test func formAndMultipartBodiesAreCheckedAgainstTheirFields() throws {
+        let swagger = try Self.fake(#"""
+        {"swagger": "2.0", "info": {"title": "f", "version": "1"}, "paths": {"/photos": {"post": {"consumes": ["multipart/form-data"],
+          "parameters": [{"name": "file", "in": "formData", "type": "file", "required": true},
+                         {"name": "stars", "in": "formData", "type": "integer", "maximum": 5}],
+          "responses": {"201": {"description": "made"}}}}}}
+        """#)
+        func multipart(_ parts: [(String, String?, String)]) -> String {
+            parts.map { "--b\r\nContent-Disposition: form-data; name=\"\($0.0)\"\($0.1.map { "; filename=\"\($0)\"" } ?? "")\r\n\r\n\($0.2)\r\n" }.joined() + "--b--\r\n"
+        }
+        let typed = [("Content-Type", "multipart/form-data; boundary=b")]
+        #expect(Self.send(swagger, "POST", "/photos", headers: typed, body: multipart([("file", "a.jpg", "JPEG"), ("stars", nil, "4")])).status == 201)
+        let tooMany = Self.send(swagger, "POST", "/photos", headers: typed, body: multipart([("file", "a.jpg", "JPEG"), ("stars", nil, "9")]))
+        #expect(tooMany.status == 422 && tooMany.json["detail"]?.stringValue?.contains("stars") == true, "\(tooMany)")
+        let noFile = Self.send(swagger, "POST", "/photos", headers: typed, body: multipart([("stars", nil, "4")]))
+        #expect(noFile.status == 422 && noFile.json["detail"]?.stringValue?.contains("file") == true, "\(noFile)")
+        let json = Self.send(swagger, "POST", "/photos", headers: [("Content-Type", "application/json")], body: #"{"stars":4}"#)
+        #expect(json.status == 415, "\(json)")
+
+        let openAPI = try Self.fake(#"""
+        {"openapi": "3.0.3", "info": {"title": "f", "version": "1"}, "paths": {"/notes": {"post": {"requestBody": {"required": true, "content": {"application/x-www-form-urlencoded":
+          {"schema": {"type": "object", "required": ["text"], "additionalProperties": false, "properties": {"text": {"type": "string", "maxLength": 5}, "tag": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}}}}}},
+          "responses": {"204": {"description": "kept"}}}}}}
+        """#)
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        #expect(Self.send(openAPI, "POST", "/notes", headers: form, body: "text=hi&tag=a&tag=b").status == 204)
+        let long = Self.send(openAPI, "POST", "/notes", headers: form, body: "text=too+long")
+        #expect(long.status == 422 && long.json["detail"]?.stringValue?.contains("text") == true, "\(long)")
+        let badTag = Self.send(openAPI, "POST", "/notes", headers: form, body: "text=hi&tag=a&tag=c")
+        #expect(badTag.status == 422 && badTag.json["detail"]?.stringValue?.contains("tag") == true, "\(badTag)")
+        let extra = Self.send(openAPI, "POST", "/notes", headers: form, body: "text=hi&mood=ok")
+        #expect(extra.status == 422 && extra.json["detail"]?.stringValue?.contains("mood") == true, "\(extra)")
+    }
+
     @Test func unknownPathsAndMethodsNameWhatIsDescribed() throws {
         let fake = try Self.fake()
         let missing = Self.send(fake, "GET", "/v1/owners")

@@ -78,6 +78,41 @@ struct OpenAPISandboxTests {
         try sandbox.waitForStderr { $0.contains("POST /v1/pets 422") }
     }
 
+    /// Form bodies as a client nobody here wrote sends them: curl's `-F` (multipart, a file
+    /// part) and `--data` (urlencoded) against Swagger formData and OpenAPI 3 form operations,
+    /// checked field by field; douctl's form operation reaches the same fake.
+    @Test func curlsFormsAreCheckedByTheFake() throws {
+        try Tools.require("curl")
+        let directory = TemporaryDirectory.make(prefix: "forms")
+        let file = directory + "/forms.json"
+        try Data(#"""
+        {"swagger": "2.0", "info": {"title": "Forms", "version": "1"}, "basePath": "/", "paths": {
+          "/photos": {"post": {"operationId": "addPhoto", "consumes": ["multipart/form-data"],
+            "parameters": [{"name": "file", "in": "formData", "type": "file", "required": true}, {"name": "stars", "in": "formData", "type": "integer", "maximum": 5}],
+            "responses": {"201": {"description": "made", "schema": {"type": "object", "properties": {"id": {"type": "integer"}}}}}}},
+          "/notes": {"post": {"operationId": "addNote", "consumes": ["application/x-www-form-urlencoded"],
+            "parameters": [{"name": "text", "in": "formData", "type": "string", "maxLength": 5, "required": true}],
+            "responses": {"204": {"description": "kept"}}}}}}
+        """#.utf8).write(to: URL(fileURLWithPath: file))
+        try Data("JPEG".utf8).write(to: URL(fileURLWithPath: directory + "/a.jpg"))
+        let douctl = douctl()
+        let (sandbox, base) = try start(douctl, file)
+        defer { sandbox.kill(SIGTERM); _ = sandbox.finish() }
+        #expect(try call(["-F", "file=@" + directory + "/a.jpg", "-F", "stars=4", base + "/photos"]).status == 201)
+        let tooMany = try call(["-F", "file=@" + directory + "/a.jpg", "-F", "stars=9", base + "/photos"])
+        #expect(tooMany.status == 422 && tooMany.json["detail"]?.stringValue?.contains("stars") == true, "\(tooMany)")
+        let noFile = try call(["-F", "stars=4", base + "/photos"])
+        #expect(noFile.status == 422 && noFile.json["detail"]?.stringValue?.contains("file") == true, "\(noFile)")
+        #expect(try call(["--data", "text=hi", base + "/notes"]).status == 204)
+        let long = try call(["--data", "text=too+long", base + "/notes"])
+        #expect(long.status == 422 && long.json["detail"]?.stringValue?.contains("text") == true, "\(long)")
+        #expect(try call(["-H", "Content-Type: application/json", "--data", #"{"text":"hi"}"#, base + "/notes"]).status == 415)
+        // douctl's operation sends the same multipart body, and the fake takes it.
+        #expect(try douctl.run(["profile", "add", "forms", "--openapi", file, "--api-base", base]).status == 0)
+        let added = try douctl.run(["forms", "add-photo", "--file", "@" + directory + "/a.jpg", "--stars", "3", "--compact"])
+        #expect(added.status == 0 && added.stdoutText == #"{"id":0}"# + "\n", "\(added)")
+    }
+
     @Test func faultsFireOnDescribedRoutes() throws {
         try Tools.require("curl")
         let (sandbox, base) = try start(douctl(), Self.file, ["--fault", "503:1"])

@@ -347,10 +347,70 @@ public struct OpenAPIFake: Sendable {
         guard let body = operation.body else { return nil }
         let bytes = (try? request.body.readAll(limit: 16 << 20)) ?? []
         guard !bytes.isEmpty else { return body.required ? (422, "body: required (\(body.contentType))") : nil }
-        guard body.isJSON else { return nil }
+        guard body.isJSON else { return formViolation(body, bytes: bytes, request: request) }
         let parsed: JSON
         do { parsed = try JSONParser.parse(bytes) } catch { return (400, "body: not JSON (\(error))") }
         return SchemaCheck.violation(parsed, body.schema, field: "body").map { (422, $0) }
+    }
+
+    /// A form body (`application/x-www-form-urlencoded` or `multipart/form-data`, Swagger's
+    /// `formData` too) checked as `douctl NAME OPERATION` checks its field options: each
+    /// field's text read as its property's type, repeated fields as arrays, a file part as
+    /// its file name (a `type: file` or `format: binary` property takes any file). Another
+    /// kind of body than the described one is a 415.
+    static func formViolation(_ body: OpenAPIIndex.Body, bytes: [UInt8], request: HTTPServerRequest) -> (Int, String)? {
+        let described = body.contentType.lowercased()
+        let isMultipart = described.hasPrefix("multipart/")
+        guard isMultipart || described == "application/x-www-form-urlencoded" else { return nil }
+        let sent = request.mediaType ?? ""
+        var fields: [(name: String, value: String, isFile: Bool)] = []
+        if isMultipart, sent.hasPrefix("multipart/") {
+            guard let reader = MultipartReader(body: HTTPRequestBody(bytes: bytes), contentType: request.headers["Content-Type"] ?? "") else {
+                return (400, "body: a multipart body without a usable boundary")
+            }
+            do {
+                while let part = try reader.nextPart() {
+                    let content = try part.readAll(limit: bytes.count)
+                    if let filename = part.filename {
+                        fields.append((part.name ?? "", filename, true))
+                    } else {
+                        fields.append((part.name ?? "", String(decoding: content, as: UTF8.self), false))
+                    }
+                }
+            } catch {
+                return (400, "body: a broken multipart body (\(error))")
+            }
+        } else if sent == "application/x-www-form-urlencoded" {
+            fields = FormURLEncoded.parse(bytes).map { ($0.name, $0.value, false) }
+        } else {
+            return (415, "body: must be \(isMultipart ? "multipart/form-data" : "application/x-www-form-urlencoded"), not \(sent.isEmpty ? "untyped" : sent)")
+        }
+        var schema = SchemaCheck.effective(body.schema)
+        var properties = schema["properties"]?.objectValue ?? JSONObject()
+        var object = JSONObject()
+        var seen: Set<String> = []
+        for field in fields where seen.insert(field.name).inserted {
+            let property = SchemaCheck.effective(properties[field.name] ?? .object(JSONObject()))
+            let types = SchemaCheck.typeNames(property["type"]) ?? []
+            if types.contains("file") || property["format"]?.stringValue == "binary" {
+                // Any file will do; the check is that it was sent.
+                properties[field.name] = .object(JSONObject())
+                object.append(field.name, .string(field.value))
+                continue
+            }
+            let values = fields.filter { $0.name == field.name }.map(\.value)
+            if types.contains("array") {
+                let items = property["items"] ?? .object(JSONObject())
+                object.append(field.name, .array(values.map { SchemaCheck.typed($0, schema: items) }))
+            } else {
+                object.append(field.name, SchemaCheck.typed(values[0], schema: property))
+            }
+        }
+        if case .object(var members) = schema, !properties.isEmpty {
+            members["properties"] = .object(properties)
+            schema = .object(members)
+        }
+        return SchemaCheck.violation(.object(object), schema, field: "body").map { (422, $0) }
     }
 
     /// RFC 9457 problem details.
