@@ -60,7 +60,7 @@ pip_install sse_starlette uvicorn -- sse-starlette uvicorn
 # Real API descriptions for OpenAPIServerTests: FastAPI (OpenAPI 3.1, served by uvicorn) and
 # Kinto (Swagger 2.0 at /v1/__api__). libyaml (libyaml-0-2) reads YAML descriptions.
 pip_install fastapi uvicorn kinto -- fastapi uvicorn kinto
-# A strict OpenID Connect client for ReplayedLoginTests: PyJWT (PyJWKClient, ES256 through
+# A strict OpenID Connect client for ReplayedLoginTests: PyJWT (PyJWKClient, RS256 and ES256 through
 # cryptography) over requests, against a replay of Django OAuth Toolkit's login.
 pip_install jwt requests cryptography -- 'PyJWT[crypto]' requests
 # mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a
