@@ -227,6 +227,42 @@ import Testing
         #expect(!RSA.verify(token.signature, message: Array((token.input + "x").utf8), modulus: n, exponent: e))
     }
 
+    /// A recording whose kept ID tokens were signed RS256 by one grant and ES256 by another:
+    /// discovery lists both, the JWKS serves both keys, each token names the one it verifies with.
+    @Test func twoRecordedAlgorithmsAreBothServedAndPickedByKid() throws {
+        ReplayLogin.testRSAKey.withLock { key in key = key ?? RSATests.fixedKey }
+        func kept(_ alg: String) -> JSON {
+            var reply = Self.tokenReply.objectValue ?? JSONObject()
+            reply["id_token"] = .string(Base64.encode(Array("{\"alg\":\"\(alg)\"}".utf8), urlSafe: true) + ".eyJzdWIiOiI3In0.c2ln")
+            return .object(reply)
+        }
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        let exchanges = [
+            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: Self.discovery),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: form,
+                                         body: .object(JSONObject([("form", [["grant_type", "authorization_code"], ["code", "REDACTED"], ["client_id", "app-7"]])])),
+                                         reply: kept("RS256")),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: form,
+                                         body: .object(JSONObject([("form", [["grant_type", "client_credentials"], ["client_id", "svc"]])])),
+                                         reply: kept("ES256")),
+        ]
+        let (harness, _) = try ReplayMatchingTests.harness(exchanges)
+        defer { harness.stop() }
+        #expect(try harness.get("/.well-known/openid-configuration").json()["id_token_signing_alg_values_supported"] == ["RS256", "ES256"])
+        let keys = try #require(try harness.get("/oauth/jwks").json()["keys"]?.arrayValue)
+        #expect(keys.map { $0["kty"] } == ["RSA", "EC"])
+        #expect(keys[0]["kid"] != keys[1]["kid"])
+        let rs = try Self.jws(try #require(try Self.exchange(harness, code: try Self.authorize(harness)).json()["id_token"]?.stringValue))
+        let es = try Self.jws(try #require(try harness.post("/oauth/token", form: [("grant_type", "client_credentials"), ("client_id", "svc")]).json()["id_token"]?.stringValue))
+        #expect(rs.header["alg"] == "RS256")
+        #expect(es.header["alg"] == "ES256")
+        let rsa = try #require(keys.first { $0["kid"] == rs.header["kid"] }), ec = try #require(keys.first { $0["kid"] == es.header["kid"] })
+        #expect(RSA.verify(rs.signature, message: Array(rs.input.utf8), modulus: try #require(Base64.decode(rsa["n"]?.stringValue ?? "")),
+                           exponent: try #require(Base64.decode(rsa["e"]?.stringValue ?? ""))))
+        #expect(P256.verify(es.signature, message: Array(es.input.utf8), x: try #require(Base64.decode(ec["x"]?.stringValue ?? "")),
+                            y: try #require(Base64.decode(ec["y"]?.stringValue ?? ""))))
+    }
+
     /// Which algorithm the replay signs with: a kept header's, else the recorded JWKS's,
     /// else discovery's first it can sign with, else ES256.
     @Test func theSigningAlgorithmFollowsTheRecording() {
