@@ -70,8 +70,9 @@ enum SandboxCommand {
         kept on the replay; the host is not compared).
         --record records logins too, so a replay answers the recorded login steps: a
         recorded token grant issues fresh tokens of the recorded shape (a recorded id_token
-        is signed again ES256 with a per-run P-256 key, served as an EC JWK at the recorded
-        jwks_uri path, carrying the authorization request's nonce), and once it has, only
+        is signed again as the recorded provider signed, RS256 with a per-run RSA key or
+        else ES256 with a per-run P-256 key, served as a JWK at the recorded jwks_uri path,
+        carrying the authorization request's nonce), and once it has, only
         the access tokens (Bearer header, access_token query or form field), refresh tokens
         and codes the replay issued are accepted; others get the recorded 401 (or 400
         invalid_grant). The recorded authorization endpoint redirects at once to a loopback

@@ -1,5 +1,5 @@
 import DouctlJSON
-import DouctlSandbox
+@testable import DouctlSandbox
 import DouctlServer
 import DouctlSystem
 import DouctlTestSupport
@@ -102,15 +102,17 @@ import Testing
 
     static let discovery: JSON = ["issuer": "https://login.example/o", "token_endpoint": "https://login.example/oauth/token",
                                   "authorization_endpoint": "https://login.example/oauth/authorize",
-                                  "jwks_uri": "https://login.example/oauth/jwks", "id_token_signing_alg_values_supported": ["RS256"]]
+                                  "jwks_uri": "https://login.example/oauth/jwks", "id_token_signing_alg_values_supported": ["ES256"]]
 
     /// A recorded OIDC login: discovery, an authorization-code grant with an ID token and a
     /// refresh token, a refusal of a refresh, and a route that needs the token.
-    static func oidcRecording(refreshRefusal: Bool = false) -> [JSON] {
+    static func oidcRecording(refreshRefusal: Bool = false, algorithms: JSON = ["ES256"]) -> [JSON] {
         var reply = Self.tokenReply.objectValue ?? JSONObject()
         reply["id_token"] = "REDACTED"
+        var document = discovery.objectValue ?? JSONObject()
+        document["id_token_signing_alg_values_supported"] = algorithms
         var exchanges = [
-            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: discovery),
+            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: .object(document)),
             ReplayMatchingTests.exchange("POST", "/oauth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                          body: .object(JSONObject([("form", [["grant_type", "authorization_code"], ["code", "REDACTED"], ["client_id", "app-7"],
                                                                              ["redirect_uri", "https://app.example/cb"]])])),
@@ -197,6 +199,85 @@ import Testing
         #expect(!P256.verify(token.signature, message: Array((token.input + "x").utf8), x: x, y: y))
     }
 
+    /// A provider that signed RS256 (its discovery says so; the recorded token's header was
+    /// scrubbed): the replay signs RS256 with an RSA key its JWKS serves, and says so.
+    @Test func aRecordedRS256ProviderIsReplayedWithRS256AndAnRSAKey() throws {
+        ReplayLogin.testRSAKey.withLock { key in key = key ?? RSATests.fixedKey }
+        let (harness, _) = try ReplayMatchingTests.harness(Self.oidcRecording(algorithms: ["RS256", "HS256"]))
+        defer { harness.stop() }
+        let served = try harness.get("/.well-known/openid-configuration").json()
+        #expect(served["id_token_signing_alg_values_supported"] == ["RS256"])
+        let granted = try Self.exchange(harness, code: try Self.authorize(harness))
+        #expect(granted.status == 200, "\(granted.text)")
+        let token = try Self.jws(try #require(try granted.json()["id_token"]?.stringValue))
+        #expect(token.header["alg"] == "RS256")
+        #expect(token.claims["aud"] == "app-7")
+        #expect(token.claims["nonce"] == "n-0S6_WzA2Mj")
+        let keys = try #require(try harness.get("/oauth/jwks").json()["keys"]?.arrayValue)
+        #expect(keys.count == 1, "only the key it signs with")
+        let key = try #require(keys.first)
+        #expect(key["kty"] == "RSA")
+        #expect(key["alg"] == "RS256")
+        #expect(key["use"] == "sig")
+        #expect(key["e"] == "AQAB")
+        #expect(key["kid"] == token.header["kid"])
+        let n = try #require(Base64.decode(key["n"]?.stringValue ?? "")), e = try #require(Base64.decode(key["e"]?.stringValue ?? ""))
+        #expect(token.signature.count == 256)
+        #expect(RSA.verify(token.signature, message: Array(token.input.utf8), modulus: n, exponent: e), "the served key verifies the ID token")
+        #expect(!RSA.verify(token.signature, message: Array((token.input + "x").utf8), modulus: n, exponent: e))
+    }
+
+    /// A recording whose kept ID tokens were signed RS256 by one grant and ES256 by another:
+    /// discovery lists both, the JWKS serves both keys, each token names the one it verifies with.
+    @Test func twoRecordedAlgorithmsAreBothServedAndPickedByKid() throws {
+        ReplayLogin.testRSAKey.withLock { key in key = key ?? RSATests.fixedKey }
+        func kept(_ alg: String) -> JSON {
+            var reply = Self.tokenReply.objectValue ?? JSONObject()
+            reply["id_token"] = .string(Base64.encode(Array("{\"alg\":\"\(alg)\"}".utf8), urlSafe: true) + ".eyJzdWIiOiI3In0.c2ln")
+            return .object(reply)
+        }
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        let exchanges = [
+            ReplayMatchingTests.exchange("GET", "/.well-known/openid-configuration", reply: Self.discovery),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: form,
+                                         body: .object(JSONObject([("form", [["grant_type", "authorization_code"], ["code", "REDACTED"], ["client_id", "app-7"]])])),
+                                         reply: kept("RS256")),
+            ReplayMatchingTests.exchange("POST", "/oauth/token", headers: form,
+                                         body: .object(JSONObject([("form", [["grant_type", "client_credentials"], ["client_id", "svc"]])])),
+                                         reply: kept("ES256")),
+        ]
+        let (harness, _) = try ReplayMatchingTests.harness(exchanges)
+        defer { harness.stop() }
+        #expect(try harness.get("/.well-known/openid-configuration").json()["id_token_signing_alg_values_supported"] == ["RS256", "ES256"])
+        let keys = try #require(try harness.get("/oauth/jwks").json()["keys"]?.arrayValue)
+        #expect(keys.map { $0["kty"] } == ["RSA", "EC"])
+        #expect(keys[0]["kid"] != keys[1]["kid"])
+        let rs = try Self.jws(try #require(try Self.exchange(harness, code: try Self.authorize(harness)).json()["id_token"]?.stringValue))
+        let es = try Self.jws(try #require(try harness.post("/oauth/token", form: [("grant_type", "client_credentials"), ("client_id", "svc")]).json()["id_token"]?.stringValue))
+        #expect(rs.header["alg"] == "RS256")
+        #expect(es.header["alg"] == "ES256")
+        let rsa = try #require(keys.first { $0["kid"] == rs.header["kid"] }), ec = try #require(keys.first { $0["kid"] == es.header["kid"] })
+        #expect(RSA.verify(rs.signature, message: Array(rs.input.utf8), modulus: try #require(Base64.decode(rsa["n"]?.stringValue ?? "")),
+                           exponent: try #require(Base64.decode(rsa["e"]?.stringValue ?? ""))))
+        #expect(P256.verify(es.signature, message: Array(es.input.utf8), x: try #require(Base64.decode(ec["x"]?.stringValue ?? "")),
+                            y: try #require(Base64.decode(ec["y"]?.stringValue ?? ""))))
+    }
+
+    /// Which algorithm the replay signs with: a kept header's, else the recorded JWKS's,
+    /// else discovery's first it can sign with, else ES256.
+    @Test func theSigningAlgorithmFollowsTheRecording() {
+        #expect(ReplayLogin.algorithm(headers: ["RS256"], jwks: nil, discovery: ["id_token_signing_alg_values_supported": ["ES256"]]) == "RS256")
+        #expect(ReplayLogin.algorithm(headers: [], jwks: ["keys": [["kty": "RSA", "n": "AQAB", "e": "AQAB"]]], discovery: nil) == "RS256")
+        #expect(ReplayLogin.algorithm(headers: [], jwks: ["keys": [["kty": "EC", "crv": "P-256"]]], discovery: ["id_token_signing_alg_values_supported": ["RS256"]]) == "ES256")
+        #expect(ReplayLogin.algorithm(headers: [], jwks: nil, discovery: ["id_token_signing_alg_values_supported": ["HS256", "RS256"]]) == "RS256")
+        #expect(ReplayLogin.algorithm(headers: [], jwks: nil, discovery: ["id_token_signing_alg_values_supported": ["HS256", "PS256"]]) == "ES256")
+        #expect(ReplayLogin.algorithm(headers: [], jwks: nil, discovery: nil) == "ES256")
+        let header = Base64.encode(Array(#"{"alg":"RS256","kid":"k1"}"#.utf8), urlSafe: true)
+        #expect(ReplayLogin.headerAlgorithm(header + ".e30.c2ln") == "RS256")
+        #expect(ReplayLogin.headerAlgorithm("REDACTED") == nil)
+        #expect(ReplayLogin.headerAlgorithm(Base64.encode(Array(#"{"alg":"HS256"}"#.utf8), urlSafe: true) + ".e30.c2ln") == nil)
+    }
+
     @Test func withoutANonceTheIDTokenCarriesNone() throws {
         let (harness, _) = try ReplayMatchingTests.harness(Self.oidcRecording())
         defer { harness.stop() }
@@ -269,6 +350,7 @@ import Testing
     /// A recorded ID token whose claims survived keeps them (its nonce replaced by the
     /// client's); a scrubbed one names the subject the recorded userinfo reply names.
     @Test func recordedClaimsAreKeptAndAScrubbedTokensSubjectIsTheUserinfos() throws {
+        ReplayLogin.testRSAKey.withLock { key in key = key ?? RSATests.fixedKey }
         let header = Base64.encode(Array(#"{"alg":"RS256"}"#.utf8), urlSafe: true)
         let payload = Base64.encode(Array(#"{"sub":"7","email":"ann@example.com","nonce":"recorded-nonce","iss":"https://login.example/o"}"#.utf8), urlSafe: true)
         var kept = Self.tokenReply.objectValue ?? JSONObject()

@@ -5,9 +5,10 @@ import Testing
 
 /// Issue 41, item 3 against clients nobody here wrote the checks of: a login recorded from a
 /// real OpenID provider (Django OAuth Toolkit, through `sandbox --proxy-to --record`) replayed
-/// to a strict OIDC client (PyJWT's PyJWKClient and jwt.decode with algorithms=["ES256"],
-/// audience, issuer; the nonce and at_hash checked); and douctl's own device login against a
-/// replay of a recorded device login.
+/// to a strict OIDC client (PyJWT's PyJWKClient and jwt.decode pinned to the provider's
+/// algorithms=["RS256"], audience, issuer; the nonce and at_hash checked), and to one pinned
+/// to ES256 once the recording says its provider signs ES256; and douctl's own device login
+/// against a replay of a recorded device login.
 @Suite("replayed logins for strict clients", .serialized)
 struct ReplayedLoginTests {
     /// The provider's login recorded through the proxy, then the same login, every check a
@@ -35,10 +36,32 @@ struct ReplayedLoginTests {
             replay.kill(SIGTERM)
             _ = replay.finish()
         }
-        let checked = try FakeAnyAPITests.run(python, [script, "check", url])
+        let checked = try FakeAnyAPITests.run(python, [script, "check", url, "RS256"])
         let output = String(decoding: checked.stdout, as: UTF8.self)
         #expect(checked.status == 0, "\(output) \(checked.stderr)")
-        #expect(output.contains(#"ok {"alg": "ES256", "user": "alice"}"#), "\(output)")
+        #expect(output.contains(#"ok {"alg": "RS256", "user": "alice"}"#), "the provider's RS256, for a client pinned to it: \(output)")
+
+        // The same recording, its provider made an ES256 one (discovery says so, no recorded
+        // JWKS): the replay signs ES256, for a client pinned to ES256.
+        let es256 = directory + "/recording-es256"
+        try FileManager.default.createDirectory(atPath: es256, withIntermediateDirectories: true)
+        var sawDiscovery = false
+        for name in try FileManager.default.contentsOfDirectory(atPath: recordings) where !name.contains("jwks") {
+            var text = try String(contentsOfFile: recordings + "/" + name, encoding: .utf8)
+            if name.contains("openid-configuration") {
+                sawDiscovery = sawDiscovery || text.contains("RS256")
+                text = text.replacingOccurrences(of: "RS256", with: "ES256")
+            }
+            try text.write(toFile: es256 + "/" + name, atomically: true, encoding: .utf8)
+        }
+        #expect(sawDiscovery, "the recorded discovery advertises RS256")
+        let (ecReplay, ecURL) = try FakeAnyAPITests.startReplay(Douctl(), ["--replay", es256])
+        let ecChecked = try FakeAnyAPITests.run(python, [script, "check", ecURL, "ES256"])
+        ecReplay.kill(SIGTERM)
+        _ = ecReplay.finish()
+        let ecOutput = String(decoding: ecChecked.stdout, as: UTF8.self)
+        #expect(ecChecked.status == 0, "\(ecOutput) \(ecChecked.stderr) \((try? FileManager.default.contentsOfDirectory(atPath: recordings)) ?? [])")
+        #expect(ecOutput.contains(#"ok {"alg": "ES256", "user": "alice"}"#), "\(ecOutput)")
 
         // douctl's own browser login against the same replay, its endpoints discovered there.
         let browser = try FakeBrowser()
@@ -136,13 +159,16 @@ struct ReplayedLoginTests {
 
     static let peer = #"""
 # A strict OpenID Connect client nobody here wrote the checks of: PyJWT (PyJWKClient,
-# jwt.decode with algorithms=["ES256"], audience, issuer) over requests.
-#   python3 oidc_peer.py record BASE   log in to Django OAuth Toolkit at BASE (through a recording proxy)
-#   python3 oidc_peer.py check BASE    the same login against a replay, every check a strict client makes
+# jwt.decode pinned to one algorithm, audience, issuer) over requests.
+#   python3 oidc_peer.py record BASE        log in to Django OAuth Toolkit at BASE (through a recording proxy)
+#   python3 oidc_peer.py check BASE ALG     the same login against a replay, every check a strict client
+#                                           pinned to algorithms=[ALG] makes
 import base64, hashlib, json, secrets, sys, urllib.parse
 import jwt, requests
 
 MODE, BASE = sys.argv[1], sys.argv[2].rstrip("/")
+ALG = sys.argv[3] if len(sys.argv) > 3 else "RS256"
+OTHER = "ES256" if ALG == "RS256" else "RS256"
 CLIENT = "doto"
 
 def fail(why):
@@ -162,7 +188,7 @@ expect(discovery.status_code == 200, "discovery: %d %s" % (discovery.status_code
 meta = discovery.json()
 if MODE == "check":
     expect(meta["issuer"].startswith(BASE), "the issuer is the replay's: " + meta["issuer"])
-    expect("ES256" in meta.get("id_token_signing_alg_values_supported", []), "ES256 advertised")
+    expect(meta.get("id_token_signing_alg_values_supported") == [ALG], ALG + " advertised: %r" % meta.get("id_token_signing_alg_values_supported"))
     for name in ("authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint"):
         expect(meta[name].startswith(BASE + "/"), name + " points at the replay: " + meta[name])
 
@@ -182,7 +208,8 @@ expect(query.get("state") == state, "state echoed")
 code = query["code"]
 
 def token(fields):
-    return requests.post(local(meta["token_endpoint"]), data=dict(fields, client_id=CLIENT), timeout=10)
+    # The first RS256 grant makes the replay's 2048-bit RSA key: seconds in a debug build.
+    return requests.post(local(meta["token_endpoint"]), data=dict(fields, client_id=CLIENT), timeout=90)
 
 granted = token({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "code_verifier": verifier})
 expect(granted.status_code == 200, "token: %d %s" % (granted.status_code, granted.text[:300]))
@@ -194,21 +221,21 @@ jwks = requests.get(local(meta["jwks_uri"]), timeout=10)
 expect(jwks.status_code == 200, "jwks")
 if MODE == "check":
     header = jwt.get_unverified_header(tokens["id_token"])
-    expect(header["alg"] == "ES256", "an ES256 ID token: %r" % header)
+    expect(header["alg"] == ALG, "an " + ALG + " ID token: %r" % header)
     key = jwt.PyJWKClient(meta["jwks_uri"]).get_signing_key_from_jwt(tokens["id_token"])
-    claims = jwt.decode(tokens["id_token"], key.key, algorithms=["ES256"], audience=CLIENT, issuer=meta["issuer"],
+    claims = jwt.decode(tokens["id_token"], key.key, algorithms=[ALG], audience=CLIENT, issuer=meta["issuer"],
                         options={"require": ["exp", "iat", "iss", "aud", "sub"]})
     expect(claims.get("nonce") == nonce, "the nonce the client sent: %r" % claims.get("nonce"))
     at_hash = base64.urlsafe_b64encode(hashlib.sha256(tokens["access_token"].encode()).digest()[:16]).rstrip(b"=").decode()
     expect(claims.get("at_hash") == at_hash, "at_hash")
     try:
-        jwt.decode(tokens["id_token"], key.key, algorithms=["ES256"], audience="another-client", issuer=meta["issuer"])
+        jwt.decode(tokens["id_token"], key.key, algorithms=[ALG], audience="another-client", issuer=meta["issuer"])
         fail("another audience accepted")
     except jwt.InvalidAudienceError:
         pass
     try:
-        jwt.decode(tokens["id_token"], key.key, algorithms=["RS256"], audience=CLIENT, issuer=meta["issuer"])
-        fail("an RS256-only client accepted an ES256 token")
+        jwt.decode(tokens["id_token"], key.key, algorithms=[OTHER], audience=CLIENT, issuer=meta["issuer"])
+        fail("an " + OTHER + "-only client accepted an " + ALG + " token")
     except jwt.InvalidAlgorithmError:
         pass
 

@@ -143,7 +143,7 @@ final class ReplayStore: Sendable {
         }
         let index = matches[min(turn, matches.count - 1)]
         let recording = recordings[index]
-        var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base) : recording.responseBody
+        var body = Self.isDiscovery(recording.path) && !base.isEmpty ? Self.rebased(recording.responseBody, to: base, algorithms: login.algorithms) : recording.responseBody
         if login.grants.contains(index) {
             body = login.fresh(body, client: ReplayLogin.client(request, body: requestBody), base: base, now: now)
         } else if login.deviceAuthorizations.contains(index) {
@@ -233,8 +233,8 @@ final class ReplayStore: Sendable {
     /// recorded issuer's origin (the authorization, token, device, JWKS and userinfo
     /// endpoints) begins with `base` instead, so a client that discovers its endpoints
     /// talks to the replay, not the real server. An OpenID document (one naming a
-    /// `jwks_uri`) says the replay signs ID tokens with ES256.
-    static func rebased(_ document: [UInt8], to base: String) -> [UInt8] {
+    /// `jwks_uri`) lists the algorithms the replay signs ID tokens with (`algorithms`).
+    static func rebased(_ document: [UInt8], to base: String, algorithms: [String] = ["ES256"]) -> [UInt8] {
         guard let json = try? JSONParser.parse(document),
               let issuer = json["issuer"]?.stringValue ?? json["resource"]?.stringValue else { return document }
         let origin = Self.origin(of: issuer)
@@ -253,7 +253,7 @@ final class ReplayStore: Sendable {
         }
         var rebased = rebase(json)
         if case .object(var object) = rebased, object["jwks_uri"] != nil {
-            object["id_token_signing_alg_values_supported"] = ["ES256"]
+            object["id_token_signing_alg_values_supported"] = .array(algorithms.map(JSON.string))
             rebased = .object(object)
         }
         return rebased.serialized(.compact)

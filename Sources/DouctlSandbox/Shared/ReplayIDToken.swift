@@ -5,7 +5,7 @@ import DouctlSystem
 /// recording kept them (else `sub` the recorded userinfo's), then `iss` the replay's issuer, `aud` the client, fresh `iat`, `exp`
 /// and `auth_time`, the authorization request's `nonce` (none when it sent none), and
 /// `at_hash` for the access token issued with it (§3.1.3.6: the left half of its SHA-256).
-/// Signed ES256 (RFC 7518 §3.4) with the replay's key.
+/// Signed RS256 or ES256 (RFC 7518 §3.3, §3.4) with the replay's key (`ReplayLogin.signer`).
 struct ReplayIDToken {
     var claims = JSONObject()
 
@@ -27,10 +27,18 @@ struct ReplayIDToken {
         }
     }
 
-    /// The compact JWS: header and claims base64url-encoded, the 64-byte r ‖ s signature.
-    func signed(with key: P256.PrivateKey, keyID: String) -> String {
-        let header: JSON = ["alg": "ES256", "typ": "JWT", "kid": .string(keyID)]
+    /// An algorithm, the key id the JWKS serves its key under, and the signing function.
+    struct Signer {
+        var algorithm: String
+        var keyID: String
+        var sign: ([UInt8]) -> [UInt8]
+    }
+
+    /// The compact JWS: header and claims base64url-encoded, then the signature (ES256's
+    /// 64-byte r ‖ s, RS256's modulus-long one).
+    func signed(with signer: Signer) -> String {
+        let header: JSON = ["alg": .string(signer.algorithm), "typ": "JWT", "kid": .string(signer.keyID)]
         let input = Base64.encode(header.serialized(.compact), urlSafe: true) + "." + Base64.encode(JSON.object(claims).serialized(.compact), urlSafe: true)
-        return input + "." + Base64.encode(key.sign(Array(input.utf8)), urlSafe: true)
+        return input + "." + Base64.encode(signer.sign(Array(input.utf8)), urlSafe: true)
     }
 }

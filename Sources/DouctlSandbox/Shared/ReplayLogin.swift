@@ -15,8 +15,10 @@ import DouctlSystem
 /// at once with a code of the replay's own, which alone is exchanged (once, PKCE checked);
 /// a refresh grant is answered only for a refresh token the replay issued; a recorded device
 /// authorization is answered with fresh codes, polled `authorization_pending` once, then
-/// tokens. A recorded `id_token` is replaced by one signed ES256 with a per-run P-256 key
-/// (`ReplayIDToken.swift`), served as an EC JWK at the recorded `jwks_uri` path.
+/// tokens. A recorded `id_token` is replaced by one signed with the recorded provider's
+/// algorithm (`algorithm`): RS256 with a per-run 2048-bit RSA key made when first needed, or
+/// ES256 with a per-run P-256 key (`ReplayIDToken.swift`); the keys in use are served as JWKs
+/// at the recorded `jwks_uri` path, told apart by `kid`.
 final class ReplayLogin: Sendable {
     /// The indices of the recordings that grant a token.
     let grants: Set<Int>
@@ -30,9 +32,18 @@ final class ReplayLogin: Sendable {
     let codes = LockedValue<[String: Authorization]>([:])
     /// Device codes the replay issued, with how often each was polled.
     let deviceCodes = LockedValue<[String: Int]>([:])
-    /// The replay's ID-token signing key (random per run) and its key id.
+    /// The replay's ID-token signing keys (random per run) and their key ids: P-256 for
+    /// ES256, RSA for RS256 (made on first use: a 2048-bit key takes a moment).
     let signingKey: P256.PrivateKey
     let keyID: String
+    private let rsaKey = LockedValue<RSA.PrivateKey?>(nil)
+    var rsaKeyID: String { keyID + "-rs" }
+    /// The algorithm a recorded ID token whose header was scrubbed is re-signed with, and
+    /// every algorithm the replay signs with (what discovery advertises, whose keys the JWKS
+    /// serves).
+    let algorithm: String
+    let algorithms: [String]
+    static let supportedAlgorithms = ["RS256", "ES256"]
     /// The path of the recorded `jwks_uri`, where the replay serves its key.
     let jwksPath: String?
     /// The path of the recorded `authorization_endpoint` (else of a recorded request with a
@@ -102,12 +113,84 @@ final class ReplayLogin: Sendable {
             if let uri = Self.field("redirect_uri", in: recording.body) { redirects.insert(uri) }
         }
         recordedRedirects = redirects
+        let jwksPath = self.jwksPath
+        let recordedJWKS = recordings.lazy.compactMap { recording -> JSON? in
+            guard recording.path == jwksPath, (200..<300).contains(recording.status) else { return nil }
+            return try? JSONParser.parse(recording.responseBody)
+        }.first
+        let headers = grants.sorted().compactMap { index -> String? in
+            guard let json = try? JSONParser.parse(recordings[index].responseBody),
+                  let token = json["id_token"]?.stringValue ?? json["data"]?["id_token"]?.stringValue else { return nil }
+            return Self.headerAlgorithm(token)
+        }
+        let chosen = Self.algorithm(headers: headers, jwks: recordedJWKS, discovery: discovery.first)
+        algorithm = chosen
+        algorithms = Self.supportedAlgorithms.filter { $0 == chosen || headers.contains($0) }
     }
 
-    /// The JWKS document holding the replay's public key (RFC 7517, RFC 7518 §6.2).
+    /// The algorithm the recorded provider signed ID tokens with: a recorded token's header
+    /// (when the recording kept one), else the recorded JWKS's keys (their `alg`, else RSA →
+    /// RS256, EC P-256 → ES256), else the first of discovery's
+    /// `id_token_signing_alg_values_supported` the replay can sign with; ES256 otherwise.
+    static func algorithm(headers: [String], jwks: JSON?, discovery: JSON?) -> String {
+        if let recorded = headers.first { return recorded }
+        for key in jwks?["keys"]?.arrayValue ?? [] where key["use"]?.stringValue ?? "sig" == "sig" {
+            if let alg = key["alg"]?.stringValue, supportedAlgorithms.contains(alg) { return alg }
+            if key["alg"] == nil, key["kty"] == "RSA" { return "RS256" }
+            if key["alg"] == nil, key["kty"] == "EC", key["crv"] == "P-256" { return "ES256" }
+        }
+        let advertised = discovery?["id_token_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return advertised.first { supportedAlgorithms.contains($0) } ?? "ES256"
+    }
+
+    /// A recorded JWT's header `alg`, when the recording kept the token and the replay can
+    /// sign with that algorithm.
+    static func headerAlgorithm(_ token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let header = Base64.decode(String(parts[0])), let json = try? JSONParser.parse(header),
+              let alg = json["alg"]?.stringValue, supportedAlgorithms.contains(alg) else { return nil }
+        return alg
+    }
+
+    /// The RSA key, made on first use (`RSA.PrivateKey.generate`), or the one `testRSAKey`
+    /// holds.
+    var rsa: RSA.PrivateKey {
+        rsaKey.withLock { key in
+            if let key { return key }
+            let made = Self.testRSAKey.withLock { $0 } ?? RSA.PrivateKey.generate()
+            key = made
+            return made
+        }
+    }
+
+    /// A fixed key tests may set, so a debug build need not make 2048-bit primes per test.
+    static let testRSAKey = LockedValue<RSA.PrivateKey?>(nil)
+
+    /// The JWKS document holding the replay's public keys (RFC 7517; RFC 7518 §6.2, §6.3),
+    /// one per algorithm it signs with.
     var jwks: JSON {
-        ["keys": [["kty": "EC", "crv": "P-256", "x": .string(Base64.encode(signingKey.x, urlSafe: true)),
-                   "y": .string(Base64.encode(signingKey.y, urlSafe: true)), "kid": .string(keyID), "alg": "ES256", "use": "sig"]]]
+        var keys: [JSON] = []
+        if algorithms.contains("RS256") {
+            let key = rsa
+            keys.append(["kty": "RSA", "n": .string(Base64.encode(key.modulus, urlSafe: true)), "e": .string(Base64.encode(key.publicExponent, urlSafe: true)),
+                         "kid": .string(rsaKeyID), "alg": "RS256", "use": "sig"])
+        }
+        if algorithms.contains("ES256") {
+            keys.append(["kty": "EC", "crv": "P-256", "x": .string(Base64.encode(signingKey.x, urlSafe: true)),
+                         "y": .string(Base64.encode(signingKey.y, urlSafe: true)), "kid": .string(keyID), "alg": "ES256", "use": "sig"])
+        }
+        return ["keys": .array(keys)]
+    }
+
+    /// `input` signed with the recorded token's algorithm (else the recording's): the
+    /// header's `alg` and `kid`, and the signature.
+    func signer(for recorded: String) -> ReplayIDToken.Signer {
+        if (Self.headerAlgorithm(recorded) ?? algorithm) == "RS256" {
+            let key = rsa
+            return ReplayIDToken.Signer(algorithm: "RS256", keyID: rsaKeyID) { key.sign($0) }
+        }
+        let key = signingKey
+        return ReplayIDToken.Signer(algorithm: "ES256", keyID: keyID) { key.sign($0) }
     }
 
     /// A JWT's payload, when the recording kept one (a scrubbed recording holds `REDACTED`).
@@ -169,7 +252,7 @@ final class ReplayLogin: Sendable {
                 } else if key == "id_token", let recorded = member.stringValue {
                     let token = ReplayIDToken(recorded: recorded, subject: subject, issuer: base + issuerPath, audience: client, now: Int(now),
                                               lifetime: lifetime, nonce: nonce, accessToken: object["access_token"] != nil ? access : nil)
-                    result[key] = .string(token.signed(with: signingKey, keyID: keyID))
+                    result[key] = .string(token.signed(with: signer(for: recorded)))
                 } else if key == "data", case .object(let inner) = member, inner["access_token"] != nil {
                     result[key] = .object(renew(inner))
                 } else {
