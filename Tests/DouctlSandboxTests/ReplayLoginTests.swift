@@ -303,6 +303,22 @@ import Testing
         #expect(try Self.exchange(harness, code: try Self.authorize(harness, challenge: challenge), verifier: verifier).status == 200)
     }
 
+    /// OpenID Connect Core §3.1.2.1: the authorization endpoint takes a form POST as it takes
+    /// a GET; the code it gives is exchanged as any other, with its nonce.
+    @Test func theAuthorizationEndpointTakesAFormPost() throws {
+        let (harness, _) = try ReplayMatchingTests.harness(Self.oidcRecording())
+        defer { harness.stop() }
+        let fields = [("response_type", "code"), ("client_id", "app-7"), ("redirect_uri", "http://127.0.0.1:4711/callback"), ("state", "st-2"), ("nonce", "posted-nonce"), ("scope", "openid")]
+        let reply = try harness.post("/oauth/authorize", form: fields)
+        #expect(reply.status == 302, "\(reply.text)")
+        let query = Self.query(reply.header("Location") ?? "")
+        #expect(query["state"] == "st-2")
+        let granted = try Self.exchange(harness, code: try #require(query["code"]))
+        #expect(granted.status == 200, "\(granted.text)")
+        let token = try Self.jws(try #require(try granted.json()["id_token"]?.stringValue))
+        #expect(token.claims["nonce"] == "posted-nonce")
+    }
+
     @Test func theAuthorizationEndpointRedirectsOnlyToLoopbackOrRecordedURIs() throws {
         let (harness, _) = try ReplayMatchingTests.harness(Self.oidcRecording())
         defer { harness.stop() }

@@ -8,10 +8,16 @@ extension ReplayLogin {
     /// The answer to a request at the recorded authorization endpoint: approved at once, a
     /// 302 to the client's redirect URI with a fresh code and its `state` (the recording's
     /// login page is not replayed). The redirect URI must be a loopback one (RFC 8252 §7.3)
-    /// or one the recording used; another gets a 400 page, not a redirect.
+    /// or one the recording used; another gets a 400 page, not a redirect. The request may
+    /// be a GET or a form POST (OpenID Connect Core §3.1.2.1: both must be supported; a
+    /// recorded consent form posts the same fields).
     func authorize(_ request: HTTPServerRequest) -> HTTPServerResponse? {
-        guard let authorizePath, request.method == "GET" || request.method == "HEAD", request.path == authorizePath else { return nil }
-        func value(_ name: String) -> String? { request.query.first { $0.name == name }?.value }
+        guard let authorizePath, ["GET", "HEAD", "POST"].contains(request.method), request.path == authorizePath else { return nil }
+        var given = request.query
+        if request.method == "POST", request.mediaType == "application/x-www-form-urlencoded" {
+            given += FormURLEncoded.parse((try? request.body.readAll(limit: 1 << 20)) ?? [])
+        }
+        func value(_ name: String) -> String? { given.first { $0.name == name }?.value }
         guard let redirect = value("redirect_uri") ?? recordedRedirects.first, let client = value("client_id"),
               recordedRedirects.contains(redirect) || Self.isLoopback(redirect) else {
             return Reply.json(400, ["error": "invalid_request",
