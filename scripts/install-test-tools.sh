@@ -67,7 +67,7 @@ pip_install jupyter_server drf_spectacular -- jupyter-server drf-spectacular
 # recorded through `sandbox --proxy-to`, and Playwright driving the system's Chromium (apt:
 # chromium, above; not Playwright's own download) to write a HAR.
 pip_install httpie playwright -- httpie playwright
-# A strict OpenID Connect client for ReplayedLoginTests: PyJWT (PyJWKClient, RS256 and ES256 through
+# A strict OpenID Connect client for ReplayedLoginTests.swift: PyJWT (PyJWKClient, RS256 and ES256 through
 # cryptography) over requests, against a replay of Django OAuth Toolkit's login.
 pip_install jwt requests cryptography -- 'PyJWT[crypto]' requests
 # mitmdump: mitmproxy, for FakeAnyAPITests (a HAR written by a tool nobody here wrote), in a

@@ -9,8 +9,10 @@ import Testing
 /// algorithms=["RS256"], audience, issuer; the nonce and at_hash checked), and to one pinned
 /// to ES256 once the recording says its provider signs ES256; and douctl's own device login
 /// against a replay of a recorded device login.
-@Suite("replayed logins for strict clients", .serialized)
-struct ReplayedLoginTests {
+///
+/// In the provider's own serialized suite: these logins go to the one shared provider, whose
+/// request log other tests of that suite read and count.
+extension OAuth2ProviderTests {
     /// The provider's login recorded through the proxy, then the same login, every check a
     /// strict client makes, against the replay, with the provider stopped out of the path.
     @Test func aStrictOIDCClientLogsInToAReplayOfARealProvider() throws {
@@ -18,7 +20,7 @@ struct ReplayedLoginTests {
         let provider = try DOTProvider.shared()
         let directory = TemporaryDirectory.make(prefix: "oidc-peer")
         let script = directory + "/oidc_peer.py"
-        try Data(Self.peer.utf8).write(to: URL(fileURLWithPath: script))
+        try Data(Self.strictOIDCPeer.utf8).write(to: URL(fileURLWithPath: script))
         let python = try Tools.require("python3")
         let recordings = directory + "/recording"
 
@@ -157,7 +159,7 @@ struct ReplayedLoginTests {
         #expect(try user.json()["username"] == "alice")
     }
 
-    static let peer = #"""
+    static let strictOIDCPeer = #"""
 # A strict OpenID Connect client nobody here wrote the checks of: PyJWT (PyJWKClient,
 # jwt.decode pinned to one algorithm, audience, issuer) over requests.
 #   python3 oidc_peer.py record BASE        log in to Django OAuth Toolkit at BASE (through a recording proxy)
