@@ -82,10 +82,20 @@ public enum Digest {
 
     /// HMAC-SHA1 (RFC 2104), for the `hmac-sha1` signing scheme.
     public static func hmacSHA1(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var block = key.count > 64 ? sha1(key) : key
+        hmac(key: key, message: message, hash: sha1)
+    }
+
+    /// HMAC-SHA256 (RFC 2104), for RFC 6979's deterministic ECDSA nonces.
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        hmac(key: key, message: message, hash: sha256)
+    }
+
+    /// RFC 2104 over a hash with 64-byte blocks (SHA-1 and SHA-256 both).
+    private static func hmac(key: [UInt8], message: [UInt8], hash: ([UInt8]) -> [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? hash(key) : key
         block += [UInt8](repeating: 0, count: 64 - block.count)
-        let inner = sha1(block.map { $0 ^ 0x36 } + message)
-        return sha1(block.map { $0 ^ 0x5c } + inner)
+        let inner = hash(block.map { $0 ^ 0x36 } + message)
+        return hash(block.map { $0 ^ 0x5c } + inner)
     }
 
     /// Lowercase hex, as Coding wants the password hash.

@@ -343,13 +343,3 @@ struct U256: Equatable, Sendable {
         return (total, first || second)
     }
 }
-
-extension Digest {
-    /// HMAC-SHA256 (RFC 2104).
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var block = key.count > 64 ? sha256(key) : key
-        block += [UInt8](repeating: 0, count: 64 - block.count)
-        let inner = sha256(block.map { $0 ^ 0x36 } + message)
-        return sha256(block.map { $0 ^ 0x5c } + inner)
-    }
-}
