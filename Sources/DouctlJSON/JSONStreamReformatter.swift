@@ -39,20 +39,26 @@ public final class JSONStreamReformatter {
     public static func reformat(_ input: [UInt8], format: JSONFormat, chunkSize: Int = 64 * 1024) throws(JSONParseError) -> [UInt8] {
         var output: [UInt8] = []
         let reformatter = JSONStreamReformatter(format: format) { output.append(contentsOf: $0) }
-        var start = 0
+        try reformatter.feedAll(input, chunkSize: chunkSize)
+        return output
+    }
+
+    /// Feeds the whole of `input` in chunks of `chunkSize` bytes (as a transport delivers a
+    /// reply), then finishes.
+    public func feedAll(_ input: [UInt8], chunkSize: Int) throws(JSONParseError) {
         let step = max(1, chunkSize)
         let result = input.withUnsafeBytes { raw in
             Result { () throws(JSONParseError) in
+                var start = 0
                 while start < raw.count {
                     let end = min(raw.count, start + step)
-                    try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                    try feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
                     start = end
                 }
-                try reformatter.finish()
+                try finish()
             }
         }
         try result.get()
-        return output
     }
 
 }

@@ -136,18 +136,7 @@ struct StreamFastPathTests {
             let want = try JSONReformatter.reformat(input, format: .compact)
             var have: [UInt8] = []
             let reformatter = JSONStreamReformatter(format: .compact, expectedSize: 512) { have.append(contentsOf: $0) }
-            let result = input.withUnsafeBytes { raw in
-                Result { () throws(JSONParseError) in
-                    var start = 0
-                    while start < raw.count {
-                        let end = min(raw.count, start + size)
-                        try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                        start = end
-                    }
-                    try reformatter.finish()
-                }
-            }
-            try result.get()
+            try reformatter.feedAll(input, chunkSize: size)
             #expect(have == want, "chunks of \(size): \(text(input).debugDescription)")
         }
     }

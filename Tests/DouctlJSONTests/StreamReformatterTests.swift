@@ -88,17 +88,7 @@ struct StreamReformatterTests {
                 for size in [4_096, 65_536, 100_003] {
                     var streamed: [UInt8] = []
                     let reformatter = JSONStreamReformatter(format: format) { streamed.append(contentsOf: $0) }
-                    let streamError = document.withUnsafeBytes { raw in
-                        Result { () throws(JSONParseError) in
-                            var start = 0
-                            while start < raw.count {
-                                let end = min(raw.count, start + size)
-                                try reformatter.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                                start = end
-                            }
-                            try reformatter.finish()
-                        }
-                    }
+                    let streamError = Result { () throws(JSONParseError) in try reformatter.feedAll(document, chunkSize: size) }
                     #expect(oneShot.count > 65_536 && streamed == oneShot, "\(tail), chunks of \(size)")
                     switch (oneShotError, streamError) {
                     case (.failure(let want), .failure(let have)): #expect(have == want, "\(tail), chunks of \(size)")
