@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -42,6 +43,49 @@ static struct {
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = 1;
 static char load_error[512] = "libcurl was not loaded";
+
+/* Issue 44: a call through the connection keeper does no TLS in this process (libcurl
+   speaks plain HTTP/1.1 to the keeper, which holds the TLS connection), nor does a direct
+   call to an http:// URL with no proxy, yet curl_global_init initialises OpenSSL, and
+   OpenSSL's initialisation reads and applies its configuration file
+   (/usr/lib/ssl/openssl.cnf: ~0.8 M instructions and 8 system calls of a keeper call's
+   ~15.9 M; Benchmarks/floor.py). When the first load is for such a call
+   (ccurl_load_plain), OpenSSL is initialised first with OPENSSL_INIT_NO_LOAD_CONFIG, which
+   marks its one-time configuration step done, so libcurl's own OPENSSL_init_ssl reads no
+   file; the first ccurl_load() afterwards (any direct transfer, which may do TLS, and the
+   keeper server) then loads that same file as OpenSSL's automatic step would have:
+   CONF_modules_load_file(NULL, NULL, DEFAULT_CONF_MFLAGS), the default file (OPENSSL_CONF
+   or OPENSSLDIR/openssl.cnf), its default section, a missing file and module errors
+   ignored, before any TLS context exists, since libcurl makes one per connection. Only for
+   OpenSSL 3 (whose init.c and conf_sap.c this follows); with anything else the load is
+   ccurl_load's. */
+static int defer_requested = 0;
+static int tls_config_deferred = 0;
+static pthread_once_t tls_config_once = PTHREAD_ONCE_INIT;
+typedef int (*openssl_init_crypto_fn)(uint64_t options, const void *settings);
+typedef int (*openssl_conf_load_fn)(const char *file, const char *appname, unsigned long flags);
+typedef unsigned long (*openssl_version_num_fn)(void);
+static openssl_conf_load_fn openssl_conf_load;
+#define CCURL_OPENSSL_INIT_NO_LOAD_CONFIG 0x00000080UL
+/* CONF_MFLAGS_DEFAULT_SECTION | CONF_MFLAGS_IGNORE_MISSING_FILE | CONF_MFLAGS_IGNORE_RETURN_CODES */
+#define CCURL_OPENSSL_DEFAULT_CONF_MFLAGS (0x20UL | 0x10UL | 0x2UL)
+
+static void defer_openssl_config(void *library) {
+    openssl_version_num_fn version;
+    openssl_init_crypto_fn init;
+    openssl_conf_load_fn conf_load;
+    *(void **)(&version) = dlsym(library, "OpenSSL_version_num");
+    *(void **)(&init) = dlsym(library, "OPENSSL_init_crypto");
+    *(void **)(&conf_load) = dlsym(library, "CONF_modules_load_file");
+    if (!version || !init || !conf_load || version() < 0x30000000UL || version() >= 0x40000000UL) return;
+    if (init(CCURL_OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1) return;
+    openssl_conf_load = conf_load;
+    tls_config_deferred = 1;
+}
+
+static void load_tls_config(void) {
+    (void)openssl_conf_load(NULL, NULL, CCURL_OPENSSL_DEFAULT_CONF_MFLAGS);
+}
 
 /* The system's libcurl is opened RTLD_LAZY, as the dynamic loader treats a program's own
    libraries: the functions of its dependencies are bound when first called, not all
@@ -306,10 +350,46 @@ static void *open_library(void) {
     return ccurl_open_system_library("DOUCTL_LIBCURL", "libcurl", apple_names, linux_names, libcurl_open_flags(), load_error, sizeof load_error);
 }
 
+/* Issue 44: opening libcurl is ~11 M of a keeper call's ~15 M instructions (~4 ms here),
+   and the main thread spends ~0.5 ms between its start and its first request (arguments,
+   the command tree, configuration, the profile) needing none of it. ccurl_preload opens it
+   meanwhile on a second thread, which the loader allows (its lock serialises any other
+   dlopen); load() takes the result. Only the opening moves: curl_global_init, and with it
+   the choice to defer OpenSSL's configuration, stays with the first load. The thread has
+   every signal blocked, so Ctrl-C and SIGTERM still reach the main thread's handlers. */
+static pthread_t preload_thread;
+static int preload_started = 0;
+static void *preloaded_library = NULL;
+
+static void *preload_main(void *unused) {
+    (void)unused;
+    preloaded_library = open_library();
+    return NULL;
+}
+
+void ccurl_preload(void) {
+    if (preload_started || load_status == 0) return;
+    sigset_t all, before;
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_SETMASK, &all, &before) != 0) return;
+    if (pthread_create(&preload_thread, NULL, preload_main, NULL) == 0) preload_started = 1;
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+/* The opened library: the preloading thread's (joined, so its load_error is visible), or
+   opened here. */
+static void *take_library(void) {
+    if (preload_started) {
+        preload_started = 0;
+        if (pthread_join(preload_thread, NULL) == 0) return preloaded_library;
+    }
+    return open_library();
+}
+
 #define RESOLVE(field, symbol) CCURL_RESOLVE(library, curl.field, symbol, "libcurl", load_error)
 
 static void load(void) {
-    void *library = open_library();
+    void *library = take_library();
     if (!library) return;
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(version, "curl_version");
@@ -324,6 +404,7 @@ static void load(void) {
     RESOLVE(slist_free_all, "curl_slist_free_all");
     RESOLVE(easy_send, "curl_easy_send");
     RESOLVE(easy_recv, "curl_easy_recv");
+    if (__atomic_load_n(&defer_requested, __ATOMIC_ACQUIRE)) defer_openssl_config(library);
     if (curl.global_init(3 /* CURL_GLOBAL_ALL */) != 0) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed");
         return;
@@ -331,21 +412,33 @@ static void load(void) {
     load_status = 0;
 }
 
-int ccurl_load(void) {
+/* Loads libcurl; OpenSSL's configuration stays as the first load left it. */
+static int loaded(void) {
     pthread_once(&load_once, load);
     return load_status;
 }
 
+int ccurl_load(void) {
+    int status = loaded();
+    if (status == 0 && tls_config_deferred) pthread_once(&tls_config_once, load_tls_config);
+    return status;
+}
+
+int ccurl_load_plain(void) {
+    __atomic_store_n(&defer_requested, 1, __ATOMIC_RELEASE);
+    return loaded();
+}
+
 const char *ccurl_load_error(void) { return load_status == 0 ? NULL : load_error; }
 
-const char *ccurl_version(void) { return ccurl_load() == 0 ? curl.version() : NULL; }
+const char *ccurl_version(void) { return loaded() == 0 ? curl.version() : NULL; }
 
-void *ccurl_easy_init(void) { return ccurl_load() == 0 ? curl.easy_init() : NULL; }
+void *ccurl_easy_init(void) { return loaded() == 0 ? curl.easy_init() : NULL; }
 void ccurl_easy_cleanup(void *handle) { if (handle) curl.easy_cleanup(handle); }
 void ccurl_easy_reset(void *handle) { if (handle) curl.easy_reset(handle); }
 int ccurl_easy_perform(void *handle) { return curl.easy_perform(handle); }
 const char *ccurl_easy_strerror(int code) {
-    return ccurl_load() == 0 ? curl.easy_strerror(code) : "libcurl not loaded";
+    return loaded() == 0 ? curl.easy_strerror(code) : "libcurl not loaded";
 }
 
 int ccurl_setopt_long(void *handle, int option, long value) {
@@ -384,7 +477,7 @@ int ccurl_getinfo_offset(void *handle, int info, int64_t *value) {
 }
 
 void *ccurl_slist_append(void *list, const char *string) {
-    return ccurl_load() == 0 ? curl.slist_append(list, string) : NULL;
+    return loaded() == 0 ? curl.slist_append(list, string) : NULL;
 }
 void ccurl_slist_free_all(void *list) { if (list) curl.slist_free_all(list); }
 

@@ -112,6 +112,20 @@ public enum CurlLibrary {
         }
     }
 
+    /// Starts opening libcurl on a thread of its own, so the opening overlaps the process's
+    /// own start (ccurl.c's ccurl_preload); the first load waits for it. Once, from the main thread.
+    public static func preload() {
+        ccurl_preload()
+    }
+
+    /// `load` for a transfer that does no TLS in this process (through the keeper): when it
+    /// is the first load, OpenSSL's configuration file waits for the first `load` (ccurl.c).
+    static func loadForPlainTransfer() throws(TransportError) {
+        if ccurl_load_plain() != 0 {
+            throw .libraryUnavailable(ccurl_load_error().map { String(cString: $0) } ?? "cannot load libcurl")
+        }
+    }
+
     public static var version: String? {
         ccurl_version().map { String(cString: $0) }
     }
@@ -354,7 +368,7 @@ public final class HTTPClient: HTTPTransport {
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
         let handle: UnsafeMutableRawPointer
-        do { handle = try freshHandle() } catch { return .failure(error, delivered: 0) }
+        do { handle = try freshHandle(plain: keeper != nil || doesNoTLS(request)) } catch { return .failure(error, delivered: 0) }
 
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
@@ -436,10 +450,20 @@ public final class HTTPClient: HTTPTransport {
         return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
     }
 
+    /// Whether a direct transfer of `request` certainly does no TLS: plain http, with no proxy
+    /// that could be an https one (here, in the profile, or in a variable libcurl reads). A
+    /// redirect to https is its own hop and asks again.
+    private func doesNoTLS(_ request: HTTPRequest) -> Bool {
+        guard configuration.proxy == nil, configuration.fallbackProxies.isEmpty,
+              request.url.utf8.starts(with: "http://".utf8) else { return false }
+        let variables: [String] = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+        return variables.allSatisfy { getenv($0) == nil }
+    }
+
     /// The kept-alive easy handle, reset for a new transfer (created on first use, after
-    /// libcurl is loaded).
-    private func freshHandle() throws(TransportError) -> UnsafeMutableRawPointer {
-        try CurlLibrary.load()
+    /// libcurl is loaded). `plain`: this transfer does no TLS here (it goes through the keeper).
+    private func freshHandle(plain: Bool = false) throws(TransportError) -> UnsafeMutableRawPointer {
+        if plain { try CurlLibrary.loadForPlainTransfer() } else { try CurlLibrary.load() }
         if handle == nil { handle = ccurl_easy_init() }
         guard let handle else { throw .libraryUnavailable("curl_easy_init failed") }
         ccurl_easy_reset(handle)
