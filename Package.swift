@@ -79,6 +79,13 @@ let staticCxxArchives: [String] = []
 //   no libstdc++.so.6 or libgcc_s.so.1 is loaded: a small GET 22.9 M -> 20.2 M instructions,
 //   below the floor program's 21.9 M (Benchmarks/static-cxx/libstdc++.so says how);
 // - no DWARF in the binary (.symtab stays, so crash backtraces still name functions).
+// Tried for issue 44 and not kept: --no-rosegment (read-only data and code in one mapping;
+// the same 721-728 page faults and CPU either way, and it would make that data executable);
+// opening libcurl on a second thread while the main thread parses (CCurl): +2% wall and
+// +0.16 ms CPU in 200 pairs, the loader's mappings and the main thread's page faults taking
+// turns at the address space's lock. PIE and RELRO stay: the executable's ~22,000 relative
+// relocations dirty its ~70 pages of pointers (.data.rel.ro, .data; half from libswiftCore),
+// which only a non-PIE link would avoid.
 let releaseLink: [String] = [
     "-static-stdlib", "-use-ld=lld",
     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Benchmarks/douctl.order",

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <string.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -350,46 +349,10 @@ static void *open_library(void) {
     return ccurl_open_system_library("DOUCTL_LIBCURL", "libcurl", apple_names, linux_names, libcurl_open_flags(), load_error, sizeof load_error);
 }
 
-/* Issue 44: opening libcurl is ~11 M of a keeper call's ~15 M instructions (~4 ms here),
-   and the main thread spends ~0.5 ms between its start and its first request (arguments,
-   the command tree, configuration, the profile) needing none of it. ccurl_preload opens it
-   meanwhile on a second thread, which the loader allows (its lock serialises any other
-   dlopen); load() takes the result. Only the opening moves: curl_global_init, and with it
-   the choice to defer OpenSSL's configuration, stays with the first load. The thread has
-   every signal blocked, so Ctrl-C and SIGTERM still reach the main thread's handlers. */
-static pthread_t preload_thread;
-static int preload_started = 0;
-static void *preloaded_library = NULL;
-
-static void *preload_main(void *unused) {
-    (void)unused;
-    preloaded_library = open_library();
-    return NULL;
-}
-
-void ccurl_preload(void) {
-    if (preload_started || load_status == 0) return;
-    sigset_t all, before;
-    sigfillset(&all);
-    if (pthread_sigmask(SIG_SETMASK, &all, &before) != 0) return;
-    if (pthread_create(&preload_thread, NULL, preload_main, NULL) == 0) preload_started = 1;
-    pthread_sigmask(SIG_SETMASK, &before, NULL);
-}
-
-/* The opened library: the preloading thread's (joined, so its load_error is visible), or
-   opened here. */
-static void *take_library(void) {
-    if (preload_started) {
-        preload_started = 0;
-        if (pthread_join(preload_thread, NULL) == 0) return preloaded_library;
-    }
-    return open_library();
-}
-
 #define RESOLVE(field, symbol) CCURL_RESOLVE(library, curl.field, symbol, "libcurl", load_error)
 
 static void load(void) {
-    void *library = take_library();
+    void *library = open_library();
     if (!library) return;
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(version, "curl_version");

@@ -112,12 +112,6 @@ public enum CurlLibrary {
         }
     }
 
-    /// Starts opening libcurl on a thread of its own, so the opening overlaps the process's
-    /// own start (ccurl.c's ccurl_preload); the first load waits for it. Once, from the main thread.
-    public static func preload() {
-        ccurl_preload()
-    }
-
     /// `load` for a transfer that does no TLS in this process (through the keeper): when it
     /// is the first load, OpenSSL's configuration file waits for the first `load` (ccurl.c).
     static func loadForPlainTransfer() throws(TransportError) {

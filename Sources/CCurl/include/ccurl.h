@@ -139,11 +139,6 @@ int ccurl_load(void);
 /// loads libcurl, OpenSSL's configuration file is not read now but by the first later
 /// ccurl_load(), so a process that never goes direct never reads it. Returns as ccurl_load.
 int ccurl_load_plain(void);
-/// Starts opening libcurl (and the ~30 libraries it needs) on a thread of its own, with every
-/// signal blocked there, so the opening overlaps the main thread's own start (arguments,
-/// configuration); the first load waits for it and then initialises libcurl as before.
-/// Call at most once, from the main thread, before any load; a no-op where threads fail.
-void ccurl_preload(void);
 const char *ccurl_load_error(void);
 /// The loaded library's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.19".
 const char *ccurl_version(void);
