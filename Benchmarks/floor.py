@@ -4,13 +4,14 @@ instructions executed (callgrind, the whole process with the loader and libcurl)
 (strace -c, when strace is installed), peak RSS and
 minor page faults (medians of repeated runs, from /usr/bin/time), and what is resident at exit
 in the executable's own mappings and the heap (smaps, read by a preloaded library as the
-process exits). Wall time is Benchmarks/run.py's business; these are what explain it.
+process exits). Wall time is Benchmarks/run.py's business; these are what explain it. The
+same reply over TLS too: a call through the connection keeper (issue 44), a direct one, curl.
 
 Usage: Benchmarks/floor.py [--binary PATH] [--runs N] [--no-callgrind]
-Needs: valgrind (unless --no-callgrind), /usr/bin/time, cc or clang, swiftc. Uses the release
+Needs: valgrind (unless --no-callgrind), /usr/bin/time, cc or clang, swiftc, openssl. Uses the release
 build (`swift build -c release --product douctl`) unless --binary names another.
 """
-import argparse, collections, os, re, shutil, statistics, subprocess, sys, tempfile
+import argparse, collections, os, re, shutil, ssl, statistics, subprocess, sys, tempfile, time
 from json_server import serve_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,18 +92,41 @@ def main():
                   ["swiftc", "-O", "-static-stdlib", "-o", os.path.join(WORK, "floor"), os.path.join(ROOT, "Benchmarks", "floor.swift")])
     server = serve_json(lambda path: SMALL)
     base = "http://127.0.0.1:%d" % server.server_port
-    env = dict(os.environ, DOUCTL_CONFIG_DIR=tempfile.mkdtemp(prefix="douctl-floor-"))
+    env = dict(os.environ, DOUCTL_CONFIG_DIR=tempfile.mkdtemp(prefix="douctl-floor-"), DOUCTL_KEEP="0")
+    # Issue 44: the same reply over TLS, and a call through the connection keeper (which
+    # holds the TLS connection, so the call does no TLS itself) beside a direct one and curl.
+    cert, key = os.path.join(WORK, "tls-cert.pem"), os.path.join(WORK, "tls-key.pem")
+    if not os.path.exists(cert):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-keyout", key, "-out", cert, "-days", "3650", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], check=True, stderr=subprocess.DEVNULL)
+    tls_server = serve_json(lambda path: SMALL)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True)
+    tls_base = "https://127.0.0.1:%d" % tls_server.server_port
+    runtime = tempfile.mkdtemp(prefix="douctl-floor-run-")
+    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
+    tls_call = [options.binary, "api", "/small.json", "--api-base", tls_base, "--cacert", cert]
+    subprocess.run(tls_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)  # starts the keeper
+    for _ in range(100):
+        if any(name.endswith(".sock") for name in os.listdir(os.path.join(runtime, "douctl"))):
+            break
+        time.sleep(0.05)
     cases = [
-        ("floor program, small GET", [floor, base + "/small.json"]),
-        ("douctl api, small GET", [options.binary, "api", "/small.json", "--api-base", base]),
-        ("douctl --version", [options.binary, "--version"]),
-        ("curl -s, small GET", ["curl", "-s", base + "/small.json"]),
-        ("curl --version", ["curl", "--version"]),
+        ("floor program, small GET", [floor, base + "/small.json"], env),
+        ("douctl api, small GET", [options.binary, "api", "/small.json", "--api-base", base], env),
+        ("douctl --version", [options.binary, "--version"], env),
+        ("curl -s, small GET", ["curl", "-s", base + "/small.json"], env),
+        ("curl --version", ["curl", "--version"], env),
+        ("douctl api, small GET over TLS through the keeper", tls_call, keep_env),
+        ("douctl api, small GET over TLS, direct", tls_call, env),
+        ("curl -s, small GET over TLS", ["curl", "-s", "--cacert", cert, tls_base + "/small.json"], env),
     ]
     print("binary: %s, %.1f MB" % (options.binary, os.path.getsize(options.binary) / 1e6))
     print("| case | instructions | system calls | peak RSS | minor faults | executable resident r-x / r-- / rw- | heap |")
     print("|---|---|---|---|---|---|---|")
-    for name, argv in cases:
+    for name, argv, env in cases:
         rss, faults = time_runs(argv, options.runs, env)
         count = None if options.no_callgrind else instructions(argv, env)
         calls = syscalls(argv, env)
@@ -111,7 +135,10 @@ def main():
         print("| %s | %s | %s | %.2f MiB | %d | %s | %s |" % (
             name, "{:,}".format(count) if count else "-", calls if calls else "-", rss / 1024, faults, exe,
             "%.2f MiB" % (where["heap"] / 1024) if where else "-"), flush=True)
+    subprocess.run([options.binary, "keeper", "stop"], env=keep_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shutil.rmtree(runtime, ignore_errors=True)
     server.shutdown()
+    tls_server.shutdown()
 
 
 if __name__ == "__main__":
