@@ -131,6 +131,8 @@ public final class HTTPClient: HTTPTransport {
     private var keeperLink: KeeperLink?
     /// `-v`: the keeper's word on the connection the last transfer used, when it used one.
     private var keeperStory: String?
+    /// The last transfer's request went on from the keeper over HTTP/2.
+    private var keeperOverHTTP2 = false
 
     public init(_ configuration: HTTPClientConfiguration = .init()) {
         self.configuration = configuration
@@ -238,7 +240,8 @@ public final class HTTPClient: HTTPTransport {
         ccurl_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
         let names = [1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"]
         if let keeperStory {
-            log("* \(names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
+            // Over HTTP/2 the keeper carries the request on; this process spoke HTTP/1.1 to it.
+            log("* \(keeperOverHTTP2 ? "HTTP/2" : names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
             return
         }
         log("* \(names[version] ?? "HTTP") over \(connects > 0 ? "a new connection" : "a reused connection")")
@@ -427,7 +430,9 @@ public final class HTTPClient: HTTPTransport {
             }
             keeper.link.declined = false
             // The exchange is whole: the keeper may lend its connection again.
-            if result == CCURLE_OK { keeper.link.markClean(ccurl_active_socket(handle)) }
+            let socket = ccurl_active_socket(handle)
+            keeperOverHTTP2 = keeper.link.overHTTP2.contains(socket)
+            if result == CCURLE_OK { keeper.link.markClean(socket) }
             keeperStory = keeper.link.opened ? keeper.link.lastConnection : "kept open by this process"
         } else {
             keeperStory = nil
