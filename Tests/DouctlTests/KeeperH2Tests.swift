@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DouctlJSON
+import DouctlSystem
+import DouctlTestSupport
+import Foundation
+import Testing
+
+/// Issue 44: the keeper and an origin that speaks HTTP/2 (nginx with `http2`, H2KeeperPeer).
+/// The keeper ends HTTP itself: each douctl speaks HTTP/1.1 to it, and their requests are
+/// streams on the one TLS connection it holds, so parallel processes share it.
+@Suite("Connection keeper over HTTP/2")
+struct KeeperH2Tests {
+    static func call(_ douctl: Douctl, _ peer: H2KeeperPeer, _ path: String, _ extra: [String] = []) throws -> Douctl.Result {
+        try douctl.run(["-v", "api", peer.base + path, "--cacert", peer.pki.caCertificate] + extra)
+    }
+
+    /// The first call goes direct and starts the keeper; the second opens its HTTP/2 connection.
+    static func warm(_ douctl: Douctl, _ peer: H2KeeperPeer) throws {
+        try KeeperPeer.startKeeper(douctl, base: peer.base, cacert: peer.pki.caCertificate)
+        let second = try call(douctl, peer, "/warm2")
+        #expect(second.status == 0, "\(second)")
+        #expect(second.stderr.contains("* keeper: a new connection to 127.0.0.1:\(peer.port) over HTTP/2 (new)"), "\(second.stderr)")
+        #expect(second.stderr.contains("* HTTP/2 over the keeper's connection (new)"), "\(second.stderr)")
+    }
+
+    @Test func parallelProcessesShareOneConnectionAndGetWhatADirectCallGets() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        let warmConnection = try peer.waitForLog("/warm2").connection
+        // Eight processes at once (xargs -P8): each a stream on the keeper's one connection.
+        let running = try (0..<8).map { index in
+            try RunningDouctl(douctl, ["-v", "api", peer.base + "/item/\(index)", "--cacert", peer.pki.caCertificate])
+        }
+        let results = running.map { $0.finish(timeout: 30) }
+        for (index, result) in results.enumerated() {
+            #expect(result.status == 0, "\(index): \(result)")
+            #expect(try result.json()["path"]?.scalarText == "/item/\(index)", "\(index)")
+            #expect(result.stderr.contains("over HTTP/2"), "\(index): \(result.stderr)")
+            #expect(result.stderr.contains("* HTTP/2 over the keeper's connection"), "\(index): \(result.stderr)")
+        }
+        let connections = Set(peer.requests().filter { $0.path.hasPrefix("/item/") }.map(\.connection))
+        #expect(connections == [warmConnection], "one TLS connection for all eight: \(peer.requests())")
+        let status = try KeeperPeer.status(douctl)
+        #expect(status["held"]?.arrayValue?.first?.scalarText?.contains("HTTP/2, 9 streams") == true, "\(status)")
+        #expect(status["held"]?.arrayValue?.first?.scalarText?.contains("1 connections opened") == true, "\(status)")
+        // The bytes equal a direct call's, a HEAD's head too.
+        let through = try Self.call(douctl, peer, "/same?q=1", ["--raw"])
+        let direct = try Self.call(douctl, peer, "/same?q=1", ["--raw", "--no-keep"])
+        #expect(through.status == 0 && direct.status == 0)
+        #expect(through.stdout == direct.stdout, "\(through.stdoutText) vs \(direct.stdoutText)")
+        #expect(direct.stderr.contains("* HTTP/2 over a new connection"), "\(direct.stderr)")
+        let head = try Self.call(douctl, peer, "/h", ["-X", "HEAD", "-i"])
+        #expect(head.status == 0, "\(head)")
+        #expect(head.stderr.contains("HTTP/2 over the keeper's connection"), "\(head.stderr)")
+        #expect(head.stdoutText.lowercased().contains("content-length: 42"), "\(head.stdoutText)")
+    }
+
+    @Test func aLargeReplyStreamsAtFlatMemoryToASlowReader() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        let pid = try KeeperPeer.status(douctl)["pid"]?.scalarText ?? ""
+        let before = Self.peakMemory(pid)
+        // 96 MiB into a pipe read slowly: the keeper pauses the stream, never holds the reply.
+        let command = "\(Douctl.binary) -v api \(peer.base)/big?mb=96 --cacert \(peer.pki.caCertificate) --raw 2>\(TemporaryDirectory.make(prefix: "h2-big"))/err | (sleep 2; wc -c)"
+        let counted = try Self.shell(douctl, command)
+        #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == String(96 << 20), "\(counted)")
+        let after = Self.peakMemory(pid)
+        #expect(before > 0 && after - before < 40 << 10, "keeper peak \(before) KiB -> \(after) KiB")
+        // And into a file: the same bytes as sent.
+        let out = TemporaryDirectory.make(prefix: "h2-big-file") + "/big.bin"
+        let file = try Self.call(douctl, peer, "/big?mb=8", ["-o", out])
+        #expect(file.status == 0 && file.stderr.contains("HTTP/2 over the keeper's connection"), "\(file)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
+        #expect(bytes.count == 8 << 20 && bytes.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset) })
+    }
+
+    /// `command`'s stdout, run by /bin/sh with the douctl's environment.
+    static func shell(_ douctl: Douctl, _ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.environment = douctl.environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// VmHWM of a process, KiB.
+    static func peakMemory(_ pid: String) -> Int {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test func uploadsByLengthAndChunkedGoThroughAsStreams() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        var bytes = [UInt8](repeating: 0, count: 5 << 20)
+        for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) }
+        let file = try TemporaryDirectory.file(named: "upload.bin", bytes: bytes)
+        for (method, arguments) in [("POST", ["--input", file]), ("PUT", ["--input", "-"])] {
+            let result = try douctl.run(["-v", "api", peer.base + "/upload", "-X", method, "-H", "Content-Type: application/octet-stream", "--cacert", peer.pki.caCertificate] + arguments,
+                                        input: arguments.last == "-" ? bytes : nil)
+            #expect(result.status == 0, "\(arguments): \(result)")
+            #expect(result.stderr.contains("* HTTP/2 over the keeper's connection (reused"), "\(result.stderr)")
+            #expect(try result.json()["bytes"]?.scalarText == String(bytes.count), "\(arguments)")
+            #expect(try result.json()["sha256"]?.scalarText == Digest.hex(Digest.sha256(bytes)), "\(arguments)")
+            #expect(try result.json()["method"]?.scalarText == method)
+        }
+    }
+
+    /// --max-time on a stalled stream stops that call within a second; another process's
+    /// stream on the same connection completes, and the connection serves the next call.
+    @Test func maxTimeOnAStalledStreamLeavesTheConnectionToTheOthers() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        let connection = try peer.waitForLog("/warm2").connection
+        let late = try RunningDouctl(douctl, ["-v", "api", peer.base + "/late?s=2", "--cacert", peer.pki.caCertificate])
+        let started = Date()
+        let stalled = try Self.call(douctl, peer, "/slow", ["--max-time", "1"])
+        #expect(Date().timeIntervalSince(started) < 2.5, "stopped within a second of its limit")
+        #expect(stalled.status == 7, "\(stalled)")
+        #expect(stalled.stdout.isEmpty)
+        #expect(stalled.stderr.contains("over HTTP/2"), "\(stalled.stderr)")
+        let other = late.finish(timeout: 20)
+        #expect(other.status == 0, "\(other)")
+        #expect(other.stdoutText.contains("\"late\""), "\(other)")
+        let next = try Self.call(douctl, peer, "/after")
+        #expect(next.status == 0 && next.stderr.contains("reusing its connection"), "\(next)")
+        #expect(try peer.waitForLog("/late?s=2").connection == connection)
+        #expect(try peer.waitForLog("/after").connection == connection, "the stream was reset, not the connection: \(peer.requests())")
+    }
+
+    /// The keeper killed mid-call: a GET that got nothing is sent again (the retry finds the
+    /// socket stale, starts a new keeper and goes direct) and gets its reply; a POST is not
+    /// sent twice: it fails with one line and nothing on stdout (and the next call finds the
+    /// socket stale). Later calls ride the new keeper.
+    @Test(arguments: ["GET", "POST"])
+    func aKeeperThatDiesMidCallLosesNothingItMayNotRepeat(method: String) throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        let pid = Int32(try KeeperPeer.status(douctl)["pid"]?.scalarText ?? "") ?? 0
+        #expect(pid > 0)
+        let running = try RunningDouctl(douctl, ["api", peer.base + "/late?s=3", "-X", method, "--cacert", peer.pki.caCertificate])
+        Thread.sleep(forTimeInterval: 0.8)
+        kill(pid, SIGKILL)
+        let result = running.finish(timeout: 20)
+        if method == "GET" {
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdoutText.contains("\"late\""), "\(result)")
+            #expect(result.stderr.contains("connection lost: the server closed the connection without replying; trying again"), "\(result.stderr)")
+        } else {
+            #expect(result.status != 0 && result.stdout.isEmpty, "\(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        if method == "POST" {
+            // Its socket is stale: the next call says so, goes direct and starts a new keeper.
+            let direct = try Self.call(douctl, peer, "/direct")
+            #expect(direct.status == 0 && direct.stderr.contains("nothing answers") && direct.stderr.contains("* HTTP/2 over a new connection"), "\(direct)")
+        }
+        try KeeperPeer.waitFor("a new keeper") { (try? KeeperPeer.status(douctl)["running"]) == .bool(true) }
+        let after = try Self.call(douctl, peer, "/after")
+        #expect(after.status == 0, "\(after)")
+        #expect(after.stderr.contains("* HTTP/2 over the keeper's connection (new)"), "\(after.stderr)")
+    }
+}
