@@ -10,7 +10,9 @@ import Testing
 /// each request's connection serial number (`$connection`), so a test can count the TLS
 /// connections its requests came on. The backend: `/slow` answers after 30 s; `/late?s=N`
 /// after N seconds; `/big?mb=N` sends N MiB; `/upload` says the body's size and SHA-256;
-/// anything else echoes the method, path and Authorization.
+/// `/to-elsewhere?to=URL` redirects there; anything else echoes the method, path and
+/// Authorization. The backend's log (`backend.log`) has a line per request as it arrives,
+/// with the Authorization it carried.
 final class H2KeeperPeer: @unchecked Sendable {
     let nginx: Process
     let backend: PythonPeer
@@ -80,6 +82,8 @@ class Handler(BaseHTTPRequestHandler):
     def handle_any(self):
         path, _, query = self.path.partition("?")
         params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+        sys.stderr.write("%s %s auth=%s\n" % (self.command, self.path, self.headers.get("Authorization", "")))
+        sys.stderr.flush()
         digest, size = hashlib.sha256(), 0
         length = int(self.headers.get("Content-Length") or 0)
         while size < length:
@@ -106,6 +110,12 @@ class Handler(BaseHTTPRequestHandler):
                 n = min(len(block), total - sent)
                 self.wfile.write(block[:n])
                 sent += n
+            return
+        if path == "/to-elsewhere":
+            self.send_response(302)
+            self.send_header("Location", params.get("to", "/"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         if path == "/upload":
             return self.reply({"bytes": size, "sha256": digest.hexdigest(), "method": self.command})
