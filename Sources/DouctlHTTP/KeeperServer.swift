@@ -208,7 +208,10 @@ public final class KeeperServer: @unchecked Sendable {
         // Pooled per origin and TLS setting: a connection verified against one CA bundle,
         // or presenting one client certificate, never serves a request asking for another.
         let key = ["host", "port", "cafile", "capath", "cert", "key", "insecure"].map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: "\n")
-        if let engine = state.withLock({ $0.speaksH2[key] == true ? $0.engines[key] : nil }) {
+        // An origin known to speak h2: its connection's thread (a new one when the last
+        // ended idle) takes the client.
+        let (speaksH2, engine) = state.withLock { ($0.speaksH2[key] == true, $0.engines[key]) }
+        if speaksH2 {
             return handOver(client, to: engine, key: key, answer: greeting, origin: origin, host: host, port: port, fields: fields)
         }
         var held = state.withLock { state -> Held? in
