@@ -536,13 +536,19 @@ static int drain_upstream(int client, void *handle, char *buffer, size_t size, i
     }
 }
 
-int ccurl_keeper_relay(int client, void *handle, int64_t *traffic) {
+static int keeper_relay(int client, void *handle, int64_t *traffic, int clean);
+
+int ccurl_keeper_relay(int client, void *handle, int64_t *traffic) { return keeper_relay(client, handle, traffic, 1); }
+
+/* A request already sent upstream by the caller: its reply is awaited, not unasked for. */
+int ccurl_keeper_relay_sent(int client, void *handle, int64_t *traffic) { return keeper_relay(client, handle, traffic, 0); }
+
+static int keeper_relay(int client, void *handle, int64_t *traffic, int clean) {
     int upstream = ccurl_active_socket(handle);
     if (upstream < 0) return 0;
     static const size_t size = 256 * 1024;
     char *buffer = malloc(size);
     if (!buffer) return 0;
-    int clean = 1;
     int outcome = 0;
     for (;;) {
         struct pollfd ready[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};

@@ -38,7 +38,7 @@ struct KeeperH2Request: Equatable {
     }
 
     /// Headers that describe one HTTP/1.1 connection, not the request: never sent on.
-    static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "expect", "content-length", "trailer"]
+    static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "content-length", "trailer"]
 
     /// The head's bytes (up to and without the blank line), or nil when it is not one this
     /// path carries: not HTTP/1.1, a target not in origin form, a framing it cannot read
@@ -66,9 +66,10 @@ struct KeeperH2Request: Equatable {
             case "transfer-encoding":
                 guard value.lowercased() == "chunked" else { return nil }
                 request.body = .chunked
-            case "expect":
-                guard value.lowercased() == "100-continue" else { return nil }
+            case "expect" where value.lowercased() == "100-continue":
                 request.expectsContinue = true
+            case "expect":
+                request.headers.append((name, value))
             case let lowered where hopByHop.contains(lowered):
                 continue
             default:
@@ -91,7 +92,7 @@ struct KeeperH2Request: Equatable {
         let names = Set(headers.map { $0.name.lowercased() })
         if !names.contains("accept") { lines.append("Accept:") }
         if hasBody && !names.contains("content-type") { lines.append("Content-Type:") }
-        lines.append("Expect:")
+        if !names.contains("expect") { lines.append("Expect:") }
         return lines
     }
 
@@ -237,6 +238,9 @@ final class KeeperH2Origin: @unchecked Sendable {
     private let fields: [String: String]
     private let idleSeconds: Double
     private let multi: UnsafeMutableRawPointer
+    /// Takes a client whose request this path cannot carry, with the bytes already read
+    /// from it: the keeper relays it over HTTP/1.1 instead.
+    private let fallback: @Sendable (Int32, [UInt8]) -> Void
 
     private struct Shared {
         var incoming: [Int32] = []
@@ -256,7 +260,8 @@ final class KeeperH2Origin: @unchecked Sendable {
     /// Request body bytes read ahead of libcurl.
     static let bodyBuffer = 1 << 20
 
-    private init(origin: String, host: String, port: UInt16, fields: [String: String], idleSeconds: Double, multi: UnsafeMutableRawPointer) {
+    private init(origin: String, host: String, port: UInt16, fields: [String: String], idleSeconds: Double, multi: UnsafeMutableRawPointer, fallback: @escaping @Sendable (Int32, [UInt8]) -> Void) {
+        self.fallback = fallback
         self.origin = origin
         self.host = host
         self.port = port
@@ -267,9 +272,10 @@ final class KeeperH2Origin: @unchecked Sendable {
 
     /// A new origin's engine with its thread running, or nil (libcurl lacks the multi
     /// interface this needs, or no thread could start): the caller relays HTTP/1.1 instead.
-    static func start(origin: String, host: String, port: UInt16, fields: [String: String], idleSeconds: Double, onExit: @escaping @Sendable (KeeperH2Origin) -> Void) -> KeeperH2Origin? {
+    static func start(origin: String, host: String, port: UInt16, fields: [String: String], idleSeconds: Double,
+                      fallback: @escaping @Sendable (Int32, [UInt8]) -> Void, onExit: @escaping @Sendable (KeeperH2Origin) -> Void) -> KeeperH2Origin? {
         guard let multi = ccurl_multi_init_multiplexed() else { return nil }
-        let engine = KeeperH2Origin(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, multi: multi)
+        let engine = KeeperH2Origin(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, multi: multi, fallback: fallback)
         do {
             try startDetachedThread(stackSize: 512 << 10) {
                 engine.run()
@@ -380,6 +386,18 @@ final class KeeperH2Origin: @unchecked Sendable {
                 client.failed = true
             }
         }
+        if let unread = client.handBack {
+            // Not a request this path carries (nothing of it was sent): the client leaves
+            // this connection for an HTTP/1.1 relay, the bytes it sent going first.
+            client.freeHeaders()
+            clients[client.fd] = nil
+            shared.withLock {
+                $0.clients -= 1
+                if $0.clients == 0 { $0.idleSince = currentUnixTime() }
+            }
+            fallback(client.fd, unread)
+            return
+        }
         if client.failed { drop(client) }
     }
 
@@ -479,6 +497,9 @@ final class KeeperH2Client {
     var wantsTransfer = false
     /// Something broke (the client went away, bad framing): the client is closed.
     var failed = false
+    /// A request head this path cannot carry, before any of it was sent: the bytes read
+    /// (the head and what followed), for the HTTP/1.1 relay.
+    var handBack: [UInt8]?
 
     /// Bytes read from the client not yet taken (a head in the making, or body bytes).
     private var input: [UInt8] = []
@@ -547,7 +568,9 @@ final class KeeperH2Client {
                 return
             }
             guard let parsed = KeeperH2Request.parse(input[..<end.lowerBound]) else {
-                failed = true
+                // Only while no reply is on its way to this client (a reply still being
+                // written would be cut); then it is closed.
+                if outputPending == 0 { handBack = input } else { failed = true }
                 return
             }
             input.removeSubrange(..<end.upperBound)

@@ -293,13 +293,57 @@ public final class KeeperServer: @unchecked Sendable {
 
     /// A new HTTP/2 connection's thread for `key`, registered until it ends by itself.
     private func startEngine(key: String, origin: String, host: String, port: UInt16, fields: [String: String]) -> KeeperH2Origin? {
-        let made = KeeperH2Origin.start(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds) { [self] ended in
+        let made = KeeperH2Origin.start(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, fallback: { [self] client, unread in
+            relayHTTP1(client, unread: unread, host: host, port: port, fields: fields, origin: origin)
+        }) { [self] ended in
             state.withLock { state in
                 if state.engines[key] === ended { state.engines[key] = nil }
             }
         }
         if let made { state.withLock { $0.engines[key] = made } }
         return made
+    }
+
+    /// A client of an h2 origin whose request the HTTP/2 path cannot carry: relayed, on a
+    /// thread of its own, over a new HTTP/1.1 connection (ALPN http/1.1 alone), the bytes
+    /// already read from it sent first. Closed after, never pooled.
+    private func relayHTTP1(_ client: Int32, unread: [UInt8], host: String, port: UInt16, fields: [String: String], origin: String) {
+        state.withLock { $0.active += 1 }
+        let started = (try? startDetachedThread(stackSize: 256 << 10) { [self] in
+            defer {
+                close(client)
+                state.withLock {
+                    $0.active -= 1
+                    $0.lastActivity = currentUnixTime()
+                }
+            }
+            guard case .success(let connected) = connectOnce(host: host, port: port, fields: fields, origin: origin, offerH2: false) else { return }
+            let handle = connected.0.handle
+            defer { ccurl_easy_cleanup(handle) }
+            guard Self.sendUpstream(handle, unread) else { return }
+            var traffic: Int64 = 0
+            _ = ccurl_keeper_relay_sent(client, handle, &traffic)
+        }) != nil
+        if !started {
+            close(client)
+            state.withLock { $0.active -= 1 }
+        }
+    }
+
+    private static func sendUpstream(_ handle: UnsafeMutableRawPointer, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            var sent = 0
+            let result = bytes.withUnsafeBytes { ccurl_easy_send(handle, $0.baseAddress.map { $0 + offset }, bytes.count - offset, &sent) }
+            if result == CCURLE_AGAIN {
+                var ready = pollfd(fd: ccurl_active_socket(handle), events: Int16(POLLOUT), revents: 0)
+                if poll(&ready, 1, 30_000) <= 0 { return false }
+                continue
+            }
+            guard result == CCURLE_OK else { return false }
+            offset += sent
+        }
+        return true
     }
 
     private struct Failure: Error { var why: String }

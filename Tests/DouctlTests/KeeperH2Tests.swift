@@ -178,4 +178,43 @@ struct KeeperH2Tests {
         #expect(after.status == 0, "\(after)")
         #expect(after.stderr.contains("* HTTP/2 over the keeper's connection (new)"), "\(after.stderr)")
     }
+
+    /// A request the HTTP/2 path cannot carry (here HTTP/1.0, which douctl never sends) is
+    /// not refused: the keeper relays it over an HTTP/1.1 connection of its own.
+    @Test func aRequestTheHTTP2PathCannotCarryIsRelayedOverHTTP1() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        let python = try Tools.require("python3")
+        let script = """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+        s.sendall(b"douctl-keeper 1 0.1.0\\nconnect\\nhost 127.0.0.1\\nport %s\\ncafile %s\\n\\n" % (sys.argv[2].encode(), sys.argv[3].encode()))
+        answer = b""
+        while answer.count(b"\\n") < 2:
+            answer += s.recv(100)
+        sys.stdout.write(answer.decode())
+        s.sendall(b"GET /old HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+        reply = b""
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            reply += data
+        sys.stdout.write(reply.decode("latin-1"))
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", script, KeeperPeer.socketPath(douctl), String(peer.port), peer.pki.caCertificate]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(text.contains("ok h2 reused"), "it was handed to the HTTP/2 side first: \(text)")
+        #expect(text.contains("HTTP/1.1 200 OK") && text.contains("\"path\": \"/old\""), "\(text)")
+        #expect(try peer.waitForLog("/old").connection != peer.waitForLog("/warm2").connection, "a connection of its own: \(peer.requests())")
+    }
 }

@@ -205,6 +205,8 @@ int ccurl_keeper_alive(void *handle);
 /// closes (1: the last exchange ended cleanly, the connection can serve another) or either
 /// side fails (0). `traffic` counts the bytes relayed.
 int ccurl_keeper_relay(int client, void *handle, int64_t *traffic);
+/// The same after the caller sent a request's first bytes upstream itself.
+int ccurl_keeper_relay_sent(int client, void *handle, int64_t *traffic);
 /// A connected (close-on-exec) Unix stream socket to `path`, or -errno.
 int ccurl_unix_connect(const char *path);
 /// A listening (close-on-exec) Unix stream socket bound at `path` with mode 0600, or -errno.
