@@ -245,6 +245,9 @@ final class KeeperH2Origin: @unchecked Sendable {
     private struct Shared {
         var incoming: [Int32] = []
         var closed = false
+        /// A transfer could not reach the origin at all: this connection ends, and the
+        /// keeper asks ALPN again next time (so a call finds out why, going direct).
+        var lost = false
         var stopping = false
         var clients = 0
         var inFlight = 0
@@ -309,6 +312,18 @@ final class KeeperH2Origin: @unchecked Sendable {
     }
 
     var isBusy: Bool { shared.withLock { $0.clients > 0 } }
+    var lostOrigin: Bool { shared.withLock { $0.lost } }
+
+    /// libcurl's results that mean the origin was not reached (resolving, connecting, the
+    /// TLS handshake), never a failure mid-stream.
+    static let unreachable: Set<Int32> = [6, 7, 28, 35, 58, 60, 77, 83, 90, 91, 98]
+
+    fileprivate func noteUnreachable() {
+        shared.withLock {
+            $0.lost = true
+            $0.closed = true
+        }
+    }
 
     func stop() {
         shared.withLock { $0.stopping = true }
@@ -336,6 +351,7 @@ final class KeeperH2Origin: @unchecked Sendable {
             for fd in arrived { clients[fd] = KeeperH2Client(fd: fd, engine: self) }
             if stopping { break }
             let finished = shared.withLock { state -> Bool in
+                if state.closed && clients.isEmpty { return true }
                 if clients.isEmpty && state.incoming.isEmpty && currentUnixTime() - state.idleSince >= idleSeconds {
                     state.closed = true
                     return true
@@ -693,6 +709,7 @@ final class KeeperH2Client {
         sendPaused = false
         receivePaused = false
         guard result == CCURLE_OK, framing != nil else {
+            if framing == nil && KeeperH2Origin.unreachable.contains(result) { engine.noteUnreachable() }
             flush()
             failed = true
             return

@@ -210,7 +210,14 @@ public final class KeeperServer: @unchecked Sendable {
         let key = ["host", "port", "cafile", "capath", "cert", "key", "insecure"].map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: "\n")
         // An origin known to speak h2: its connection's thread (a new one when the last
         // ended idle) takes the client.
-        let (speaksH2, engine) = state.withLock { ($0.speaksH2[key] == true, $0.engines[key]) }
+        let (speaksH2, engine) = state.withLock { state in
+            // One that could not reach its origin is ending: ALPN is asked again.
+            if let engine = state.engines[key], engine.lostOrigin {
+                state.engines[key] = nil
+                state.speaksH2[key] = nil
+            }
+            return (state.speaksH2[key] == true, state.engines[key])
+        }
         if speaksH2 {
             return handOver(client, to: engine, key: key, answer: greeting, origin: origin, host: host, port: port, fields: fields)
         }
@@ -298,6 +305,7 @@ public final class KeeperServer: @unchecked Sendable {
         }) { [self] ended in
             state.withLock { state in
                 if state.engines[key] === ended { state.engines[key] = nil }
+                if ended.lostOrigin { state.speaksH2[key] = nil }
             }
         }
         if let made { state.withLock { $0.engines[key] = made } }

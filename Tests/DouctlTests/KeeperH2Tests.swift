@@ -217,4 +217,21 @@ struct KeeperH2Tests {
         #expect(text.contains("HTTP/1.1 200 OK") && text.contains("\"path\": \"/old\""), "\(text)")
         #expect(try peer.waitForLog("/old").connection != peer.waitForLog("/warm2").connection, "a connection of its own: \(peer.requests())")
     }
+
+    /// The origin gone after the keeper's connection to it was made: the call is told what
+    /// a direct call is (it goes direct once the keeper finds it unreachable), not that a
+    /// connection closed.
+    @Test func anOriginThatIsGoneFailsAsADirectCallDoes() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warm(douctl, peer)
+        NginxPeer.stop(peer.nginx)
+        let direct = try Self.call(douctl, peer, "/x", ["--no-keep", "--retry", "0"])
+        let through = try Self.call(douctl, peer, "/x")
+        #expect(direct.status != 0 && through.status == direct.status, "\(direct)\n\(through)")
+        let said = direct.stderr.split(separator: "\n").last { $0.hasPrefix("douctl:") } ?? "?"
+        #expect(through.stderr.split(separator: "\n").last { $0.hasPrefix("douctl:") } == said, "\(through.stderr)")
+        #expect(through.stderr.contains("over HTTP/2 (reused"), "it went to the keeper's HTTP/2 connection first: \(through.stderr)")
+    }
 }
