@@ -359,9 +359,15 @@ public final class HTTPClient: HTTPTransport {
         let handle: UnsafeMutableRawPointer
         do { handle = try freshHandle() } catch { return .failure(error, delivered: 0) }
 
+        // Over the keeper's HTTP/2 connection the reply reaches libcurl as HTTP/1.1: the head
+        // is given the version the origin spoke, as a direct call's (`-i` shows HTTP/2 200).
+        let link = keeper?.link
+        link?.currentOverHTTP2 = false
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) }
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit,
             secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
@@ -431,14 +437,24 @@ public final class HTTPClient: HTTPTransport {
             keeper.link.declined = false
             // The exchange is whole: the keeper may lend its connection again.
             let socket = ccurl_active_socket(handle)
-            keeperOverHTTP2 = keeper.link.overHTTP2.contains(socket)
+            keeperOverHTTP2 = keeper.link.currentOverHTTP2 || keeper.link.overHTTP2.contains(socket)
             if result == CCURLE_OK { keeper.link.markClean(socket) }
             keeperStory = keeper.link.opened ? keeper.link.lastConnection : "kept open by this process"
         } else {
             keeperStory = nil
         }
         transfer.finishLog()
-        return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
+        let reached = outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: shownHold)
+        if keeper != nil, keeperOverHTTP2, case .reply(let head, let held) = reached { return .reply(Self.asHTTP2(head), held: held) }
+        return reached
+    }
+
+    /// A reply head the keeper carried from an HTTP/2 origin, as the origin gave it.
+    static func asHTTP2(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        head.version = "HTTP/2"
+        head.reason = ""
+        return head
     }
 
     /// The kept-alive easy handle, reset for a new transfer (created on first use, after

@@ -86,6 +86,8 @@ final class KeeperLink {
     /// The sockets whose requests the keeper carries on its HTTP/2 connection (it answered
     /// `ok h2 …`): libcurl speaks HTTP/1.1 to the keeper, the origin hears HTTP/2.
     private(set) var overHTTP2: Set<Int32> = []
+    /// This transfer's socket is one of those (set when libcurl is about to send on it).
+    var currentOverHTTP2 = false
 
     init(route: KeeperRoute, log: ((String) -> Void)?, cancellation: Cancellation) {
         self.route = route
@@ -124,7 +126,11 @@ final class KeeperLink {
     /// libcurl connected (or reused a connection) and is about to send the request: a new
     /// socket does its handshake first. Non-zero aborts the transfer (`declined`, `stopped`).
     func ready() -> Int32 {
-        guard let fd = pending, let target else { return 0 }
+        guard let fd = pending, let target else {
+            // A socket libcurl reuses: this process's keeper socket, when it holds one.
+            currentOverHTTP2 = open.count == 1 && open.contains { overHTTP2.contains($0) }
+            return 0
+        }
         pending = nil
         switch handshake(fd, target) {
         case .ready(let story, let h2):
@@ -132,6 +138,7 @@ final class KeeperLink {
             opened = true
             open.insert(fd)
             if h2 { overHTTP2.insert(fd) }
+            currentOverHTTP2 = h2
             return 0
         case .declined(let why, let forGood):
             declined = true

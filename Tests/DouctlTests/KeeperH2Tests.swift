@@ -57,6 +57,9 @@ struct KeeperH2Tests {
         #expect(head.status == 0, "\(head)")
         #expect(head.stderr.contains("HTTP/2 over the keeper's connection"), "\(head.stderr)")
         #expect(head.stdoutText.lowercased().contains("content-length: 42"), "\(head.stdoutText)")
+        // -i shows the version the origin spoke, as a direct call does.
+        let directHead = try Self.call(douctl, peer, "/h", ["-X", "HEAD", "-i", "--no-keep"])
+        #expect(head.stdoutText.hasPrefix("HTTP/2 200\r\n") && directHead.stdoutText.hasPrefix("HTTP/2 200\r\n"), "\(head.stdoutText) vs \(directHead.stdoutText)")
     }
 
     @Test func aLargeReplyStreamsAtFlatMemoryToASlowReader() throws {
