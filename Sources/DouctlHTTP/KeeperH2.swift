@@ -313,6 +313,7 @@ final class KeeperH2Origin: @unchecked Sendable {
 
     var isBusy: Bool { shared.withLock { $0.clients > 0 } }
     var lostOrigin: Bool { shared.withLock { $0.lost } }
+    var isClosed: Bool { shared.withLock { $0.closed } }
 
     /// libcurl's results that mean the origin was not reached (resolving, connecting, the
     /// TLS handshake), never a failure mid-stream.

@@ -299,17 +299,23 @@ public final class KeeperServer: @unchecked Sendable {
     }
 
     /// A new HTTP/2 connection's thread for `key`, registered until it ends by itself.
+    /// The HTTP/2 connection's thread for `key`: the one registered (another client's
+    /// session may have started it a moment ago: clients arriving together share one), or
+    /// a new one, registered until it ends by itself.
     private func startEngine(key: String, origin: String, host: String, port: UInt16, fields: [String: String]) -> KeeperH2Origin? {
-        let made = KeeperH2Origin.start(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, fallback: { [self] client, unread in
-            relayHTTP1(client, unread: unread, host: host, port: port, fields: fields, origin: origin)
-        }) { [self] ended in
-            state.withLock { state in
-                if state.engines[key] === ended { state.engines[key] = nil }
-                if ended.lostOrigin { state.speaksH2[key] = nil }
+        state.withLock { registry -> KeeperH2Origin? in
+            if let running = registry.engines[key], !running.lostOrigin, !running.isClosed { return running }
+            let made = KeeperH2Origin.start(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, fallback: { [self] client, unread in
+                relayHTTP1(client, unread: unread, host: host, port: port, fields: fields, origin: origin)
+            }) { [self] ended in
+                state.withLock { state in
+                    if state.engines[key] === ended { state.engines[key] = nil }
+                    if ended.lostOrigin { state.speaksH2[key] = nil }
+                }
             }
+            if let made { registry.engines[key] = made }
+            return made
         }
-        if let made { state.withLock { $0.engines[key] = made } }
-        return made
     }
 
     /// A client of an h2 origin whose request the HTTP/2 path cannot carry: relayed, on a

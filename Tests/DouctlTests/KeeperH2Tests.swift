@@ -237,4 +237,25 @@ struct KeeperH2Tests {
         #expect(through.stderr.split(separator: "\n").last { $0.hasPrefix("douctl:") } == said, "\(through.stderr)")
         #expect(through.stderr.contains("over HTTP/2 (reused"), "it went to the keeper's HTTP/2 connection first: \(through.stderr)")
     }
+
+    /// Eight processes at once to an origin the keeper has not met: each asks, and the
+    /// keeper starts one HTTP/2 connection they all ride (not one each).
+    @Test func aColdBurstSharesOneConnection() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: peer.base, cacert: peer.pki.caCertificate)
+        let running = try (0..<8).map { index in
+            try RunningDouctl(douctl, ["-v", "api", peer.base + "/burst/\(index)", "--cacert", peer.pki.caCertificate])
+        }
+        let results = running.map { $0.finish(timeout: 30) }
+        for (index, result) in results.enumerated() {
+            #expect(result.status == 0, "\(index): \(result)")
+            #expect(result.stderr.contains("* HTTP/2 over the keeper's connection"), "\(index): \(result.stderr)")
+        }
+        _ = try peer.waitForLog("/burst/7")
+        let connections = Set(peer.requests().filter { $0.path.hasPrefix("/burst/") }.map(\.connection))
+        #expect(peer.requests().filter { $0.path.hasPrefix("/burst/") }.count == 8)
+        #expect(connections.count == 1, "\(peer.requests())")
+    }
 }
