@@ -121,6 +121,16 @@ struct KeeperH2Tests {
             #expect(try result.json()["sha256"]?.scalarText == Digest.hex(Digest.sha256(bytes)), "\(arguments)")
             #expect(try result.json()["method"]?.scalarText == method)
         }
+        // 64 MiB up at flat keeper memory: it reads ahead of libcurl only a little.
+        let pid = try KeeperPeer.status(douctl)["pid"]?.scalarText ?? ""
+        let before = Self.peakMemory(pid)
+        let big = TemporaryDirectory.make(prefix: "h2-upload") + "/big.bin"
+        #expect(FileManager.default.createFile(atPath: big, contents: Data(count: 64 << 20)))
+        let large = try douctl.run(["-v", "api", peer.base + "/upload", "-X", "PUT", "--input", big, "-H", "Content-Type: application/octet-stream", "--cacert", peer.pki.caCertificate])
+        #expect(large.status == 0 && large.stderr.contains("* HTTP/2 over the keeper's connection"), "\(large)")
+        #expect(try large.json()["bytes"]?.scalarText == String(64 << 20))
+        let after = Self.peakMemory(pid)
+        #expect(before > 0 && after - before < 24 << 10, "keeper peak \(before) KiB -> \(after) KiB")
     }
 
     /// --max-time on a stalled stream stops that call within a second; another process's
