@@ -70,8 +70,23 @@ struct KeeperH2Tests {
         let pid = try KeeperPeer.status(douctl)["pid"]?.scalarText ?? ""
         let before = Self.peakMemory(pid)
         // 96 MiB into a pipe read slowly: the keeper pauses the stream, never holds the reply.
-        let command = "\(Douctl.binary) -v api \(peer.base)/big?mb=96 --cacert \(peer.pki.caCertificate) --raw 2>\(TemporaryDirectory.make(prefix: "h2-big"))/err | (sleep 2; wc -c)"
-        let counted = try Self.shell(douctl, command)
+        let command = "\(Douctl.binary) -v api \(peer.base)/big?mb=96 --cacert \(peer.pki.caCertificate) --raw 2>\(TemporaryDirectory.make(prefix: "h2-big"))/err | (sleep 3; wc -c)"
+        let slow = Process()
+        slow.executableURL = URL(fileURLWithPath: "/bin/sh")
+        slow.arguments = ["-c", command]
+        slow.environment = douctl.environment
+        let slowOutput = Pipe()
+        slow.standardOutput = slowOutput
+        try slow.run()
+        // While that stream is paused, another process's call on the same connection is not held up.
+        try KeeperPeer.waitFor("the big reply to start") { peer.backend.log.contains("GET /big?mb=96") }
+        Thread.sleep(forTimeInterval: 0.5)
+        let started = Date()
+        let beside = try Self.call(douctl, peer, "/beside")
+        #expect(beside.status == 0 && beside.stderr.contains("more in flight"), "on the same connection, beside the paused stream: \(beside)")
+        #expect(Date().timeIntervalSince(started) < 2, "not held up by the paused stream")
+        let counted = String(decoding: slowOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        slow.waitUntilExit()
         #expect(counted.trimmingCharacters(in: .whitespacesAndNewlines) == String(96 << 20), "\(counted)")
         let after = Self.peakMemory(pid)
         #expect(before > 0 && after - before < 40 << 10, "keeper peak \(before) KiB -> \(after) KiB")
@@ -81,20 +96,6 @@ struct KeeperH2Tests {
         #expect(file.status == 0 && file.stderr.contains("HTTP/2 over the keeper's connection"), "\(file)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
         #expect(bytes.count == 8 << 20 && bytes.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset) })
-    }
-
-    /// `command`'s stdout, run by /bin/sh with the douctl's environment.
-    static func shell(_ douctl: Douctl, _ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.environment = douctl.environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 
     /// VmHWM of a process, KiB.
