@@ -139,6 +139,8 @@ public final class HTTPClient: HTTPTransport {
     private var keeperLink: KeeperLink?
     /// `-v`: the keeper's word on the connection the last transfer used, when it used one.
     private var keeperStory: String?
+    /// The last transfer's request went on from the keeper over HTTP/2.
+    private var keeperOverHTTP2 = false
 
     public init(_ configuration: HTTPClientConfiguration = .init()) {
         self.configuration = configuration
@@ -246,7 +248,8 @@ public final class HTTPClient: HTTPTransport {
         ccurl_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
         let names = [1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"]
         if let keeperStory {
-            log("* \(names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
+            // Over HTTP/2 the keeper carries the request on; this process spoke HTTP/1.1 to it.
+            log("* \(keeperOverHTTP2 ? "HTTP/2" : names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
             return
         }
         log("* \(names[version] ?? "HTTP") over \(connects > 0 ? "a new connection" : "a reused connection")")
@@ -364,9 +367,15 @@ public final class HTTPClient: HTTPTransport {
         let handle: UnsafeMutableRawPointer
         do { handle = try freshHandle(plain: keeper != nil || doesNoTLS(request)) } catch { return .failure(error, delivered: 0) }
 
+        // Over the keeper's HTTP/2 connection the reply reaches libcurl as HTTP/1.1: the head
+        // is given the version the origin spoke, as a direct call's (`-i` shows HTTP/2 200).
+        let link = keeper?.link
+        link?.currentOverHTTP2 = false
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) }
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit,
             secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
@@ -435,13 +444,25 @@ public final class HTTPClient: HTTPTransport {
             }
             keeper.link.declined = false
             // The exchange is whole: the keeper may lend its connection again.
-            if result == CCURLE_OK { keeper.link.markClean(ccurl_active_socket(handle)) }
+            let socket = ccurl_active_socket(handle)
+            keeperOverHTTP2 = keeper.link.currentOverHTTP2 || keeper.link.overHTTP2.contains(socket)
+            if result == CCURLE_OK { keeper.link.markClean(socket) }
             keeperStory = keeper.link.opened ? keeper.link.lastConnection : "kept open by this process"
         } else {
             keeperStory = nil
         }
         transfer.finishLog()
-        return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
+        let reached = outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: shownHold)
+        if keeper != nil, keeperOverHTTP2, case .reply(let head, let held) = reached { return .reply(Self.asHTTP2(head), held: held) }
+        return reached
+    }
+
+    /// A reply head the keeper carried from an HTTP/2 origin, as the origin gave it.
+    static func asHTTP2(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        head.version = "HTTP/2"
+        head.reason = ""
+        return head
     }
 
     /// Whether a direct transfer of `request` certainly does no TLS: plain http, with no proxy
