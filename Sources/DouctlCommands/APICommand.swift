@@ -351,9 +351,23 @@ enum APICommand {
     private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
         let printer = StreamingReply(output: context.output, raw: options.raw, include: options.include, showsBytes: options.output == "-")
         printer.decode = { (reply: HTTPResponse) throws(DouctlError) in _ = try client.decode(reply, for: request, parsesArrays: false) }
+        printer.pipelines = true
+        // Every way the transfer ends goes through `endTransfer` before anything else is
+        // written or decided; a malformed reply found in the bytes received is the error,
+        // as when each chunk was reformatted before the next was read.
+        func transfer() throws(DouctlError) -> HTTPResponse {
+            do {
+                let response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
+                printer.endTransfer()
+                return response
+            } catch {
+                if let problem = printer.endTransfer() { throw problem }
+                throw error
+            }
+        }
         let response: HTTPResponse
         do {
-            response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
+            response = try transfer()
         } catch .transport(.outputFailed(let detail)) {
             if let problem = printer.problem { throw problem }
             // A binary body on a terminal: the transfer was stopped before a byte was shown.

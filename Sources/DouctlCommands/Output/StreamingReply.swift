@@ -40,6 +40,10 @@ final class StreamingReply {
     private var rawChecked = false
     /// An event stream (text/event-stream, NDJSON) printed an event a line as it arrives.
     private(set) var events: EventStream?
+    /// The caller ends every transfer with `endTransfer`, so a JSON array may be reformatted
+    /// on a thread of its own beside the receive (`ReformatPipeline`).
+    var pipelines = false
+    private var pipeline: ReformatPipeline?
 
     init(output: Output, raw: Bool, include: Bool, showsBytes: Bool = false) {
         self.output = output
@@ -60,6 +64,7 @@ final class StreamingReply {
 
     /// A retry may start over only while nothing reached stdout.
     func restart() -> Bool {
+        endTransfer()
         guard delivered == 0 else { return false }
         held.removeAll()
         if case .reformat = mode { mode = .undecided }
@@ -106,6 +111,7 @@ final class StreamingReply {
         case .events:
             return feedEvents(chunk)
         case .reformat(let reformatter):
+            if let pipeline { return pipeline.put(chunk) }
             return feed(chunk, to: reformatter) && !output.documentsStopped
         case .hold, .undecided:
             return hold(chunk)
@@ -179,9 +185,30 @@ final class StreamingReply {
     private func startReformatting() -> Bool {
         let reformatter = JSONStreamReformatter(format: output.prettyJSON ? .pretty : .compact, emit: emitter())
         mode = .reformat(reformatter)
+        // On its own thread only where nothing but the reformatter writes to stdout while
+        // the transfer runs: no --jq stage, no colours or terminal, no head printed.
+        if pipelines && colorizer == nil && output.filter == nil && !include {
+            let stdout = output.stdout
+            pipeline = ReformatPipeline(reformatter: reformatter) { stdout.failed }
+        }
         let before = held
         held = []
+        if let pipeline { return before.isEmpty || before.withUnsafeBytes { pipeline.put($0) } }
         return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
+    }
+
+    /// The transfer has ended (any way: done, failed, stopped) or starts over: a reply
+    /// being reformatted on its own thread is finished there and the thread waited for, so
+    /// from here on only this thread writes to stdout; its error, if it met one, is the
+    /// reply's problem. Later bytes (a resumed transfer's) are reformatted on this thread.
+    /// Returns the thread's error, as the problem (nil when it met none).
+    @discardableResult
+    func endTransfer() -> DouctlError? {
+        guard let pipeline else { return nil }
+        self.pipeline = nil
+        guard let error = pipeline.end(), problem == nil else { return nil }
+        problem = notJSON(error)
+        return problem
     }
 
     /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
@@ -301,6 +328,7 @@ final class StreamingReply {
 
     /// After a successful transfer: ends the stream, or hands back the held reply.
     func finish(_ head: HTTPResponseHead) throws(DouctlError) -> HTTPResponse? {
+        endTransfer()
         if let problem { throw problem }  // a sink's refusal the transport did not act on
         switch mode {
         case .raw:
