@@ -76,8 +76,62 @@ public final class BlockHandoff: @unchecked Sendable {
         return true
     }
 
-    /// No more blocks: `take` returns false once it has handed out every block put.
+    /// The block `append` is filling (the producer's until `publish`), and its length.
+    private var appending: Int?
+    private var appended = 0
+
+    /// Copies `bytes` in after what earlier appends left, filling each block before it
+    /// goes to the consumer (many small writes become few large blocks); `publish` (or
+    /// `close`) sends a block that is not full. Waits while every block is full or being
+    /// read. False, with the rest dropped, once the consumer has refused more.
+    public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return !isRefused }
+        var start = 0
+        while start < bytes.count {
+            let slot: Int
+            if let current = appending {
+                slot = current
+            } else {
+                pthread_mutex_lock(lock)
+                while filled == slots.count && !refused { pthread_cond_wait(changed, lock) }
+                let refusedNow = refused
+                pthread_mutex_unlock(lock)
+                if refusedNow { return false }
+                slot = head
+                appending = slot
+                appended = 0
+            }
+            let length = min(blockSize - appended, bytes.count - start)
+            (slots[slot] + appended).copyMemory(from: base + start, byteCount: length)
+            appended += length
+            start += length
+            if appended == blockSize && !publish() { return false }
+        }
+        return true
+    }
+
+    /// Sends the block `append` is filling, full or not. False once the consumer has
+    /// refused more.
+    @discardableResult
+    public func publish() -> Bool {
+        guard let slot = appending else { return !isRefused }
+        appending = nil
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if refused { return false }
+        if appended > 0 {
+            lengths[slot] = appended
+            head = (head + 1) % slots.count
+            filled += 1
+            pthread_cond_broadcast(changed)
+        }
+        return true
+    }
+
+    /// No more blocks (what `append` was filling is sent first): `take` returns false once
+    /// it has handed out every block put.
     public func close() {
+        publish()
         pthread_mutex_lock(lock)
         closed = true
         pthread_cond_broadcast(changed)

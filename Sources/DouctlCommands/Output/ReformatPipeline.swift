@@ -1,75 +1,118 @@
 import DouctlJSON
 import DouctlSystem
 
-/// A streamed JSON reply reformatted on a thread of its own while the transfer receives
-/// the next bytes: libcurl's write callback only copies each chunk into a `BlockHandoff`
-/// (a few fixed blocks, so memory stays flat) and the pipeline's thread feeds them, in
-/// order and as they came, to the reformatter, whose output goes to stdout. On a machine
-/// with a second core the receive (system time) and the reformat (user time) overlap
-/// instead of taking turns.
+/// A streamed JSON reply reformatted on a thread of its own, and its output written to
+/// stdout by a third, while the transfer receives the next bytes: libcurl's write callback
+/// only copies each chunk into a `BlockHandoff` (a few fixed blocks, so memory stays flat),
+/// the reformat thread feeds them, in order and as they came, to the reformatter, whose
+/// output is gathered into large blocks of a second handoff, and the writer thread writes
+/// those. On a machine with a second core the receive and the writes (system time) overlap
+/// with the reformat (user time) instead of taking turns.
 ///
 /// What the reply's reader sees does not change: the reformatter gets the same chunks in
-/// the same order, so the output, and the output before an error, are the synchronous
-/// path's. The thread stops at a malformed byte or a failed write to stdout (a reader that
-/// went away); the next `put` then returns false and the transfer stops, as the
+/// the same order and its output goes out in the same order, so the output, and the output
+/// before an error, are the synchronous path's. The reformat thread stops at a malformed
+/// byte, the writer at a failed write (a reader that went away: nothing more is written);
+/// each refuses its input, so the next `put` returns false and the transfer stops, as the
 /// synchronous sink's refusal stops it. `end` (every way a transfer ends goes through it)
-/// lets the thread finish what it was given and waits for it, so nothing writes to stdout
-/// behind the caller's back once it returns: after a stop (Ctrl-C, `--max-time`) at most
-/// `blocks` blocks are left, a few milliseconds of work.
+/// lets both threads finish what they were given and waits for them, so nothing writes to
+/// stdout behind the caller's back once it returns: after a stop (Ctrl-C, `--max-time`) at
+/// most a few blocks are left, milliseconds of work.
 final class ReformatPipeline: @unchecked Sendable {
-    /// Four blocks of 256 KiB, the size libcurl is asked to deliver (`HTTPClient`'s
-    /// CURLOPT_BUFFERSIZE): one chunk, one block.
-    static let blocks = 4
+    /// Blocks of 256 KiB, the size libcurl is asked to deliver (`HTTPClient`'s
+    /// CURLOPT_BUFFERSIZE, one chunk a block) and the size of stdout's own buffer.
+    static let blocks = 3
     static let blockSize = 256 * 1024
 
-    private let handoff: BlockHandoff
-    private let reformatter: JSONStreamReformatter
-    /// Whether stdout can take no more (read on the pipeline's thread, the only one that
-    /// writes to stdout while the pipeline runs).
-    private let stopped: () -> Bool
-    private var thread: JoinableThread?
-    /// The reformatter's error, set on the pipeline's thread and read after it is joined.
+    private let input: BlockHandoff
+    private let output: BlockHandoff
+    private let stdout: OutputStream
+    private var reformatThread: JoinableThread?
+    private var writeThread: JoinableThread?
+    /// What the reformat thread feeds (set by `start`, before the thread begins).
+    private var reformatter: JSONStreamReformatter?
+    /// True until both threads run, and again once `end` has waited for them: `write`
+    /// then goes to stdout on the caller's thread.
+    private var direct = true
+    /// The reformatter's error, set on the reformat thread and read after it is joined.
     private var failure: JSONParseError?
 
-    /// Nil when no thread can be started (the caller then reformats on its own thread).
-    init?(reformatter: JSONStreamReformatter, blocks: Int = ReformatPipeline.blocks, blockSize: Int = ReformatPipeline.blockSize,
-          stopped: @escaping () -> Bool) {
-        handoff = BlockHandoff(blocks: blocks, blockSize: blockSize)
+    init(stdout: OutputStream, blocks: Int = ReformatPipeline.blocks, blockSize: Int = ReformatPipeline.blockSize) {
+        input = BlockHandoff(blocks: blocks, blockSize: blockSize)
+        output = BlockHandoff(blocks: blocks, blockSize: blockSize)
+        self.stdout = stdout
+    }
+
+    /// Where the reformatter's output goes (its `emit`): gathered for the writer thread
+    /// while the pipeline runs, else straight to stdout.
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        if direct {
+            stdout.write(bytes)
+        } else {
+            _ = output.append(bytes)
+        }
+    }
+
+    /// Starts the threads, feeding `reformatter` (whose `emit` is `write`). False when the
+    /// system cannot start them: the caller reformats on its own thread.
+    func start(_ reformatter: JSONStreamReformatter) -> Bool {
         self.reformatter = reformatter
-        self.stopped = stopped
+        direct = false
         do {
-            thread = try JoinableThread { [self] in run() }
-        } catch {
-            return nil
-        }
-    }
-
-    private func run() {
-        while handoff.take({ block in
-            do throws(JSONParseError) {
-                try reformatter.feed(block)
-            } catch {
-                failure = error
-                return false
+            writeThread = try JoinableThread { [self] in
+                while output.take({ block in
+                    stdout.writeUnbuffered(block)
+                    return !stdout.failed
+                }) {}
             }
-            return !stopped()
-        }) {}
-    }
-
-    /// Hands the next bytes of the reply to the thread. False once it has stopped (a
-    /// malformed reply, or stdout gone): the transfer should stop.
-    func put(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        handoff.put(chunk)
-    }
-
-    /// No more bytes: waits for the thread to reformat what it holds and end. Returns the
-    /// reformatter's error, if it met one. Calling it again returns the same.
-    func end() -> JSONParseError? {
-        if let thread {
-            handoff.close()
-            thread.join()
-            self.thread = nil
+        } catch {
+            direct = true
+            return false
         }
+        do {
+            reformatThread = try JoinableThread { [self] in
+                while input.take({ block in
+                    do throws(JSONParseError) {
+                        try self.reformatter?.feed(block)
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                    return !output.isRefused
+                }) {}
+            }
+        } catch {
+            output.close()
+            writeThread?.join()
+            writeThread = nil
+            direct = true
+            return false
+        }
+        return true
+    }
+
+    /// Hands the next bytes of the reply to the reformat thread. False once the pipeline
+    /// has stopped (a malformed reply, or stdout gone): the transfer should stop.
+    func put(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        input.put(chunk) && !output.isRefused
+    }
+
+    /// No more bytes: waits for the threads to reformat and write what they hold, and end.
+    /// Returns the reformatter's error, if it met one. Calling it again returns the same.
+    func end() -> JSONParseError? {
+        if let reformatThread {
+            input.close()
+            reformatThread.join()
+            self.reformatThread = nil
+        }
+        if let writeThread {
+            output.close()
+            writeThread.join()
+            self.writeThread = nil
+        }
+        direct = true
+        // The reformatter's `emit` holds this pipeline: let go of it, so neither is kept.
+        reformatter = nil
         return failure
     }
 }

@@ -111,8 +111,7 @@ final class StreamingReply {
         case .events:
             return feedEvents(chunk)
         case .reformat(let reformatter):
-            if let pipeline { return pipeline.put(chunk) }
-            return feed(chunk, to: reformatter) && !output.documentsStopped
+            return reformat(chunk, with: reformatter)
         case .hold, .undecided:
             return hold(chunk)
         }
@@ -183,14 +182,21 @@ final class StreamingReply {
 
     /// From here on the reply goes through the incremental reformatter, what was held first.
     private func startReformatting() -> Bool {
-        let reformatter = JSONStreamReformatter(format: output.prettyJSON ? .pretty : .compact, emit: emitter())
-        mode = .reformat(reformatter)
-        // On its own thread only where nothing but the reformatter writes to stdout while
-        // the transfer runs: no --jq stage, no colours or terminal, no head printed.
-        if pipelines && colorizer == nil && output.filter == nil && !include {
-            let stdout = output.stdout
-            pipeline = ReformatPipeline(reformatter: reformatter) { stdout.failed }
+        let format: JSONFormat = output.prettyJSON ? .pretty : .compact
+        let reformatter: JSONStreamReformatter
+        // On threads of its own only where nothing but the reformatter writes to stdout
+        // while the transfer runs: no --jq stage, no colours or terminal, no head printed.
+        if pipelines && output.filter == nil && !output.stdoutIsTerminal && !output.colorsStdout && !include {
+            let pipeline = ReformatPipeline(stdout: output.stdout)
+            reformatter = JSONStreamReformatter(format: format) { [unowned self] bytes in
+                delivered += bytes.count
+                pipeline.write(bytes)
+            }
+            if pipeline.start(reformatter) { self.pipeline = pipeline }
+        } else {
+            reformatter = JSONStreamReformatter(format: format, emit: emitter())
         }
+        mode = .reformat(reformatter)
         let before = held
         held = []
         if let pipeline { return before.isEmpty || before.withUnsafeBytes { pipeline.put($0) } }
@@ -256,7 +262,7 @@ final class StreamingReply {
         if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
            let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
             guard startReformatting() else { return false }
-            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.documentsStopped }
+            if case .reformat(let reformatter) = mode { return reformat(chunk, with: reformatter) }
         }
         // Held as it may be JSON (no media type, or one that says JSON, and a first byte a
         // JSON scalar may begin with); past the threshold it is a body to stream as it is.
@@ -275,6 +281,13 @@ final class StreamingReply {
         }
         held.append(contentsOf: chunk)
         return true
+    }
+
+    /// The next bytes of a reply being reformatted: to the pipeline's thread, or reformatted
+    /// here. False stops the transfer.
+    private func reformat(_ chunk: UnsafeRawBufferPointer, with reformatter: JSONStreamReformatter) -> Bool {
+        if let pipeline { return pipeline.put(chunk) }
+        return feed(chunk, to: reformatter) && !output.documentsStopped
     }
 
     private func feed(_ bytes: UnsafeRawBufferPointer, to reformatter: JSONStreamReformatter) -> Bool {
