@@ -21,6 +21,10 @@ public final class BlockHandoff: @unchecked Sendable {
     private var filled = 0
     private var closed = false
     private var refused = false
+    /// Whether the producer waits for a free block, or the consumer for a filled one: the
+    /// other side wakes it only then (a wake-up is a system call and a context switch).
+    private var producerWaits = false
+    private var consumerWaits = false
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
@@ -48,6 +52,15 @@ public final class BlockHandoff: @unchecked Sendable {
         return refused
     }
 
+    /// Waits, holding the lock, until a block is free or the consumer has refused more.
+    private func waitForRoom() {
+        while filled == slots.count && !refused {
+            producerWaits = true
+            pthread_cond_wait(changed, lock)
+            producerWaits = false
+        }
+    }
+
     /// Copies `bytes` in, a block at a time (one block when they fit), waiting while every
     /// buffer is full. False, with the rest dropped, once the consumer has refused more.
     public func put(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -56,7 +69,7 @@ public final class BlockHandoff: @unchecked Sendable {
         while start < bytes.count {
             let length = min(blockSize, bytes.count - start)
             pthread_mutex_lock(lock)
-            while filled == slots.count && !refused { pthread_cond_wait(changed, lock) }
+            waitForRoom()
             if refused {
                 pthread_mutex_unlock(lock)
                 return false
@@ -69,7 +82,7 @@ public final class BlockHandoff: @unchecked Sendable {
             lengths[slot] = length
             head = (head + 1) % slots.count
             filled += 1
-            pthread_cond_broadcast(changed)
+            if consumerWaits { pthread_cond_broadcast(changed) }
             pthread_mutex_unlock(lock)
             start += length
         }
@@ -93,7 +106,7 @@ public final class BlockHandoff: @unchecked Sendable {
                 slot = current
             } else {
                 pthread_mutex_lock(lock)
-                while filled == slots.count && !refused { pthread_cond_wait(changed, lock) }
+                waitForRoom()
                 let refusedNow = refused
                 pthread_mutex_unlock(lock)
                 if refusedNow { return false }
@@ -123,7 +136,7 @@ public final class BlockHandoff: @unchecked Sendable {
             lengths[slot] = appended
             head = (head + 1) % slots.count
             filled += 1
-            pthread_cond_broadcast(changed)
+            if consumerWaits { pthread_cond_broadcast(changed) }
         }
         return true
     }
@@ -144,7 +157,11 @@ public final class BlockHandoff: @unchecked Sendable {
     /// (the producer's waiting `put` returns false).
     public func take(_ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         pthread_mutex_lock(lock)
-        while filled == 0 && !closed && !refused { pthread_cond_wait(changed, lock) }
+        while filled == 0 && !closed && !refused {
+            consumerWaits = true
+            pthread_cond_wait(changed, lock)
+            consumerWaits = false
+        }
         if refused || filled == 0 {
             pthread_mutex_unlock(lock)
             return false
@@ -158,7 +175,7 @@ public final class BlockHandoff: @unchecked Sendable {
         tail = (tail + 1) % slots.count
         filled -= 1
         if !accepted { refused = true }
-        pthread_cond_broadcast(changed)
+        if producerWaits || !accepted { pthread_cond_broadcast(changed) }
         pthread_mutex_unlock(lock)
         return accepted
     }

@@ -4,14 +4,17 @@ import DouctlSystem
 /// A streamed JSON reply reformatted on a thread of its own, and its output written to
 /// stdout by a third, while the transfer receives the next bytes: libcurl's write callback
 /// only copies each chunk into a `BlockHandoff` (a few fixed blocks, so memory stays flat),
-/// the reformat thread feeds them, in order and as they came, to the reformatter, whose
+/// gathered into full blocks (libcurl hands over what one read returned, often a few KiB,
+/// and each block handed over may wake the other thread), the reformat thread feeds them,
+/// in order, to the reformatter, whose
 /// output is gathered into large blocks of a second handoff, and the writer thread writes
 /// those. On a machine with a second core the receive and the writes (system time) overlap
 /// with the reformat (user time) instead of taking turns.
 ///
-/// What the reply's reader sees does not change: the reformatter gets the same chunks in
-/// the same order and its output goes out in the same order, so the output, and the output
-/// before an error, are the synchronous path's. The reformat thread stops at a malformed
+/// What the reply's reader sees does not change: the reformatter gets the same bytes in
+/// the same order, cut elsewhere (its output does not depend on where its input is cut),
+/// and its output goes out in the same order, so the output, and the output before an
+/// error, are the synchronous path's. The reformat thread stops at a malformed
 /// byte, the writer at a failed write (a reader that went away: nothing more is written);
 /// each refuses its input, so the next `put` returns false and the transfer stops, as the
 /// synchronous sink's refusal stops it. `end` (every way a transfer ends goes through it)
@@ -19,8 +22,8 @@ import DouctlSystem
 /// stdout behind the caller's back once it returns: after a stop (Ctrl-C, `--max-time`) at
 /// most a few blocks are left, milliseconds of work.
 final class ReformatPipeline: @unchecked Sendable {
-    /// Blocks of 256 KiB, the size libcurl is asked to deliver (`HTTPClient`'s
-    /// CURLOPT_BUFFERSIZE, one chunk a block) and the size of stdout's own buffer.
+    /// Blocks of 256 KiB, the most libcurl is asked to deliver at once (`HTTPClient`'s
+    /// CURLOPT_BUFFERSIZE) and the size of stdout's own buffer.
     static let blocks = 3
     static let blockSize = 256 * 1024
 
@@ -94,7 +97,7 @@ final class ReformatPipeline: @unchecked Sendable {
     /// Hands the next bytes of the reply to the reformat thread. False once the pipeline
     /// has stopped (a malformed reply, or stdout gone): the transfer should stop.
     func put(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        input.put(chunk) && !output.isRefused
+        input.append(chunk) && !output.isRefused
     }
 
     /// No more bytes: waits for the threads to reformat and write what they hold, and end.
