@@ -47,7 +47,9 @@ enum APICommand {
         terminal would obey escaped (\\x1B, \\u009B), as views show server text.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
-        what was printed, then the error line). A Coding-style envelope whose
+        what was printed, then the error line); to a pipe or file it is reformatted
+        and written on threads beside the receive. Past 256 KiB of output, a pipe on
+        stdout is grown to 1 MiB (Linux), so its reader wakes less often. A Coding-style envelope whose
         success code comes before its data ({"code":0,...,"data":...}) is unwrapped
         as it arrives: the data streams, and a code after it still makes the reply
         an error. Any other object is held while it may be an envelope to unwrap or

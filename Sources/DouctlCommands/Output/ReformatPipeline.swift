@@ -24,7 +24,7 @@ import DouctlSystem
 final class ReformatPipeline: @unchecked Sendable {
     /// Blocks of 256 KiB, the most libcurl is asked to deliver at once (`HTTPClient`'s
     /// CURLOPT_BUFFERSIZE) and the size of stdout's own buffer.
-    static let blocks = 3
+    static let blocks = 2
     static let blockSize = 256 * 1024
 
     private let input: BlockHandoff
