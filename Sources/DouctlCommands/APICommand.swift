@@ -363,7 +363,8 @@ enum APICommand {
                 printer.endTransfer()
                 return response
             } catch {
-                if let problem = printer.endTransfer() { throw problem }
+                printer.endTransfer()
+                if let problem = printer.problem { throw problem }
                 throw error
             }
         }

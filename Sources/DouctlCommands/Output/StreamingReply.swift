@@ -64,8 +64,9 @@ final class StreamingReply {
 
     /// A retry may start over only while nothing reached stdout.
     func restart() -> Bool {
-        endTransfer()
-        guard delivered == 0 else { return false }
+        // A malformed reply found on the pipeline's thread is not retried (it would not
+        // have been read past, had it been found here).
+        guard endTransfer() == nil, delivered == 0 else { return false }
         held.removeAll()
         if case .reformat = mode { mode = .undecided }
         if case .passthrough = mode { (mode, escaper) = (.undecided, nil) }
