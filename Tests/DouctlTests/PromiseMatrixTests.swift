@@ -314,6 +314,42 @@ struct PromiseMatrixTests {
         #expect(result.stdout.isEmpty, "\(feature)")
     }
 
+    // MARK: a JSON array reformatted on its own thread (issue 44.3)
+
+    /// A server that sends 2.5 MB of a JSON array and then stalls without ending it.
+    static func stallingArray() throws -> HostileListener {
+        try HostileListener { connection, _ in
+            let elements = (0..<40_000).map { #"{"id":\#($0),"u":"https:\/\/x.example\/\#($0)","t":"\u4e2d\#($0)"}"# }.joined(separator: ",")
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[" + elements + ",") else { return }
+            Thread.sleep(forTimeInterval: 20)
+        }
+    }
+
+    /// --max-time and Ctrl-C stop an array stream whose reformat runs beside the receive
+    /// within a second, with what was reformatted so far on stdout (as when it ran on one
+    /// thread) and nothing of it mangled: a prefix of the whole array's compact form.
+    @Test func arrayStream_stop_maxTimeAndInterruptStopWithinASecond() throws {
+        let server = try Self.stallingArray()
+        let started = Date()
+        let timed = try Self.douctl().run("api", "/array", "--compact", "--api-base", server.baseURL, "--max-time", "1")
+        #expect(timed.status == 7, "\(timed)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        let whole = (0..<40_000).map { #"{"id":\#($0),"u":"https://x.example/\#($0)","t":"中\#($0)"}"# }.joined(separator: ",")
+        #expect(timed.stdout.count > 1 << 20, "what arrived was reformatted and written")
+        let prefix = Array(("[" + whole).utf8).starts(with: timed.stdout)
+        #expect(prefix, "stdout is not the array's start")
+
+        let running = try RunningDouctl(Self.douctl(), ["api", "/array", "--compact", "--api-base", server.baseURL])
+        try running.waitForStdout { $0.utf8.count > 1 << 20 }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5)
+        let interruptedPrefix = Array(("[" + whole).utf8).starts(with: result.stdout)
+        #expect(interruptedPrefix, "stdout is not the array's start")
+    }
+
     // MARK: no secret in douctl's own lines
 
     /// The server repeats what it was sent in its error; douctl's own lines never show the token.
