@@ -493,6 +493,24 @@ int ccurl_setopt_socket_callbacks(void *handle, ccurl_opensocket_callback open, 
     return result;
 }
 
+/* Closes every descriptor a received message passed (SCM_RIGHTS): the mark's /dev/null is
+   never used, only seen. Returns 1 when the message carried any (it was a mark). */
+static int keeper_close_passed_descriptors(struct msghdr *message) {
+    int marked = 0;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(message); header; header = CMSG_NXTHDR(message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+            size_t fds = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t n = 0; n < fds; n++) {
+                int passed;
+                memcpy(&passed, CMSG_DATA(header) + n * sizeof(int), sizeof(int));
+                close(passed);
+            }
+            marked = 1;
+        }
+    }
+    return marked;
+}
+
 /* The mark is one byte sent with a file descriptor (SCM_RIGHTS): a stream socket never
    delivers such a byte merged with later bytes, and libcurl never sends one, so the keeper
    cannot mistake request bytes for it. */
@@ -631,18 +649,7 @@ static int keeper_relay(int client, void *handle, int64_t *traffic, int clean) {
                 break;
             }
             if (got == 0) { outcome = clean; break; }
-            int marked = 0;
-            for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
-                if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
-                    size_t fds = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                    for (size_t n = 0; n < fds; n++) {
-                        int passed;
-                        memcpy(&passed, CMSG_DATA(header) + n * sizeof(int), sizeof(int));
-                        close(passed);
-                    }
-                    marked = 1;
-                }
-            }
+            int marked = keeper_close_passed_descriptors(&message);
             size_t payload = (size_t)got - (marked ? 1 : 0);
             if (payload > 0) {
                 clean = 0;
@@ -839,18 +846,7 @@ long ccurl_keeper_read(int client, void *buffer, size_t size) {
             if (errno == EINTR) continue;
             return -errno;
         }
-        int marked = 0;
-        for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
-            if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
-                size_t fds = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t n = 0; n < fds; n++) {
-                    int passed;
-                    memcpy(&passed, CMSG_DATA(header) + n * sizeof(int), sizeof(int));
-                    close(passed);
-                }
-                marked = 1;
-            }
-        }
+        int marked = keeper_close_passed_descriptors(&message);
         if (got == 0) return 0;
         if (marked) got -= 1;
         if (got == 0) continue;

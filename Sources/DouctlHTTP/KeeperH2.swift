@@ -124,7 +124,7 @@ struct KeeperH2ReplyHead: Equatable {
     /// `closing`: the client's body was not all read (the origin answered early), so the
     /// connection closes after this reply (and libcurl stops sending on a 3xx-5xx).
     static func make(status: Int, headers: [(String, String)], method: String, closing: Bool) -> KeeperH2ReplyHead {
-        var text = "HTTP/1.1 \(status) \(reason(status))\r\n"
+        var text = "HTTP/1.1 \(status) \(StatusReason.phrase(for: status))\r\n"
         let noBody = method.uppercased() == "HEAD" || status == 204 || status == 304 || status < 200
         var hasLength = false
         for (name, value) in headers {
@@ -138,37 +138,6 @@ struct KeeperH2ReplyHead: Equatable {
         if closing { text += "connection: close\r\n" }
         text += "\r\n"
         return KeeperH2ReplyHead(bytes: Array(text.utf8), framing: framing)
-    }
-
-    /// A reason phrase for the status line (HTTP/2 carries none; an HTTP/1.1 reader may want one).
-    static func reason(_ status: Int) -> String {
-        switch status {
-        case 200: return "OK"
-        case 201: return "Created"
-        case 202: return "Accepted"
-        case 204: return "No Content"
-        case 206: return "Partial Content"
-        case 301: return "Moved Permanently"
-        case 302: return "Found"
-        case 303: return "See Other"
-        case 304: return "Not Modified"
-        case 307: return "Temporary Redirect"
-        case 308: return "Permanent Redirect"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 409: return "Conflict"
-        case 413: return "Content Too Large"
-        case 422: return "Unprocessable Content"
-        case 429: return "Too Many Requests"
-        case 500: return "Internal Server Error"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        case 504: return "Gateway Timeout"
-        default: return "Status"
-        }
     }
 }
 
@@ -460,16 +429,7 @@ final class KeeperH2Origin: @unchecked Sendable {
         check(ccurl_setopt_long(handle, CCURLOPT_TCP_NODELAY, 1))
         check(ccurl_setopt_string(handle, CCURLOPT_PROXY, ""))
         check(ccurl_setopt_long(handle, CCURLOPT_FOLLOWLOCATION, 0))
-        let timeout = fields["timeout-ms"].flatMap(Int.init).map { min(max($0, 1), 1_000_000_000) } ?? 30_000
-        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, timeout))
-        if let value = fields["cafile"] { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, value)) }
-        if let value = fields["capath"] { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, value)) }
-        if let value = fields["cert"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, value)) }
-        if let value = fields["key"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, value)) }
-        if fields["insecure"] == "1" {
-            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
-            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
-        }
+        KeeperServer.applyConnectionFields(fields, to: handle, check: check)
         let method = request.method.uppercased()
         if request.hasBody {
             check(ccurl_setopt_long(handle, CCURLOPT_POST, 1))

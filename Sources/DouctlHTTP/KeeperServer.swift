@@ -386,6 +386,23 @@ public final class KeeperServer: @unchecked Sendable {
         }
     }
 
+    /// The handshake's connection fields (connect time limit, CA bundle or directory, client
+    /// certificate, --insecure) set on a handle, in one place for the HTTP/1.1 relay's
+    /// connections and the HTTP/2 side's streams: a TLS setting one of them missed would
+    /// let two settings share a connection.
+    static func applyConnectionFields(_ fields: [String: String], to handle: UnsafeMutableRawPointer, check: (Int32) -> Void) {
+        let timeout = fields["timeout-ms"].flatMap(Int.init).map { min(max($0, 1), 1_000_000_000) } ?? 30_000
+        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, timeout))
+        if let value = fields["cafile"] { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, value)) }
+        if let value = fields["capath"] { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, value)) }
+        if let value = fields["cert"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, value)) }
+        if let value = fields["key"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, value)) }
+        if fields["insecure"] == "1" {
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
+            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
+        }
+    }
+
     private func connectOnce(host: String, port: UInt16, fields: [String: String], origin: String, offerH2: Bool) -> Result<(Held, Int32), Failure> {
         guard let handle = ccurl_easy_init() else { return .failure(Failure(why: "curl_easy_init failed")) }
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
@@ -406,16 +423,7 @@ public final class KeeperServer: @unchecked Sendable {
         // Never a proxy (a client with one goes direct), whatever this process's environment says.
         check(ccurl_setopt_string(handle, CCURLOPT_PROXY, ""))
         check(ccurl_setopt_pointer(handle, CCURLOPT_ERRORBUFFER, errorBuffer))
-        let timeout = fields["timeout-ms"].flatMap(Int.init).map { min(max($0, 1), 1_000_000_000) } ?? 30_000
-        check(ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, timeout))
-        if let value = fields["cafile"] { check(ccurl_setopt_string(handle, CCURLOPT_CAINFO, value)) }
-        if let value = fields["capath"] { check(ccurl_setopt_string(handle, CCURLOPT_CAPATH, value)) }
-        if let value = fields["cert"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLCERT, value)) }
-        if let value = fields["key"] { check(ccurl_setopt_string(handle, CCURLOPT_SSLKEY, value)) }
-        if fields["insecure"] == "1" {
-            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYPEER, 0))
-            check(ccurl_setopt_long(handle, CCURLOPT_SSL_VERIFYHOST, 0))
-        }
+        Self.applyConnectionFields(fields, to: handle, check: check)
         if let problem = problems.first {
             ccurl_easy_cleanup(handle)
             return .failure(Failure(why: String(cString: ccurl_easy_strerror(problem))))

@@ -66,7 +66,7 @@ struct KeeperH2FramingTests {
         }
         let early = KeeperH2ReplyHead.make(status: 413, headers: [("content-length", "0")], method: "PUT", closing: true)
         #expect(String(decoding: early.bytes, as: UTF8.self).hasSuffix("connection: close\r\n\r\n"))
-        #expect(KeeperH2ReplyHead.make(status: 299, headers: [], method: "GET", closing: false).bytes.starts(with: Array("HTTP/1.1 299 Status\r\n".utf8)))
+        #expect(KeeperH2ReplyHead.make(status: 299, headers: [], method: "GET", closing: false).bytes.starts(with: Array("HTTP/1.1 299 Success\r\n".utf8)))
     }
 
     @Test func aChunkedBodyDecodesWhateverWayItIsSplit() {
