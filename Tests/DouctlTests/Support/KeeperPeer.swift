@@ -10,7 +10,7 @@ import Testing
 /// certificate) that counts the TLS connections it accepted, for the keeper's tests:
 /// `/count` says how many; `/slow` never answers; `/big?mb=N` sends N MiB; `/upload` reads
 /// the body (Content-Length or chunked) and says its size and SHA-256; `/gz?enc=gzip|deflate|chunked-gzip`
-/// a compressed reply;
+/// a compressed reply; `/hostile` a 500 with terminal control sequences in its head and body;
 /// `/to-elsewhere?to=URL` redirects there; anything else echoes its connection number, path
 /// and Authorization. `/heads` lists every request head it was sent.
 final class KeeperPeer: @unchecked Sendable {
@@ -144,6 +144,10 @@ def serve(raw):
                 while sent < total:
                     conn.sendall(block[:min(len(block), total - sent)])
                     sent += min(len(block), total - sent)
+            elif path == "/hostile":
+                # Terminal control sequences in a header and an error body, and a broken framing after.
+                body = b"\x1b]0;pwned\x07\x1b[2J error \x9b31m"
+                conn.sendall(b"HTTP/1.1 500 Oops\x1b[31m\r\nX-Evil: \x1b]52;c;cHduZWQ=\x07\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
             elif path == "/gz":
                 # A compressed reply (asked for by api's Accept-Encoding), framed by length or chunked.
                 import zlib
