@@ -17,7 +17,9 @@ import DouctlSystem
 final class KeeperExchange {
     /// The keeper connection this process holds after a whole exchange (libcurl keeps its
     /// socket the same way): the next request to the same origin rides it with no handshake.
-    private var held: (fd: Int32, host: String, port: UInt16)?
+    private var held: (fd: Int32, host: String, port: UInt16, number: Int)?
+    /// libcurl's connection numbers in `-v` ("#0"), counted the same way.
+    private var connections = 0
     /// Body bytes received over the wire in this exchange (encoded): the decompression bomb's measure.
     private(set) var bodyOnTheWire: Int64 = 0
 
@@ -108,15 +110,31 @@ final class KeeperExchange {
         var reused = false
         var fd: Int32
         var story: String
+        var number = connections
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        // libcurl's own -v lines about the connection, through the same debug callback.
+        func text(_ line: String) {
+            guard configuration.verboseLog != nil else { return }
+            var bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeMutableBytes { debugCallback(nil, CCURLINFO_TEXT, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, context) }
+        }
+        let connectedText = { [self] in
+            number = connections
+            connections += 1
+            text("  Trying \(link.route.socketPath):0...")
+            text("Connected to \(host) (\(link.route.socketPath)) port \(port) (#\(number))")
+        }
         if let held, held.host == host, held.port == port {
             self.held = nil
             fd = held.fd
+            number = held.number
             reused = true
             story = "kept open by this process"
+            text("Re-using existing connection #\(number) with host \(host)")
         } else {
             if let held { close(held.fd) }
             held = nil
-            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout) {
+            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
             case .ready(let socket, let text):
                 fd = socket
                 story = text
@@ -126,15 +144,14 @@ final class KeeperExchange {
         }
         bodyOnTheWire = 0
         transfer.bytesOnTheWire = { [unowned self] in self.bodyOnTheWire }
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
         var wire = Wire(fd: fd, timeout: timeout, cancellation: configuration.cancellation, progress: { down, downTotal, up, upTotal in
             progressCallback(context, downTotal, down, upTotal, up) == 0
         })
-        var outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody)
+        var outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
         if reused, case .failure(_, let delivered) = outcome, delivered == 0, wire.received == 0, !wire.stopped {
             // The held connection had ended (the keeper's idle time): a new one, as libcurl retries a reused one.
             close(fd)
-            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout) {
+            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
             case .ready(let socket, let text):
                 fd = socket
                 story = text
@@ -142,7 +159,12 @@ final class KeeperExchange {
             case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
             }
             wire = Wire(fd: fd, timeout: timeout, cancellation: configuration.cancellation, progress: wire.progress)
-            outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody)
+            outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
+        }
+        if case .whole(true) = outcome {
+            text("Connection #\(number) to host \(host) left intact")
+        } else {
+            text("Closing connection \(number)")
         }
         transfer.finishLog()
         switch outcome {
@@ -150,7 +172,7 @@ final class KeeperExchange {
             if keepAlive {
                 // The exchange is whole: the keeper may lend its connection again.
                 _ = ccurl_keeper_mark_clean(fd)
-                held = (fd, host, port)
+                held = (fd, host, port, number)
             } else {
                 close(fd)
             }
@@ -180,7 +202,7 @@ final class KeeperExchange {
 
     private func exchange(
         _ request: HTTPRequest, head: [UInt8], wire: inout Wire, transfer: Transfer, context: UnsafeMutableRawPointer,
-        holdBody: (HTTPResponseHead) -> Bool
+        holdBody: (HTTPResponseHead) -> Bool, text: (String) -> Void
     ) -> Exchange {
         // Send the head, then the body from the reader (files at flat memory).
         if let failure = wire.send(head) { return .failure(failure, delivered: 0) }
@@ -203,6 +225,7 @@ final class KeeperExchange {
                 wire.uploaded = sent
                 wire.uploadTotal = bodyLength
             }
+            text("We are completely uploaded and fine")
         }
         // The reply: heads until a final one (1xx skipped), then its body as framed.
         var parser = ReplyParser()
@@ -222,12 +245,20 @@ final class KeeperExchange {
                     return .failure(transfer.framingError.map { .malformedReply($0) } ?? .malformedReply("the reply's head was refused"), delivered: 0)
                 }
             }
+            let fields = ReplyParser.fields(lines)
+            let interim = status >= 100 && status < 200
+            let bodiless = interim || method == "HEAD" || status == 204 || status == 304
+            if !bodiless && !fields.chunked && fields.contentLength == nil && !fields.connectionClose {
+                text("no chunk, no close, no size. Assume close to signal end")
+            }
             var blank: [UInt8] = [0x0D, 0x0A]
             _ = blank.withUnsafeMutableBytes { headerCallback($0.baseAddress?.assumingMemoryBound(to: CChar.self), 1, 2, context) }
-            _ = blank.withUnsafeMutableBytes { debugCallback(nil, CCURLINFO_HEADER_IN, $0.baseAddress?.assumingMemoryBound(to: CChar.self), 2, context) }
+            // libcurl's -v shows no empty line after an interim reply.
+            if !interim {
+                _ = blank.withUnsafeMutableBytes { debugCallback(nil, CCURLINFO_HEADER_IN, $0.baseAddress?.assumingMemoryBound(to: CChar.self), 2, context) }
+            }
             if status >= 100 && status < 200 && status != 101 { continue }
             if status == 101 { return .failure(.malformedReply("the server switched protocols (HTTP 101)"), delivered: 0) }
-            let fields = ReplyParser.fields(lines)
             var keepAlive = parser.http11 ? !fields.connectionClose : fields.keepAlive
             if method == "HEAD" || status == 204 || status == 304 {
                 return .whole(keepAlive: keepAlive)
@@ -650,7 +681,7 @@ extension KeeperLink {
     /// `openSocket` and `ready` for a request carried without libcurl: a connection to the
     /// keeper that has done its handshake for `host:port`, or why not (the same bookkeeping:
     /// a keeper that is gone, stale or not ours makes this process go direct).
-    func connectWithoutCurl(host: String, port: UInt16, tls: TLSOptions, timeout: Double) -> Connection {
+    func connectWithoutCurl(host: String, port: UInt16, tls: TLSOptions, timeout: Double, connected: () -> Void = {}) -> Connection {
         guard !unusable else { return .declined }
         var info = stat()
         guard lstat(route.socketPath, &info) == 0 else {
@@ -672,15 +703,16 @@ extension KeeperLink {
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.enumerated() { raw[index] = byte }
         }
-        let connected = withUnsafePointer(to: &address) {
+        let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else {
+        guard status == 0 else {
             close(fd)
             // The socket file is there but nobody listens (a keeper that died).
             noteConnectFailure()
             return .declined
         }
+        connected()
         switch handshake(fd, (host, port, tls, timeout)) {
         case .ready(let story):
             return .ready(fd, story: story)

@@ -65,9 +65,11 @@ import Testing
         var seen: [String] = []
         var marks: [Bool] = []
         var requests: [[UInt8]] = []
+        var logs: [[String]] = []
         for viaLibcurl in [false, true] {
             let keeper = try ScriptedKeeper(reply: scripted.reply, after: scripted.after)
-            var configuration = HTTPClientConfiguration(timeout: 5)
+            let log = LogLines()
+            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
             configuration.retry.maxAttempts = 1
             configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
             let client = HTTPClient(configuration)
@@ -87,6 +89,11 @@ import Testing
             seen.append(Self.summary(result))
             marks.append(marked)
             requests.append(received)
+            logs.append(log.lines.map { $0.replacingOccurrences(of: keeper.path, with: "KEEPER") })
+        }
+        // -v: the same lines for a reply (a failure's wording is libcurl's own, not compared).
+        if seen[0].hasPrefix("reply") {
+            #expect(logs[0] == logs[1], "\(scripted): -v, Swift:\n\(logs[0].joined(separator: "\n"))\nlibcurl:\n\(logs[1].joined(separator: "\n"))")
         }
         #expect(seen[0] == seen[1], "\(scripted): Swift \(seen[0]) | libcurl \(seen[1])")
         #expect(marks[0] == marks[1], "\(scripted): marked clean: Swift \(marks[0]) | libcurl \(marks[1])")
@@ -113,6 +120,13 @@ import Testing
             _ = keeper.finish()
         }
     }
+}
+
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.lock(); stored.append(line); lock.unlock() }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return stored }
 }
 
 struct SeededGenerator: RandomNumberGenerator {
