@@ -101,6 +101,50 @@ import Testing
         #expect(!requests[0].isEmpty)
     }
 
+    /// Ctrl-C (the injected Cancellation, requested once the body starts) stops the exchange,
+    /// and the connection, left mid-reply, is not marked clean; the same through libcurl.
+    @Test func anInterruptMidReplyStopsAndLeavesTheConnectionUnmarked() throws {
+        for viaLibcurl in [false, true] {
+            let keeper = try ScriptedKeeper(reply: Array("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nfirst bytes".utf8), after: .keep)
+            let cancellation = Cancellation()
+            var configuration = HTTPClientConfiguration(timeout: 5, cancellation: cancellation)
+            configuration.retry.maxAttempts = 1
+            configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+            let client = HTTPClient(configuration)
+            var outcome = "reply"
+            do {
+                _ = try client.send(HTTPRequest(url: "https://origin.test/x"), progress: viaLibcurl ? { _ in } : nil, restartSink: nil, head: nil) { _ in
+                    cancellation.request(.interrupt)
+                    return true
+                }
+            } catch {
+                outcome = error == .stopped(.interrupt) ? "stopped" : error.message
+            }
+            let (_, marked) = keeper.finish()
+            #expect(outcome == "stopped", "via libcurl: \(viaLibcurl)")
+            #expect(!marked, "via libcurl: \(viaLibcurl)")
+        }
+    }
+
+    /// Two requests of one process (a walk's pages): the second rides the connection the first
+    /// left whole, with no second handshake, as libcurl keeps its socket.
+    @Test func aSecondRequestOfTheProcessReusesItsConnection() throws {
+        let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        let keeper = try ScriptedKeeper(reply: reply, after: .keep, requests: 2)
+        let log = LogLines()
+        var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+        configuration.retry.maxAttempts = 1
+        configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+        let client = HTTPClient(configuration)
+        let first = try client.fetch(HTTPRequest(url: "https://origin.test/one"))
+        let second = try client.fetch(HTTPRequest(url: "https://origin.test/two"))
+        let (received, _) = keeper.finish()
+        #expect(first.body == Array("ok".utf8) && second.body == Array("ok".utf8))
+        #expect(String(decoding: received, as: UTF8.self).contains("GET /two HTTP/1.1"), "both on one connection")
+        #expect(log.lines.contains("* Re-using existing connection #0 with host origin.test"), "\(log.lines)")
+        #expect(log.lines.last == "* HTTP/1.1 over the keeper's connection (kept open by this process)", "\(log.lines)")
+    }
+
     /// A keeper socket that answers anything at all never crashes the exchange: random bytes
     /// after a good handshake end in a failure or a reply, never a trap.
     @Test func hostileBytesEndInAnErrorNotACrash() throws {
@@ -149,7 +193,7 @@ final class ScriptedKeeper: @unchecked Sendable {
     private var received: [UInt8] = []
     private var marked = false
 
-    init(reply: [UInt8], after: ScriptedKeeper.After) throws {
+    init(reply: [UInt8], after: ScriptedKeeper.After, requests: Int = 1) throws {
         path = TemporaryDirectory.make(prefix: "kx") + "/k.sock"
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
@@ -179,17 +223,26 @@ final class ScriptedKeeper: @unchecked Sendable {
             if let range = buffer.firstRange(of: [0x0A, 0x0A]) { buffer.removeSubrange(..<range.upperBound) }
             let greeting = Array("douctl-keeper 1 t1\nok new (scripted)\n".utf8)
             _ = send(connection, greeting, greeting.count, Int32(MSG_NOSIGNAL))
-            while buffer.firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { close(connection); return } }
-            if let range = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
-                let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self).lowercased()
-                var length = 0
-                for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
-                    length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
+            var consumed = 0
+            for index in 0..<requests {
+                if index > 0 {
+                    // The mark-clean byte of the exchange before comes first.
+                    while buffer.count <= consumed { if !more() { close(connection); return } }
+                    if buffer[consumed] == UInt8(ascii: "K") { buffer.remove(at: consumed) }
                 }
-                while buffer.count < range.upperBound + length { if !more() { break } }
+                while buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { close(connection); return } }
+                if let range = buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) {
+                    let head = String(decoding: buffer[consumed..<range.lowerBound], as: UTF8.self).lowercased()
+                    var length = 0
+                    for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
+                        length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
+                    }
+                    while buffer.count < range.upperBound + length { if !more() { break } }
+                    consumed = min(buffer.count, range.upperBound + length)
+                }
+                received = buffer
+                _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
-            received = buffer
-            _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             switch after {
             case .keep:
                 var byte: UInt8 = 0
