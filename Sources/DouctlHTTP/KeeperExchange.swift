@@ -41,6 +41,8 @@ final class KeeperExchange {
               !EscapedBytes.contains(request.url), let url = HTTPURL(request.url), safeTarget(url) else { return false }
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ isTokenByte($0) }) else { return false }
+        // libcurl sends a HEAD without its body (NOBODY).
+        if method == "HEAD" && length > 0 { return false }
         if request.acceptsCompression && request.headers.value(of: "Accept-Encoding") != nil { return false }
         for header in request.headers {
             if HTTPSyntax.headerProblem(name: header.name, value: header.value) != nil { return false }
@@ -148,7 +150,7 @@ final class KeeperExchange {
             progressCallback(context, downTotal, down, upTotal, up) == 0
         })
         var outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
-        if reused, case .failure(_, let delivered) = outcome, delivered == 0, wire.received == 0, !wire.stopped {
+        if reused, case .failure(.connectionLost, let delivered) = outcome, delivered == 0, wire.received == 0, !wire.stopped {
             // The held connection had ended (the keeper's idle time): a new one, as libcurl retries a reused one.
             close(fd)
             switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
