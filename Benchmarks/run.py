@@ -250,6 +250,77 @@ def keeper_cases(rows, env, www, cert, tls_port, h2_base, only):
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+def keeper_cpu(env):
+    """The running keeper's CPU seconds (user + system) so far, or 0."""
+    import json
+    try:
+        status = json.loads(subprocess.run([DOUCTL, "keeper", "status"], env=env, capture_output=True, text=True).stdout)
+        with open("/proc/%d/stat" % status["pid"]) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (ValueError, KeyError, OSError):
+        return 0.0
+
+
+def keeper_h2_cases(rows, env, cert, h2_base, only):
+    """Issue 44: the keeper over HTTP/2. N douctl processes in parallel (xargs -P8) against
+    nginx with http2 behind the delaying relay: through the keeper (which carries each
+    request as a stream on one multiplexed connection) and direct (--no-keep: each its own
+    TCP, TLS and HTTP/2 handshake), each against curl doing the same in the same run."""
+    delay, calls, parallel = 22, 64, 8
+    h2_port = int(h2_base.rsplit(":", 1)[1])
+    relay_port = free_port()
+    relay = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "delay_relay.py"), str(relay_port), str(h2_port), str(delay)],
+                             stdout=subprocess.PIPE)
+    relay.stdout.readline()
+    runtime = tempfile.mkdtemp(prefix="douctl-keeper-h2-run-")
+    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
+    far = "https://127.0.0.1:%d" % relay_port
+    douctl_call = [DOUCTL, "api", "/small.json", "--api-base", far, "--cacert", cert]
+    try:
+        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+        for _ in range(100):
+            if os.path.exists(os.path.join(runtime, "douctl", "keeper-%s.sock" % douctl_version())):
+                break
+            time.sleep(0.05)
+        # The second call opens the keeper's HTTP/2 connection.
+        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+        fan = "seq %d | xargs -P%d -I{} %%s > /dev/null" % (calls, parallel)
+        curl_fan = fan % ("curl -s --http2 --cacert %s %s/small.json" % (cert, far))
+        name = "keeper h2: %d sequential calls, RTT %d ms" % (calls, 2 * delay)
+        if not only or name in only or "keeper" in only or "keeper h2" in only:
+            # One after another, as the HTTP/1.1 row (keeper: 100 calls) but to an HTTP/2 origin.
+            loop = "for i in $(seq %d); do %%s > /dev/null; done" % calls
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(loop % " ".join(douctl_call), loop % ("curl -s --http2 --cacert %s %s/small.json" % (cert, far)), 3, keep_env)
+            cpu = " CPU %.2f / %.2f s = %.2fx" % (PAIR_CPU[0], PAIR_CPU[1], PAIR_CPU[0] / PAIR_CPU[1] if PAIR_CPU[1] else 0)
+            rows.append((name, d_wall, c_wall, d_wall / c_wall, d_rss, c_rss, "<= 0.4x curl", ("ok" if d_wall / c_wall <= 0.4 else "MISSED") + " (pairs %.2f-%.2fx;%s)" % (low, high, cpu)))
+            print("%-40s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)%s" % (name, d_wall, c_wall, d_wall / c_wall, low, high, cpu), flush=True)
+        for name, extra, goal in (("keeper h2: %d calls, %d parallel, RTT %d ms" % (calls, parallel, 2 * delay), [], "< 1.0x curl (one shared connection)"),
+                                  ("keeper h2 off: %d calls, %d parallel, RTT %d ms" % (calls, parallel, 2 * delay), ["--no-keep"], "the before (no goal)")):
+            if only and name not in only and "keeper" not in only and "keeper h2" not in only:
+                continue
+            keeper_before = keeper_cpu(keep_env)
+            (d_wall, d_rss), (c_wall, c_rss), (low, high) = measure_pairs(fan % " ".join(douctl_call + extra), curl_fan, 3, keep_env)
+            ratio = d_wall / c_wall
+            # The keeper is not a child of the runs: its CPU time is read from /proc, per run.
+            keeper_share = (keeper_cpu(keep_env) - keeper_before) / 3
+            cpu = " CPU %.2f / %.2f s = %.2fx, the keeper's %.2f s a run" % (PAIR_CPU[0], PAIR_CPU[1], PAIR_CPU[0] / PAIR_CPU[1] if PAIR_CPU[1] else 0, keeper_share)
+            # The keeper's connections to the origin: an HTTP/2 origin's line says how many it
+            # opened; an HTTP/1.1 relay (a douctl before this) holds one line per connection.
+            held = subprocess.run([DOUCTL, "keeper", "status"], env=keep_env, capture_output=True, text=True).stdout.strip()
+            if "connections opened" in held:
+                connections = held.split("connections opened")[0].rsplit(", ", 1)[-1].strip()
+            else:
+                connections = "%d held (HTTP/1.1)" % held.count("exchanges")
+            verdict = ("" if extra else ("ok" if ratio < 1.0 else "MISSED")) + " (pairs %.2f-%.2fx;%s; keeper's connections opened: %s)" % (low, high, cpu, connections)
+            rows.append((name, d_wall, c_wall, ratio, d_rss, c_rss, goal, verdict))
+            print("%-40s douctl %.3fs | curl %.3fs | ratio %.2f (pairs %.2f-%.2f)%s; keeper connections %s" % (name, d_wall, c_wall, ratio, low, high, cpu, connections), flush=True)
+    finally:
+        subprocess.run([DOUCTL, "keeper", "stop"], env=keep_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        relay.kill()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def douctl_version():
     return subprocess.run([DOUCTL, "--version"], capture_output=True, text=True).stdout.split()[-1]
 
@@ -469,6 +540,8 @@ def main():
                     name, d_wall, d_rss, c_wall, d_wall / c_wall, note), flush=True)
         if not only or any(name.startswith("keeper") for name in only):
             keeper_cases(rows, env, www, cert, tls_port, h2_base, only)
+            if h2_base:
+                keeper_h2_cases(rows, env, cert, h2_base, only)
         if not only or "timeline --all 10,000" in only:
             sandbox = subprocess.Popen([DOUCTL, "sandbox", "--seed", "10000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             sandbox.stdout.readline()

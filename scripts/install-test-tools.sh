@@ -4,7 +4,7 @@
 #
 # Some tests run real tools: shells for the completions (bash, zsh, fish), formatters for
 # the man page (groff, mandoc, man), curl and jq as references, Chromium to write a HAR, python3 and openssl for the
-# TLS and proxy peers, nginx for HTTP/2 over TLS, script for a pseudo-terminal, tmux for what a
+# TLS and proxy peers, nginx for HTTP/2 over TLS, script for a pseudo-terminal, strace for the files a run opens, tmux for what a
 # real terminal multiplexer draws, flock to hold a build lock; real servers from PyPI (Django
 # OAuth Toolkit, Django REST Framework, WsgiDAV, Datasette). A test whose tool is missing is
 # skipped and says which: `swift test 2>&1 | grep -i 'skipped'` lists them.
@@ -14,7 +14,7 @@ set -uo pipefail
 packages=()
 for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-db script:bsdutils curl:curl jq:jq \
             python3:python3 python3-pip:python3-pip openssl:openssl nginx:nginx-light install:coreutils nohup:coreutils \
-            tmux:tmux flock:util-linux cc:gcc chromium:chromium; do
+            tmux:tmux flock:util-linux cc:gcc chromium:chromium strace:strace; do
   tool=${pair%%:*} package=${pair#*:}
   if [ "$tool" = python3-pip ]; then
     python3 -m pip --version >/dev/null 2>&1 || packages+=("$package")

@@ -22,6 +22,15 @@ typedef void *(*slist_append_fn)(void *, const char *);
 typedef void (*slist_free_all_fn)(void *);
 typedef int (*easy_send_fn)(void *, const void *, size_t, size_t *);
 typedef int (*easy_recv_fn)(void *, void *, size_t, size_t *);
+typedef int (*easy_pause_fn)(void *, int);
+typedef void *(*multi_init_fn)(void);
+typedef int (*multi_cleanup_fn)(void *);
+typedef int (*multi_setopt_fn)(void *, int, ...);
+typedef int (*multi_handle_fn)(void *, void *);
+typedef int (*multi_perform_fn)(void *, int *);
+typedef int (*multi_poll_fn)(void *, void *, unsigned int, int, int *);
+typedef int (*multi_wakeup_fn)(void *);
+typedef void *(*multi_info_read_fn)(void *, int *);
 
 static struct {
     global_init_fn global_init;
@@ -37,7 +46,20 @@ static struct {
     slist_free_all_fn slist_free_all;
     easy_send_fn easy_send;
     easy_recv_fn easy_recv;
+    /* The keeper's HTTP/2 side only: looked up on first use (ccurl_multi_load), so a
+       libcurl without them (older than 7.68) still serves every other call. */
+    easy_pause_fn easy_pause;
+    multi_init_fn multi_init;
+    multi_cleanup_fn multi_cleanup;
+    multi_setopt_fn multi_setopt;
+    multi_handle_fn multi_add_handle;
+    multi_handle_fn multi_remove_handle;
+    multi_perform_fn multi_perform;
+    multi_poll_fn multi_poll;
+    multi_wakeup_fn multi_wakeup;
+    multi_info_read_fn multi_info_read;
 } curl;
+static void *loaded_library;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = 1;
@@ -354,6 +376,7 @@ static void *open_library(void) {
 static void load(void) {
     void *library = open_library();
     if (!library) return;
+    loaded_library = library;
     RESOLVE(global_init, "curl_global_init");
     RESOLVE(version, "curl_version");
     RESOLVE(easy_init, "curl_easy_init");
@@ -569,13 +592,19 @@ static int drain_upstream(int client, void *handle, char *buffer, size_t size, i
     }
 }
 
-int ccurl_keeper_relay(int client, void *handle, int64_t *traffic) {
+static int keeper_relay(int client, void *handle, int64_t *traffic, int clean);
+
+int ccurl_keeper_relay(int client, void *handle, int64_t *traffic) { return keeper_relay(client, handle, traffic, 1); }
+
+/* A request already sent upstream by the caller: its reply is awaited, not unasked for. */
+int ccurl_keeper_relay_sent(int client, void *handle, int64_t *traffic) { return keeper_relay(client, handle, traffic, 0); }
+
+static int keeper_relay(int client, void *handle, int64_t *traffic, int clean) {
     int upstream = ccurl_active_socket(handle);
     if (upstream < 0) return 0;
     static const size_t size = 256 * 1024;
     char *buffer = malloc(size);
     if (!buffer) return 0;
-    int clean = 1;
     int outcome = 0;
     for (;;) {
         struct pollfd ready[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
@@ -691,4 +720,140 @@ long ccurl_peer_uid(int socket) {
 int ccurl_unix_accept(int listener) {
     int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
     return fd < 0 ? -errno : fd;
+}
+
+// MARK: - the keeper's HTTP/2 side (issue 44)
+
+static pthread_once_t multi_once = PTHREAD_ONCE_INIT;
+static int multi_status = 1;
+
+static void load_multi(void) {
+    if (ccurl_load() != 0 || !loaded_library) return;
+    void *library = loaded_library;
+#define MULTI_RESOLVE(field, symbol) do { *(void **)(&curl.field) = dlsym(library, symbol); if (!curl.field) return; } while (0)
+    MULTI_RESOLVE(easy_pause, "curl_easy_pause");
+    MULTI_RESOLVE(multi_init, "curl_multi_init");
+    MULTI_RESOLVE(multi_cleanup, "curl_multi_cleanup");
+    MULTI_RESOLVE(multi_setopt, "curl_multi_setopt");
+    MULTI_RESOLVE(multi_add_handle, "curl_multi_add_handle");
+    MULTI_RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
+    MULTI_RESOLVE(multi_perform, "curl_multi_perform");
+    MULTI_RESOLVE(multi_poll, "curl_multi_poll");
+    MULTI_RESOLVE(multi_wakeup, "curl_multi_wakeup");
+    MULTI_RESOLVE(multi_info_read, "curl_multi_info_read");
+#undef MULTI_RESOLVE
+    multi_status = 0;
+}
+
+int ccurl_multi_load(void) {
+    pthread_once(&multi_once, load_multi);
+    return multi_status;
+}
+
+#define CCURLMOPT_PIPELINING 3
+#define CCURLMOPT_MAX_HOST_CONNECTIONS 7
+#define CCURLPIPE_MULTIPLEX 2
+
+void *ccurl_multi_init_multiplexed(void) {
+    if (ccurl_multi_load() != 0) return NULL;
+    void *multi = curl.multi_init();
+    if (!multi) return NULL;
+    if (curl.multi_setopt(multi, CCURLMOPT_PIPELINING, (long)CCURLPIPE_MULTIPLEX) != 0) {
+        curl.multi_cleanup(multi);
+        return NULL;
+    }
+    return multi;
+}
+void ccurl_multi_cleanup(void *multi) { if (multi) curl.multi_cleanup(multi); }
+int ccurl_multi_add(void *multi, void *handle) { return curl.multi_add_handle(multi, handle); }
+int ccurl_multi_remove(void *multi, void *handle) { return curl.multi_remove_handle(multi, handle); }
+int ccurl_multi_perform(void *multi, int *running) { return curl.multi_perform(multi, running); }
+int ccurl_multi_wakeup(void *multi) { return curl.multi_wakeup(multi); }
+int ccurl_easy_pause(void *handle, int bitmask) { return curl.easy_pause(handle, bitmask); }
+
+/* struct curl_waitfd { curl_socket_t fd; short events; short revents; } matches struct
+   pollfd on POSIX, field for field. */
+int ccurl_multi_poll(void *multi, struct pollfd *extra, unsigned int count, int milliseconds) {
+    int ready = 0;
+    return curl.multi_poll(multi, extra, count, milliseconds, &ready);
+}
+
+/* struct CURLMsg { CURLMSG msg; CURL *easy_handle; union { void *whatever; CURLcode result; } data; } */
+struct ccurl_message { int msg; void *easy; union { void *whatever; int result; } data; };
+
+void *ccurl_multi_done(void *multi, int *result) {
+    int left = 0;
+    struct ccurl_message *message;
+    while ((message = curl.multi_info_read(multi, &left))) {
+        if (message->msg == 1 /* CURLMSG_DONE */) {
+            *result = message->data.result;
+            return message->easy;
+        }
+    }
+    return NULL;
+}
+
+/* What ALPN chose, read from libcurl's own lines ("ALPN: server accepted h2" in 7.88 and
+   8.x, "ALPN, server accepted to use h2" before): 2 for h2, 1 for http/1.1 or no ALPN at
+   all, left 0 when nothing was said (the caller then cannot tell, and offers http/1.1 alone). */
+static int alpn_watch(void *handle, int kind, char *data, size_t size, void *context) {
+    (void)handle;
+    if (kind != 0 /* CURLINFO_TEXT */ || !context) return 0;
+    int *outcome = context;
+    char line[160];
+    size_t length = size < sizeof line - 1 ? size : sizeof line - 1;
+    memcpy(line, data, length);
+    line[length] = 0;
+    while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r' || line[length - 1] == ' ')) line[--length] = 0;
+    if (strncmp(line, "ALPN", 4) != 0) return 0;
+    if (strstr(line, "accepted")) {
+        if (length >= 3 && strcmp(line + length - 3, " h2") == 0) *outcome = 2;
+        else if (length >= 9 && strcmp(line + length - 9, " http/1.1") == 0) *outcome = 1;
+    } else if (strstr(line, "did not agree")) {
+        *outcome = 1;
+    }
+    return 0;
+}
+
+int ccurl_setopt_alpn_watch(void *handle, int *outcome) {
+    int result = curl.easy_setopt(handle, CCURLOPT_DEBUGFUNCTION, alpn_watch);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_DEBUGDATA, (void *)outcome);
+    if (result == 0) result = curl.easy_setopt(handle, CCURLOPT_VERBOSE, 1L);
+    return result;
+}
+
+/* recv on a client's socket that drops the clean-exchange mark (a byte carrying a file
+   descriptor, ccurl_keeper_mark_clean) and closes what it carried. The bytes read, 0 at
+   the end, -errno on failure. */
+long ccurl_keeper_read(int client, void *buffer, size_t size) {
+    for (;;) {
+        union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int) * 4)]; } control;
+        struct iovec vector = {buffer, size};
+        struct msghdr message = {0};
+        message.msg_iov = &vector;
+        message.msg_iovlen = 1;
+        message.msg_control = control.space;
+        message.msg_controllen = sizeof control.space;
+        ssize_t got = recvmsg(client, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        int marked = 0;
+        for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+            if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+                size_t fds = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t n = 0; n < fds; n++) {
+                    int passed;
+                    memcpy(&passed, CMSG_DATA(header) + n * sizeof(int), sizeof(int));
+                    close(passed);
+                }
+                marked = 1;
+            }
+        }
+        if (got == 0) return 0;
+        if (marked) got -= 1;
+        if (got == 0) continue;
+        return got;
+    }
 }

@@ -47,7 +47,9 @@ enum APICommand {
         terminal would obey escaped (\\x1B, \\u009B), as views show server text.
         Replies stream to stdout as they arrive, in flat memory: --raw copies the bytes
         through, and a JSON array is reformatted as it comes (a reply cut short leaves
-        what was printed, then the error line). A Coding-style envelope whose
+        what was printed, then the error line); to a pipe or file it is reformatted
+        and written on threads beside the receive. Past 256 KiB of output, a pipe on
+        stdout is grown to 1 MiB (Linux), so its reader wakes less often. A Coding-style envelope whose
         success code comes before its data ({"code":0,...,"data":...}) is unwrapped
         as it arrives: the data streams, and a code after it still makes the reply
         an error. Any other object is held while it may be an envelope to unwrap or
@@ -351,9 +353,24 @@ enum APICommand {
     private static func streamReply(_ request: APIRequest, options: APIOptions, client: APIClient, context: CommandContext) throws(DouctlError) -> (HTTPResponse, headPrinted: Bool)? {
         let printer = StreamingReply(output: context.output, raw: options.raw, include: options.include, showsBytes: options.output == "-")
         printer.decode = { (reply: HTTPResponse) throws(DouctlError) in _ = try client.decode(reply, for: request, parsesArrays: false) }
+        printer.pipelines = true
+        // Every way the transfer ends goes through `endTransfer` before anything else is
+        // written or decided; a malformed reply found in the bytes received is the error,
+        // as when each chunk was reformatted before the next was read.
+        func transfer() throws(DouctlError) -> HTTPResponse {
+            do {
+                let response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
+                printer.endTransfer()
+                return response
+            } catch {
+                printer.endTransfer()
+                if let problem = printer.problem { throw problem }
+                throw error
+            }
+        }
         let response: HTTPResponse
         do {
-            response = try client.stream(request, restart: { printer.restart() }, head: { printer.head($0) }, sink: { printer.take($0) })
+            response = try transfer()
         } catch .transport(.outputFailed(let detail)) {
             if let problem = printer.problem { throw problem }
             // A binary body on a terminal: the transfer was stopped before a byte was shown.

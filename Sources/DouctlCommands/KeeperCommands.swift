@@ -22,7 +22,9 @@ enum KeeperCommands {
         connection an earlier run opened instead of paying for a new handshake. It holds
         no credentials: each request brings its own headers. Connections are pooled per
         origin and TLS setting (CA bundle, client certificate, --insecure); requests
-        through a proxy or --unix-socket go direct. It exits after an idle time (60s;
+        through a proxy or --unix-socket go direct. An origin that speaks HTTP/2 is
+        served over one multiplexed connection the keeper holds: each run's request is a
+        stream on it, so parallel runs share it. It exits after an idle time (60s;
         the profile key keep or DOUCTL_KEEP=5m set it). --no-keep, DOUCTL_KEEP=0 or
         keep: false turn it off. A keeper that is gone, stale, another user's or another
         douctl version's is ignored: the request goes direct. Each douctl version has its

@@ -32,6 +32,9 @@ public struct KeeperChoice: Sendable, Equatable {
         // Through a proxy or a socket of the user's choosing, requests go direct.
         guard network.proxy == nil, network.unixSocket == nil, network.fallbackProxies["https"] == nil,
               !(NetworkSettings.proxyVariables["https"] ?? []).contains(where: { environment[$0]?.isEmpty == false }) else { return nil }
+        // The keeper is one process with one OpenSSL configuration (the system's: it is not
+        // given OPENSSL_CONF), so a run that names its own goes direct, as that file says.
+        if environment["OPENSSL_CONF"]?.isEmpty == false { return nil }
         let idle = idleSeconds ?? profile.keep.flatMap(KeeperRoute.idleSeconds) ?? KeeperRoute.defaultIdleSeconds
         let directory = KeeperRoute.directory(environment: environment, configDirectory: configDirectory)
         let path = KeeperRoute.socketPath(directory: directory, version: version)

@@ -141,6 +141,8 @@ public final class HTTPClient: HTTPTransport {
     private var keeperStory: String?
     /// The keeper's side for requests carried without libcurl (`KeeperExchange`).
     private var keeperExchange: KeeperExchange?
+    /// The last transfer's request went on from the keeper over HTTP/2.
+    private var keeperOverHTTP2 = false
 
     public init(_ configuration: HTTPClientConfiguration = .init()) {
         self.configuration = configuration
@@ -248,7 +250,8 @@ public final class HTTPClient: HTTPTransport {
         ccurl_getinfo_long(handle, CCURLINFO_NUM_CONNECTS, &connects)
         let names = [1: "HTTP/1.0", 2: "HTTP/1.1", 3: "HTTP/2", 30: "HTTP/3"]
         if let keeperStory {
-            log("* \(names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
+            // Over HTTP/2 the keeper carries the request on; this process spoke HTTP/1.1 to it.
+            log("* \(keeperOverHTTP2 ? "HTTP/2" : names[version] ?? "HTTP") over the keeper's connection (\(keeperStory))")
             return
         }
         log("* \(names[version] ?? "HTTP") over \(connects > 0 ? "a new connection" : "a reused connection")")
@@ -371,9 +374,14 @@ public final class HTTPClient: HTTPTransport {
         _ request: HTTPRequest, sink: @escaping (UnsafeRawBufferPointer) -> Bool, headReady: ((HTTPResponseHead) -> Void)?,
         keeper: (link: KeeperLink, url: String, host: String, port: UInt16), holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> KeeperExchange.Result {
+        let exchange = keeperExchange ?? KeeperExchange()
+        keeperExchange = exchange
+        // Over the keeper's HTTP/2 connection the head is given the version the origin spoke.
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(exchange.overHTTP2 ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(exchange.overHTTP2 ? Self.asHTTP2(head) : head) }
         let transfer = Transfer(
             body: request.body, sink: sink, progress: nil,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit,
             secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
@@ -382,10 +390,10 @@ public final class HTTPClient: HTTPTransport {
         if headers.value(of: "Host") == nil {
             headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)
         }
-        let exchange = keeperExchange ?? KeeperExchange()
-        keeperExchange = exchange
-        return exchange.run(request, headers: headers, link: keeper.link, host: keeper.host, port: keeper.port,
-                            configuration: configuration, transfer: transfer, holdBody: holdBody)
+        let result = exchange.run(request, headers: headers, link: keeper.link, host: keeper.host, port: keeper.port,
+                                  configuration: configuration, transfer: transfer, holdBody: shownHold)
+        keeperOverHTTP2 = exchange.overHTTP2
+        return result
     }
 
     private func perform(
@@ -399,9 +407,15 @@ public final class HTTPClient: HTTPTransport {
         let handle: UnsafeMutableRawPointer
         do { handle = try freshHandle(plain: keeper != nil || doesNoTLS(request)) } catch { return .failure(error, delivered: 0) }
 
+        // Over the keeper's HTTP/2 connection the reply reaches libcurl as HTTP/1.1: the head
+        // is given the version the origin spoke, as a direct call's (`-i` shows HTTP/2 200).
+        let link = keeper?.link
+        link?.currentOverHTTP2 = false
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) }
         let transfer = Transfer(
             body: request.body, sink: sink, progress: progress,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: holdBody, headReady: headReady,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
             requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
             bodyLimit: configuration.verboseBodyLimit,
             secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
@@ -470,13 +484,25 @@ public final class HTTPClient: HTTPTransport {
             }
             keeper.link.declined = false
             // The exchange is whole: the keeper may lend its connection again.
-            if result == CCURLE_OK { keeper.link.markClean(ccurl_active_socket(handle)) }
+            let socket = ccurl_active_socket(handle)
+            keeperOverHTTP2 = keeper.link.currentOverHTTP2 || keeper.link.overHTTP2.contains(socket)
+            if result == CCURLE_OK { keeper.link.markClean(socket) }
             keeperStory = keeper.link.opened ? keeper.link.lastConnection : "kept open by this process"
         } else {
             keeperStory = nil
         }
         transfer.finishLog()
-        return outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: holdBody)
+        let reached = outcome(of: result, handle, transfer, host: HTTPURL(request.url)?.host ?? "the server", holdBody: shownHold)
+        if keeper != nil, keeperOverHTTP2, case .reply(let head, let held) = reached { return .reply(Self.asHTTP2(head), held: held) }
+        return reached
+    }
+
+    /// A reply head the keeper carried from an HTTP/2 origin, as the origin gave it.
+    static func asHTTP2(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        head.version = "HTTP/2"
+        head.reason = ""
+        return head
     }
 
     /// Whether a direct transfer of `request` certainly does no TLS: plain http, with no proxy

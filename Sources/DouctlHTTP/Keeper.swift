@@ -83,6 +83,11 @@ final class KeeperLink {
     private(set) var lastConnection = ""
     /// This transfer asked for a socket (libcurl did not reuse the one it holds).
     var opened = false
+    /// The sockets whose requests the keeper carries on its HTTP/2 connection (it answered
+    /// `ok h2 …`): libcurl speaks HTTP/1.1 to the keeper, the origin hears HTTP/2.
+    private(set) var overHTTP2: Set<Int32> = []
+    /// This transfer's socket is one of those (set when libcurl is about to send on it).
+    var currentOverHTTP2 = false
 
     init(route: KeeperRoute, log: ((String) -> Void)?, cancellation: Cancellation) {
         self.route = route
@@ -121,13 +126,19 @@ final class KeeperLink {
     /// libcurl connected (or reused a connection) and is about to send the request: a new
     /// socket does its handshake first. Non-zero aborts the transfer (`declined`, `stopped`).
     func ready() -> Int32 {
-        guard let fd = pending, let target else { return 0 }
+        guard let fd = pending, let target else {
+            // A socket libcurl reuses: this process's keeper socket, when it holds one.
+            currentOverHTTP2 = open.count == 1 && open.contains { overHTTP2.contains($0) }
+            return 0
+        }
         pending = nil
         switch handshake(fd, target) {
-        case .ready(let story):
+        case .ready(let story, let h2):
             lastConnection = story
             opened = true
             open.insert(fd)
+            if h2 { overHTTP2.insert(fd) }
+            currentOverHTTP2 = h2
             return 0
         case .declined(let why, let forGood):
             declined = true
@@ -147,6 +158,7 @@ final class KeeperLink {
             connectFailed = true
         }
         open.remove(fd)
+        overHTTP2.remove(fd)
         close(fd)
     }
 
@@ -186,12 +198,13 @@ final class KeeperLink {
 
     /// After a transfer that ended well: its socket (still open) served a whole exchange.
     func markClean(_ fd: Int32) {
-        guard open.contains(fd) else { return }
+        // Over HTTP/2 the keeper reads each request and reply itself: it knows where they end.
+        guard open.contains(fd), !overHTTP2.contains(fd) else { return }
         _ = ccurl_keeper_mark_clean(fd)
     }
 
     enum Handshake {
-        case ready(String)
+        case ready(String, h2: Bool)
         case declined(String, forGood: Bool)
         case stopped
     }
@@ -234,9 +247,12 @@ final class KeeperLink {
         switch lines.next(within: target.timeout + 5, cancellation: cancellation) {
         case .line(let answer):
             if answer.hasPrefix("ok "), !lines.leftover {
-                let story = String(answer.dropFirst(3))
-                log?("* keeper: \(story.hasPrefix("reused") ? "reusing its connection" : "a new connection") to \(target.host):\(target.port) (\(story))")
-                return .ready(story)
+                var story = String(answer.dropFirst(3))
+                let h2 = story.hasPrefix("h2 ")
+                if h2 { story.removeFirst(3) }
+                story = TerminalText.escaped(String(story.prefix(200)))
+                log?("* keeper: \(story.hasPrefix("reused") ? "reusing its connection" : "a new connection") to \(target.host):\(target.port)\(h2 ? " over HTTP/2" : "") (\(story))")
+                return .ready(story, h2: h2)
             }
             let why = answer.hasPrefix("no ") ? TerminalText.escaped(String(answer.dropFirst(3).prefix(300))) : "it answered something else"
             return .declined("the keeper could not connect to \(target.host):\(target.port) (\(why))", forGood: false)

@@ -17,7 +17,10 @@ import DouctlSystem
 final class KeeperExchange {
     /// The keeper connection this process holds after a whole exchange (libcurl keeps its
     /// socket the same way): the next request to the same origin rides it with no handshake.
-    private var held: (fd: Int32, host: String, port: UInt16, number: Int)?
+    private var held: (fd: Int32, host: String, port: UInt16, number: Int, h2: Bool)?
+    /// This exchange's request goes on from the keeper over HTTP/2 (it answered `ok h2 …`):
+    /// this side still speaks HTTP/1.1 to it, and the keeper knows where each exchange ends.
+    private(set) var overHTTP2 = false
     /// libcurl's connection numbers in `-v` ("#0"), counted the same way.
     private var connections = 0
     /// Body bytes received over the wire in this exchange (encoded): the decompression bomb's measure.
@@ -109,6 +112,7 @@ final class KeeperExchange {
     ) -> Result {
         let timeout = configuration.timeout.isNaN ? 30 : min(max(configuration.timeout, 0.001), 1_000_000)
         let head = Self.requestHead(request, headers: headers, userAgent: configuration.userAgent)
+        overHTTP2 = false
         var reused = false
         var fd: Int32
         var story: String
@@ -130,6 +134,7 @@ final class KeeperExchange {
             self.held = nil
             fd = held.fd
             number = held.number
+            overHTTP2 = held.h2
             reused = true
             story = "kept open by this process"
             text("Re-using existing connection #\(number) with host \(host)")
@@ -137,9 +142,10 @@ final class KeeperExchange {
             if let held { close(held.fd) }
             held = nil
             switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text):
+            case .ready(let socket, let text, let h2):
                 fd = socket
                 story = text
+                overHTTP2 = h2
             case .declined: return .declined
             case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
             }
@@ -154,9 +160,10 @@ final class KeeperExchange {
             // The held connection had ended (the keeper's idle time): a new one, as libcurl retries a reused one.
             close(fd)
             switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text):
+            case .ready(let socket, let text, let h2):
                 fd = socket
                 story = text
+                overHTTP2 = h2
             case .declined: return .declined
             case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
             }
@@ -172,23 +179,25 @@ final class KeeperExchange {
         switch outcome {
         case .whole(let keepAlive):
             if keepAlive {
-                // The exchange is whole: the keeper may lend its connection again.
-                _ = ccurl_keeper_mark_clean(fd)
-                held = (fd, host, port, number)
+                // The exchange is whole: the keeper may lend its connection again (over
+                // HTTP/2 it reads each exchange itself and takes no mark).
+                if !overHTTP2 { _ = ccurl_keeper_mark_clean(fd) }
+                held = (fd, host, port, number, overHTTP2)
             } else {
                 close(fd)
             }
-            if let log = configuration.verboseLog { log("* HTTP/1.1 over the keeper's connection (\(story))") }
+            if let log = configuration.verboseLog { log("* \(overHTTP2 ? "HTTP/2" : "HTTP/1.1") over the keeper's connection (\(story))") }
             var replyHead = transfer.head ?? HTTPResponseHead(status: wire.status)
             if replyHead.status == 0 { replyHead.status = wire.status }
+            if overHTTP2 { replyHead = HTTPClient.asHTTP2(replyHead) }
             if replyHead.status == 407 { return .failure(.proxyRefused(host: host), delivered: 0) }
             let heldBody = transfer.heldBody.isEmpty && !holdBody(replyHead) ? nil : transfer.heldBody
             return .reply(replyHead, held: heldBody, story: story)
         case .cutOnPurpose:
             close(fd)
-            if let log = configuration.verboseLog { log("* HTTP/1.1 over the keeper's connection (\(story))") }
+            if let log = configuration.verboseLog { log("* \(overHTTP2 ? "HTTP/2" : "HTTP/1.1") over the keeper's connection (\(story))") }
             let replyHead = transfer.head ?? HTTPResponseHead(status: wire.status)
-            return .reply(replyHead, held: transfer.heldBody, story: story)
+            return .reply(overHTTP2 ? HTTPClient.asHTTP2(replyHead) : replyHead, held: transfer.heldBody, story: story)
         case .failure(let error, let delivered):
             // A connection left mid-way is never marked clean: the keeper drops it.
             close(fd)
@@ -675,7 +684,7 @@ struct ChunkedDecoder {
 
 extension KeeperLink {
     enum Connection {
-        case ready(Int32, story: String)
+        case ready(Int32, story: String, h2: Bool)
         case declined
         case stopped
     }
@@ -716,8 +725,8 @@ extension KeeperLink {
         }
         connected()
         switch handshake(fd, (host, port, tls, timeout)) {
-        case .ready(let story):
-            return .ready(fd, story: story)
+        case .ready(let story, let h2):
+            return .ready(fd, story: story, h2: h2)
         case .declined(let why, let forGood):
             close(fd)
             if forGood { unusable = true }

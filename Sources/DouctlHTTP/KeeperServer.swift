@@ -40,6 +40,10 @@ public final class KeeperServer: @unchecked Sendable {
         var stopping = false
         var served = 0
         var reused = 0
+        /// Origins (and TLS settings) that negotiated h2 (true) or HTTP/1.1 (false) with ALPN.
+        var speaksH2: [String: Bool] = [:]
+        /// The HTTP/2 connection each h2 origin's requests share (`KeeperH2Origin`).
+        var engines: [String: KeeperH2Origin] = [:]
     }
 
     private let state = LockedValue(State())
@@ -84,6 +88,8 @@ public final class KeeperServer: @unchecked Sendable {
             let finished = state.withLock { state -> Bool in
                 if state.stopping { return true }
                 closeIdle(&state, now: now)
+                // A stream on an HTTP/2 connection is a client served, its session long handed over.
+                if state.engines.values.contains(where: { $0.isBusy }) { state.lastActivity = now }
                 return state.active == 0 && now - state.lastActivity >= idleSeconds
             }
             if finished { break }
@@ -119,6 +125,7 @@ public final class KeeperServer: @unchecked Sendable {
         state.withLock { state in
             for held in state.pool.values.joined() { ccurl_easy_cleanup(held.handle) }
             state.pool = [:]
+            for engine in state.engines.values { engine.stop() }
         }
         return 0
     }
@@ -151,7 +158,9 @@ public final class KeeperServer: @unchecked Sendable {
     // MARK: - one client
 
     private func session(_ client: Int32) {
-        defer { close(client) }
+        // A client handed to an HTTP/2 connection's thread is that thread's to close.
+        var handedOver = false
+        defer { if !handedOver { close(client) } }
         // The greeting goes with the first answer, in one write: a client waiting for a kept
         // connection wakes once. (One that must be opened gets the greeting first.)
         let greeting = "\(KeeperRoute.protocolName) \(version)\n"
@@ -182,21 +191,36 @@ public final class KeeperServer: @unchecked Sendable {
                 guard let space = line.firstIndex(of: " ") else { continue }
                 fields[String(line[..<space])] = String(line[line.index(after: space)...])
             }
-            relay(client, fields, greeting: greeting)
+            handedOver = relay(client, fields, greeting: greeting)
         default:
             _ = KeeperWire.writeAll(client, Array(greeting.utf8))
         }
     }
 
-    private func relay(_ client: Int32, _ fields: [String: String], greeting: String) {
+    /// Serves a client's connection: relays it to an HTTP/1.1 connection, or (true) hands it
+    /// to the origin's HTTP/2 connection, whose thread then owns it.
+    private func relay(_ client: Int32, _ fields: [String: String], greeting: String) -> Bool {
         guard let host = fields["host"], !host.isEmpty, let port = fields["port"].flatMap(UInt16.init) else {
             _ = KeeperWire.writeAll(client, Array((greeting + "no the request named no origin\n").utf8))
-            return
+            return false
         }
         let origin = "\(host):\(port)"
         // Pooled per origin and TLS setting: a connection verified against one CA bundle,
         // or presenting one client certificate, never serves a request asking for another.
         let key = ["host", "port", "cafile", "capath", "cert", "key", "insecure"].map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: "\n")
+        // An origin known to speak h2: its connection's thread (a new one when the last
+        // ended idle) takes the client.
+        let (speaksH2, engine) = state.withLock { state in
+            // One that could not reach its origin is ending: ALPN is asked again.
+            if let engine = state.engines[key], engine.lostOrigin {
+                state.engines[key] = nil
+                state.speaksH2[key] = nil
+            }
+            return (state.speaksH2[key] == true, state.engines[key])
+        }
+        if speaksH2 {
+            return handOver(client, to: engine, key: key, answer: greeting, origin: origin, host: host, port: port, fields: fields)
+        }
         var held = state.withLock { state -> Held? in
             while var list = state.pool[key], let last = list.popLast() {
                 state.pool[key] = list.isEmpty ? nil : list
@@ -211,36 +235,158 @@ public final class KeeperServer: @unchecked Sendable {
             story = "reused: exchange \(held.exchanges + 1) on it, idle \(formatSeconds(currentUnixTime() - held.idleSince))"
             state.withLock { $0.reused += 1 }
         } else {
-            guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return }
+            guard KeeperWire.writeAll(client, Array(greeting.utf8)) else { return false }
             answer = ""
-            switch connect(host: host, port: port, fields: fields, origin: origin) {
+            // The first connection to an origin offers h2 with ALPN: one that takes it is
+            // served over HTTP/2 from then on (this probe's connection is closed: its bytes
+            // cannot be relayed), one that does not is relayed as HTTP/1.1 on this connection.
+            let offerH2 = state.withLock { $0.speaksH2[key] } == nil && ccurl_multi_load() == 0
+            switch connect(host: host, port: port, fields: fields, origin: origin, offerH2: offerH2) {
             case .success(let fresh):
                 held = fresh
                 story = "new"
+                if offerH2 { state.withLock { $0.speaksH2[key] = false } }
+            case .h2:
+                state.withLock { $0.speaksH2[key] = true }
+                return handOver(client, to: nil, key: key, answer: "", origin: origin, host: host, port: port, fields: fields)
             case .failure(let why):
                 _ = KeeperWire.writeAll(client, Array("no \(why)\n".utf8))
-                return
+                return false
             }
         }
         guard let held, KeeperWire.writeAll(client, Array((answer + "ok \(story)\n").utf8)) else {
             if let held { ccurl_easy_cleanup(held.handle) }
-            return
+            return false
         }
         state.withLock { $0.served += 1 }
         var traffic: Int64 = 0
         let clean = ccurl_keeper_relay(client, held.handle, &traffic) == 1
         guard clean else {
             ccurl_easy_cleanup(held.handle)
-            return
+            return false
         }
         if traffic > 0 { held.exchanges += 1 }
         held.idleSince = currentUnixTime()
         state.withLock { $0.pool[key, default: []].append(held) }
+        return false
+    }
+
+    /// Answers the handshake `ok h2 STORY` and gives the client to the origin's HTTP/2
+    /// connection (`engine`, or a new one when it is nil or ending). False when none could
+    /// take it (the client is then closed by the caller, and its call fails as a
+    /// connection closed without a reply would).
+    private func handOver(_ client: Int32, to engine: KeeperH2Origin?, key: String, answer: String, origin: String, host: String, port: UInt16, fields: [String: String]) -> Bool {
+        guard let current = engine ?? startEngine(key: key, origin: origin, host: host, port: port, fields: fields) else {
+            // This libcurl cannot multiplex: the origin is relayed as HTTP/1.1 from now on,
+            // and this client goes direct.
+            state.withLock { $0.speaksH2[key] = false }
+            _ = KeeperWire.writeAll(client, Array((answer + "no HTTP/2 is not available in the keeper\n").utf8))
+            return false
+        }
+        let story = current.story
+        guard KeeperWire.writeAll(client, Array((answer + "ok h2 \(story)\n").utf8)) else { return false }
+        state.withLock {
+            $0.served += 1
+            if story != "new" { $0.reused += 1 }
+        }
+        if current.accept(client) { return true }
+        // It was ending as the client came: a new one takes it (the answer stands).
+        state.withLock { state in
+            if state.engines[key] === current { state.engines[key] = nil }
+        }
+        guard let made = startEngine(key: key, origin: origin, host: host, port: port, fields: fields) else { return false }
+        return made.accept(client)
+    }
+
+    /// A new HTTP/2 connection's thread for `key`, registered until it ends by itself.
+    /// The HTTP/2 connection's thread for `key`: the one registered (another client's
+    /// session may have started it a moment ago: clients arriving together share one), or
+    /// a new one, registered until it ends by itself.
+    private func startEngine(key: String, origin: String, host: String, port: UInt16, fields: [String: String]) -> KeeperH2Origin? {
+        state.withLock { registry -> KeeperH2Origin? in
+            if let running = registry.engines[key], !running.lostOrigin, !running.isClosed { return running }
+            let made = KeeperH2Origin.start(origin: origin, host: host, port: port, fields: fields, idleSeconds: idleSeconds, fallback: { [self] client, unread in
+                relayHTTP1(client, unread: unread, host: host, port: port, fields: fields, origin: origin)
+            }) { [self] ended in
+                state.withLock { state in
+                    if state.engines[key] === ended { state.engines[key] = nil }
+                    if ended.lostOrigin { state.speaksH2[key] = nil }
+                }
+            }
+            if let made { registry.engines[key] = made }
+            return made
+        }
+    }
+
+    /// A client of an h2 origin whose request the HTTP/2 path cannot carry: relayed, on a
+    /// thread of its own, over a new HTTP/1.1 connection (ALPN http/1.1 alone), the bytes
+    /// already read from it sent first. Closed after, never pooled.
+    private func relayHTTP1(_ client: Int32, unread: [UInt8], host: String, port: UInt16, fields: [String: String], origin: String) {
+        state.withLock { $0.active += 1 }
+        let started = (try? startDetachedThread(stackSize: 256 << 10) { [self] in
+            defer {
+                close(client)
+                state.withLock {
+                    $0.active -= 1
+                    $0.lastActivity = currentUnixTime()
+                }
+            }
+            guard case .success(let connected) = connectOnce(host: host, port: port, fields: fields, origin: origin, offerH2: false) else { return }
+            let handle = connected.0.handle
+            defer { ccurl_easy_cleanup(handle) }
+            guard Self.sendUpstream(handle, unread) else { return }
+            var traffic: Int64 = 0
+            _ = ccurl_keeper_relay_sent(client, handle, &traffic)
+        }) != nil
+        if !started {
+            close(client)
+            state.withLock { $0.active -= 1 }
+        }
+    }
+
+    private static func sendUpstream(_ handle: UnsafeMutableRawPointer, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            var sent = 0
+            let result = bytes.withUnsafeBytes { ccurl_easy_send(handle, $0.baseAddress.map { $0 + offset }, bytes.count - offset, &sent) }
+            if result == CCURLE_AGAIN {
+                var ready = pollfd(fd: ccurl_active_socket(handle), events: Int16(POLLOUT), revents: 0)
+                if poll(&ready, 1, 30_000) <= 0 { return false }
+                continue
+            }
+            guard result == CCURLE_OK else { return false }
+            offset += sent
+        }
+        return true
     }
 
     private struct Failure: Error { var why: String }
 
-    private func connect(host: String, port: UInt16, fields: [String: String], origin: String) -> Result<Held, Failure> {
+    private enum Connected {
+        case success(Held)
+        /// The origin took h2 (the probe's connection is closed).
+        case h2
+        case failure(String)
+    }
+
+    private func connect(host: String, port: UInt16, fields: [String: String], origin: String, offerH2: Bool) -> Connected {
+        switch connectOnce(host: host, port: port, fields: fields, origin: origin, offerH2: offerH2) {
+        case .success(let connected):
+            let (held, alpn) = connected
+            if !offerH2 || alpn == 1 { return .success(held) }
+            ccurl_easy_cleanup(held.handle)
+            if alpn == 2 { return .h2 }
+            // libcurl did not say what ALPN chose: HTTP/1.1 alone, as before.
+            switch connectOnce(host: host, port: port, fields: fields, origin: origin, offerH2: false) {
+            case .success(let connected): return .success(connected.0)
+            case .failure(let failure): return .failure(failure.why)
+            }
+        case .failure(let failure):
+            return .failure(failure.why)
+        }
+    }
+
+    private func connectOnce(host: String, port: UInt16, fields: [String: String], origin: String, offerH2: Bool) -> Result<(Held, Int32), Failure> {
         guard let handle = ccurl_easy_init() else { return .failure(Failure(why: "curl_easy_init failed")) }
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
@@ -249,7 +395,11 @@ public final class KeeperServer: @unchecked Sendable {
         func check(_ result: Int32) { if result != CCURLE_OK { problems.append(result) } }
         check(ccurl_setopt_string(handle, CCURLOPT_URL, "https://\(host):\(port)/"))
         check(ccurl_setopt_long(handle, CCURLOPT_CONNECT_ONLY, 1))
-        check(ccurl_setopt_long(handle, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_1_1)))
+        check(ccurl_setopt_long(handle, CCURLOPT_HTTP_VERSION, Int(offerH2 ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_1_1)))
+        let alpn = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        alpn.initialize(to: 0)
+        defer { alpn.deallocate() }
+        if offerH2 { check(ccurl_setopt_alpn_watch(handle, alpn)) }
         check(ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1))
         check(ccurl_setopt_long(handle, CCURLOPT_SSLVERSION, Int(CCURL_SSLVERSION_TLSv1_2)))
         check(ccurl_setopt_long(handle, CCURLOPT_TCP_NODELAY, 1))
@@ -276,7 +426,12 @@ public final class KeeperServer: @unchecked Sendable {
             ccurl_easy_cleanup(handle)
             return .failure(Failure(why: text.isEmpty ? String(cString: ccurl_easy_strerror(result)) : text))
         }
-        return .success(Held(handle: handle, origin: origin))
+        // The watch's pointer dies with this call: libcurl stops writing to it now.
+        if offerH2 {
+            _ = ccurl_setopt_long(handle, CCURLOPT_VERBOSE, 0)
+            _ = ccurl_setopt_pointer(handle, CCURLOPT_DEBUGDATA, nil)
+        }
+        return .success((Held(handle: handle, origin: origin), alpn.pointee))
     }
 
     private func statusLines() -> String {
@@ -291,6 +446,7 @@ public final class KeeperServer: @unchecked Sendable {
             for connection in held {
                 text += "held \(connection.origin) (\(connection.exchanges) exchanges, idle \(formatSeconds(now - connection.idleSince)))\n"
             }
+            for engine in state.engines.values.sorted(by: { $0.origin < $1.origin }) { text += engine.statusLine(now: now) + "\n" }
             return text
         }
     }

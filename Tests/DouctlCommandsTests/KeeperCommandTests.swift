@@ -39,6 +39,7 @@ struct KeeperCommandTests {
         ("--proxy", ["--proxy", "http://127.0.0.1:9"], [:], []),
         ("https_proxy", [], ["https_proxy": "http://127.0.0.1:9"], []),
         ("--unix-socket", ["--unix-socket", "/"], [:], []),
+        ("OPENSSL_CONF", [], ["OPENSSL_CONF": "/etc/ssl/strict.cnf"], []),
         ("keep: false", [], [:], [["config", "set", "keep", "false"]]),
     ])
     func theseGoDirect(what: String, arguments: [String], environment: [String: String], before: [[String]]) throws {

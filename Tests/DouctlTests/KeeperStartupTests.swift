@@ -91,60 +91,54 @@ while True:
         #expect(try underCap.json()["cipher"]?.scalarText == Self.onlySuite, "the file governs the direct call")
     }
 
-    /// The keeper path loads libcurl without reading the file; with no keeper to take the
-    /// call, the same process goes direct, and the file must govern that handshake.
-    @Test func aCallTheKeeperDeclinesGoesDirectUnderOpenSSLsConfiguration() throws {
+    /// A run that names its own OpenSSL configuration goes direct even with a keeper
+    /// running (the keeper holds the system's), and the file governs its handshake.
+    @Test func aRunWithItsOwnOpenSSLConfigurationGoesDirectPastARunningKeeper() throws {
         let (peer, base, pki, capped) = try Self.setUp()
         let douctl = KeeperPeer.douctl()
         defer { _ = try? douctl.run("keeper", "stop") }
         try Self.requireOpenSSL3(douctl)
+        try KeeperPeer.startKeeper(douctl, base: base, cacert: pki.caCertificate)
+        let kept = try douctl.run(["-v", "api", base + "/x", "--cacert", pki.caCertificate])
+        #expect(kept.stderr.contains("over the keeper's connection"), "the anchor rode the keeper: \(kept.stderr)")
         let result = try douctl.run(["-v", "api", base + "/x", "--cacert", pki.caCertificate], environment: ["OPENSSL_CONF": capped])
         #expect(result.status == 0, "\(result) \(peer.log)")
-        #expect(result.stderr.contains("* keeper: none is running"), "the call was meant for the keeper: \(result.stderr)")
+        #expect(!result.stderr.contains("keeper"), "OPENSSL_CONF set: the keeper is not asked: \(result.stderr)")
         #expect(try result.json()["cipher"]?.scalarText == Self.onlySuite, "the direct handshake obeyed the file")
     }
 
-    /// A call the keeper carries never opens OPENSSL_CONF: the file is a FIFO whose writer
-    /// notes when anyone opens it for reading (a writer's open returns only then).
+    /// The files a douctl run opens (its main thread, under strace), as strace wrote them.
+    static func filesOpened(_ douctl: Douctl, _ arguments: [String]) throws -> (result: Douctl.Result, opened: String) {
+        let strace = try Tools.require("strace")
+        let log = TemporaryDirectory.make(prefix: "strace") + "/opens"
+        let traced = Douctl(configDirectory: douctl.configDirectory, environment: douctl.environment)
+        let result = try traced.run(via: [strace, "-qq", "-e", "trace=open,openat", "-o", log], arguments)
+        return (result, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+    }
+
+    /// A call the keeper carries never opens OpenSSL's configuration file (the system's,
+    /// OPENSSLDIR/openssl.cnf); a call the keeper declines goes direct in the same process
+    /// and opens it before its handshake, as a direct call does.
     @Test func aCallThroughTheKeeperDoesNotReadOpenSSLsConfiguration() throws {
         let (peer, base, pki, _) = try Self.setUp()
         let douctl = KeeperPeer.douctl()
         defer { _ = try? douctl.run("keeper", "stop") }
         try Self.requireOpenSSL3(douctl)
-        try KeeperPeer.startKeeper(douctl, base: base, cacert: pki.caCertificate)
-        let fifo = TemporaryDirectory.make(prefix: "openssl-fifo") + "/openssl.cnf"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let opened = OpenedFlag()
-        let writer = Thread {
-            let fd = open(fifo, O_WRONLY | O_CLOEXEC)
-            opened.set()
-            if fd >= 0 { close(fd) }
-        }
-        writer.start()
-        let result = try douctl.run(["-v", "api", base + "/x", "--cacert", pki.caCertificate], environment: ["OPENSSL_CONF": fifo])
-        let wasOpened = opened.value
-        // Release the writer if nobody opened the FIFO.
-        let release = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        try KeeperPeer.waitFor("the FIFO's writer to end") { opened.value }
-        if release >= 0 { close(release) }
-        #expect(result.status == 0, "\(result) \(peer.log)")
-        #expect(result.stderr.contains("over the keeper's connection"), "the keeper carried the call: \(result.stderr)")
-        #expect(try result.json()["tls"]?.scalarText == "TLSv1.3")
-        #expect(!wasOpened, "a call through the keeper read OPENSSL_CONF")
-        // The same file read by a direct call (so the FIFO does show a reader).
-        let again = OpenedFlag()
-        let secondWriter = Thread {
-            let fd = open(fifo, O_WRONLY | O_CLOEXEC)
-            again.set()
-            if fd >= 0 { close(fd) }
-        }
-        secondWriter.start()
-        let direct = try douctl.run(["api", base + "/x", "--cacert", pki.caCertificate, "--no-keep"], environment: ["OPENSSL_CONF": fifo])
-        #expect(direct.status == 0, "\(direct)")
-        #expect(again.value, "a direct call reads OPENSSL_CONF")
-        let releaseAgain = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        try KeeperPeer.waitFor("the second writer to end") { again.value }
-        if releaseAgain >= 0 { close(releaseAgain) }
+        // No keeper yet: the call is meant for one, is declined, goes direct (and starts one).
+        let declined = try Self.filesOpened(douctl, ["-v", "api", base + "/x", "--cacert", pki.caCertificate])
+        #expect(declined.result.status == 0, "\(declined.result) \(peer.log)")
+        #expect(declined.result.stderr.contains("* keeper: none is running"), "the call was meant for the keeper: \(declined.result.stderr)")
+        #expect(declined.opened.contains("openssl.cnf"), "a declined call going direct reads the configuration: \(declined.opened)")
+        try KeeperPeer.waitFor("the keeper's socket") { FileManager.default.fileExists(atPath: KeeperPeer.socketPath(douctl)) && (try? KeeperPeer.status(douctl)["running"]) == .bool(true) }
+        let kept = try Self.filesOpened(douctl, ["-v", "api", base + "/x", "--cacert", pki.caCertificate])
+        #expect(kept.result.status == 0, "\(kept.result) \(peer.log)")
+        #expect(kept.result.stderr.contains("over the keeper's connection"), "the keeper carried the call: \(kept.result.stderr)")
+        #expect(try kept.result.json()["tls"]?.scalarText == "TLSv1.3")
+        #expect(kept.opened.contains("openat("), "strace saw the run's opens: \(kept.opened)")
+        #expect(!kept.opened.contains("openssl.cnf"), "a call through the keeper read OpenSSL's configuration")
+        let direct = try Self.filesOpened(douctl, ["api", base + "/x", "--cacert", pki.caCertificate, "--no-keep"])
+        #expect(direct.result.status == 0, "\(direct.result)")
+        #expect(direct.opened.contains("openssl.cnf"), "a direct call reads it: \(direct.opened)")
     }
 }
 

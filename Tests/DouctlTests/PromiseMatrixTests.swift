@@ -314,6 +314,42 @@ struct PromiseMatrixTests {
         #expect(result.stdout.isEmpty, "\(feature)")
     }
 
+    // MARK: a JSON array reformatted on its own thread (issue 44.3)
+
+    /// A server that sends 2.5 MB of a JSON array and then stalls without ending it.
+    static func stallingArray() throws -> HostileListener {
+        try HostileListener { connection, _ in
+            let elements = (0..<40_000).map { #"{"id":\#($0),"u":"https:\/\/x.example\/\#($0)","t":"\u4e2d\#($0)"}"# }.joined(separator: ",")
+            guard HostileListener.send(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[" + elements + ",") else { return }
+            Thread.sleep(forTimeInterval: 20)
+        }
+    }
+
+    /// --max-time and Ctrl-C stop an array stream whose reformat runs beside the receive
+    /// within a second, with what was reformatted so far on stdout (as when it ran on one
+    /// thread) and nothing of it mangled: a prefix of the whole array's compact form.
+    @Test func arrayStream_stop_maxTimeAndInterruptStopWithinASecond() throws {
+        let server = try Self.stallingArray()
+        let started = Date()
+        let timed = try Self.douctl().run("api", "/array", "--compact", "--api-base", server.baseURL, "--max-time", "1")
+        #expect(timed.status == 7, "\(timed)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        let whole = (0..<40_000).map { #"{"id":\#($0),"u":"https://x.example/\#($0)","t":"中\#($0)"}"# }.joined(separator: ",")
+        #expect(timed.stdout.count > 1 << 20, "what arrived was reformatted and written")
+        let prefix = Array(("[" + whole).utf8).starts(with: timed.stdout)
+        #expect(prefix, "stdout is not the array's start")
+
+        let running = try RunningDouctl(Self.douctl(), ["api", "/array", "--compact", "--api-base", server.baseURL])
+        try running.waitForStdout { $0.utf8.count > 1 << 20 }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5)
+        let interruptedPrefix = Array(("[" + whole).utf8).starts(with: result.stdout)
+        #expect(interruptedPrefix, "stdout is not the array's start")
+    }
+
     // MARK: no secret in douctl's own lines
 
     /// The server repeats what it was sent in its error; douctl's own lines never show the token.
@@ -561,6 +597,78 @@ extension PromiseMatrixTests {
         let result = try douctl.run("-v", "api", "/x", "--api-base", server.base, "--cacert", server.pki.caCertificate)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
+        #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
+    }
+}
+
+// MARK: - through the keeper's HTTP/2 connection (issue 44)
+
+/// The same promises when the keeper ends HTTP itself and carries the request as a stream
+/// on its HTTP/2 connection (nginx with http2, H2KeeperPeer): each cell's -v says the call
+/// went that way, or the cell proves nothing.
+extension PromiseMatrixTests {
+    static func warmH2Keeper(_ douctl: Douctl, _ peer: H2KeeperPeer) throws {
+        try KeeperPeer.startKeeper(douctl, base: peer.base, cacert: peer.pki.caCertificate)
+        let second = try douctl.run("-v", "api", peer.base + "/warm2", "--cacert", peer.pki.caCertificate)
+        #expect(second.stderr.contains("* HTTP/2 over the keeper's connection (new)"), "\(second.stderr)")
+    }
+
+    @Test func keeperH2_stop_maxTimeStopsWithinASecond() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warmH2Keeper(douctl, peer)
+        let started = Date()
+        let result = try douctl.run("-v", "api", "/slow", "--api-base", peer.base, "--cacert", peer.pki.caCertificate, "--max-time", "1")
+        #expect(result.status == 7, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(result.stderr.contains("over HTTP/2 (reused"), "through the keeper's HTTP/2 connection: \(result.stderr)")
+        Self.expectNothingButReportLines(result, "keeperH2")
+    }
+
+    @Test func keeperH2_stop_interruptStopsWithinASecond() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warmH2Keeper(douctl, peer)
+        let running = try RunningDouctl(douctl, ["-v", "api", "/slow", "--api-base", peer.base, "--cacert", peer.pki.caCertificate])
+        try KeeperPeer.waitFor("the request to reach the server") { peer.backend.log.contains("GET /slow") }
+        let interrupted = Date()
+        running.kill(SIGINT)
+        let result = running.finish(timeout: 5)
+        #expect(result.status == 130, "\(result)")
+        #expect(Date().timeIntervalSince(interrupted) < 1.5)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("over HTTP/2 (reused"), "\(result.stderr)")
+        // Its stream was reset; the connection serves the next call.
+        let next = try douctl.run("-v", "api", "/next", "--api-base", peer.base, "--cacert", peer.pki.caCertificate)
+        #expect(next.status == 0 && next.stderr.contains("* HTTP/2 over the keeper's connection (reused"), "\(next)")
+    }
+
+    @Test func keeperH2_credential_aRedirectToAnotherOriginCarriesNoToken() throws {
+        let api = try H2KeeperPeer()
+        let elsewhere = try H2KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warmH2Keeper(douctl, api)
+        let result = try douctl.run("-v", "api", "/to-elsewhere?to=\(elsewhere.base)/landed", "--api-base", api.base, "--cacert", api.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(try result.json()["path"]?.scalarText == "/landed")
+        #expect(result.stderr.contains("* HTTP/2 over the keeper's connection (reused"), "the first hop rode the keeper's HTTP/2 connection: \(result.stderr)")
+        #expect(api.backend.log.contains("auth=Bearer \(Self.token)"), "the token was not sent at all, so the cell proves nothing")
+        #expect(elsewhere.backend.log.contains("GET /landed"))
+        #expect(!elsewhere.backend.log.contains(Self.token), "the token went to another origin: \(elsewhere.backend.log)")
+    }
+
+    @Test func keeperH2_secret_verboseLinesShowNoToken() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try Self.warmH2Keeper(douctl, peer)
+        let result = try douctl.run("-v", "api", "/x", "--api-base", peer.base, "--cacert", peer.pki.caCertificate)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* HTTP/2 over the keeper's connection (reused"), "\(result.stderr)")
         #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
         #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
     }

@@ -210,6 +210,8 @@ int ccurl_keeper_alive(void *handle);
 /// closes (1: the last exchange ended cleanly, the connection can serve another) or either
 /// side fails (0). `traffic` counts the bytes relayed.
 int ccurl_keeper_relay(int client, void *handle, int64_t *traffic);
+/// The same after the caller sent a request's first bytes upstream itself.
+int ccurl_keeper_relay_sent(int client, void *handle, int64_t *traffic);
 /// A connected (close-on-exec) Unix stream socket to `path`, or -errno.
 int ccurl_unix_connect(const char *path);
 /// A listening (close-on-exec) Unix stream socket bound at `path` with mode 0600, or -errno.
@@ -218,5 +220,36 @@ int ccurl_unix_listen(const char *path);
 int ccurl_unix_accept(int listener);
 /// The uid of the peer of a connected Unix socket (SO_PEERCRED), or -1.
 long ccurl_peer_uid(int socket);
+
+/// The keeper's HTTP/2 side (issue 44): one multiplexed connection per origin, its streams
+/// carrying the requests clients send as HTTP/1.1. 0 when this libcurl has what it needs
+/// (curl_multi_poll and curl_multi_wakeup: 7.68 or later).
+int ccurl_multi_load(void);
+/// A multi handle with CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX, or NULL.
+void *ccurl_multi_init_multiplexed(void);
+void ccurl_multi_cleanup(void *multi);
+int ccurl_multi_add(void *multi, void *handle);
+int ccurl_multi_remove(void *multi, void *handle);
+int ccurl_multi_perform(void *multi, int *running);
+int ccurl_multi_wakeup(void *multi);
+struct pollfd;
+/// curl_multi_poll with `extra` descriptors to wait on as well (their revents filled).
+int ccurl_multi_poll(void *multi, struct pollfd *extra, unsigned int count, int milliseconds);
+/// The next finished transfer (its result in `result`), or NULL.
+void *ccurl_multi_done(void *multi, int *result);
+/// CURLPAUSE_RECV (1) and CURLPAUSE_SEND (4): the directions that stay paused; 0 resumes both.
+int ccurl_easy_pause(void *handle, int bitmask);
+/// Watches libcurl's lines for what ALPN chose: `outcome` becomes 2 (h2) or 1 (http/1.1).
+int ccurl_setopt_alpn_watch(void *handle, int *outcome);
+/// A non-blocking read of a client's socket that drops the clean-exchange mark: the bytes
+/// read, 0 at its end, -errno (-EAGAIN: nothing yet).
+long ccurl_keeper_read(int client, void *buffer, size_t size);
+
+#define CCURL_WRITEFUNC_PAUSE 0x10000001
+#define CCURL_READFUNC_PAUSE 0x10000001
+#define CCURLOPT_PIPEWAIT 237
+#define CCURLOPT_PATH_AS_IS 234
+#define CCURL_HTTP_VERSION_2TLS 4
+#define CCURLOPT_PRIVATE 10103
 
 #endif

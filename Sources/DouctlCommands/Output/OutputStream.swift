@@ -43,7 +43,10 @@ public final class OutputStream {
 
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard !relinquished.load(ordering: .acquiring) else { return }
-        if buffer.count + bytes.count > bufferLimit { flush() }
+        if buffer.count + bytes.count > bufferLimit {
+            if !grewPipe { growPipe() }
+            flush()
+        }
         if bytes.count >= bufferLimit {
             writeNow(bytes)
         } else {
@@ -77,6 +80,23 @@ public final class OutputStream {
         guard !failed else { return }
         failed = true
         failure = error
+    }
+
+    /// Whether `growPipe` has been tried (once, at the first full buffer: small outputs never pay).
+    private var grewPipe = false
+
+    /// A big output to a pipe: the pipe grown to 1 MiB (Linux's default is 64 KiB, and
+    /// `/proc/sys/fs/pipe-max-size` is 1 MiB by default), so that writer and reader take
+    /// turns four times less often than at each 256 KiB write. The reader loses nothing;
+    /// where the kernel refuses (a per-user limit reached), the pipe stays as it was.
+    private func growPipe() {
+        grewPipe = true
+        #if os(Linux)
+        var info = stat()
+        guard fstat(fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return }
+        let setPipeSize: Int32 = 1031  // F_SETPIPE_SZ
+        _ = fcntl(fileDescriptor, setPipeSize, Int32(1 << 20))
+        #endif
     }
 
     public func flush() {

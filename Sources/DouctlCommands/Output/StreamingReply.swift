@@ -40,6 +40,10 @@ final class StreamingReply {
     private var rawChecked = false
     /// An event stream (text/event-stream, NDJSON) printed an event a line as it arrives.
     private(set) var events: EventStream?
+    /// The caller ends every transfer with `endTransfer`, so a JSON array may be reformatted
+    /// on a thread of its own beside the receive (`ReformatPipeline`).
+    var pipelines = false
+    private var pipeline: ReformatPipeline?
 
     init(output: Output, raw: Bool, include: Bool, showsBytes: Bool = false) {
         self.output = output
@@ -60,7 +64,9 @@ final class StreamingReply {
 
     /// A retry may start over only while nothing reached stdout.
     func restart() -> Bool {
-        guard delivered == 0 else { return false }
+        // A malformed reply found on the pipeline's thread is not retried (it would not
+        // have been read past, had it been found here).
+        guard endTransfer() == nil, delivered == 0 else { return false }
         held.removeAll()
         if case .reformat = mode { mode = .undecided }
         if case .passthrough = mode { (mode, escaper) = (.undecided, nil) }
@@ -106,7 +112,7 @@ final class StreamingReply {
         case .events:
             return feedEvents(chunk)
         case .reformat(let reformatter):
-            return feed(chunk, to: reformatter) && !output.documentsStopped
+            return reformat(chunk, with: reformatter)
         case .hold, .undecided:
             return hold(chunk)
         }
@@ -177,11 +183,39 @@ final class StreamingReply {
 
     /// From here on the reply goes through the incremental reformatter, what was held first.
     private func startReformatting() -> Bool {
-        let reformatter = JSONStreamReformatter(format: output.prettyJSON ? .pretty : .compact, emit: emitter())
+        let format: JSONFormat = output.prettyJSON ? .pretty : .compact
+        let reformatter: JSONStreamReformatter
+        // On threads of its own only where nothing but the reformatter writes to stdout
+        // while the transfer runs: no --jq stage, no colours or terminal, no head printed.
+        if pipelines && output.filter == nil && !output.stdoutIsTerminal && !output.colorsStdout && !include {
+            let pipeline = ReformatPipeline(stdout: output.stdout)
+            reformatter = JSONStreamReformatter(format: format) { [unowned self] bytes in
+                delivered += bytes.count
+                pipeline.write(bytes)
+            }
+            if pipeline.start(reformatter) { self.pipeline = pipeline }
+        } else {
+            reformatter = JSONStreamReformatter(format: format, emit: emitter())
+        }
         mode = .reformat(reformatter)
         let before = held
         held = []
+        if let pipeline { return before.isEmpty || before.withUnsafeBytes { pipeline.put($0) } }
         return before.isEmpty || before.withUnsafeBytes { feed($0, to: reformatter) }
+    }
+
+    /// The transfer has ended (any way: done, failed, stopped) or starts over: a reply
+    /// being reformatted on its own thread is finished there and the thread waited for, so
+    /// from here on only this thread writes to stdout; its error, if it met one, is the
+    /// reply's problem. Later bytes (a resumed transfer's) are reformatted on this thread.
+    /// Returns the thread's error, as the problem (nil when it met none).
+    @discardableResult
+    func endTransfer() -> DouctlError? {
+        guard let pipeline else { return nil }
+        self.pipeline = nil
+        guard let error = pipeline.end(), problem == nil else { return nil }
+        problem = notJSON(error)
+        return problem
     }
 
     /// Where reformatted JSON goes: stdout, through jq's colours on a terminal.
@@ -229,7 +263,7 @@ final class StreamingReply {
         if case .hold = mode, held.count + chunk.count > Self.objectStreamingThreshold,
            let key = heldFirstKey(), !ReplyDecoder.mayBeEnvelope(firstKey: key), !raw {
             guard startReformatting() else { return false }
-            if case .reformat(let reformatter) = mode { return feed(chunk, to: reformatter) && !output.documentsStopped }
+            if case .reformat(let reformatter) = mode { return reformat(chunk, with: reformatter) }
         }
         // Held as it may be JSON (no media type, or one that says JSON, and a first byte a
         // JSON scalar may begin with); past the threshold it is a body to stream as it is.
@@ -248,6 +282,13 @@ final class StreamingReply {
         }
         held.append(contentsOf: chunk)
         return true
+    }
+
+    /// The next bytes of a reply being reformatted: to the pipeline's thread, or reformatted
+    /// here. False stops the transfer.
+    private func reformat(_ chunk: UnsafeRawBufferPointer, with reformatter: JSONStreamReformatter) -> Bool {
+        if let pipeline { return pipeline.put(chunk) }
+        return feed(chunk, to: reformatter) && !output.documentsStopped
     }
 
     private func feed(_ bytes: UnsafeRawBufferPointer, to reformatter: JSONStreamReformatter) -> Bool {
@@ -301,6 +342,7 @@ final class StreamingReply {
 
     /// After a successful transfer: ends the stream, or hands back the held reply.
     func finish(_ head: HTTPResponseHead) throws(DouctlError) -> HTTPResponse? {
+        endTransfer()
         if let problem { throw problem }  // a sink's refusal the transport did not act on
         switch mode {
         case .raw:

@@ -40,9 +40,14 @@ struct Douctl {
     /// Runs `douctl arguments…`, feeding `input` on stdin; kills it after `timeout` seconds.
     @discardableResult
     func run(_ arguments: [String], input: [UInt8]? = nil, environment extra: [String: String] = [:], timeout: Double = 60) throws -> Result {
+        try run(via: [], arguments, input: input, environment: extra, timeout: timeout)
+    }
+
+    /// The same, the binary started by a wrapper (`strace -o LOG`, …): `wrapper + [binary] + arguments`.
+    func run(via wrapper: [String], _ arguments: [String], input: [UInt8]? = nil, environment extra: [String: String] = [:], timeout: Double = 60) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Self.binary)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Self.binary] + arguments
         var environment = self.environment
         environment.merge(extra) { $1 }
         process.environment = environment
