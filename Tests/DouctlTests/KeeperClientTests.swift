@@ -84,3 +84,20 @@ struct KeeperClientTests {
         #expect(next.stderr.contains("* keeper: a new connection"), "\(next.stderr)")
     }
 }
+
+extension KeeperClientTests {
+    /// Through the keeper's HTTP/2 connection (it answers `ok h2`): the call still loads no
+    /// libcurl, -v and -i say HTTP/2 as the libcurl path does, and the reply is the origin's.
+    @Test func aCallOverTheKeepersHTTP2ConnectionLoadsNoLibcurl() throws {
+        let peer = try H2KeeperPeer()
+        let douctl = KeeperPeer.douctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperH2Tests.warm(douctl, peer)
+        let result = try douctl.run(["-v", "api", peer.base + "/item/h2", "-i", "--cacert", peer.pki.caCertificate], environment: ["LD_DEBUG": "files"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("* HTTP/2 over the keeper's connection"), "\(result.stderr)")
+        #expect(!Self.loadsLibcurl(result), "a keeper call over HTTP/2 loaded libcurl")
+        #expect(result.stdoutText.hasPrefix("HTTP/2 200"), "\(result.stdoutText)")
+        #expect(result.stdoutText.contains("/item/h2"), "\(result.stdoutText)")
+    }
+}
