@@ -110,7 +110,8 @@ def main():
     tls_call = [options.binary, "api", "/small.json", "--api-base", tls_base, "--cacert", cert]
     subprocess.run(tls_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)  # starts the keeper
     for _ in range(100):
-        if any(name.endswith(".sock") for name in os.listdir(os.path.join(runtime, "douctl"))):
+        folder = os.path.join(runtime, "douctl")  # made by the detached keeper, maybe not yet
+        if os.path.isdir(folder) and any(name.endswith(".sock") for name in os.listdir(folder)):
             break
         time.sleep(0.05)
     cases = [

@@ -139,6 +139,8 @@ public final class HTTPClient: HTTPTransport {
     private var keeperLink: KeeperLink?
     /// `-v`: the keeper's word on the connection the last transfer used, when it used one.
     private var keeperStory: String?
+    /// The keeper's side for requests carried without libcurl (`KeeperExchange`).
+    private var keeperExchange: KeeperExchange?
     /// The last transfer's request went on from the keeper over HTTP/2.
     private var keeperOverHTTP2 = false
 
@@ -331,6 +333,18 @@ public final class HTTPClient: HTTPTransport {
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
         if let keeper = keeperRoute(for: request) {
+            // Carried without libcurl when it can be sent exactly as libcurl would (KeeperExchange).
+            if progress == nil, KeeperExchange.carries(request) {
+                switch performWithoutCurl(request, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody) {
+                case .reply(let head, let held, let story):
+                    keeperStory = story
+                    return .reply(head, held: held)
+                case .failure(let error, let delivered):
+                    return .failure(error, delivered: delivered)
+                case .declined:
+                    return perform(request, progress: progress, sink: sink, headReady: headReady, keeper: nil, holdBody: holdBody)
+                }
+            }
             let outcome = perform(request, progress: progress, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody)
             // Refused before anything was sent (no keeper, or it could not connect): the
             // same hop goes direct, and a failure is then libcurl's own, as without one.
@@ -354,6 +368,32 @@ public final class HTTPClient: HTTPTransport {
         url.scheme = "http"
         url.port = port
         return (link, url.text, host, port)
+    }
+
+    private func performWithoutCurl(
+        _ request: HTTPRequest, sink: @escaping (UnsafeRawBufferPointer) -> Bool, headReady: ((HTTPResponseHead) -> Void)?,
+        keeper: (link: KeeperLink, url: String, host: String, port: UInt16), holdBody: @escaping (HTTPResponseHead) -> Bool
+    ) -> KeeperExchange.Result {
+        let exchange = keeperExchange ?? KeeperExchange()
+        keeperExchange = exchange
+        // Over the keeper's HTTP/2 connection the head is given the version the origin spoke.
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(exchange.overHTTP2 ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(exchange.overHTTP2 ? Self.asHTTP2(head) : head) }
+        let transfer = Transfer(
+            body: request.body, sink: sink, progress: nil,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
+            requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
+            bodyLimit: configuration.verboseBodyLimit,
+            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
+            boundsDecoding: request.acceptsCompression)
+        var headers = request.headers
+        if headers.value(of: "Host") == nil {
+            headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)
+        }
+        let result = exchange.run(request, headers: headers, link: keeper.link, host: keeper.host, port: keeper.port,
+                                  configuration: configuration, transfer: transfer, holdBody: shownHold)
+        keeperOverHTTP2 = exchange.overHTTP2
+        return result
     }
 
     private func perform(

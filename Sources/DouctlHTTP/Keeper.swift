@@ -65,12 +65,12 @@ public struct KeeperRoute: Sendable, Equatable {
 /// error) is never lent again.
 final class KeeperLink {
     let route: KeeperRoute
-    private let log: ((String) -> Void)?
+    let log: ((String) -> Void)?
     private let cancellation: Cancellation
     /// Set for each transfer through the keeper: what the keeper connects to.
     var target: (host: String, port: UInt16, tls: TLSOptions, timeout: Double)?
     /// The keeper is gone, not ours or speaks something else: this process goes direct.
-    private(set) var unusable = false
+    var unusable = false
     private var startedOne = false
     /// This transfer's socket was refused (no keeper, or it could not connect): the hop is
     /// sent again direct.
@@ -186,7 +186,7 @@ final class KeeperLink {
         return entries
     }
 
-    private func startKeeper(why: String) {
+    func startKeeper(why: String) {
         guard let start = route.start, !startedOne else {
             log?("* keeper: \(why); going direct")
             return
@@ -203,13 +203,13 @@ final class KeeperLink {
         _ = ccurl_keeper_mark_clean(fd)
     }
 
-    private enum Handshake {
+    enum Handshake {
         case ready(String, h2: Bool)
         case declined(String, forGood: Bool)
         case stopped
     }
 
-    private func handshake(_ fd: Int32, _ target: (host: String, port: UInt16, tls: TLSOptions, timeout: Double)) -> Handshake {
+    func handshake(_ fd: Int32, _ target: (host: String, port: UInt16, tls: TLSOptions, timeout: Double)) -> Handshake {
         let uid = ccurl_peer_uid(fd)
         guard uid == Int(getuid()) else {
             return .declined("the listener at \(route.socketPath) is not this user's (uid \(uid))", forGood: true)

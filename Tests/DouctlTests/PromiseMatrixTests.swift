@@ -531,10 +531,11 @@ extension PromiseMatrixTests {
         defer { _ = try? douctl.run("keeper", "stop") }
         try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
         let started = Date()
-        let result = try douctl.run("-v", "api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate, "--max-time", "1")
+        let result = try douctl.run("-v", "api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate, "--max-time", "1", environment: ["LD_DEBUG": "files"])
         #expect(result.status == 7, "\(result)")
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        #expect(!result.stderr.contains("libcurl"), "carried without libcurl (KeeperExchange)")
         Self.expectNothingButReportLines(result, "keeper")
     }
 
@@ -570,6 +571,22 @@ extension PromiseMatrixTests {
         #expect(sentToAPI.contains(Self.token), "the token was not sent at all, so the cell proves nothing")
         #expect(sentElsewhere.contains("GET /landed"))
         #expect(!sentElsewhere.contains(Self.token), "the token went to another origin: \(sentElsewhere)")
+    }
+
+    /// A keeper call is read by douctl's own HTTP code (no libcurl): a reply's control
+    /// sequences in its status line, headers and body reach neither -v's lines nor the error.
+    @Test func keeper_terminal_serverTextNeverDrivesTheTerminal() throws {
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let result = try douctl.run(["-v", "api", "/hostile", "--api-base", server.base, "--cacert", server.pki.caCertificate], environment: ["LD_DEBUG": "files"])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
+        #expect(!result.stderr.contains("libcurl"), "carried without libcurl")
+        #expect(result.stderr.contains("X-Evil"), "the header was logged, so the cell tests something: \(result.stderr)")
+        #expect(!result.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" }, "\(result.stderr)")
+        Self.expectNothingButReportLines(result, "keeper")
     }
 
     @Test func keeper_secret_verboseLinesThroughTheKeeperShowNoToken() throws {

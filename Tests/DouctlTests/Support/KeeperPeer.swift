@@ -9,7 +9,8 @@ import Testing
 /// An HTTPS/1.1 server with keep-alive on 127.0.0.1 (python3's ssl, the test PKI's server
 /// certificate) that counts the TLS connections it accepted, for the keeper's tests:
 /// `/count` says how many; `/slow` never answers; `/big?mb=N` sends N MiB; `/upload` reads
-/// the body (Content-Length or chunked) and says its size and SHA-256;
+/// the body (Content-Length or chunked) and says its size and SHA-256; `/gz?enc=gzip|deflate|chunked-gzip`
+/// a compressed reply; `/hostile` a 500 with terminal control sequences in its head and body;
 /// `/to-elsewhere?to=URL` redirects there; anything else echoes its connection number, path
 /// and Authorization. `/heads` lists every request head it was sent.
 final class KeeperPeer: @unchecked Sendable {
@@ -143,6 +144,25 @@ def serve(raw):
                 while sent < total:
                     conn.sendall(block[:min(len(block), total - sent)])
                     sent += min(len(block), total - sent)
+            elif path == "/hostile":
+                # Terminal control sequences in a header and an error body, and a broken framing after.
+                body = b"\x1b]0;pwned\x07\x1b[2J error \x9b31m"
+                conn.sendall(b"HTTP/1.1 500 Oops\x1b[31m\r\nX-Evil: \x1b]52;c;cHduZWQ=\x07\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            elif path == "/gz":
+                # A compressed reply (asked for by api's Accept-Encoding), framed by length or chunked.
+                import zlib
+                enc = params.get("enc", "gzip")
+                data = json.dumps({"decoded": enc}).encode()
+                packer = zlib.compressobj(wbits=31 if "gzip" in enc else 15)
+                packed = packer.compress(data) + packer.flush()
+                if enc.startswith("chunked"):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    for i in range(0, len(packed), 7):
+                        piece = packed[i:i + 7]
+                        conn.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                    conn.sendall(b"0\r\n\r\n")
+                else:
+                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n" % (enc, len(packed))).encode() + packed)
             elif path == "/upload":
                 reply(conn, "200 OK", {"bytes": size, "sha256": digest.hexdigest()})
             elif path == "/to-elsewhere":

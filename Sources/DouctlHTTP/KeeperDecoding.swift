@@ -1,0 +1,245 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CCurl
+import DouctlSystem
+
+/// A reply's Content-Encoding decoded for a request carried without libcurl (`KeeperExchange`):
+/// the encodings libcurl decodes (deflate, gzip, br, zstd), each from its system library,
+/// opened only when a reply uses it (zlib, libbrotlidec, libzstd: a few hundred kilobytes,
+/// not libcurl's thirty libraries).
+enum KeeperDecoding {
+    /// What libcurl (Debian/Ubuntu's, built with zlib, brotli and zstd) sends for
+    /// CURLOPT_ACCEPT_ENCODING "".
+    static let acceptEncoding = "deflate, gzip, br, zstd"
+
+    /// The decoders for a Content-Encoding value (applied last first), or a message libcurl's
+    /// words for an encoding it does not know.
+    static func decoders(for value: String) -> Result<[ContentDecoder], TransportError> {
+        var decoders: [ContentDecoder] = []
+        for token in value.utf8.split(separator: 0x2C) {
+            let name = HTTPSyntax.lowercased(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: token, as: UTF8.self))))
+            if name.isEmpty || name == "identity" || name == "none" { continue }
+            guard let decoder = ContentDecoder(name) else {
+                if ["deflate", "gzip", "x-gzip", "br", "zstd"].contains(name) {
+                    return .failure(.malformedReply("cannot decode the reply's \(name) encoding: its library cannot be loaded"))
+                }
+                return .failure(.malformedReply("Unrecognized content encoding type. libcurl understands \(acceptEncoding) content encodings."))
+            }
+            decoders.append(decoder)
+        }
+        return .success(decoders.reversed())
+    }
+}
+
+/// One streaming decoder. Its `feed` returns the decoded bytes, or nil when the data is not
+/// valid in its encoding.
+final class ContentDecoder {
+    private enum Kind { case zlib, brotli, zstd }
+    private let kind: Kind
+    private var state: UnsafeMutableRawPointer?
+    /// zlib's z_stream (112 bytes on LP64 platforms), kept as raw memory.
+    private var stream: UnsafeMutableRawPointer?
+    private var gzip = false
+    private var triedRaw = false
+    private var zlibSeen = 0
+
+    init?(_ name: String) {
+        switch name {
+        case "gzip", "x-gzip", "deflate":
+            guard let library = Libraries.zlib else { return nil }
+            kind = .zlib
+            gzip = name != "deflate"
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: 112, alignment: 8)
+            memory.initializeMemory(as: UInt8.self, repeating: 0, count: 112)
+            stream = memory
+            guard library.inflateInit2(memory, gzip ? 15 + 32 : 15, "1.2.11", 112) == 0 else {
+                memory.deallocate()
+                stream = nil
+                return nil
+            }
+        case "br":
+            guard let library = Libraries.brotli, let instance = library.create(nil, nil, nil) else { return nil }
+            kind = .brotli
+            state = instance
+        case "zstd":
+            guard let library = Libraries.zstd, let instance = library.create() else { return nil }
+            kind = .zstd
+            state = instance
+        default:
+            return nil
+        }
+    }
+
+    deinit {
+        switch kind {
+        case .zlib:
+            if let stream {
+                _ = Libraries.zlib?.inflateEnd(stream)
+                stream.deallocate()
+            }
+        case .brotli:
+            if let state { Libraries.brotli?.destroy(state) }
+        case .zstd:
+            if let state { _ = Libraries.zstd?.free(state) }
+        }
+    }
+
+    func feed(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard !input.isEmpty else { return [] }
+        switch kind {
+        case .zlib: return inflate(input)
+        case .brotli: return brotli(input)
+        case .zstd: return zstd(input)
+        }
+    }
+
+    private func inflate(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let library = Libraries.zlib, let stream, let base = input.baseAddress else { return nil }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        stream.storeBytes(of: UnsafeMutableRawPointer(mutating: base), toByteOffset: 0, as: UnsafeMutableRawPointer.self)
+        stream.storeBytes(of: UInt32(input.count), toByteOffset: 8, as: UInt32.self)
+        while true {
+            let result: Int32 = chunk.withUnsafeMutableBytes { buffer in
+                guard let out = buffer.baseAddress else { return -2 }
+                stream.storeBytes(of: out, toByteOffset: 24, as: UnsafeMutableRawPointer.self)
+                stream.storeBytes(of: UInt32(buffer.count), toByteOffset: 32, as: UInt32.self)
+                return library.inflate(stream, 0)
+            }
+            let left = Int(stream.load(fromByteOffset: 32, as: UInt32.self))
+            output.append(contentsOf: chunk[0..<(chunk.count - left)])
+            let inputLeft = Int(stream.load(fromByteOffset: 8, as: UInt32.self))
+            if result == 1 { return output }  // Z_STREAM_END: anything after it is ignored, as libcurl does
+            if result == -3 && !gzip && !triedRaw && zlibSeen == 0 {
+                // "deflate" sent as a raw deflate stream (no zlib header), which libcurl accepts too.
+                triedRaw = true
+                _ = library.inflateEnd(stream)
+                stream.initializeMemory(as: UInt8.self, repeating: 0, count: 112)
+                guard library.inflateInit2(stream, -15, "1.2.11", 112) == 0 else { return nil }
+                return inflate(input)
+            }
+            guard result == 0 || result == -5 else { return nil }
+            zlibSeen += 1
+            // Room left in the output: inflate took all it could of the input.
+            if left > 0 || inputLeft == 0 && result == -5 { return output }
+        }
+    }
+
+    private func brotli(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let library = Libraries.brotli, let state, let base = input.baseAddress else { return nil }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var availableIn = input.count
+        var nextIn: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
+        while true {
+            var written = 0
+            let result: Int32 = chunk.withUnsafeMutableBytes { buffer in
+                var availableOut = buffer.count
+                var nextOut = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                let result = library.decompress(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
+                written = buffer.count - availableOut
+                return result
+            }
+            output.append(contentsOf: chunk[0..<written])
+            switch result {
+            case 1, 2: return output        // done, or needs more input
+            case 3: continue               // needs more output room
+            default: return nil
+            }
+        }
+    }
+
+    private func zstd(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let library = Libraries.zstd, let state, let base = input.baseAddress else { return nil }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 128 * 1024)
+        var source = ZstdBuffer(pointer: UnsafeMutableRawPointer(mutating: base), size: input.count, position: 0)
+        while true {
+            var produced = 0
+            let result: Int = chunk.withUnsafeMutableBytes { buffer in
+                var target = ZstdBuffer(pointer: buffer.baseAddress, size: buffer.count, position: 0)
+                let result = withUnsafeMutableBytes(of: &target) { out in
+                    withUnsafeMutableBytes(of: &source) { into in
+                        guard let outPointer = out.baseAddress, let inPointer = into.baseAddress else { return -1 }
+                        return library.decompress(state, outPointer, inPointer)
+                    }
+                }
+                produced = target.position
+                return result
+            }
+            if library.isError(result) != 0 { return nil }
+            output.append(contentsOf: chunk[0..<produced])
+            if source.position >= source.size && produced < chunk.count || produced == 0 { return output }
+        }
+    }
+}
+
+/// ZSTD_inBuffer and ZSTD_outBuffer (pointer, size, pos).
+struct ZstdBuffer {
+    var pointer: UnsafeMutableRawPointer?
+    var size: Int
+    var position: Int
+}
+
+/// The decoders' libraries, each opened once, on first use, from the system's directories.
+private enum Libraries {
+    struct Zlib {
+        let inflateInit2: @convention(c) (UnsafeMutableRawPointer, Int32, UnsafePointer<CChar>, Int32) -> Int32
+        let inflate: @convention(c) (UnsafeMutableRawPointer, Int32) -> Int32
+        let inflateEnd: @convention(c) (UnsafeMutableRawPointer) -> Int32
+    }
+    struct Brotli {
+        let create: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
+        let decompress: @convention(c) (UnsafeMutableRawPointer, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>?) -> Int32
+        let destroy: @convention(c) (UnsafeMutableRawPointer) -> Void
+    }
+    struct Zstd {
+        let create: @convention(c) () -> UnsafeMutableRawPointer?
+        let decompress: @convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int
+        let isError: @convention(c) (Int) -> UInt32
+        let free: @convention(c) (UnsafeMutableRawPointer) -> Int
+    }
+
+    static func open(_ names: [String]) -> UnsafeMutableRawPointer? {
+        var pointers: [UnsafePointer<CChar>?] = names.map { UnsafePointer(strdup($0)) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(UnsafeMutableRawPointer(mutating: pointer)) } }
+        var reason = [CChar](repeating: 0, count: 256)
+        return pointers.withUnsafeBufferPointer { list in
+            ccurl_trusted_dlopen(nil, nil, list.baseAddress, RTLD_NOW | RTLD_LOCAL, &reason, reason.count)
+        }
+    }
+
+    static func symbol<T>(_ library: UnsafeMutableRawPointer, _ name: String, as type: T.Type) -> T? {
+        guard let pointer = dlsym(library, name) else { return nil }
+        return unsafeBitCast(pointer, to: type)
+    }
+
+    static let zlib: Zlib? = {
+        guard let library = open(["libz.so.1", "libz.so"]),
+              let initialise = symbol(library, "inflateInit2_", as: (@convention(c) (UnsafeMutableRawPointer, Int32, UnsafePointer<CChar>, Int32) -> Int32).self),
+              let inflate = symbol(library, "inflate", as: (@convention(c) (UnsafeMutableRawPointer, Int32) -> Int32).self),
+              let end = symbol(library, "inflateEnd", as: (@convention(c) (UnsafeMutableRawPointer) -> Int32).self) else { return nil }
+        return Zlib(inflateInit2: initialise, inflate: inflate, inflateEnd: end)
+    }()
+
+    static let brotli: Brotli? = {
+        guard let library = open(["libbrotlidec.so.1", "libbrotlidec.so"]),
+              let create = symbol(library, "BrotliDecoderCreateInstance", as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?).self),
+              let decompress = symbol(library, "BrotliDecoderDecompressStream", as: (@convention(c) (UnsafeMutableRawPointer, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>?) -> Int32).self),
+              let destroy = symbol(library, "BrotliDecoderDestroyInstance", as: (@convention(c) (UnsafeMutableRawPointer) -> Void).self) else { return nil }
+        return Brotli(create: create, decompress: decompress, destroy: destroy)
+    }()
+
+    static let zstd: Zstd? = {
+        guard let library = open(["libzstd.so.1", "libzstd.so"]),
+              let create = symbol(library, "ZSTD_createDStream", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+              let decompress = symbol(library, "ZSTD_decompressStream", as: (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int).self),
+              let isError = symbol(library, "ZSTD_isError", as: (@convention(c) (Int) -> UInt32).self),
+              let free = symbol(library, "ZSTD_freeDStream", as: (@convention(c) (UnsafeMutableRawPointer) -> Int).self) else { return nil }
+        return Zstd(create: create, decompress: decompress, isError: isError, free: free)
+    }()
+}
