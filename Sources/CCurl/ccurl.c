@@ -511,6 +511,23 @@ static int keeper_close_passed_descriptors(struct msghdr *message) {
     return marked;
 }
 
+/* recvmsg on a client's socket with room for the descriptors a clean mark passes: those are
+   closed (*marked set when there were any), and *truncated says the kernel dropped some. */
+static ssize_t keeper_receive(int client, void *buffer, size_t size, int flags, int *marked, int *truncated) {
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int) * 4)]; } control;
+    struct iovec vector = {buffer, size};
+    struct msghdr message = {0};
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.space;
+    message.msg_controllen = sizeof control.space;
+    ssize_t got = recvmsg(client, &message, flags);
+    if (got < 0) return got;
+    *marked = keeper_close_passed_descriptors(&message);
+    *truncated = (message.msg_flags & MSG_CTRUNC) != 0;
+    return got;
+}
+
 /* The mark is one byte sent with a file descriptor (SCM_RIGHTS): a stream socket never
    delivers such a byte merged with later bytes, and libcurl never sends one, so the keeper
    cannot mistake request bytes for it. */
@@ -635,21 +652,14 @@ static int keeper_relay(int client, void *handle, int64_t *traffic, int clean) {
             if (!drain_upstream(client, handle, buffer, size, clean, traffic)) { outcome = 0; break; }
         }
         if (ready[0].revents) {
-            union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int) * 4)]; } control;
-            struct iovec vector = {buffer, size};
-            struct msghdr message = {0};
-            message.msg_iov = &vector;
-            message.msg_iovlen = 1;
-            message.msg_control = control.space;
-            message.msg_controllen = sizeof control.space;
-            ssize_t got = recvmsg(client, &message, MSG_CMSG_CLOEXEC);
+            int marked = 0, truncated = 0;
+            ssize_t got = keeper_receive(client, buffer, size, MSG_CMSG_CLOEXEC, &marked, &truncated);
             if (got < 0) {
                 if (errno == EINTR || errno == EAGAIN) continue;
                 outcome = 0;
                 break;
             }
             if (got == 0) { outcome = clean; break; }
-            int marked = keeper_close_passed_descriptors(&message);
             size_t payload = (size_t)got - (marked ? 1 : 0);
             if (payload > 0) {
                 clean = 0;
@@ -657,7 +667,7 @@ static int keeper_relay(int client, void *handle, int64_t *traffic, int clean) {
                 if (send_upstream(handle, upstream, buffer, payload) != 0) { outcome = 0; break; }
             }
             if (marked) clean = 1;
-            if (message.msg_flags & MSG_CTRUNC) { outcome = 0; break; }
+            if (truncated) { outcome = 0; break; }
         }
     }
     free(buffer);
@@ -834,19 +844,12 @@ int ccurl_setopt_alpn_watch(void *handle, int *outcome) {
    the end, -errno on failure. */
 long ccurl_keeper_read(int client, void *buffer, size_t size) {
     for (;;) {
-        union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int) * 4)]; } control;
-        struct iovec vector = {buffer, size};
-        struct msghdr message = {0};
-        message.msg_iov = &vector;
-        message.msg_iovlen = 1;
-        message.msg_control = control.space;
-        message.msg_controllen = sizeof control.space;
-        ssize_t got = recvmsg(client, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        int marked = 0, truncated = 0;
+        ssize_t got = keeper_receive(client, buffer, size, MSG_CMSG_CLOEXEC | MSG_DONTWAIT, &marked, &truncated);
         if (got < 0) {
             if (errno == EINTR) continue;
             return -errno;
         }
-        int marked = keeper_close_passed_descriptors(&message);
         if (got == 0) return 0;
         if (marked) got -= 1;
         if (got == 0) continue;

@@ -114,8 +114,8 @@ final class KeeperExchange {
         let head = Self.requestHead(request, headers: headers, userAgent: configuration.userAgent)
         overHTTP2 = false
         var reused = false
-        var fd: Int32
-        var story: String
+        var fd: Int32 = -1
+        var story = ""
         var number = connections
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         // libcurl's own -v lines about the connection, through the same debug callback.
@@ -130,6 +130,18 @@ final class KeeperExchange {
             text("  Trying \(link.route.socketPath):0...")
             text("Connected to \(host) (\(link.route.socketPath)) port \(port) (#\(number))")
         }
+        /// A new connection through the keeper (its handshake), or how the call ends without one.
+        func connectAnew() -> Result? {
+            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
+            case .ready(let socket, let text, let h2):
+                fd = socket
+                story = text
+                overHTTP2 = h2
+                return nil
+            case .declined: return .declined
+            case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
+            }
+        }
         if let held, held.host == host, held.port == port {
             self.held = nil
             fd = held.fd
@@ -141,14 +153,7 @@ final class KeeperExchange {
         } else {
             if let held { close(held.fd) }
             held = nil
-            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text, let h2):
-                fd = socket
-                story = text
-                overHTTP2 = h2
-            case .declined: return .declined
-            case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
-            }
+            if let refused = connectAnew() { return refused }
         }
         bodyOnTheWire = 0
         transfer.bytesOnTheWire = { [unowned self] in self.bodyOnTheWire }
@@ -159,14 +164,7 @@ final class KeeperExchange {
         if reused, case .failure(.connectionLost, let delivered) = outcome, delivered == 0, wire.received == 0, !wire.stopped {
             // The held connection had ended (the keeper's idle time): a new one, as libcurl retries a reused one.
             close(fd)
-            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text, let h2):
-                fd = socket
-                story = text
-                overHTTP2 = h2
-            case .declined: return .declined
-            case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
-            }
+            if let refused = connectAnew() { return refused }
             wire = Wire(fd: fd, timeout: timeout, cancellation: configuration.cancellation, progress: wire.progress)
             outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
         }
