@@ -171,6 +171,31 @@ def make_big_envelope(path, array):
     return path
 
 
+def start_keeper_behind_relay(env, port, delay, cert, prefix):
+    """A delaying relay in front of the TLS server on `port`, a private runtime directory, and
+    the first douctl call through the relay, which starts the keeper (its socket waited for).
+    Returns (relay, runtime, the keeper's environment, the relay's base URL, the douctl call)."""
+    relay_port = free_port()
+    relay = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "delay_relay.py"), str(relay_port), str(port), str(delay)],
+                             stdout=subprocess.PIPE)
+    relay.stdout.readline()
+    runtime = tempfile.mkdtemp(prefix=prefix)
+    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
+    far = "https://127.0.0.1:%d" % relay_port
+    douctl_call = [DOUCTL, "api", "/small.json", "--api-base", far, "--cacert", cert]
+    try:
+        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
+    except BaseException:
+        relay.kill()
+        shutil.rmtree(runtime, ignore_errors=True)
+        raise
+    for _ in range(100):
+        if os.path.exists(os.path.join(runtime, "douctl", "keeper-%s.sock" % douctl_version())):
+            break
+        time.sleep(0.05)
+    return relay, runtime, keep_env, far, douctl_call
+
+
 def keeper_cases(rows, env, www, cert, tls_port, h2_base, only):
     """Issue 44: 100 sequential `douctl api` calls through the connection keeper against 100
     sequential curl calls, in front of a loopback TLS server behind a relay holding each
@@ -178,21 +203,8 @@ def keeper_cases(rows, env, www, cert, tls_port, h2_base, only):
     call, douctl's time after the first against one round trip plus the server's time; and
     on loopback without the relay, a call through the keeper against a direct one."""
     delay = 22
-    relay_port = free_port()
-    relay = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "delay_relay.py"), str(relay_port), str(tls_port), str(delay)],
-                             stdout=subprocess.PIPE)
-    relay.stdout.readline()
-    runtime = tempfile.mkdtemp(prefix="douctl-keeper-run-")
-    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
-    far = "https://127.0.0.1:%d" % relay_port
-    douctl_call = [DOUCTL, "api", "/small.json", "--api-base", far, "--cacert", cert]
+    relay, runtime, keep_env, far, douctl_call = start_keeper_behind_relay(env, tls_port, delay, cert, "douctl-keeper-run-")
     try:
-        # The first call starts the keeper; wait for its socket.
-        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
-        for _ in range(100):
-            if os.path.exists(os.path.join(runtime, "douctl", "keeper-%s.sock" % douctl_version())):
-                break
-            time.sleep(0.05)
         loop = "for i in $(seq 100); do %s > /dev/null; done"
         name = "keeper: 100 calls, RTT %d ms" % (2 * delay)
         if not only or name in only or "keeper" in only:
@@ -269,20 +281,8 @@ def keeper_h2_cases(rows, env, cert, h2_base, only):
     TCP, TLS and HTTP/2 handshake), each against curl doing the same in the same run."""
     delay, calls, parallel = 22, 64, 8
     h2_port = int(h2_base.rsplit(":", 1)[1])
-    relay_port = free_port()
-    relay = subprocess.Popen([sys.executable, os.path.join(ROOT, "Benchmarks", "delay_relay.py"), str(relay_port), str(h2_port), str(delay)],
-                             stdout=subprocess.PIPE)
-    relay.stdout.readline()
-    runtime = tempfile.mkdtemp(prefix="douctl-keeper-h2-run-")
-    keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
-    far = "https://127.0.0.1:%d" % relay_port
-    douctl_call = [DOUCTL, "api", "/small.json", "--api-base", far, "--cacert", cert]
+    relay, runtime, keep_env, far, douctl_call = start_keeper_behind_relay(env, h2_port, delay, cert, "douctl-keeper-h2-run-")
     try:
-        subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
-        for _ in range(100):
-            if os.path.exists(os.path.join(runtime, "douctl", "keeper-%s.sock" % douctl_version())):
-                break
-            time.sleep(0.05)
         # The second call opens the keeper's HTTP/2 connection.
         subprocess.run(douctl_call, env=keep_env, stdout=subprocess.DEVNULL, check=True)
         fan = "seq %d | xargs -P%d -I{} %%s > /dev/null" % (calls, parallel)

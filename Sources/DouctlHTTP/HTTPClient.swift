@@ -376,16 +376,8 @@ public final class HTTPClient: HTTPTransport {
     ) -> KeeperExchange.Result {
         let exchange = keeperExchange ?? KeeperExchange()
         keeperExchange = exchange
-        // Over the keeper's HTTP/2 connection the head is given the version the origin spoke.
-        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(exchange.overHTTP2 ? Self.asHTTP2(head) : head) } }
-        let shownHold = { (head: HTTPResponseHead) in holdBody(exchange.overHTTP2 ? Self.asHTTP2(head) : head) }
-        let transfer = Transfer(
-            body: request.body, sink: sink, progress: nil,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
-            requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
-            bodyLimit: configuration.verboseBodyLimit,
-            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
-            boundsDecoding: request.acceptsCompression)
+        let (transfer, shownHold) = makeTransfer(request, progress: nil, sink: sink, headReady: headReady, holdBody: holdBody,
+                                                 overHTTP2: { exchange.overHTTP2 })
         var headers = request.headers
         if headers.value(of: "Host") == nil {
             headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)
@@ -394,6 +386,25 @@ public final class HTTPClient: HTTPTransport {
                                   configuration: configuration, transfer: transfer, holdBody: shownHold)
         keeperOverHTTP2 = exchange.overHTTP2
         return result
+    }
+
+    /// One transfer's callbacks, for libcurl's path and the keeper client's alike, and the
+    /// hold decision they use. Over the keeper's HTTP/2 connection the head is given the
+    /// version the origin spoke, as a direct call's (`-i` shows HTTP/2 200).
+    private func makeTransfer(
+        _ request: HTTPRequest, progress: ((TransferProgress) -> Void)?, sink: @escaping (UnsafeRawBufferPointer) -> Bool,
+        headReady: ((HTTPResponseHead) -> Void)?, holdBody: @escaping (HTTPResponseHead) -> Bool, overHTTP2: @escaping () -> Bool
+    ) -> (Transfer, (HTTPResponseHead) -> Bool) {
+        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(overHTTP2() ? Self.asHTTP2(head) : head) } }
+        let shownHold = { (head: HTTPResponseHead) in holdBody(overHTTP2() ? Self.asHTTP2(head) : head) }
+        let transfer = Transfer(
+            body: request.body, sink: sink, progress: progress,
+            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
+            requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
+            bodyLimit: configuration.verboseBodyLimit,
+            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
+            boundsDecoding: request.acceptsCompression)
+        return (transfer, shownHold)
     }
 
     private func perform(
@@ -407,19 +418,11 @@ public final class HTTPClient: HTTPTransport {
         let handle: UnsafeMutableRawPointer
         do { handle = try freshHandle(plain: keeper != nil || doesNoTLS(request)) } catch { return .failure(error, delivered: 0) }
 
-        // Over the keeper's HTTP/2 connection the reply reaches libcurl as HTTP/1.1: the head
-        // is given the version the origin spoke, as a direct call's (`-i` shows HTTP/2 200).
+        // Over the keeper's HTTP/2 connection the reply reaches libcurl as HTTP/1.1.
         let link = keeper?.link
         link?.currentOverHTTP2 = false
-        let shownHead = headReady.map { ready in { (head: HTTPResponseHead) in ready(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) } }
-        let shownHold = { (head: HTTPResponseHead) in holdBody(link?.currentOverHTTP2 == true ? Self.asHTTP2(head) : head) }
-        let transfer = Transfer(
-            body: request.body, sink: sink, progress: progress,
-            isCancelled: { [cancellation = configuration.cancellation] in cancellation.isRequested }, log: configuration.verboseLog, holdBody: shownHold, headReady: shownHead,
-            requestBodySummary: configuration.verboseLog == nil ? nil : VerboseBody.describe(request, limit: configuration.verboseBodyLimit),
-            bodyLimit: configuration.verboseBodyLimit,
-            secrets: configuration.verboseLog == nil ? [] : Redaction.credentials(of: request),
-            boundsDecoding: request.acceptsCompression)
+        let (transfer, shownHold) = makeTransfer(request, progress: progress, sink: sink, headReady: headReady, holdBody: holdBody,
+                                                 overHTTP2: { link?.currentOverHTTP2 == true })
         transfer.bytesOnTheWire = {
             var received: Int64 = 0
             return ccurl_getinfo_offset(handle, CCURLINFO_SIZE_DOWNLOAD_T, &received) == CCURLE_OK ? received : 0
