@@ -23,19 +23,33 @@ public enum Subprocess {
         var pid: pid_t = 0
         guard let environment else {
             let result = posix_spawnp(&pid, program, &actions, nil, cArguments, environ)
-            return result == 0 ? pid : nil
+            return result == 0 ? started(pid) : nil
         }
         var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
         cEnvironment.append(nil)
         defer { cEnvironment.forEach { free($0) } }
         let result = posix_spawnp(&pid, program, &actions, nil, cArguments, cEnvironment)
-        return result == 0 ? pid : nil
+        return result == 0 ? started(pid) : nil
     }
 
-    /// Collects finished children started by `spawnDetached`, without blocking.
+    /// The children `spawnDetached` started and nobody has collected yet.
+    private static let detached = LockedValue<[pid_t]>([])
+
+    private static func started(_ pid: pid_t) -> pid_t {
+        detached.withLock { $0.append(pid) }
+        return pid
+    }
+
+    /// Collects finished children started by `spawnDetached`, without blocking. Only those:
+    /// `waitpid(-1)` would also take a child some other part of this process waits for (a
+    /// test runner's, when the commands run in process) and leave it waiting forever.
     public static func reapFinished() {
-        var status: Int32 = 0
-        while waitpid(-1, &status, WNOHANG) > 0 {}
+        detached.withLock { pids in
+            pids.removeAll { pid in
+                var status: Int32 = 0
+                return waitpid(pid, &status, WNOHANG) != 0
+            }
+        }
     }
 
     /// True when `name` is an executable file in one of PATH's directories.

@@ -43,4 +43,27 @@ private final class Failures: @unchecked Sendable {
     private var list: [String] = []
     func add(_ text: String) { lock.lock(); list.append(text); lock.unlock() }
     var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+
+    /// `auth login` collects the browser it started. In a test runner (or any host running
+    /// the commands in process) other children belong to others: collecting one of those
+    /// leaves its owner waiting forever (Foundation's Process did, and a whole CI run with it).
+    @Test func collectingFinishedHelpersLeavesOtherChildrenToTheirOwners() throws {
+        // Someone else's child, started without anything that collects it by itself.
+        var other: pid_t = 0
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("true"), nil]
+        defer { arguments.forEach { free($0) } }
+        try #require(posix_spawnp(&other, "true", nil, nil, arguments, environ) == 0)
+        let mine = try #require(Subprocess.spawnDetached(["true"], environment: ["PATH=/usr/bin:/bin"]))
+        // Both have exited, and neither is collected, once /proc shows them as zombies.
+        for pid in [other, mine] {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").contains(") Z ") {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+        Subprocess.reapFinished()
+        var status: Int32 = 0
+        #expect(waitpid(mine, &status, WNOHANG) == -1, "the helper was collected")
+        #expect(waitpid(other, &status, WNOHANG) == other, "the other child was left to its owner")
+    }
 }

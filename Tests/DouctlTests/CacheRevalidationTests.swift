@@ -19,9 +19,9 @@ struct CacheRevalidationTests {
 
         init() throws {
             _ = try Tools.require("nginx")
-            root = TemporaryDirectory.make(prefix: "douctl-nginx-cache")
-            port = unusedPort()
-            process = try NginxPeer.start(root: root, port: port, http: """
+            let root = TemporaryDirectory.make(prefix: "douctl-nginx-cache")
+            self.root = root
+            (process, port) = try NginxPeer.start(root: root) { port in """
               log_format validators '$status inm=[$http_if_none_match] ims=[$http_if_modified_since]';
               access_log \(root)/access.log validators;
               server {
@@ -29,7 +29,7 @@ struct CacheRevalidationTests {
                 etag on;
                 root \(root);
               }
-            """)
+            """ }
         }
 
         /// The access log's lines so far (nginx writes each one when the request ends).

@@ -21,15 +21,15 @@ struct CompressionTests {
 
         init(files: [String: [UInt8]]) throws {
             _ = try Tools.require("nginx")
-            root = TemporaryDirectory.make(prefix: "douctl-gzip")
-            port = unusedPort()
+            let root = TemporaryDirectory.make(prefix: "douctl-gzip")
+            self.root = root
             for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + name)) }
-            process = try NginxPeer.start(root: root, port: port, http: """
+            (process, port) = try NginxPeer.start(root: root) { port in """
               log_format sizes '$uri $body_bytes_sent "$http_accept_encoding"';
               access_log \(root)/access.log sizes;
               gzip on; gzip_types application/json application/octet-stream; gzip_min_length 0;
               server { listen 127.0.0.1:\(port); root \(root); }
-            """)
+            """ }
         }
 
         /// The access log's lines: "URI BYTES_SENT \"ACCEPT_ENCODING\"".

@@ -16,21 +16,21 @@ struct HTTP2Tests {
 
         init(pki: TestPKI) throws {
             _ = try Tools.require("nginx")
-            root = TemporaryDirectory.make(prefix: "douctl-nginx")
-            port = unusedPort()
+            let root = TemporaryDirectory.make(prefix: "douctl-nginx")
+            self.root = root
             for page in 0..<3 {
                 let items = (page * 2..<page * 2 + 2).map { #"{"id":\#($0)}"# }.joined(separator: ",")
                 try Data("[\(items)]".utf8).write(to: URL(fileURLWithPath: root + "/page\(page).json"))
             }
             try Data(#"{"ok":true}"#.utf8).write(to: URL(fileURLWithPath: root + "/small.json"))
-            process = try NginxPeer.start(root: root, port: port, http: """
+            (process, port) = try NginxPeer.start(root: root) { port in """
               access_log \(root)/access.log;
               server {
                 listen 127.0.0.1:\(port) ssl http2;
                 ssl_certificate \(pki.serverCertificate); ssl_certificate_key \(pki.serverKey);
                 root \(root);
               }
-            """)
+            """ }
         }
 
         deinit { NginxPeer.stop(process) }

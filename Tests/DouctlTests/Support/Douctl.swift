@@ -104,8 +104,14 @@ final class Collector: @unchecked Sendable {
         }
     }
 
-    func finish() -> ([UInt8], [UInt8]) {
-        group.wait()
+    /// What both pipes carried. They end when the child does, unless a process it started
+    /// holds them: after `timeout` seconds that is recorded and the run goes on without them,
+    /// so one stray descendant fails its test instead of holding the whole suite.
+    func finish(timeout: Double = 10) -> ([UInt8], [UInt8]) {
+        guard group.wait(timeout: .now() + timeout) == .success else {
+            Issue.record("douctl's stdout or stderr stayed open \(timeout)s after it exited (a process it started holds it)")
+            return ([], [])
+        }
         return ([UInt8](out), [UInt8](err))
     }
 }

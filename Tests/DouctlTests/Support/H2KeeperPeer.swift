@@ -22,13 +22,14 @@ final class H2KeeperPeer: @unchecked Sendable {
     var base: String { "https://127.0.0.1:\(port)" }
 
     init() throws {
-        pki = try TestPKI.shared()
+        let pki = try TestPKI.shared()
+        self.pki = pki
         _ = try Tools.require("nginx")
         backend = try PythonPeer(name: "h2-keeper-backend", source: Self.backendSource)
-        root = TemporaryDirectory.make(prefix: "douctl-h2-keeper")
-        port = unusedPort()
+        let root = TemporaryDirectory.make(prefix: "douctl-h2-keeper")
+        self.root = root
         let upstream = backend.base.replacingOccurrences(of: "http://", with: "")
-        nginx = try NginxPeer.start(root: root, port: port, http: """
+        (nginx, port) = try NginxPeer.start(root: root) { port in """
           log_format conn '$connection $request_method $request_uri $status';
           access_log \(root)/access.log conn;
           client_max_body_size 0;
@@ -40,7 +41,7 @@ final class H2KeeperPeer: @unchecked Sendable {
             ssl_certificate \(pki.serverCertificate); ssl_certificate_key \(pki.serverKey);
             location / { proxy_pass http://\(upstream); proxy_http_version 1.1; proxy_set_header Connection ""; }
           }
-        """)
+        """ }
     }
 
     deinit { NginxPeer.stop(nginx) }

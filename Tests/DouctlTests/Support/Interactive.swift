@@ -105,10 +105,17 @@ final class RunningDouctl: @unchecked Sendable {
         if process.isRunning {
             Issue.record("douctl did not finish within \(timeout)s")
             process.interrupt()
+            // A run that ignores Ctrl-C too must not hold the whole suite: kill it.
+            let grace = Date().addingTimeInterval(2)
+            while process.isRunning && Date() < grace { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
         lock.lock()
-        while open > 0 { _ = lock.wait(until: Date().addingTimeInterval(1)) }
+        // Its pipes end when it does, unless something it started holds them: wait a while, not forever.
+        let pipesDeadline = Date().addingTimeInterval(10)
+        while open > 0 && lock.wait(until: pipesDeadline) {}
+        if open > 0 { Issue.record("douctl's stdout or stderr stayed open after it exited (a process it started holds it)") }
         let result = Douctl.Result(status: process.terminationStatus, stdout: out, stderrBytes: err)
         lock.unlock()
         return result
