@@ -373,6 +373,8 @@ final class KeeperExchange {
                 return .head(status: status, lines: lines)
             case .malformed(let why):
                 return .failure(.malformedReply(why))
+            case .tooLarge(let size):
+                return .failure(.connectionLost("Too large response headers: \(size) > \(Self.maximumHeadBytes)"))
             case .needMore:
                 break
             }
@@ -529,6 +531,9 @@ struct ReplyParser {
     enum Take {
         case head(version: String, status: Int, lines: [String])
         case malformed(String)
+        /// A whole head larger than libcurl's bound (`end` bytes): refused whatever the
+        /// reads that brought it, as libcurl counts the head line by line.
+        case tooLarge(Int)
         case needMore
     }
 
@@ -547,6 +552,7 @@ struct ReplyParser {
             index += 1
         }
         guard let end else { return .needMore }
+        if end > KeeperExchange.maximumHeadBytes { return .tooLarge(end) }
         var lines: [String] = []
         var start = 0
         for position in 0..<end where buffer[position] == 0x0A {
