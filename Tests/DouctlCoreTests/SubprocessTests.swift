@@ -50,7 +50,7 @@ private final class Failures: @unchecked Sendable {
     @Test func collectingFinishedHelpersLeavesOtherChildrenToTheirOwners() throws {
         // Someone else's child, started without anything that collects it by itself.
         var other: pid_t = 0
-        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("true"), nil]
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("true"), nil]
         defer { arguments.forEach { free($0) } }
         try #require(posix_spawnp(&other, "true", nil, nil, arguments, environ) == 0)
         let mine = try #require(Subprocess.spawnDetached(["true"], environment: ["PATH=/usr/bin:/bin"]))
