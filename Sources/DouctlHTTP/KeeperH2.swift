@@ -481,8 +481,7 @@ final class KeeperH2Client {
     /// Bytes read from the client not yet taken (a head in the making, or body bytes).
     private var input: [UInt8] = []
     /// Request body bytes decoded, waiting for libcurl's read callback.
-    private var body: [UInt8] = []
-    private var bodyOffset = 0
+    private var body = ReadAheadBuffer(dropTakenAfter: KeeperH2Origin.bodyBuffer)
     private var bodyLeft: Int64 = 0
     private var chunked: KeeperChunkedDecoder?
     private var bodyComplete = true
@@ -515,7 +514,7 @@ final class KeeperH2Client {
     /// the client leave.
     private var wantsInput: Bool {
         if request == nil { return input.count < 64 << 10 }
-        if !bodyComplete { return body.count - bodyOffset < KeeperH2Origin.bodyBuffer }
+        if !bodyComplete { return body.pending < KeeperH2Origin.bodyBuffer }
         return input.count < 64 << 10
     }
 
@@ -556,8 +555,7 @@ final class KeeperH2Client {
             replyHeaders = []
             framing = nil
             closeAfterReply = false
-            body = []
-            bodyOffset = 0
+            body.removeAll()
             switch parsed.body {
             case .none:
                 bodyComplete = true
@@ -573,7 +571,7 @@ final class KeeperH2Client {
         }
         guard !bodyComplete, !input.isEmpty else { return }
         if var decoder = chunked {
-            guard let used = decoder.feed(input, from: 0, into: &body) else {
+            guard let used = decoder.feed(input, from: 0, into: &body.bytes) else {
                 failed = true
                 return
             }
@@ -585,7 +583,7 @@ final class KeeperH2Client {
             }
         } else {
             let take = Int(min(bodyLeft, Int64(input.count)))
-            body.append(contentsOf: input[..<take])
+            body.bytes.append(contentsOf: input[..<take])
             input.removeSubrange(..<take)
             bodyLeft -= Int64(take)
             bodyComplete = bodyLeft == 0
@@ -599,23 +597,12 @@ final class KeeperH2Client {
     // MARK: libcurl's callbacks
 
     func read(into destination: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {
-        let available = body.count - bodyOffset
-        if available == 0 {
+        if body.pending == 0 {
             if bodyComplete { return 0 }
             sendPaused = true
             return Int(CCURL_READFUNC_PAUSE)
         }
-        let count = min(size, available)
-        body.withUnsafeBytes { source in
-            guard let base = source.baseAddress else { return }
-            UnsafeMutableRawPointer(destination).copyMemory(from: base + bodyOffset, byteCount: count)
-        }
-        bodyOffset += count
-        if bodyOffset == body.count {
-            body.removeAll(keepingCapacity: true)
-            bodyOffset = 0
-        }
-        return count
+        return body.take(into: UnsafeMutableRawPointer(destination), upTo: size)
     }
 
     func header(_ line: UnsafeRawBufferPointer) {
@@ -749,4 +736,43 @@ let keeperH2HeaderCallback: ccurl_data_callback = { data, size, count, context i
     guard let context else { return 0 }
     Unmanaged<KeeperH2Client>.fromOpaque(context).takeUnretainedValue().header(UnsafeRawBufferPointer(start: data, count: size * count))
     return size * count
+}
+
+/// Bytes read ahead of a consumer that takes them in pieces (a request body ahead of
+/// libcurl's read callback). The bytes taken are dropped once they pass `dropTakenAfter`, so
+/// the array holds what is pending plus at most that: while the reader keeps it topped up,
+/// the array never empties at once, and without this it grew by every byte sent.
+struct ReadAheadBuffer {
+    /// Appended to directly by the decoders; only `take` removes.
+    var bytes: [UInt8] = []
+    private(set) var offset = 0
+    let dropTakenAfter: Int
+
+    init(dropTakenAfter: Int) { self.dropTakenAfter = dropTakenAfter }
+
+    var pending: Int { bytes.count - offset }
+
+    mutating func removeAll() {
+        bytes = []
+        offset = 0
+    }
+
+    /// Copies up to `size` pending bytes to `destination`; returns how many.
+    mutating func take(into destination: UnsafeMutableRawPointer, upTo size: Int) -> Int {
+        let count = min(size, pending)
+        guard count > 0 else { return 0 }
+        bytes.withUnsafeBytes { source in
+            guard let base = source.baseAddress else { return }
+            destination.copyMemory(from: base + offset, byteCount: count)
+        }
+        offset += count
+        if offset == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+            offset = 0
+        } else if offset > dropTakenAfter {
+            bytes.removeSubrange(..<offset)
+            offset = 0
+        }
+        return count
+    }
 }
