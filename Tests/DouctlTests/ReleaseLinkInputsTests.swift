@@ -56,6 +56,32 @@ struct ReleaseLinkInputsTests {
         #expect(stale.isEmpty, "\(stale.count) of the \(listed.count) names in Benchmarks/douctl.order are not in \(release); \(regenerate). First: \(stale.prefix(3))")
     }
 
+    /// The Swift runtime's argv finder (libswiftCore's CommandLine.cpp: a constructor that reads
+    /// /proc/self/maps at every start) is left out of the release link, since
+    /// Sources/CCurl/arguments.c defines the two functions the standard library asks, from what
+    /// glibc hands constructors. On a release binary newer than the sources: the runtime's
+    /// constructor is not in it, ours is, and arguments (bytes outside ASCII, an empty one) arrive
+    /// whole.
+    @Test func theReleaseBinaryTakesItsArgumentsFromTheCLibrary() throws {
+        let release = Self.repository + "/.build/release/douctl"
+        guard let built = Self.modified(release), Self.newestSource() < built else {
+            try Test.cancel("skipped: needs a release build newer than the sources (swift build -c release)")
+        }
+        let symbols = try ELFSymbols.definedNames(in: release)
+        #expect(symbols.contains("ccurl_capture_arguments"), "arguments.c's constructor is linked")
+        #expect(!symbols.contains("_GLOBAL__sub_I_CommandLine.cpp"), "the runtime's /proc/self/maps reader is not linked")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: release)
+        process.arguments = ["--config-dir", "", "--no-such-\u{00F8}\u{4E2D}"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2 && text.hasPrefix("douctl: unknown option '--no-such-\u{00F8}\u{4E2D}'"), "\(process.terminationStatus): \(text)")
+    }
+
     /// A function of one of douctl's modules, mangled as written: `$s`, a module whose name starts
     /// "Douctl", and the ending of a function, initializer, accessor, global initializer or
     /// closure (a specialization or merge ends otherwise: `…Tf4nnd_n`, `…Ttg5`, `…Tm`).
