@@ -83,7 +83,9 @@ let staticCxxArchives: [String] = []
 // the same 721-728 page faults and CPU either way, and it would make that data executable);
 // opening libcurl on a second thread while the main thread parses (CCurl): +2% wall and
 // +0.16 ms CPU in 200 pairs on this loaded 2-core machine (the main thread has only ~0.5 ms
-// of its own to overlap, and both threads map and fault in one address space). PIE and RELRO stay: the executable's ~22,000 relative
+// of its own to overlap, and both threads map and fault in one address space).
+// Also tried: -disable-generic-metadata-prespecialization (the same layout, instructions and
+// faults). PIE and RELRO stay: the executable's ~22,000 relative
 // relocations dirty its ~70 pages of pointers (.data.rel.ro, .data; half from libswiftCore),
 // which only a non-PIE link would avoid.
 let releaseLink: [String] = [

@@ -9,7 +9,9 @@ same reply over TLS too: a call through the connection keeper (issue 44), a dire
 
 Usage: Benchmarks/floor.py [--binary PATH] [--runs N] [--no-callgrind]
 Needs: valgrind (unless --no-callgrind), /usr/bin/time, cc or clang, swiftc, openssl. Uses the release
-build (`swift build -c release --product douctl`) unless --binary names another.
+build (`swift build -c release --disable-local-rpath --product douctl`, as scripts/install.sh
+builds it: SwiftPM's $ORIGIN RUNPATH otherwise adds 22 failed openat for libm and libc) unless
+--binary names another.
 """
 import argparse, collections, os, re, shutil, ssl, statistics, subprocess, sys, tempfile, time
 from json_server import serve_json

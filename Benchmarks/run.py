@@ -339,7 +339,10 @@ def main():
     if options.douctl:
         DOUCTL = os.path.abspath(options.douctl)
     else:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "douctl"], cwd=ROOT, check=True)
+        # Built as scripts/install.sh builds it: without SwiftPM's $ORIGIN RUNPATH, which made the
+        # loader try 11 directories beside the binary for each of libm and libc (22 failed
+        # openat, issue 44) before the system's.
+        subprocess.run(["swift", "build", "-c", "release", "--disable-local-rpath", "--product", "douctl"], cwd=ROOT, check=True)
     os.makedirs(WORK, exist_ok=True)
     build_launcher()
     www = os.path.join(WORK, "www")
