@@ -8,25 +8,50 @@ import DouctlSystem
 
 /// A reply's Content-Encoding decoded for a request carried without libcurl (`KeeperExchange`):
 /// the encodings libcurl decodes (deflate, gzip, br, zstd), each from its system library,
-/// opened only when a reply uses it (zlib, libbrotlidec, libzstd: a few hundred kilobytes,
-/// not libcurl's thirty libraries).
+/// opened only when a request offers it (zlib, libbrotlidec, libzstd: a few hundred
+/// kilobytes, not libcurl's thirty libraries). What is offered is the keeper's libcurl's own
+/// list (`KeeperServer.libcurlAcceptEncoding`, told in the handshake), so a keeper call asks
+/// for what a direct call asks for.
 enum KeeperDecoding {
-    /// What libcurl (Debian/Ubuntu's, built with zlib, brotli and zstd) sends for
-    /// CURLOPT_ACCEPT_ENCODING "".
-    static let acceptEncoding = "deflate, gzip, br, zstd"
+    /// The encodings named in an Accept-Encoding value ("deflate, gzip, br, zstd"), lowercased.
+    static func names(_ value: String) -> [String] {
+        value.utf8.split(separator: 0x2C).map {
+            HTTPSyntax.lowercased(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: $0, as: UTF8.self))))
+        }.filter { !$0.isEmpty }
+    }
 
-    /// The decoders for a Content-Encoding value (applied last first), or a message libcurl's
-    /// words for an encoding it does not know.
-    static func decoders(for value: String) -> Result<[ContentDecoder], TransportError> {
+    /// Whether every encoding the keeper's libcurl offers (`value`) can be decoded here: each
+    /// one's library opens (this opens them). False for an empty list or a name we do not know
+    /// (the request then goes through libcurl, which decodes its own list).
+    static func canDecode(_ value: String) -> Bool {
+        let offered = names(value)
+        guard !offered.isEmpty else { return false }
+        for name in offered {
+            switch name {
+            case "identity": continue
+            case "deflate", "gzip", "x-gzip": if !Libraries.hasZlib { return false }
+            case "br": if !Libraries.hasBrotli { return false }
+            case "zstd": if !Libraries.hasZstd { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// The decoders for a Content-Encoding value (applied last first), or a message in
+    /// libcurl's words for an encoding it does not decode. `offered` is the Accept-Encoding
+    /// sent: libcurl decodes exactly the encodings it was built with, the ones it offers.
+    static func decoders(for value: String, offered: String) -> Result<[ContentDecoder], TransportError> {
         var decoders: [ContentDecoder] = []
+        let known = Set(names(offered))
         for token in value.utf8.split(separator: 0x2C) {
             let name = HTTPSyntax.lowercased(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: token, as: UTF8.self))))
             if name.isEmpty || name == "identity" || name == "none" { continue }
+            guard known.contains(name == "x-gzip" ? "gzip" : name) else {
+                return .failure(.malformedReply("Unrecognized content encoding type. libcurl understands \(offered) content encodings."))
+            }
             guard let decoder = ContentDecoder(name) else {
-                if ["deflate", "gzip", "x-gzip", "br", "zstd"].contains(name) {
-                    return .failure(.malformedReply("cannot decode the reply's \(name) encoding: its library cannot be loaded"))
-                }
-                return .failure(.malformedReply("Unrecognized content encoding type. libcurl understands \(acceptEncoding) content encodings."))
+                return .failure(.malformedReply("cannot decode the reply's \(name) encoding: its library cannot be loaded"))
             }
             decoders.append(decoder)
         }
@@ -186,6 +211,10 @@ struct ZstdBuffer {
 
 /// The decoders' libraries, each opened once, on first use, from the system's directories.
 private enum Libraries {
+    static var hasZlib: Bool { zlib != nil }
+    static var hasBrotli: Bool { brotli != nil }
+    static var hasZstd: Bool { zstd != nil }
+
     struct Zlib {
         let inflateInit2: @convention(c) (UnsafeMutableRawPointer, Int32, UnsafePointer<CChar>, Int32) -> Int32
         let inflate: @convention(c) (UnsafeMutableRawPointer, Int32) -> Int32
