@@ -112,18 +112,25 @@ final class ContentDecoder {
         }
     }
 
-    func feed(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard !input.isEmpty else { return [] }
+    /// How a feed ended: all input taken, the data is not valid in its encoding, or `emit`
+    /// refused more (the bomb bound, a closed output: the caller knows why).
+    enum Fed { case taken, invalid, refused }
+
+    /// Decodes `input`, handing the output to `emit` a block (64–128 KiB) at a time as it is
+    /// made, never all at once: a few hundred bytes of brotli or zstd can decode to gigabytes,
+    /// and the decompression bomb's bound (checked as each block is delivered) must see the
+    /// first 64 MiB before the rest is made.
+    func feed(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard !input.isEmpty else { return .taken }
         switch kind {
-        case .zlib: return inflate(input)
-        case .brotli: return brotli(input)
-        case .zstd: return zstd(input)
+        case .zlib: return inflate(input, emit)
+        case .brotli: return brotli(input, emit)
+        case .zstd: return zstd(input, emit)
         }
     }
 
-    private func inflate(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.zlib, let stream, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func inflate(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.zlib, let stream, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         stream.storeBytes(of: UnsafeMutableRawPointer(mutating: base), toByteOffset: 0, as: UnsafeMutableRawPointer.self)
         stream.storeBytes(of: UInt32(input.count), toByteOffset: 8, as: UInt32.self)
@@ -135,27 +142,27 @@ final class ContentDecoder {
                 return library.inflate(stream, 0)
             }
             let left = Int(stream.load(fromByteOffset: 32, as: UInt32.self))
-            output.append(contentsOf: chunk[0..<(chunk.count - left)])
+            let produced = chunk.count - left
             let inputLeft = Int(stream.load(fromByteOffset: 8, as: UInt32.self))
-            if result == 1 { return output }  // Z_STREAM_END: anything after it is ignored, as libcurl does
-            if result == -3 && !gzip && !triedRaw && zlibSeen == 0 {
+            if result == -3 && !gzip && !triedRaw && zlibSeen == 0 && produced == 0 {
                 // "deflate" sent as a raw deflate stream (no zlib header), which libcurl accepts too.
                 triedRaw = true
                 _ = library.inflateEnd(stream)
                 stream.initializeMemory(as: UInt8.self, repeating: 0, count: 112)
-                guard library.inflateInit2(stream, -15, "1.2.11", 112) == 0 else { return nil }
-                return inflate(input)
+                guard library.inflateInit2(stream, -15, "1.2.11", 112) == 0 else { return .invalid }
+                return inflate(input, emit)
             }
-            guard result == 0 || result == -5 else { return nil }
+            if produced > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }) { return .refused }
+            if result == 1 { return .taken }  // Z_STREAM_END: anything after it is ignored, as libcurl does
+            guard result == 0 || result == -5 else { return .invalid }
             zlibSeen += 1
             // Room left in the output: inflate took all it could of the input.
-            if left > 0 || inputLeft == 0 && result == -5 { return output }
+            if left > 0 || inputLeft == 0 && result == -5 { return .taken }
         }
     }
 
-    private func brotli(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.brotli, let state, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func brotli(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.brotli, let state, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var availableIn = input.count
         var nextIn: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
@@ -168,18 +175,17 @@ final class ContentDecoder {
                 written = buffer.count - availableOut
                 return result
             }
-            output.append(contentsOf: chunk[0..<written])
+            if written > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<written])) }) { return .refused }
             switch result {
-            case 1, 2: return output        // done, or needs more input
+            case 1, 2: return .taken        // done, or needs more input
             case 3: continue               // needs more output room
-            default: return nil
+            default: return .invalid
             }
         }
     }
 
-    private func zstd(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.zstd, let state, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func zstd(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.zstd, let state, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 128 * 1024)
         var source = ZstdBuffer(pointer: UnsafeMutableRawPointer(mutating: base), size: input.count, position: 0)
         while true {
@@ -195,9 +201,9 @@ final class ContentDecoder {
                 produced = target.position
                 return result
             }
-            if library.isError(result) != 0 { return nil }
-            output.append(contentsOf: chunk[0..<produced])
-            if source.position >= source.size && produced < chunk.count || produced == 0 { return output }
+            if library.isError(result) != 0 { return .invalid }
+            if produced > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }) { return .refused }
+            if source.position >= source.size && produced < chunk.count || produced == 0 { return .taken }
         }
     }
 }

@@ -312,14 +312,24 @@ final class KeeperExchange {
             let deliver: (UnsafeRawBufferPointer) -> Exchange? = { bytes in
                 self.bodyOnTheWire += Int64(bytes.count)
                 guard !decoders.isEmpty else { return deliverDecoded(bytes) }
-                var data = Array(bytes)
-                for decoder in decoders {
-                    guard let decoded = data.withUnsafeBytes({ decoder.feed($0) }) else {
-                        return .failure(.malformedReply("Error while processing content unencoding: the data is not valid in its Content-Encoding"), delivered: transfer.deliveredBytes)
+                // Each decoder hands its output on a block at a time (the next decoder, then
+                // the sink), so the decompression bomb's bound stops a reply as it decodes.
+                var outcome: Exchange?
+                func pass(_ level: Int, _ data: UnsafeRawBufferPointer) -> Bool {
+                    guard level < decoders.count else {
+                        outcome = deliverDecoded(data)
+                        return outcome == nil
                     }
-                    data = decoded
+                    switch decoders[level].feed(data, { pass(level + 1, $0) }) {
+                    case .taken: return true
+                    case .refused: return false
+                    case .invalid:
+                        outcome = .failure(.malformedReply("Error while processing content unencoding: the data is not valid in its Content-Encoding"), delivered: transfer.deliveredBytes)
+                        return false
+                    }
                 }
-                return data.withUnsafeBytes { deliverDecoded($0) }
+                _ = pass(0, bytes)
+                return outcome
             }
             if fields.chunked {
                 return readChunked(&wire, &parser, transfer: transfer, deliver: deliver, keepAlive: keepAlive)
