@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CCurl
 import DouctlHTTP
 import DouctlSystem
 import DouctlTestSupport
@@ -218,6 +219,27 @@ import Testing
         #expect(asked != nil, "libcurl answered the probe")
         #expect(asked == KeeperServer.acceptEncodingFromVersion(), "probe \(asked ?? "nil"), version string \(KeeperServer.acceptEncodingFromVersion() ?? "nil")")
         #expect(asked?.hasPrefix("deflate, gzip") == true, "libcurl here has zlib: \(asked ?? "nil")")
+    }
+
+    /// Before a compressed request goes without libcurl, each decoder library on the keeper's
+    /// list is looked for (`ccurl_trusted_find`: the loader's own search, system directories
+    /// only) without being opened, so a call whose reply is not compressed pays no dlopen.
+    /// A library that is not installed is not found (the request then goes through libcurl).
+    @Test func aDecoderLibraryIsFoundWithoutBeingOpened() throws {
+        func find(_ names: [String]) -> Bool {
+            var pointers: [UnsafePointer<CChar>?] = names.map { UnsafePointer(strdup($0)) }
+            pointers.append(nil)
+            defer { for pointer in pointers { free(UnsafeMutableRawPointer(mutating: pointer)) } }
+            return pointers.withUnsafeBufferPointer { ccurl_trusted_find($0.baseAddress) } == 1
+        }
+        try Tools.requireLibrary("libbrotlienc.so.1")
+        #expect(find(["libz.so.1", "libz.so"]))
+        #expect(!find(["libdouctl-no-such-decoder.so.1"]))
+        #expect(find(["libdouctl-no-such-decoder.so.1", "libz.so.1"]), "the names are tried in order")
+        // libbrotlienc: nothing in douctl or libcurl opens it, so it is loaded only if find opened it.
+        #expect(dlopen("libbrotlienc.so.1", RTLD_NOW | RTLD_NOLOAD) == nil)
+        #expect(find(["libbrotlienc.so.1"]))
+        #expect(dlopen("libbrotlienc.so.1", RTLD_NOW | RTLD_NOLOAD) == nil, "found, not opened")
     }
 
     /// What this machine's libcurl sends for CURLOPT_ACCEPT_ENCODING "", asked of libcurl by
