@@ -22,6 +22,12 @@ for pair in bash:bash zsh:zsh fish:fish mandoc:mandoc groff:groff-base man:man-d
     command -v "$tool" >/dev/null 2>&1 || packages+=("$package")
   fi
 done
+# Shared libraries tests load (Tools.requireLibrary): brotli and zstd, to make and decode br
+# and zstd replies, and libcurl for a shim over it (KeeperEncodingTests).
+for pair in libbrotlienc.so.1:libbrotli1 libbrotlidec.so.1:libbrotli1 libzstd.so.1:libzstd1 libcurl.so.4:libcurl4; do
+  library=${pair%%:*} package=${pair#*:}
+  { ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$library " ; } || [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+done
 if [ ${#packages[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "install-test-tools: installing ${packages[*]}" >&2

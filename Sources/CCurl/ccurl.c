@@ -200,13 +200,21 @@ static int libcurl_open_flags(void) {
 #define CCURL_TRIPLET "unknown-linux-gnu"
 #endif
 
+/* dlopen, or with CCURL_TRUSTED_FIND_ONLY in `flags` only whether the file is there to open
+   (a non-NULL marker that is no handle): what ccurl_trusted_find answers with. */
+static void *attempt(const char *path, int flags) {
+    static char found;
+    if (flags & CCURL_TRUSTED_FIND_ONLY) return access(path, R_OK) == 0 ? &found : NULL;
+    return dlopen(path, flags);
+}
+
 static void *open_in(const char *directory, size_t length, const char *name, int flags) {
     char path[4096];
     if (length == 0 || directory[0] != '/' || length + strlen(name) + 2 > sizeof path) return NULL;
     memcpy(path, directory, length);
     path[length] = '/';
     strcpy(path + length + 1, name);
-    return dlopen(path, flags);
+    return attempt(path, flags);
 }
 
 /* The directories named in one ld.so.conf-style file, `include` globs followed (a few
@@ -292,7 +300,7 @@ static void *open_from_cache(const char *name, int flags) {
         const char *path = (const char *)cache + value;
         size_t path_length = strnlen(path, size - value);
         if (path_length == size - value || path[0] != '/') continue;
-        library = dlopen(path, flags);
+        library = attempt(path, flags);
     }
     munmap((void *)cache, size);
     return library;
@@ -343,6 +351,16 @@ void *ccurl_trusted_dlopen(const char *override, const char *variable, const cha
     return NULL;
 }
 #endif
+
+int ccurl_trusted_find(const char *const *names) {
+#if defined(__linux__)
+    char reason[8];
+    return ccurl_trusted_dlopen(NULL, NULL, names, CCURL_TRUSTED_FIND_ONLY, reason, sizeof reason) != NULL;
+#else
+    (void)names;
+    return 1;
+#endif
+}
 
 void *ccurl_open_system_library(const char *variable, const char *what, const char *const *apple_names, const char *const *linux_names, int flags, char *error, size_t error_size) {
     const char *override = getenv(variable);

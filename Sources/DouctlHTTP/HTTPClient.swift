@@ -334,7 +334,7 @@ public final class HTTPClient: HTTPTransport {
     ) -> Outcome {
         if let keeper = keeperRoute(for: request) {
             // Carried without libcurl when it can be sent exactly as libcurl would (KeeperExchange).
-            if progress == nil, KeeperExchange.carries(request) {
+            if progress == nil, KeeperExchange.carries(request), !(request.acceptsCompression && keeper.link.compressedNeedsLibcurl) {
                 switch performWithoutCurl(request, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody) {
                 case .reply(let head, let held, let story):
                     keeperStory = story
@@ -343,6 +343,8 @@ public final class HTTPClient: HTTPTransport {
                     return .failure(error, delivered: delivered)
                 case .declined:
                     return perform(request, progress: progress, sink: sink, headReady: headReady, keeper: nil, holdBody: holdBody)
+                case .viaLibcurl:
+                    break
                 }
             }
             let outcome = perform(request, progress: progress, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody)

@@ -88,6 +88,9 @@ final class KeeperLink {
     private(set) var overHTTP2: Set<Int32> = []
     /// This transfer's socket is one of those (set when libcurl is about to send on it).
     var currentOverHTTP2 = false
+    /// The keeper's libcurl offers an encoding this process cannot decode (or the keeper did
+    /// not say what it offers): a request asking for a compressed reply goes through libcurl.
+    var compressedNeedsLibcurl = false
 
     init(route: KeeperRoute, log: ((String) -> Void)?, cancellation: Cancellation) {
         self.route = route
@@ -133,7 +136,7 @@ final class KeeperLink {
         }
         pending = nil
         switch handshake(fd, target) {
-        case .ready(let story, let h2):
+        case .ready(let story, let h2, _):
             lastConnection = story
             opened = true
             open.insert(fd)
@@ -204,7 +207,9 @@ final class KeeperLink {
     }
 
     enum Handshake {
-        case ready(String, h2: Bool)
+        /// `acceptEncoding`: what the keeper's libcurl sends for CURLOPT_ACCEPT_ENCODING ""
+        /// (nil when the keeper did not say).
+        case ready(String, h2: Bool, acceptEncoding: String?)
         case declined(String, forGood: Bool)
         case stopped
     }
@@ -247,18 +252,33 @@ final class KeeperLink {
         switch lines.next(within: target.timeout + 5, cancellation: cancellation) {
         case .line(let answer):
             if answer.hasPrefix("ok "), !lines.leftover {
-                var story = String(answer.dropFirst(3))
+                // "ok [h2 ]STORY[<TAB>ACCEPT-ENCODING]": after a tab, the Accept-Encoding
+                // value the keeper's libcurl sends (a client carrying the request itself sends it).
+                let parts = answer.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+                var story = String(parts[0].dropFirst(3))
+                let acceptEncoding = parts.count > 1 ? Self.acceptEncodingValue(parts[1]) : nil
                 let h2 = story.hasPrefix("h2 ")
                 if h2 { story.removeFirst(3) }
                 story = TerminalText.escaped(String(story.prefix(200)))
                 log?("* keeper: \(story.hasPrefix("reused") ? "reusing its connection" : "a new connection") to \(target.host):\(target.port)\(h2 ? " over HTTP/2" : "") (\(story))")
-                return .ready(story, h2: h2)
+                return .ready(story, h2: h2, acceptEncoding: acceptEncoding)
             }
             let why = answer.hasPrefix("no ") ? TerminalText.escaped(String(answer.dropFirst(3).prefix(300))) : "it answered something else"
             return .declined("the keeper could not connect to \(target.host):\(target.port) (\(why))", forGood: false)
         case .stopped: return .stopped
         case .failed: return .declined("the keeper did not answer", forGood: true)
         }
+    }
+}
+
+extension KeeperLink {
+    /// An Accept-Encoding value as the keeper told it: tokens, commas and spaces only (it goes
+    /// into a request head verbatim), at most 200 bytes; nil for anything else.
+    static func acceptEncodingValue(_ text: Substring) -> String? {
+        guard !text.isEmpty, text.utf8.count <= 200,
+              text.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2C || $0 == 0x20 || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }),
+              !KeeperDecoding.names(String(text)).isEmpty else { return nil }
+        return String(text)
     }
 }
 

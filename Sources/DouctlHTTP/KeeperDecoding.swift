@@ -8,25 +8,52 @@ import DouctlSystem
 
 /// A reply's Content-Encoding decoded for a request carried without libcurl (`KeeperExchange`):
 /// the encodings libcurl decodes (deflate, gzip, br, zstd), each from its system library,
-/// opened only when a reply uses it (zlib, libbrotlidec, libzstd: a few hundred kilobytes,
-/// not libcurl's thirty libraries).
+/// opened only when a request offers it (zlib, libbrotlidec, libzstd: a few hundred
+/// kilobytes, not libcurl's thirty libraries). What is offered is the keeper's libcurl's own
+/// list (`KeeperServer.libcurlAcceptEncoding`, told in the handshake), so a keeper call asks
+/// for what a direct call asks for.
 enum KeeperDecoding {
-    /// What libcurl (Debian/Ubuntu's, built with zlib, brotli and zstd) sends for
-    /// CURLOPT_ACCEPT_ENCODING "".
-    static let acceptEncoding = "deflate, gzip, br, zstd"
+    /// The encodings named in an Accept-Encoding value ("deflate, gzip, br, zstd"), lowercased.
+    static func names(_ value: String) -> [String] {
+        value.utf8.split(separator: 0x2C).map {
+            HTTPSyntax.lowercased(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: $0, as: UTF8.self))))
+        }.filter { !$0.isEmpty }
+    }
 
-    /// The decoders for a Content-Encoding value (applied last first), or a message libcurl's
-    /// words for an encoding it does not know.
-    static func decoders(for value: String) -> Result<[ContentDecoder], TransportError> {
+    /// Whether every encoding the keeper's libcurl offers (`value`) can be decoded here: each
+    /// one's library is found where our loader would open it from (found, not opened: opening
+    /// all three would cost every call ~0.3 M instructions and ~55 system calls; each is
+    /// opened only when a reply uses it). False for an empty list or a name we do not know
+    /// (the request then goes through libcurl, which decodes its own list).
+    static func canDecode(_ value: String) -> Bool {
+        let offered = names(value)
+        guard !offered.isEmpty else { return false }
+        for name in offered {
+            switch name {
+            case "identity": continue
+            case "deflate", "gzip", "x-gzip": if !Libraries.installed(Libraries.zlibNames) { return false }
+            case "br": if !Libraries.installed(Libraries.brotliNames) { return false }
+            case "zstd": if !Libraries.installed(Libraries.zstdNames) { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// The decoders for a Content-Encoding value (applied last first), or a message in
+    /// libcurl's words for an encoding it does not decode. `offered` is the Accept-Encoding
+    /// sent: libcurl decodes exactly the encodings it was built with, the ones it offers.
+    static func decoders(for value: String, offered: String) -> Result<[ContentDecoder], TransportError> {
         var decoders: [ContentDecoder] = []
+        let known = Set(names(offered))
         for token in value.utf8.split(separator: 0x2C) {
             let name = HTTPSyntax.lowercased(HTTPSyntax.trimmingWhitespace(Substring(String(decoding: token, as: UTF8.self))))
             if name.isEmpty || name == "identity" || name == "none" { continue }
+            guard known.contains(name == "x-gzip" ? "gzip" : name) else {
+                return .failure(.malformedReply("Unrecognized content encoding type. libcurl understands \(offered) content encodings."))
+            }
             guard let decoder = ContentDecoder(name) else {
-                if ["deflate", "gzip", "x-gzip", "br", "zstd"].contains(name) {
-                    return .failure(.malformedReply("cannot decode the reply's \(name) encoding: its library cannot be loaded"))
-                }
-                return .failure(.malformedReply("Unrecognized content encoding type. libcurl understands \(acceptEncoding) content encodings."))
+                return .failure(.malformedReply("cannot decode the reply's \(name) encoding: its library cannot be loaded"))
             }
             decoders.append(decoder)
         }
@@ -87,18 +114,25 @@ final class ContentDecoder {
         }
     }
 
-    func feed(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard !input.isEmpty else { return [] }
+    /// How a feed ended: all input taken, the data is not valid in its encoding, or `emit`
+    /// refused more (the bomb bound, a closed output: the caller knows why).
+    enum Fed { case taken, invalid, refused }
+
+    /// Decodes `input`, handing the output to `emit` a block (64–128 KiB) at a time as it is
+    /// made, never all at once: a few hundred bytes of brotli or zstd can decode to gigabytes,
+    /// and the decompression bomb's bound (checked as each block is delivered) must see the
+    /// first 64 MiB before the rest is made.
+    func feed(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard !input.isEmpty else { return .taken }
         switch kind {
-        case .zlib: return inflate(input)
-        case .brotli: return brotli(input)
-        case .zstd: return zstd(input)
+        case .zlib: return inflate(input, emit)
+        case .brotli: return brotli(input, emit)
+        case .zstd: return zstd(input, emit)
         }
     }
 
-    private func inflate(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.zlib, let stream, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func inflate(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.zlib, let stream, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         stream.storeBytes(of: UnsafeMutableRawPointer(mutating: base), toByteOffset: 0, as: UnsafeMutableRawPointer.self)
         stream.storeBytes(of: UInt32(input.count), toByteOffset: 8, as: UInt32.self)
@@ -110,27 +144,27 @@ final class ContentDecoder {
                 return library.inflate(stream, 0)
             }
             let left = Int(stream.load(fromByteOffset: 32, as: UInt32.self))
-            output.append(contentsOf: chunk[0..<(chunk.count - left)])
+            let produced = chunk.count - left
             let inputLeft = Int(stream.load(fromByteOffset: 8, as: UInt32.self))
-            if result == 1 { return output }  // Z_STREAM_END: anything after it is ignored, as libcurl does
-            if result == -3 && !gzip && !triedRaw && zlibSeen == 0 {
+            if result == -3 && !gzip && !triedRaw && zlibSeen == 0 && produced == 0 {
                 // "deflate" sent as a raw deflate stream (no zlib header), which libcurl accepts too.
                 triedRaw = true
                 _ = library.inflateEnd(stream)
                 stream.initializeMemory(as: UInt8.self, repeating: 0, count: 112)
-                guard library.inflateInit2(stream, -15, "1.2.11", 112) == 0 else { return nil }
-                return inflate(input)
+                guard library.inflateInit2(stream, -15, "1.2.11", 112) == 0 else { return .invalid }
+                return inflate(input, emit)
             }
-            guard result == 0 || result == -5 else { return nil }
+            if produced > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }) { return .refused }
+            if result == 1 { return .taken }  // Z_STREAM_END: anything after it is ignored, as libcurl does
+            guard result == 0 || result == -5 else { return .invalid }
             zlibSeen += 1
             // Room left in the output: inflate took all it could of the input.
-            if left > 0 || inputLeft == 0 && result == -5 { return output }
+            if left > 0 || inputLeft == 0 && result == -5 { return .taken }
         }
     }
 
-    private func brotli(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.brotli, let state, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func brotli(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.brotli, let state, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var availableIn = input.count
         var nextIn: UnsafePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
@@ -143,18 +177,17 @@ final class ContentDecoder {
                 written = buffer.count - availableOut
                 return result
             }
-            output.append(contentsOf: chunk[0..<written])
+            if written > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<written])) }) { return .refused }
             switch result {
-            case 1, 2: return output        // done, or needs more input
+            case 1, 2: return .taken        // done, or needs more input
             case 3: continue               // needs more output room
-            default: return nil
+            default: return .invalid
             }
         }
     }
 
-    private func zstd(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let library = Libraries.zstd, let state, let base = input.baseAddress else { return nil }
-        var output: [UInt8] = []
+    private func zstd(_ input: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) -> Bool) -> Fed {
+        guard let library = Libraries.zstd, let state, let base = input.baseAddress else { return .invalid }
         var chunk = [UInt8](repeating: 0, count: 128 * 1024)
         var source = ZstdBuffer(pointer: UnsafeMutableRawPointer(mutating: base), size: input.count, position: 0)
         while true {
@@ -170,9 +203,9 @@ final class ContentDecoder {
                 produced = target.position
                 return result
             }
-            if library.isError(result) != 0 { return nil }
-            output.append(contentsOf: chunk[0..<produced])
-            if source.position >= source.size && produced < chunk.count || produced == 0 { return output }
+            if library.isError(result) != 0 { return .invalid }
+            if produced > 0, !chunk.withUnsafeBytes({ emit(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }) { return .refused }
+            if source.position >= source.size && produced < chunk.count || produced == 0 { return .taken }
         }
     }
 }
@@ -186,6 +219,18 @@ struct ZstdBuffer {
 
 /// The decoders' libraries, each opened once, on first use, from the system's directories.
 private enum Libraries {
+    static let zlibNames = ["libz.so.1", "libz.so"]
+    static let brotliNames = ["libbrotlidec.so.1", "libbrotlidec.so"]
+    static let zstdNames = ["libzstd.so.1", "libzstd.so"]
+
+    /// Whether `open(names)` would find one of them (`ccurl_trusted_find`: the same search).
+    static func installed(_ names: [String]) -> Bool {
+        var pointers: [UnsafePointer<CChar>?] = names.map { UnsafePointer(strdup($0)) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(UnsafeMutableRawPointer(mutating: pointer)) } }
+        return pointers.withUnsafeBufferPointer { ccurl_trusted_find($0.baseAddress) } == 1
+    }
+
     struct Zlib {
         let inflateInit2: @convention(c) (UnsafeMutableRawPointer, Int32, UnsafePointer<CChar>, Int32) -> Int32
         let inflate: @convention(c) (UnsafeMutableRawPointer, Int32) -> Int32
@@ -219,7 +264,7 @@ private enum Libraries {
     }
 
     static let zlib: Zlib? = {
-        guard let library = open(["libz.so.1", "libz.so"]),
+        guard let library = open(zlibNames),
               let initialise = symbol(library, "inflateInit2_", as: (@convention(c) (UnsafeMutableRawPointer, Int32, UnsafePointer<CChar>, Int32) -> Int32).self),
               let inflate = symbol(library, "inflate", as: (@convention(c) (UnsafeMutableRawPointer, Int32) -> Int32).self),
               let end = symbol(library, "inflateEnd", as: (@convention(c) (UnsafeMutableRawPointer) -> Int32).self) else { return nil }
@@ -227,7 +272,7 @@ private enum Libraries {
     }()
 
     static let brotli: Brotli? = {
-        guard let library = open(["libbrotlidec.so.1", "libbrotlidec.so"]),
+        guard let library = open(brotliNames),
               let create = symbol(library, "BrotliDecoderCreateInstance", as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?).self),
               let decompress = symbol(library, "BrotliDecoderDecompressStream", as: (@convention(c) (UnsafeMutableRawPointer, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>?) -> Int32).self),
               let destroy = symbol(library, "BrotliDecoderDestroyInstance", as: (@convention(c) (UnsafeMutableRawPointer) -> Void).self) else { return nil }
@@ -235,7 +280,7 @@ private enum Libraries {
     }()
 
     static let zstd: Zstd? = {
-        guard let library = open(["libzstd.so.1", "libzstd.so"]),
+        guard let library = open(zstdNames),
               let create = symbol(library, "ZSTD_createDStream", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
               let decompress = symbol(library, "ZSTD_decompressStream", as: (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer, UnsafeMutableRawPointer) -> Int).self),
               let isError = symbol(library, "ZSTD_isError", as: (@convention(c) (Int) -> UInt32).self),

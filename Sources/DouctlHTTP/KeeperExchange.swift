@@ -17,7 +17,7 @@ import DouctlSystem
 final class KeeperExchange {
     /// The keeper connection this process holds after a whole exchange (libcurl keeps its
     /// socket the same way): the next request to the same origin rides it with no handshake.
-    private var held: (fd: Int32, host: String, port: UInt16, number: Int, h2: Bool)?
+    private var held: (fd: Int32, host: String, port: UInt16, number: Int, h2: Bool, acceptEncoding: String?)?
     /// This exchange's request goes on from the keeper over HTTP/2 (it answered `ok h2 …`):
     /// this side still speaks HTTP/1.1 to it, and the keeper knows where each exchange ends.
     private(set) var overHTTP2 = false
@@ -33,6 +33,10 @@ final class KeeperExchange {
         case failure(TransportError, delivered: Int64)
         /// Nothing was sent: the request goes direct (libcurl), as when libcurl's keeper socket is refused.
         case declined
+        /// Nothing was sent: the request asks for a compressed reply and the keeper's libcurl
+        /// offers an encoding this process cannot decode (or the keeper did not say what it
+        /// offers), so it goes through libcurl's keeper path, whose libcurl decodes its own list.
+        case viaLibcurl
     }
 
     /// libcurl sends a request body over this many bytes with `Expect: 100-continue`.
@@ -76,7 +80,7 @@ final class KeeperExchange {
     /// request line, the custom Host first (douctl always gives one through the keeper), then
     /// User-Agent and Accept unless given, the custom headers in order ("Name;" is an empty
     /// value), then for a body Content-Length and libcurl's default Content-Type.
-    static func requestHead(_ request: HTTPRequest, headers: [HTTPHeader], userAgent: String) -> [UInt8] {
+    static func requestHead(_ request: HTTPRequest, headers: [HTTPHeader], userAgent: String, acceptEncoding: String) -> [UInt8] {
         let method = request.method.uppercased()
         let url = HTTPURL(request.url)
         let target = (url?.path ?? "/") + (url?.query.map { "?" + $0 } ?? "")
@@ -94,7 +98,7 @@ final class KeeperExchange {
         text += host
         if headers.value(of: "User-Agent") == nil && !userAgent.isEmpty { text += "User-Agent: \(userAgent)\r\n" }
         if headers.value(of: "Accept") == nil { text += "Accept: */*\r\n" }
-        if request.acceptsCompression { text += "Accept-Encoding: \(KeeperDecoding.acceptEncoding)\r\n" }
+        if request.acceptsCompression { text += "Accept-Encoding: \(acceptEncoding)\r\n" }
         text += custom
         if hasBody {
             text += "Content-Length: \(request.body.length ?? 0)\r\n"
@@ -111,8 +115,9 @@ final class KeeperExchange {
         configuration: HTTPClientConfiguration, transfer: Transfer, holdBody: (HTTPResponseHead) -> Bool
     ) -> Result {
         let timeout = configuration.timeout.isNaN ? 30 : min(max(configuration.timeout, 0.001), 1_000_000)
-        let head = Self.requestHead(request, headers: headers, userAgent: configuration.userAgent)
         overHTTP2 = false
+        // What the keeper's libcurl sends for CURLOPT_ACCEPT_ENCODING "" (its handshake says).
+        var acceptEncoding: String?
         var reused = false
         var fd: Int32 = -1
         var story = ""
@@ -133,10 +138,11 @@ final class KeeperExchange {
         /// A new connection through the keeper (its handshake), or how the call ends without one.
         func connectAnew() -> Result? {
             switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text, let h2):
+            case .ready(let socket, let text, let h2, let offered):
                 fd = socket
                 story = text
                 overHTTP2 = h2
+                acceptEncoding = offered
                 return nil
             case .declined: return .declined
             case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
@@ -147,6 +153,7 @@ final class KeeperExchange {
             fd = held.fd
             number = held.number
             overHTTP2 = held.h2
+            acceptEncoding = held.acceptEncoding
             reused = true
             story = "kept open by this process"
             text("Re-using existing connection #\(number) with host \(host)")
@@ -155,18 +162,31 @@ final class KeeperExchange {
             held = nil
             if let refused = connectAnew() { return refused }
         }
+        // A compressed reply is asked for with the keeper's libcurl's list, and only when every
+        // encoding on it can be decoded here; otherwise nothing is sent on this connection (the
+        // keeper keeps it as it was) and libcurl carries the request.
+        if request.acceptsCompression {
+            guard let offered = acceptEncoding, KeeperDecoding.canDecode(offered) else {
+                close(fd)
+                link.compressedNeedsLibcurl = true
+                configuration.verboseLog?("* keeper: \(acceptEncoding.map { "its libcurl asks for \($0), not all of which can be decoded here" } ?? "it did not say which encodings its libcurl asks for"); this call goes through libcurl")
+                return .viaLibcurl
+            }
+        }
+        let offered = acceptEncoding ?? ""
+        let head = Self.requestHead(request, headers: headers, userAgent: configuration.userAgent, acceptEncoding: offered)
         bodyOnTheWire = 0
         transfer.bytesOnTheWire = { [unowned self] in self.bodyOnTheWire }
         var wire = Wire(fd: fd, timeout: timeout, cancellation: configuration.cancellation, progress: { down, downTotal, up, upTotal in
             progressCallback(context, downTotal, down, upTotal, up) == 0
         })
-        var outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
+        var outcome = exchange(request, head: head, offered: offered, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
         if reused, case .failure(.connectionLost, let delivered) = outcome, delivered == 0, wire.received == 0, !wire.stopped {
             // The held connection had ended (the keeper's idle time): a new one, as libcurl retries a reused one.
             close(fd)
             if let refused = connectAnew() { return refused }
             wire = Wire(fd: fd, timeout: timeout, cancellation: configuration.cancellation, progress: wire.progress)
-            outcome = exchange(request, head: head, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
+            outcome = exchange(request, head: head, offered: offered, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
         }
         if case .whole(true) = outcome {
             text("Connection #\(number) to host \(host) left intact")
@@ -180,7 +200,7 @@ final class KeeperExchange {
                 // The exchange is whole: the keeper may lend its connection again (over
                 // HTTP/2 it reads each exchange itself and takes no mark).
                 if !overHTTP2 { _ = ccurl_keeper_mark_clean(fd) }
-                held = (fd, host, port, number, overHTTP2)
+                held = (fd, host, port, number, overHTTP2, acceptEncoding)
             } else {
                 close(fd)
             }
@@ -210,7 +230,7 @@ final class KeeperExchange {
     }
 
     private func exchange(
-        _ request: HTTPRequest, head: [UInt8], wire: inout Wire, transfer: Transfer, context: UnsafeMutableRawPointer,
+        _ request: HTTPRequest, head: [UInt8], offered: String, wire: inout Wire, transfer: Transfer, context: UnsafeMutableRawPointer,
         holdBody: (HTTPResponseHead) -> Bool, text: (String) -> Void
     ) -> Exchange {
         // Send the head, then the body from the reader (files at flat memory).
@@ -275,7 +295,7 @@ final class KeeperExchange {
             // libcurl decodes a Content-Encoding only when it asked for one.
             var decoders: [ContentDecoder] = []
             if request.acceptsCompression, let encoding = fields.contentEncoding {
-                switch KeeperDecoding.decoders(for: encoding) {
+                switch KeeperDecoding.decoders(for: encoding, offered: offered) {
                 case .success(let found): decoders = found
                 case .failure(let error): return .failure(error, delivered: 0)
                 }
@@ -292,14 +312,24 @@ final class KeeperExchange {
             let deliver: (UnsafeRawBufferPointer) -> Exchange? = { bytes in
                 self.bodyOnTheWire += Int64(bytes.count)
                 guard !decoders.isEmpty else { return deliverDecoded(bytes) }
-                var data = Array(bytes)
-                for decoder in decoders {
-                    guard let decoded = data.withUnsafeBytes({ decoder.feed($0) }) else {
-                        return .failure(.malformedReply("Error while processing content unencoding: the data is not valid in its Content-Encoding"), delivered: transfer.deliveredBytes)
+                // Each decoder hands its output on a block at a time (the next decoder, then
+                // the sink), so the decompression bomb's bound stops a reply as it decodes.
+                var outcome: Exchange?
+                func pass(_ level: Int, _ data: UnsafeRawBufferPointer) -> Bool {
+                    guard level < decoders.count else {
+                        outcome = deliverDecoded(data)
+                        return outcome == nil
                     }
-                    data = decoded
+                    switch decoders[level].feed(data, { pass(level + 1, $0) }) {
+                    case .taken: return true
+                    case .refused: return false
+                    case .invalid:
+                        outcome = .failure(.malformedReply("Error while processing content unencoding: the data is not valid in its Content-Encoding"), delivered: transfer.deliveredBytes)
+                        return false
+                    }
                 }
-                return data.withUnsafeBytes { deliverDecoded($0) }
+                _ = pass(0, bytes)
+                return outcome
             }
             if fields.chunked {
                 return readChunked(&wire, &parser, transfer: transfer, deliver: deliver, keepAlive: keepAlive)
@@ -688,7 +718,7 @@ struct ChunkedDecoder {
 
 extension KeeperLink {
     enum Connection {
-        case ready(Int32, story: String, h2: Bool)
+        case ready(Int32, story: String, h2: Bool, acceptEncoding: String?)
         case declined
         case stopped
     }
@@ -729,8 +759,8 @@ extension KeeperLink {
         }
         connected()
         switch handshake(fd, (host, port, tls, timeout)) {
-        case .ready(let story, let h2):
-            return .ready(fd, story: story, h2: h2)
+        case .ready(let story, let h2, let acceptEncoding):
+            return .ready(fd, story: story, h2: h2, acceptEncoding: acceptEncoding)
         case .declined(let why, let forGood):
             close(fd)
             if forGood { unusable = true }

@@ -47,6 +47,9 @@ public final class KeeperServer: @unchecked Sendable {
     }
 
     private let state = LockedValue(State())
+    /// The handshake answer's tail: a tab and the Accept-Encoding value this keeper's libcurl
+    /// sends for CURLOPT_ACCEPT_ENCODING "" (asked of it once, at start), or "" when unknown.
+    private var acceptEncodingTail = ""
 
     public init(directory: String, version: String, idleSeconds: Double) {
         self.directory = directory
@@ -73,6 +76,7 @@ public final class KeeperServer: @unchecked Sendable {
         }
         // Another keeper holds the lock: it serves, this one is not needed.
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { return 0 }
+        if let value = Self.libcurlAcceptEncoding(directory: directory) { acceptEncodingTail = "\t" + value }
         unlink(socketPath)
         let listener = ccurl_unix_listen(socketPath)
         guard listener >= 0 else {
@@ -254,7 +258,7 @@ public final class KeeperServer: @unchecked Sendable {
                 return false
             }
         }
-        guard let held, KeeperWire.writeAll(client, Array((answer + "ok \(story)\n").utf8)) else {
+        guard let held, KeeperWire.writeAll(client, Array((answer + "ok \(story)\(acceptEncodingTail)\n").utf8)) else {
             if let held { ccurl_easy_cleanup(held.handle) }
             return false
         }
@@ -284,7 +288,7 @@ public final class KeeperServer: @unchecked Sendable {
             return false
         }
         let story = current.story
-        guard KeeperWire.writeAll(client, Array((answer + "ok h2 \(story)\n").utf8)) else { return false }
+        guard KeeperWire.writeAll(client, Array((answer + "ok h2 \(story)\(acceptEncodingTail)\n").utf8)) else { return false }
         state.withLock {
             $0.served += 1
             if story != "new" { $0.reused += 1 }
@@ -483,4 +487,86 @@ public final class KeeperServer: @unchecked Sendable {
 
 extension CurlLibrary {
     static var isLoadable: Bool { ccurl_load() == 0 }
+}
+
+extension KeeperServer {
+    /// What this process's libcurl sends as Accept-Encoding for CURLOPT_ACCEPT_ENCODING ""
+    /// (every decoder it was built with, in its order: "deflate, gzip, br, zstd" for Debian's),
+    /// so a client carrying a request without libcurl asks for exactly what a direct call asks
+    /// for. Asked of libcurl itself: one request to a Unix socket of this keeper's, whose head
+    /// is read and answered 204 by a thread here. Falls back to the version string's
+    /// libraries (zlib, brotli, zstd) when that fails; nil when neither says.
+    public static func libcurlAcceptEncoding(directory: String) -> String? {
+        guard CurlLibrary.isLoadable else { return nil }
+        return acceptEncodingAsked(directory: directory) ?? acceptEncodingFromVersion()
+    }
+
+    /// The fallback: the encodings of the libraries curl_version names, in libcurl's order.
+    public static func acceptEncodingFromVersion() -> String? {
+        guard CurlLibrary.isLoadable else { return nil }
+        let libraries = String(cString: ccurl_version()).split(separator: " ")
+        func has(_ name: String) -> Bool { libraries.contains { $0.hasPrefix(name + "/") } }
+        var names: [String] = []
+        if has("zlib") { names += ["deflate", "gzip"] }
+        if has("brotli") { names.append("br") }
+        if has("zstd") { names.append("zstd") }
+        return names.isEmpty ? nil : names.joined(separator: ", ")
+    }
+
+    /// libcurl's own answer: the Accept-Encoding line of a request it sends to a Unix socket
+    /// in `directory`, or nil.
+    public static func acceptEncodingAsked(directory: String) -> String? {
+        guard CurlLibrary.isLoadable else { return nil }
+        let path = directory + "/probe-\(getpid()).sock"
+        unlink(path)
+        let listener = ccurl_unix_listen(path)
+        guard listener >= 0 else { return nil }
+        defer {
+            close(listener)
+            unlink(path)
+        }
+        let head = LockedValue<[UInt8]>([])
+        let thread: JoinableThread
+        do {
+            thread = try JoinableThread(stackSize: 128 << 10) {
+                var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 5000) > 0 else { return }
+                let client = ccurl_unix_accept(listener)
+                guard client >= 0 else { return }
+                defer { close(client) }
+                var received: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while received.count < 64 * 1024 {
+                    var wait = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                    guard poll(&wait, 1, 5000) > 0 else { return }
+                    let got = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                    if got < 0 && errno == EINTR { continue }
+                    guard got > 0 else { return }
+                    received += chunk[..<got]
+                    if received.count >= 4, received.indices.dropFirst(3).contains(where: { received[$0 - 3] == 0x0D && received[$0 - 2] == 0x0A && received[$0 - 1] == 0x0D && received[$0] == 0x0A }) { break }
+                }
+                head.withLock { $0 = received }
+                _ = KeeperWire.writeAll(client, Array("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+        } catch {
+            return nil
+        }
+        if let handle = ccurl_easy_init() {
+            _ = ccurl_setopt_string(handle, CCURLOPT_URL, "http://localhost/")
+            _ = ccurl_setopt_string(handle, CCURLOPT_UNIX_SOCKET_PATH, path)
+            _ = ccurl_setopt_string(handle, CCURLOPT_ACCEPT_ENCODING, "")
+            _ = ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1)
+            _ = ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, 5000)
+            _ = ccurl_easy_perform(handle)
+            ccurl_easy_cleanup(handle)
+        }
+        thread.join()
+        let text = String(decoding: head.withLock { $0 }, as: UTF8.self)
+        for line in text.split(separator: "\r\n") {
+            guard let colon = line.firstIndex(of: ":"),
+                  HTTPSyntax.caseInsensitiveEquals(String(line[..<colon]), "Accept-Encoding") else { continue }
+            return KeeperLink.acceptEncodingValue(Substring(HTTPSyntax.trimmingWhitespace(line[line.index(after: colon)...])))
+        }
+        return nil
+    }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CCurl
 import DouctlHTTP
 import DouctlSystem
 import DouctlTestSupport
@@ -145,6 +146,110 @@ import Testing
         #expect(log.lines.last == "* HTTP/1.1 over the keeper's connection (kept open by this process)", "\(log.lines)")
     }
 
+    /// The Accept-Encoding a compressed request carries without libcurl is the one the keeper
+    /// said its libcurl sends (after a tab in the handshake's answer), not a fixed list: a
+    /// keeper whose libcurl offers only "gzip" gets "gzip", as a direct call through that
+    /// libcurl would send. (libcurl here sends its own, longer list.)
+    @Test func theAcceptEncodingSentIsTheOneTheKeeperSaid() throws {
+        for offered in ["gzip", "deflate, gzip, zstd"] {
+            let packed: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0xcf, 0x06, 0x00, 0x47, 0xdd, 0xdc, 0x79, 0x02, 0x00, 0x00, 0x00]
+            let reply = Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(packed.count)\r\n\r\n".utf8) + packed
+            let keeper = try ScriptedKeeper(reply: reply, after: .keep, answer: "ok new (scripted)\t\(offered)")
+            let log = LogLines()
+            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+            configuration.retry.maxAttempts = 1
+            configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+            var request = HTTPRequest(url: "https://origin.test/items")
+            request.acceptsCompression = true
+            let reply2 = try HTTPClient(configuration).fetch(request)
+            let (received, marked) = keeper.finish()
+            let head = String(decoding: received, as: UTF8.self)
+            #expect(head.contains("\r\nAccept-Encoding: \(offered)\r\n"), "\(offered): \(head)")
+            #expect(head.components(separatedBy: "Accept-Encoding").count == 2, "one Accept-Encoding: \(head)")
+            #expect(reply2.body == Array("ok".utf8), "the gzip reply decoded")
+            #expect(marked)
+            #expect(keeper.leftUnused == 0)
+            #expect(!log.lines.contains { $0.contains("goes through libcurl") }, "\(log.lines)")
+        }
+    }
+
+    /// A keeper whose libcurl offers an encoding this process cannot decode ("xz" here: no
+    /// decoder for it), or that does not say what it offers: the Swift side sends nothing on
+    /// the connection it was given (the keeper keeps it as it was) and libcurl's keeper path
+    /// carries the request, so the reply is always decodable. libcurl sends its own list.
+    /// A request that asks for no compression still goes without libcurl.
+    @Test func aKeeperListWeCannotDecodeSendsTheRequestTheLibcurlWay() throws {
+        let libcurlList = try Self.libcurlsOwnAcceptEncoding()
+        for answer in ["ok new (scripted)\tdeflate, gzip, br, zstd, xz", "ok new (scripted)"] {
+            let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+            let keeper = try ScriptedKeeper(reply: reply, after: .keep, answer: answer, connections: 2)
+            let log = LogLines()
+            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+            configuration.retry.maxAttempts = 1
+            configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+            var request = HTTPRequest(url: "https://origin.test/items")
+            request.acceptsCompression = true
+            let result = try HTTPClient(configuration).fetch(request)
+            let (received, marked) = keeper.finish()
+            let head = String(decoding: received, as: UTF8.self)
+            #expect(result.body == Array("ok".utf8))
+            #expect(keeper.leftUnused == 1, "\(answer): the first connection carried nothing")
+            #expect(head.contains("\r\nAccept-Encoding: \(libcurlList)\r\n"), "\(answer): libcurl's own list: \(head)")
+            #expect(!head.contains("xz"), "\(head)")
+            #expect(marked, "libcurl's keeper path marks its exchange clean")
+            #expect(log.lines.contains { $0.hasPrefix("* keeper: ") && $0.hasSuffix("this call goes through libcurl") }, "\(log.lines)")
+        }
+        // Without compression the keeper's list does not matter: carried in Swift, one connection.
+        let keeper = try ScriptedKeeper(reply: Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), after: .keep, answer: "ok new (scripted)\txz")
+        let log = LogLines()
+        var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+        configuration.retry.maxAttempts = 1
+        configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+        _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "https://origin.test/plain"))
+        let (received, _) = keeper.finish()
+        #expect(keeper.leftUnused == 0)
+        #expect(!String(decoding: received, as: UTF8.self).contains("Accept-Encoding"))
+    }
+
+    /// The keeper's probe asks libcurl itself what it sends (a request to a Unix socket of its
+    /// own) and gets a list; it agrees with the libraries libcurl's version string names
+    /// (zlib: "deflate, gzip"; brotli: "br"; zstd: "zstd"), the probe's fallback.
+    @Test func theKeeperAsksLibcurlWhichEncodingsItSends() throws {
+        let asked = KeeperServer.acceptEncodingAsked(directory: TemporaryDirectory.make(prefix: "kx-probe"))
+        #expect(asked != nil, "libcurl answered the probe")
+        #expect(asked == KeeperServer.acceptEncodingFromVersion(), "probe \(asked ?? "nil"), version string \(KeeperServer.acceptEncodingFromVersion() ?? "nil")")
+        #expect(asked?.hasPrefix("deflate, gzip") == true, "libcurl here has zlib: \(asked ?? "nil")")
+    }
+
+    /// Before a compressed request goes without libcurl, each decoder library on the keeper's
+    /// list is looked for (`ccurl_trusted_find`: the loader's own search, system directories
+    /// only) without being opened, so a call whose reply is not compressed pays no dlopen.
+    /// A library that is not installed is not found (the request then goes through libcurl).
+    @Test func aDecoderLibraryIsFoundWithoutBeingOpened() throws {
+        func find(_ names: [String]) -> Bool {
+            var pointers: [UnsafePointer<CChar>?] = names.map { UnsafePointer(strdup($0)) }
+            pointers.append(nil)
+            defer { for pointer in pointers { free(UnsafeMutableRawPointer(mutating: pointer)) } }
+            return pointers.withUnsafeBufferPointer { ccurl_trusted_find($0.baseAddress) } == 1
+        }
+        try Tools.requireLibrary("libbrotlienc.so.1")
+        #expect(find(["libz.so.1", "libz.so"]))
+        #expect(!find(["libdouctl-no-such-decoder.so.1"]))
+        #expect(find(["libdouctl-no-such-decoder.so.1", "libz.so.1"]), "the names are tried in order")
+        // libbrotlienc: nothing in douctl or libcurl opens it, so it is loaded only if find opened it.
+        #expect(dlopen("libbrotlienc.so.1", RTLD_NOW | RTLD_NOLOAD) == nil)
+        #expect(find(["libbrotlienc.so.1"]))
+        #expect(dlopen("libbrotlienc.so.1", RTLD_NOW | RTLD_NOLOAD) == nil, "found, not opened")
+    }
+
+    /// What this machine's libcurl sends for CURLOPT_ACCEPT_ENCODING "", asked of libcurl by
+    /// the keeper's own probe (the same code the keeper runs at start).
+    static func libcurlsOwnAcceptEncoding() throws -> String {
+        let directory = TemporaryDirectory.make(prefix: "kx-probe")
+        guard let value = KeeperServer.libcurlAcceptEncoding(directory: directory) else { throw TestFailure("libcurl said no Accept-Encoding") }
+        return value
+    }
+
     /// A keeper socket that answers anything at all never crashes the exchange: random bytes
     /// after a good handshake end in a failure or a reply, never a trap.
     @Test func hostileBytesEndInAnErrorNotACrash() throws {
@@ -192,8 +297,12 @@ final class ScriptedKeeper: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var received: [UInt8] = []
     private var marked = false
+    /// Connections that did the handshake and closed without sending a request.
+    private(set) var leftUnused = 0
 
-    init(reply: [UInt8], after: ScriptedKeeper.After, requests: Int = 1) throws {
+    /// `answer`: the handshake's answer line; `connections`: how many connections it accepts
+    /// (one that closes after the handshake without a request makes way for the next).
+    init(reply: [UInt8], after: ScriptedKeeper.After, requests: Int = 1, answer: String = "ok new (scripted)", connections: Int = 1) throws {
         path = TemporaryDirectory.make(prefix: "kx") + "/k.sock"
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
@@ -204,10 +313,10 @@ final class ScriptedKeeper: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         guard bound == 0, listen(listener, 4) == 0 else { throw TestFailure("cannot listen at \(path)") }
         let listening = listener
-        let thread = Thread { [self] in
-            defer { done.signal() }
+        /// One connection; false once one carried a request (or failed to be accepted).
+        @Sendable func serveOne() -> Bool {
             let connection = accept(listening, nil, nil)
-            guard connection >= 0 else { return }
+            guard connection >= 0 else { return false }
             var timeout = timeval(tv_sec: 3, tv_usec: 0)
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var buffer: [UInt8] = []
@@ -219,18 +328,23 @@ final class ScriptedKeeper: @unchecked Sendable {
                 return true
             }
             // The handshake: lines up to an empty one.
-            while buffer.firstRange(of: [0x0A, 0x0A]) == nil { if !more() { close(connection); return } }
+            while buffer.firstRange(of: [0x0A, 0x0A]) == nil { if !more() { close(connection); return false } }
             if let range = buffer.firstRange(of: [0x0A, 0x0A]) { buffer.removeSubrange(..<range.upperBound) }
-            let greeting = Array("douctl-keeper 1 t1\nok new (scripted)\n".utf8)
+            let greeting = Array("douctl-keeper 1 t1\n\(answer)\n".utf8)
             _ = send(connection, greeting, greeting.count, Int32(MSG_NOSIGNAL))
+            if buffer.isEmpty && !more() {
+                leftUnused += 1
+                close(connection)
+                return true
+            }
             var consumed = 0
             for index in 0..<requests {
                 if index > 0 {
                     // The mark-clean byte of the exchange before comes first.
-                    while buffer.count <= consumed { if !more() { close(connection); return } }
+                    while buffer.count <= consumed { if !more() { close(connection); return false } }
                     if buffer[consumed] == UInt8(ascii: "K") { buffer.remove(at: consumed) }
                 }
-                while buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { close(connection); return } }
+                while buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { close(connection); return false } }
                 if let range = buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) {
                     let head = String(decoding: buffer[consumed..<range.lowerBound], as: UTF8.self).lowercased()
                     var length = 0
@@ -254,6 +368,13 @@ final class ScriptedKeeper: @unchecked Sendable {
                 setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
             }
             close(connection)
+            return false
+        }
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            for _ in 0..<connections {
+                if !serveOne() { break }
+            }
         }
         self.thread = thread
         thread.start()

@@ -38,3 +38,24 @@ public enum Tools {
         public var description: String { "\(name) is not installed" }
     }
 }
+
+extension Tools {
+    /// The directories a shared library is looked for in (the loader's usual ones).
+    static let libraryDirectories = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                                     "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"]
+
+    /// A shared library a test needs (`libzstd.so.1`): its path; otherwise skips the test naming
+    /// it (or fails it under DOUCTL_REQUIRE_TOOLS=1, where scripts/install-test-tools.sh
+    /// installs it).
+    @discardableResult
+    public static func requireLibrary(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        for directory in libraryDirectories where FileManager.default.fileExists(atPath: directory + "/" + name) {
+            return directory + "/" + name
+        }
+        if areRequired {
+            Issue.record("the library \(name) is not installed, and DOUCTL_REQUIRE_TOOLS=1 makes a missing tool a failure", sourceLocation: sourceLocation)
+            throw Missing(name: name)
+        }
+        try Test.cancel("skipped: needs the library \(name), which is not installed", sourceLocation: sourceLocation)
+    }
+}

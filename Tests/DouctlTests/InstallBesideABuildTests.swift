@@ -110,6 +110,10 @@ struct TestToolsInstallerTests {
             #expect(script.contains(" \(tool):"),
                     "scripts/install-test-tools.sh installs \(tool)")
         }
+        // Shared libraries (Tools.requireLibrary): the script installs each one's package.
+        for library in try Self.literals(after: "Tools.requireLibrary(").subtracting(["name"]).sorted() {
+            #expect(script.contains(" \(library):"), "scripts/install-test-tools.sh installs the library \(library)")
+        }
         let modules = try Self.literals(after: "require(module: ")
         #expect(modules.contains("oauth2_provider"))
         for list in modules.sorted() {

@@ -600,6 +600,39 @@ extension PromiseMatrixTests {
         #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
         #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
     }
+
+    /// A keeper whose libcurl asks for an encoding douctl cannot decode (a shim over libcurl
+    /// sending "…, xz"): the call goes through libcurl's keeper path after the handshake, and
+    /// --max-time still stops it within a second with nothing on stdout.
+    @Test func keeperViaLibcurl_stop_maxTimeStopsWithinASecond() throws {
+        let shim = try KeeperEncodingTests.libcurlShim(cc: try Tools.require("cc"), acceptEncoding: "deflate, gzip, xz")
+        let server = try KeeperPeer()
+        let douctl = KeeperPeer.douctl(extra: ["DOUCTL_TOKEN": Self.token, "DOUCTL_LIBCURL": shim])
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let started = Date()
+        let result = try douctl.run("-v", "api", "/slow", "--api-base", server.base, "--cacert", server.pki.caCertificate, "--max-time", "1")
+        #expect(result.status == 7, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(result.stderr.contains("this call goes through libcurl"), "the libcurl way: \(result.stderr)")
+        Self.expectNothingButReportLines(result, "keeper")
+    }
+
+    /// A brotli bomb read by douctl's own decoders through the keeper: one line, exit 8,
+    /// nothing on stdout (what came before the bound is never printed).
+    @Test func keeper_stdout_aBrotliBombLeavesStdoutEmpty() throws {
+        try KeeperEncodingTests.requireCodecs()
+        let server = try KeeperPeer()
+        let douctl = Self.keeperDouctl()
+        defer { _ = try? douctl.run("keeper", "stop") }
+        try KeeperPeer.startKeeper(douctl, base: server.base, cacert: server.pki.caCertificate)
+        let result = try douctl.run(["-v", "api", "/gz?enc=br-bomb", "--api-base", server.base, "--cacert", server.pki.caCertificate], environment: ["LD_DEBUG": "files"])
+        #expect(result.status == 8, "\(result.stderr.suffix(800))")
+        #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr.suffix(800))")
+        #expect(!result.stderr.contains("libcurl"), "carried without libcurl (its own decoders)")
+        #expect(result.stderr.contains("refused as a decompression bomb"), "\(result.stderr.suffix(800))")
+        Self.expectNothingButReportLines(result, "keeper")
+    }
 }
 
 // MARK: - through the keeper's HTTP/2 connection (issue 44)

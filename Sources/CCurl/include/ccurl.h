@@ -169,6 +169,11 @@ void ccurl_slist_free_all(void *list);
 /// (an environment variable's value, named `variable`), which must be an absolute path.
 /// NULL with `reason` filled when none opens. Linux; CJQ uses it for libjq too.
 void *ccurl_trusted_dlopen(const char *override, const char *variable, const char *const *names, int flags, char *reason, size_t reason_size);
+/// 1 when ccurl_trusted_dlopen(NULL, …, names, …) would find one of `names` to open (the same
+/// search, each candidate checked for being readable instead of opened): a cheap "is it
+/// installed" before a library is needed. (CCURL_TRUSTED_FIND_ONLY is the flag it passes.)
+#define CCURL_TRUSTED_FIND_ONLY 0x40000000
+int ccurl_trusted_find(const char *const *names);
 
 /// One system library for libcurl, libjq and libyaml alike: `variable`'s value (an absolute
 /// path) when set, else the first of the platform's names that opens (on Linux through

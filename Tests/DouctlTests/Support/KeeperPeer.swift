@@ -9,8 +9,8 @@ import Testing
 /// An HTTPS/1.1 server with keep-alive on 127.0.0.1 (python3's ssl, the test PKI's server
 /// certificate) that counts the TLS connections it accepted, for the keeper's tests:
 /// `/count` says how many; `/slow` never answers; `/big?mb=N` sends N MiB; `/upload` reads
-/// the body (Content-Length or chunked) and says its size and SHA-256; `/gz?enc=gzip|deflate|chunked-gzip`
-/// a compressed reply; `/hostile` a 500 with terminal control sequences in its head and body;
+/// the body (Content-Length or chunked) and says its size and SHA-256; `/gz?enc=gzip|deflate|chunked-gzip|br|zstd|chunked-br|chunked-zstd`
+/// a compressed reply, `/gz?enc=br-bomb|zstd-bomb` 256 MiB of zeros compressed; `/hostile` a 500 with terminal control sequences in its head and body;
 /// `/to-elsewhere?to=URL` redirects there; anything else echoes its connection number, path
 /// and Authorization. `/heads` lists every request head it was sent.
 final class KeeperPeer: @unchecked Sendable {
@@ -74,6 +74,80 @@ server.listen(64)
 lock = threading.Lock()
 state = {"connections": 0, "heads": []}
 print("ready %d" % server.getsockname()[1], flush=True)
+
+import ctypes
+from ctypes import c_void_p, c_size_t, c_int, c_uint32, POINTER, byref, Structure
+libraries = {}
+bombs = {}
+
+def brotli_encoder():
+    if "br" not in libraries:
+        br = ctypes.CDLL("libbrotlienc.so.1")
+        br.BrotliEncoderCreateInstance.restype = c_void_p
+        br.BrotliEncoderCreateInstance.argtypes = [c_void_p] * 3
+        br.BrotliEncoderSetParameter.argtypes = [c_void_p, c_int, c_uint32]
+        br.BrotliEncoderCompressStream.argtypes = [c_void_p, c_int, POINTER(c_size_t), POINTER(c_void_p), POINTER(c_size_t), POINTER(c_void_p), c_void_p]
+        br.BrotliEncoderIsFinished.argtypes = [c_void_p]
+        br.BrotliEncoderHasMoreOutput.argtypes = [c_void_p]
+        br.BrotliEncoderDestroyInstance.argtypes = [c_void_p]
+        libraries["br"] = br
+    return libraries["br"]
+
+class ZBuf(Structure):
+    _fields_ = [("ptr", c_void_p), ("size", c_size_t), ("pos", c_size_t)]
+
+def zstd_encoder():
+    if "zstd" not in libraries:
+        zs = ctypes.CDLL("libzstd.so.1")
+        zs.ZSTD_createCStream.restype = c_void_p
+        zs.ZSTD_initCStream.argtypes = [c_void_p, c_int]
+        zs.ZSTD_compressStream.argtypes = [c_void_p, POINTER(ZBuf), POINTER(ZBuf)]
+        zs.ZSTD_compressStream.restype = c_size_t
+        zs.ZSTD_endStream.argtypes = [c_void_p, POINTER(ZBuf)]
+        zs.ZSTD_endStream.restype = c_size_t
+        zs.ZSTD_isError.argtypes = [c_size_t]
+        zs.ZSTD_freeCStream.argtypes = [c_void_p]
+        libraries["zstd"] = zs
+    return libraries["zstd"]
+
+def br_pack(chunks):
+    br = brotli_encoder()
+    state = br.BrotliEncoderCreateInstance(None, None, None)
+    br.BrotliEncoderSetParameter(state, 1, 5)
+    out, room = bytearray(), ctypes.create_string_buffer(1 << 16)
+    for op, data in [(0, c) for c in chunks] + [(2, None)]:
+        avail_in = c_size_t(len(data) if data is not None else 0)
+        next_in = c_void_p(ctypes.addressof(data) if data is not None else None)
+        while True:
+            avail_out, next_out = c_size_t(len(room)), c_void_p(ctypes.addressof(room))
+            if not br.BrotliEncoderCompressStream(state, op, byref(avail_in), byref(next_in), byref(avail_out), byref(next_out), None):
+                raise ValueError("brotli")
+            out += room.raw[:len(room) - avail_out.value]
+            if op == 0 and avail_in.value == 0 and not br.BrotliEncoderHasMoreOutput(state): break
+            if op == 2 and br.BrotliEncoderIsFinished(state): break
+    br.BrotliEncoderDestroyInstance(state)
+    return bytes(out)
+
+def zstd_pack(chunks):
+    zs = zstd_encoder()
+    stream = zs.ZSTD_createCStream()
+    zs.ZSTD_initCStream(stream, 3)
+    out, room = bytearray(), ctypes.create_string_buffer(1 << 16)
+    for data in chunks:
+        source = ZBuf(ctypes.addressof(data), len(data), 0)
+        while source.pos < source.size:
+            target = ZBuf(ctypes.addressof(room), len(room), 0)
+            if zs.ZSTD_isError(zs.ZSTD_compressStream(stream, byref(target), byref(source))): raise ValueError("zstd")
+            out += room.raw[:target.pos]
+    while True:
+        target = ZBuf(ctypes.addressof(room), len(room), 0)
+        left = zs.ZSTD_endStream(stream, byref(target))
+        if zs.ZSTD_isError(left): raise ValueError("zstd")
+        out += room.raw[:target.pos]
+        if left == 0: break
+    zs.ZSTD_freeCStream(stream)
+    return bytes(out)
+
 
 def reply(conn, status, body, extra=""):
     data = json.dumps(body).encode()
@@ -149,20 +223,37 @@ def serve(raw):
                 body = b"\x1b]0;pwned\x07\x1b[2J error \x9b31m"
                 conn.sendall(b"HTTP/1.1 500 Oops\x1b[31m\r\nX-Evil: \x1b]52;c;cHduZWQ=\x07\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
             elif path == "/gz":
-                # A compressed reply (asked for by api's Accept-Encoding), framed by length or chunked.
+                # A compressed reply (asked for by api's Accept-Encoding), framed by length or
+                # chunked: gzip and deflate (zlib), br and zstd (libbrotlienc and libzstd through
+                # ctypes: no Python package), with 200 KB of filler for these two so the reply
+                # decodes in several blocks; br-bomb and zstd-bomb are `mb` MiB of zeros (256: 405
+                # bytes and 8 KB on the wire), made once.
                 import zlib
                 enc = params.get("enc", "gzip")
-                data = json.dumps({"decoded": enc}).encode()
-                packer = zlib.compressobj(wbits=31 if "gzip" in enc else 15)
-                packed = packer.compress(data) + packer.flush()
+                base = enc[len("chunked-"):] if enc.startswith("chunked-") else "gzip" if enc == "chunked" else enc
+                if base in ("br", "zstd"):
+                    data = json.dumps({"decoded": enc, "filler": ["item %d of the filler" % i for i in range(10000)]}).encode()
+                    packed = (br_pack if base == "br" else zstd_pack)([ctypes.create_string_buffer(data, len(data))])
+                elif base in ("br-bomb", "zstd-bomb"):
+                    size = int(params.get("mb", "256"))
+                    with lock:
+                        packed = bombs.get((base, size))
+                        if packed is None:
+                            zeros = ctypes.create_string_buffer(1 << 20)
+                            packed = bombs[(base, size)] = (br_pack if base == "br-bomb" else zstd_pack)([zeros] * size)
+                    base = base[:-5]
+                else:
+                    data = json.dumps({"decoded": enc}).encode()
+                    packer = zlib.compressobj(wbits=31 if "gzip" in enc else 15)
+                    packed = packer.compress(data) + packer.flush()
                 if enc.startswith("chunked"):
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nTransfer-Encoding: chunked\r\n\r\n" % base).encode())
                     for i in range(0, len(packed), 7):
                         piece = packed[i:i + 7]
                         conn.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
                     conn.sendall(b"0\r\n\r\n")
                 else:
-                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n" % (enc, len(packed))).encode() + packed)
+                    conn.sendall(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n" % (base, len(packed))).encode() + packed)
             elif path == "/upload":
                 reply(conn, "200 OK", {"bytes": size, "sha256": digest.hexdigest()})
             elif path == "/to-elsewhere":
