@@ -146,6 +146,7 @@ struct ReformatWriter: JSONEventHandler {
         flushIfFull()
     }
 
+    @inline(__always)
     mutating func number(_ text: UnsafeRawBufferPointer) {
         // Most numbers are short: copied here, not by a memmove call each.
         if let source = text.baseAddress, text.count <= 16 {

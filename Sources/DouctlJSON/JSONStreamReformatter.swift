@@ -357,6 +357,41 @@ struct StreamReformatEngine {
         }
         while index < count {
             let byte = bytes[index]
+            // A string, key or value: the commonest token, first, and through one call site
+            // of `copyString` (which two sites kept from being inlined). Checked and written
+            // in one pass; what that leaves, the check then the writer's copy.
+            if byte == UInt8(ascii: "\""), phase == .value || phase == .key {
+                let isKey = phase == .key
+                if let close = copyString(from: bytes + index + 1, end: bytes + count) {
+                    index = close + 1 - bytes
+                    if isKey {
+                        writer.keyCopied()
+                        phase = .colon
+                        // The ':' that most often follows at once.
+                        if index < count && bytes[index] == UInt8(ascii: ":") {
+                            phase = .value
+                            index += 1
+                        }
+                    } else {
+                        writer.stringCopied()
+                        phase = .afterValue
+                        // The ',' that most often follows, taken here rather than a round later.
+                        if index < count && bytes[index] == UInt8(ascii: ","), depth > 0 {
+                            writer.separator(depth: depth)
+                            phase = isObject[depth] ? .key : .value
+                            index += 1
+                        }
+                    }
+                    continue
+                }
+                guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
+                let token = StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags)
+                if isKey { writer.key(token) } else { writer.string(token) }
+                continuations += close.continuations
+                index = close.position + 1 - bytes
+                phase = isKey ? .colon : .afterValue
+                continue
+            }
             if byte <= 0x20 && (byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09) {
                 if byte == 0x0A {
                     line += 1
@@ -369,28 +404,6 @@ struct StreamReformatEngine {
             switch phase {
             case .value:
                 switch byte {
-                case UInt8(ascii: "\""):
-                    // Checked and written in one pass (`copyString`); what that leaves, the
-                    // check then the writer's copy. Written here, not through a shared
-                    // helper with the key's case: the call cost the 50 MB pretty-print 1.4%
-                    // of its instructions.
-                    if let close = copyString(from: bytes + index + 1, end: bytes + count) {
-                        writer.stringCopied()
-                        index = close + 1 - bytes
-                        phase = .afterValue
-                        // The ',' that most often follows, taken here rather than a round later.
-                        if index < count && bytes[index] == UInt8(ascii: ","), depth > 0 {
-                            writer.separator(depth: depth)
-                            phase = isObject[depth] ? .key : .value
-                            index += 1
-                        }
-                        continue
-                    }
-                    guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes) else { return index }
-                    writer.string(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
-                    continuations += close.continuations
-                    index = close.position + 1 - bytes
-                    phase = .afterValue
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     let isNumber = byte < UInt8(ascii: "a")
                     if isNumber {
@@ -435,24 +448,8 @@ struct StreamReformatEngine {
                     return index
                 }
             case .key:
-                guard byte == UInt8(ascii: "\"") else { return index }
-                if let close = copyString(from: bytes + index + 1, end: bytes + count) {
-                    writer.keyCopied()
-                    index = close + 1 - bytes
-                    phase = .colon
-                    // The ':' that most often follows at once.
-                    if index < count && bytes[index] == UInt8(ascii: ":") {
-                        phase = .value
-                        index += 1
-                    }
-                    continue
-                }
-                guard let close = Self.scanString(from: bytes + index + 1, end: bytes + count, plain: plainStringBytes)
-                else { return index }
-                writer.key(StringToken(content: UnsafeRawBufferPointer(start: bytes + index + 1, count: close.position - (bytes + index + 1)), flags: close.flags))
-                continuations += close.continuations
-                index = close.position + 1 - bytes
-                phase = .colon
+                // A key's quote was taken above.
+                return index
             case .colon:
                 guard byte == UInt8(ascii: ":") else { return index }
                 phase = .value
@@ -798,7 +795,90 @@ struct StreamReformatEngine {
         // The last address an eight-byte load may start at (below `start` when none may:
         // an integer, only compared).
         let lastWord = UInt(bitPattern: end) &- 8
+        #if arch(x86_64)
+        // The last address a window may start at: it reads up to 38 bytes past it.
+        let lastWindow = UInt(bitPattern: end) &- 48
+        #endif
         while true {
+            #if arch(x86_64)
+            // Sixteen bytes a window: copied as they are in one store, their marks (quotes,
+            // backslashes, controls, non-ASCII bytes) found in one pass, then each mark taken
+            // in turn from the bit mask. Where the next mark is does not wait on the work of
+            // the last (the word loop below chains a load, its tests and a shift per stop).
+            // `origin + (p - start)` is where the input's byte at p goes (a rewritten escape
+            // moves it back).
+            var origin = out - (position - start)
+            windows: while UInt(bitPattern: position) <= lastWindow {
+                let window = position
+                StringBlock.copy(from: window, to: origin + (window - start))
+                var marks = StringBlock.special(at: window)
+                var next = window + 16
+                while marks != 0 {
+                    let index = marks.trailingZeroBitCount
+                    let at = window + index
+                    let stop = at.pointee
+                    if stop == UInt8(ascii: "\"") {
+                        // Copied already with the window.
+                        out = origin + (at - start)
+                        writer.output.count &+= out + 1 - outStart
+                        continuations &+= found
+                        return at
+                    }
+                    let length: Int
+                    var verbatim = true
+                    if stop == UInt8(ascii: "\\") {
+                        let kind = at[1]
+                        switch kind {
+                        case UInt8(ascii: "/"):
+                            (origin + (at - start)).pointee = kind
+                            origin -= 1
+                            StringBlock.copy(from: at + 2, to: origin + (at + 2 - start))
+                            length = 2
+                            verbatim = false
+                        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                            length = 2
+                        case UInt8(ascii: "u"):
+                            guard let unit = Self.hex4(UInt32(littleEndian: UnsafeRawPointer(at + 2).loadUnaligned(as: UInt32.self))),
+                                  unit < 0xD800 || unit > 0xDFFF
+                            else {
+                                // A surrogate or a bad escape: the dispatch below takes it.
+                                position = at
+                                break windows
+                            }
+                            let after = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(origin + (at - start))).assumingMemoryBound(to: UInt8.self)
+                            origin = after - (at + 6 - start)
+                            StringBlock.copy(from: at + 6, to: after)
+                            length = 6
+                            verbatim = false
+                        default:
+                            return nil
+                        }
+                    } else if stop >= 0x80 {
+                        let word = UInt32(littleEndian: UnsafeRawPointer(at).loadUnaligned(as: UInt32.self))
+                        if stop &- 0xE1 <= 0xEF - 0xE1 && stop != 0xED && word & 0x00C0_C000 == 0x0080_8000 {
+                            length = 3
+                        } else {
+                            length = UTF8Check.validSequenceLength(at: UnsafeRawPointer(at), end: UnsafeRawPointer(end))
+                            guard length > 0 else { return nil }
+                        }
+                        found &+= length - 1
+                    } else {
+                        // A control character (an error) or U+007F (escaped by the writer).
+                        return nil
+                    }
+                    // The marks below `index` are clear already: clear those up to its end.
+                    marks &= UInt32.max &<< UInt32(index + length)
+                    if index + length > 16 {
+                        // Past the window: the next starts after it.
+                        next = at + length
+                        if verbatim { StringBlock.copy(from: at, to: origin + (at - start)) }
+                    }
+                }
+                position = next
+            }
+            out = origin + (position - start)
+            #endif
             while UInt(bitPattern: position) <= lastWord {
                 let word = UnsafeRawPointer(position).loadUnaligned(as: UInt64.self)
                 UnsafeMutableRawPointer(out).storeBytes(of: word, as: UInt64.self)

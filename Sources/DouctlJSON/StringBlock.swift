@@ -1,0 +1,27 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+
+/// Sixteen bytes of a string token looked at in one go with SSE2 (which every x86-64 has).
+enum StringBlock {
+    /// A bit for each of the 16 bytes at `position` (bit 0 for the first) that a string's
+    /// copy must look at: '"', '\\', controls, U+007F and all non-ASCII bytes (those of
+    /// `SWAR.specialInStringToken`, here exact in every lane). Zero when all are plain.
+    @inline(__always)
+    static func special(at position: UnsafePointer<UInt8>) -> UInt32 {
+        let bytes = UnsafeRawPointer(position).loadUnaligned(as: __m128i.self)
+        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x22))
+        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x5C))
+        // A signed compare: the controls, and the non-ASCII bytes, which are negative.
+        let controlOrHigh = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20))
+        let delete = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))
+        let marked = _mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(controlOrHigh, delete))
+        return UInt32(truncatingIfNeeded: _mm_movemask_epi8(marked))
+    }
+
+    /// Copies the 16 bytes at `source` to `target` (neither need be aligned).
+    @inline(__always)
+    static func copy(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(target).storeBytes(of: UnsafeRawPointer(source).loadUnaligned(as: __m128i.self), as: __m128i.self)
+    }
+}
+#endif
