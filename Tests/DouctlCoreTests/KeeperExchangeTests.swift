@@ -146,6 +146,16 @@ import Testing
         #expect(log.lines.last == "* HTTP/1.1 over the keeper's connection (kept open by this process)", "\(log.lines)")
     }
 
+    /// One GET that asks for a compressed reply, through `keeper`, no retry.
+    static func compressedFetch(through keeper: ScriptedKeeper, log: LogLines) throws -> HTTPResponse {
+        var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+        configuration.retry.maxAttempts = 1
+        configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
+        var request = HTTPRequest(url: "https://origin.test/items")
+        request.acceptsCompression = true
+        return try HTTPClient(configuration).fetch(request)
+    }
+
     /// The Accept-Encoding a compressed request carries without libcurl is the one the keeper
     /// said its libcurl sends (after a tab in the handshake's answer), not a fixed list: a
     /// keeper whose libcurl offers only "gzip" gets "gzip", as a direct call through that
@@ -156,12 +166,7 @@ import Testing
             let reply = Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(packed.count)\r\n\r\n".utf8) + packed
             let keeper = try ScriptedKeeper(reply: reply, after: .keep, answer: "ok new (scripted)\t\(offered)")
             let log = LogLines()
-            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
-            configuration.retry.maxAttempts = 1
-            configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
-            var request = HTTPRequest(url: "https://origin.test/items")
-            request.acceptsCompression = true
-            let reply2 = try HTTPClient(configuration).fetch(request)
+            let reply2 = try Self.compressedFetch(through: keeper, log: log)
             let (received, marked) = keeper.finish()
             let head = String(decoding: received, as: UTF8.self)
             #expect(head.contains("\r\nAccept-Encoding: \(offered)\r\n"), "\(offered): \(head)")
@@ -184,12 +189,7 @@ import Testing
             let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
             let keeper = try ScriptedKeeper(reply: reply, after: .keep, answer: answer, connections: 2)
             let log = LogLines()
-            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
-            configuration.retry.maxAttempts = 1
-            configuration.keeper = KeeperRoute(socketPath: keeper.path, version: "t1", start: nil)
-            var request = HTTPRequest(url: "https://origin.test/items")
-            request.acceptsCompression = true
-            let result = try HTTPClient(configuration).fetch(request)
+            let result = try Self.compressedFetch(through: keeper, log: log)
             let (received, marked) = keeper.finish()
             let head = String(decoding: received, as: UTF8.self)
             #expect(result.body == Array("ok".utf8))

@@ -55,16 +55,7 @@ enum InstallScript {
 
     /// Runs the copy's install.sh with `environment` (PATH given); its exit status and stderr.
     static func run(repository: String, environment: [String: String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: repository + "/scripts/install.sh")
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        try runCollectingStderr(repository + "/scripts/install.sh", [], environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
     }
 }
 

@@ -70,16 +70,8 @@ struct ReleaseLinkInputsTests {
         let symbols = try ELFSymbols.definedNames(in: release)
         #expect(symbols.contains("ccurl_capture_arguments"), "arguments.c's constructor is linked")
         #expect(!symbols.contains("_GLOBAL__sub_I_CommandLine.cpp"), "the runtime's /proc/self/maps reader is not linked")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: release)
-        process.arguments = ["--config-dir", "", "--no-such-\u{00F8}\u{4E2D}"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2 && text.hasPrefix("douctl: unknown option '--no-such-\u{00F8}\u{4E2D}'"), "\(process.terminationStatus): \(text)")
+        let (status, text) = try runCollectingStderr(release, ["--config-dir", "", "--no-such-\u{00F8}\u{4E2D}"])
+        #expect(status == 2 && text.hasPrefix("douctl: unknown option '--no-such-\u{00F8}\u{4E2D}'"), "\(status): \(text)")
     }
 
     /// A function of one of douctl's modules, mangled as written: `$s`, a module whose name starts

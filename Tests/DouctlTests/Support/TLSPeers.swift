@@ -34,17 +34,8 @@ final class TestPKI: Sendable {
     private init(openssl: String) throws {
         directory = TemporaryDirectory.make(prefix: "douctl-pki")
         func run(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: openssl)
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            if process.terminationStatus != 0 { throw PeerError("openssl \(arguments.joined(separator: " ")) failed: \(text)") }
+            let (status, text) = try runCollectingStderr(openssl, arguments, directory: directory)
+            if status != 0 { throw PeerError("openssl \(arguments.joined(separator: " ")) failed: \(text)") }
         }
         func write(_ name: String, _ text: String) throws {
             try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
