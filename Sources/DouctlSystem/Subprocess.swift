@@ -17,6 +17,7 @@ public enum Subprocess {
         for fd in Int32(0)...2 {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        closeInherited(&actions)
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         cArguments.append(nil)
         defer { cArguments.forEach { free($0) } }
@@ -31,6 +32,21 @@ public enum Subprocess {
         let result = posix_spawnp(&pid, program, &actions, nil, cArguments, cEnvironment)
         return result == 0 ? started(pid) : nil
     }
+
+    /// A child keeps stdin, stdout and stderr and nothing else of ours: a descriptor some
+    /// other part of this process opened without close-on-exec (a host's, or one a library
+    /// leaves open for a moment) would otherwise live as long as the child does, and whoever
+    /// waits for its end (a pipe's reader, a process monitor's socket) would wait as long.
+    static func closeInherited(_ actions: inout posix_spawn_file_actions_t) {
+        _ = addCloseFrom?(&actions, 3)
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up at run
+    /// time since the Swift module does not declare it; nil on an older C library.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// The children `spawnDetached` started and nobody has collected yet.
     private static let detached = LockedValue<[pid_t]>([])
@@ -81,6 +97,7 @@ extension Subprocess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild.read, 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild.write, 1)
+        closeInherited(&actions)
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         cArguments.append(nil)
         var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") }

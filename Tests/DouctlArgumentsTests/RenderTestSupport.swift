@@ -52,7 +52,7 @@ enum RenderTestSupport {
         env["TERM"] = "dumb"
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        try process.run()
+        try process.runAlone()
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline {

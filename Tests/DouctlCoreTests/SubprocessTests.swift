@@ -66,4 +66,21 @@ private final class Failures: @unchecked Sendable {
         #expect(waitpid(mine, &status, WNOHANG) == -1, "the helper was collected")
         #expect(waitpid(other, &status, WNOHANG) == other, "the other child was left to its owner")
     }
+
+    /// A helper keeps stdin, stdout and stderr and nothing else of this process, not even a
+    /// descriptor opened without close-on-exec (a test runner's process monitor leaves one
+    /// such for a moment; held by a helper, it hid another child's exit for good).
+    @Test func aHelperInheritsNoDescriptorBeyondTheStandardThree() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let child = try #require(Subprocess.spawnDetached(["sleep", "30"], environment: ["PATH=/usr/bin:/bin"]))
+        defer {
+            kill(child, SIGKILL)
+            Subprocess.reapFinished()
+        }
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd").compactMap { Int32($0) }.sorted()
+        #expect(held == [0, 1, 2], "the helper holds \(held) (the pipe was \(ends))")
+    }
 }
+

@@ -19,7 +19,7 @@ struct JQCompatibilityTests {
         process.arguments = arguments + [file.path]
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try process.runAlone()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "jq failed")

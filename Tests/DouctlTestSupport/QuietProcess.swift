@@ -11,7 +11,7 @@ public func runCollectingStderr(_ executable: String, _ arguments: [String], env
     let errors = Pipe()
     process.standardError = errors
     process.standardOutput = FileHandle.nullDevice
-    try process.run()
+    try process.runAlone()
     let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return (process.terminationStatus, text)

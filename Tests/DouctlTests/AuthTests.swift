@@ -363,7 +363,7 @@ func curl(_ arguments: [String]) throws -> String {
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
-    try process.run()
+    try process.runAlone()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)

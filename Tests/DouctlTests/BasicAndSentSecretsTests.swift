@@ -89,7 +89,7 @@ struct BasicAndSentSecretsTests {
         shell.environment = environment
         let output = Pipe()
         shell.standardOutput = output
-        try shell.run()
+        try shell.runAlone()
         let printed = output.fileHandleForReading.readDataToEndOfFile()
         shell.waitUntilExit()
         #expect(shell.terminationStatus == 0)

@@ -136,7 +136,7 @@ struct CompressionTests {
                 for _ in range(1024): f.write(c.compress(block))
                 f.write(c.flush())
             """, path]
-        try process.run()
+        try process.runAlone()
         process.waitUntilExit()
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }

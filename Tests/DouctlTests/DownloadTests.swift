@@ -541,7 +541,7 @@ struct DownloadTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         let deadline = Date().addingTimeInterval(20)
         func onDisk() -> Int {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -569,7 +569,7 @@ struct DownloadTests {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         let collected = Collector(stdout: stdout.fileHandleForReading, stderr: stderr.fileHandleForReading)
         process.waitUntilExit()
         let (out, err) = collected.finish()

@@ -37,7 +37,7 @@ import Testing
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.runAlone()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -177,7 +177,7 @@ import Testing
                            "--set", "hardump=\(har)", "--set", "confdir=\(directory)/conf"]
         proxy.standardOutput = FileHandle.nullDevice
         proxy.standardError = FileHandle.nullDevice
-        try proxy.run()
+        try proxy.runAlone()
         let through = "http://127.0.0.1:\(port)"
         var ready = false
         for _ in 0..<300 where !ready {

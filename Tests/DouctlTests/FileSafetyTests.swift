@@ -32,7 +32,7 @@ struct FileSafetyTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        do { try process.run() } catch { return (127, "\(error)") }
+        do { try process.runAlone() } catch { return (127, "\(error)") }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

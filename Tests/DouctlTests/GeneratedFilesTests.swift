@@ -39,7 +39,7 @@ struct GeneratedFilesTests {
         process.environment = douctl.environment
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try process.runAlone()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).sorted()
@@ -83,7 +83,7 @@ struct GeneratedFilesTests {
         process.arguments = arguments + [Self.repository + "/" + file]
         let errors = Pipe()
         process.standardError = errors
-        try process.run()
+        try process.runAlone()
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0 && text.isEmpty, "\(shell): \(text)")
@@ -97,7 +97,7 @@ struct GeneratedFilesTests {
         groff.arguments = ["-man", "-Tutf8", "-ww", "-z", Self.manPage]
         let errors = Pipe()
         groff.standardError = errors
-        try groff.run()
+        try groff.runAlone()
         groff.waitUntilExit()
         let warnings = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(groff.terminationStatus == 0 && warnings.isEmpty, "groff: \(warnings)")
@@ -109,7 +109,7 @@ struct GeneratedFilesTests {
         mandoc.arguments = ["-Tlint", "-W", "warning", Self.manPage]
         let output = Pipe()
         mandoc.standardOutput = output
-        try mandoc.run()
+        try mandoc.runAlone()
         mandoc.waitUntilExit()
         let lint = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(mandoc.terminationStatus == 0 && lint.isEmpty, "mandoc: \(lint)")
@@ -158,7 +158,7 @@ struct GeneratedFilesTests {
             process.arguments = arguments
             process.environment = ["PATH": "/usr/bin:/bin", "DESTDIR": stage, "PREFIX": "/usr/local", "DOUCTL_BINARY": Douctl.binary]
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try process.runAlone()
             process.waitUntilExit()
             return process.terminationStatus
         }

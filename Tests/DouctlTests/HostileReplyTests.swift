@@ -73,7 +73,7 @@ struct HostileReplyTests {
         process.standardInput = FileHandle.nullDevice
         let stderr = Pipe()
         process.standardError = stderr
-        try process.run()
+        try process.runAlone()
         let collected = Collector(stdout: Pipe().fileHandleForReading, stderr: stderr.fileHandleForReading)
         var peak = 0
         let deadline = Date().addingTimeInterval(timeout)

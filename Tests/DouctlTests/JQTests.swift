@@ -18,7 +18,7 @@ struct JQTests {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         try stdin.fileHandleForWriting.write(contentsOf: input)
         try stdin.fileHandleForWriting.close()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()

@@ -142,7 +142,7 @@ struct KeeperEncodingTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: cc)
         process.arguments = ["-shared", "-fPIC", "-O1", "-o", output, source, "-Wl,--no-as-needed", libcurl, "-ldl"]
-        try process.run()
+        try process.runAlone()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestFailure("cc could not build the libcurl shim") }
         return output

@@ -77,7 +77,7 @@ struct KeeperH2Tests {
         slow.environment = douctl.environment
         let slowOutput = Pipe()
         slow.standardOutput = slowOutput
-        try slow.run()
+        try slow.runAlone()
         // While that stream is paused, another process's call on the same connection is not held up.
         try KeeperPeer.waitFor("the big reply to start") { peer.backend.log.contains("GET /big?mb=96") }
         Thread.sleep(forTimeInterval: 0.5)
@@ -224,7 +224,7 @@ struct KeeperH2Tests {
         process.arguments = ["-c", script, KeeperPeer.socketPath(douctl), String(peer.port), peer.pki.caCertificate]
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try process.runAlone()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(text.contains("ok h2 reused"), "it was handed to the HTTP/2 side first: \(text)")

@@ -226,7 +226,7 @@ final class FakeKeeper: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         _ = output.fileHandleForReading.readData(ofLength: 6)
     }
 

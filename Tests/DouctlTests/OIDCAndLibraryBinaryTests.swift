@@ -101,7 +101,7 @@ struct OIDCAndLibraryBinaryTests {
             let build = Process()
             build.executableURL = URL(fileURLWithPath: cc)
             build.arguments = ["-shared", "-fPIC", "-o", directory + "/" + name, source]
-            try build.run()
+            try build.runAlone()
             build.waitUntilExit()
             try #require(build.terminationStatus == 0, "cc could not build \(name)")
         }
@@ -119,7 +119,7 @@ struct OIDCAndLibraryBinaryTests {
             process.standardOutput = output
             process.standardError = output
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try process.runAlone()
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, text)
@@ -160,7 +160,7 @@ struct OIDCAndLibraryBinaryTests {
         let build = Process()
         build.executableURL = URL(fileURLWithPath: cc)
         build.arguments = ["-shared", "-fPIC", "-o", library, source, "-ldl"]
-        try build.run()
+        try build.runAlone()
         build.waitUntilExit()
         try #require(build.terminationStatus == 0, "cc could not build the preload library")
         let server = try TestServer(json: #"{"a":1}"#)

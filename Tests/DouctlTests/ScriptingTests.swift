@@ -258,7 +258,7 @@ struct ScriptingTests {
         shell.arguments = ["-ec", command]
         shell.standardOutput = FileHandle.nullDevice
         shell.environment = ["DOUCTL_TOKEN": token, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-        try shell.run()
+        try shell.runAlone()
         shell.waitUntilExit()
         return shell.terminationStatus
     }

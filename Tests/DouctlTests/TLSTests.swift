@@ -281,7 +281,7 @@ struct TLSTests {
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try process.runAlone()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

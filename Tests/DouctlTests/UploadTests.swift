@@ -182,7 +182,7 @@ func runUnderScript(_ command: String, environment: [String: String], input: Str
     process.standardOutput = pipe
     let stdin = Pipe()
     process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
+    try process.runAlone()
     if let input {
         // Typed once the prompt is up; the pipe stays open until the command ends.
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) {

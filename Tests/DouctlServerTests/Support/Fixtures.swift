@@ -65,7 +65,7 @@ func runCurl(_ arguments: [String]) throws -> (exitCode: Int32, stdout: [UInt8],
     }
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try process.runAlone()
     process.waitUntilExit()
     try out.close()
     try err.close()

@@ -55,7 +55,7 @@ struct Douctl {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
+        try process.runAlone()
         if let input {
             let writer = stdin.fileHandleForWriting
             DispatchQueue.global().async {

@@ -26,7 +26,7 @@ final class RunningDouctl: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = input
-        try process.run()
+        try process.runAlone()
         drain(stdout.fileHandleForReading, isError: false)
         drain(stderr.fileHandleForReading, isError: true)
     }

@@ -38,7 +38,7 @@ enum NginxPeer {
             process.arguments = ["-p", root, "-c", root + "/nginx.conf"]
             process.standardError = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try process.runAlone()
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline && process.isRunning {
                 if access(pidFile, F_OK) == 0 && canConnect(port: port) && process.isRunning { return (process, port) }

@@ -22,7 +22,7 @@ final class PythonPeer: @unchecked Sendable {
             probe.arguments = ["-c", "import \(module)"]
             probe.standardOutput = FileHandle.nullDevice
             probe.standardError = FileHandle.nullDevice
-            try probe.run()
+            try probe.runAlone()
             probe.waitUntilExit()
             if probe.terminationStatus == 0 { return }
         }
@@ -60,7 +60,7 @@ final class PythonPeer: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: readyFile))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/" + log))
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         let deadline = Date().addingTimeInterval(waiting)
         while Date() < deadline && process.isRunning {
             let text = (try? String(contentsOfFile: readyFile, encoding: .utf8)) ?? ""

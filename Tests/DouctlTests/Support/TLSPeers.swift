@@ -76,7 +76,7 @@ final class PeerProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runAlone()
         var line: [UInt8] = []
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)
