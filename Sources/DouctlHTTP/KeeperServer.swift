@@ -530,7 +530,7 @@ extension KeeperServer {
         do {
             thread = try JoinableThread(stackSize: 128 << 10) {
                 var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 5000) > 0 else { return }
+                guard poll(&ready, 1, 6000) > 0 else { return }
                 let client = ccurl_unix_accept(listener)
                 guard client >= 0 else { return }
                 defer { close(client) }
@@ -556,7 +556,10 @@ extension KeeperServer {
             _ = ccurl_setopt_string(handle, CCURLOPT_UNIX_SOCKET_PATH, path)
             _ = ccurl_setopt_string(handle, CCURLOPT_ACCEPT_ENCODING, "")
             _ = ccurl_setopt_long(handle, CCURLOPT_NOSIGNAL, 1)
-            _ = ccurl_setopt_long(handle, CCURLOPT_CONNECTTIMEOUT_MS, 5000)
+            // A bound on the whole exchange, not just the connect: the answering thread gives
+            // up after 6 s, and a request it never accepted would otherwise wait in the
+            // listen queue for good, the keeper never starting to serve.
+            _ = ccurl_setopt_long(handle, CCURLOPT_TIMEOUT_MS, 5000)
             _ = ccurl_easy_perform(handle)
             ccurl_easy_cleanup(handle)
         }
