@@ -140,6 +140,26 @@ struct ReformatWriter: JSONEventHandler {
         if indent > 0 { output.append(UInt8(ascii: ":"), UInt8(ascii: " ")) } else { output.append(UInt8(ascii: ":")) }
     }
 
+    /// `keyCopied` when `output` has room for two bytes more (the stream engine's copies
+    /// leave that much): ": " is stored whole and the indent decides how much of it counts.
+    @inline(__always)
+    mutating func keyCopiedWithRoom() {
+        let out = UnsafeMutableRawPointer(output.base + output.count)
+        out.storeBytes(of: UInt16(littleEndian: 0x203A), as: UInt16.self)  // ": "
+        output.count &+= indent > 0 ? 2 : 1
+    }
+
+    /// `separator` after a string the stream engine has copied, which leaves room for a byte.
+    @inline(__always)
+    mutating func separatorWithRoom(depth: Int) {
+        if indent > 0 {
+            separator(depth: depth)
+        } else {
+            (output.base + output.count).pointee = UInt8(ascii: ",")
+            output.count &+= 1
+        }
+    }
+
     /// A string value the stream engine has written to `output` itself.
     @inline(__always)
     mutating func stringCopied() {
@@ -149,12 +169,24 @@ struct ReformatWriter: JSONEventHandler {
     @inline(__always)
     mutating func number(_ text: UnsafeRawBufferPointer) {
         // Most numbers are short: copied here, not by a memmove call each.
-        if let source = text.baseAddress, text.count <= 16 {
-            output.reserve(16)
+        if let source = text.baseAddress, text.count <= 32 {
+            output.reserve(32)
             let target = UnsafeMutableRawPointer(output.base + output.count)
-            if text.count >= 8 {
+            if text.count >= 16 {
+                // The first sixteen bytes and the last, which overlap.
+                let last = text.count - 16
+                let (a, b) = (source.loadUnaligned(as: UInt64.self), source.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                let (c, d) = (source.loadUnaligned(fromByteOffset: last, as: UInt64.self), source.loadUnaligned(fromByteOffset: last + 8, as: UInt64.self))
+                target.storeBytes(of: a, as: UInt64.self)
+                target.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+                target.storeBytes(of: c, toByteOffset: last, as: UInt64.self)
+                target.storeBytes(of: d, toByteOffset: last + 8, as: UInt64.self)
+            } else if text.count >= 8 {
                 target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
                 target.storeBytes(of: source.loadUnaligned(fromByteOffset: text.count - 8, as: UInt64.self), toByteOffset: text.count - 8, as: UInt64.self)
+            } else if text.count >= 4 {
+                target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                target.storeBytes(of: source.loadUnaligned(fromByteOffset: text.count - 4, as: UInt32.self), toByteOffset: text.count - 4, as: UInt32.self)
             } else {
                 for index in 0..<text.count { target.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self) }
             }

@@ -362,10 +362,12 @@ struct StreamReformatEngine {
             // in one pass; what that leaves, the check then the writer's copy.
             if byte == UInt8(ascii: "\""), phase == .value || phase == .key {
                 let isKey = phase == .key
-                if let close = copyString(from: bytes + index + 1, end: bytes + count) {
+                if let close = Self.copyShortString(from: bytes + index + 1, end: bytes + count, into: &writer.output)
+                    ?? copyString(from: bytes + index + 1, end: bytes + count) {
                     index = close + 1 - bytes
                     if isKey {
-                        writer.keyCopied()
+                        // Both copies leave room for the ": " after a key.
+                        writer.keyCopiedWithRoom()
                         phase = .colon
                         // The ':' that most often follows at once.
                         if index < count && bytes[index] == UInt8(ascii: ":") {
@@ -377,7 +379,7 @@ struct StreamReformatEngine {
                         phase = .afterValue
                         // The ',' that most often follows, taken here rather than a round later.
                         if index < count && bytes[index] == UInt8(ascii: ","), depth > 0 {
-                            writer.separator(depth: depth)
+                            writer.separatorWithRoom(depth: depth)
                             phase = isObject[depth] ? .key : .value
                             index += 1
                         }
@@ -407,15 +409,39 @@ struct StreamReformatEngine {
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     let isNumber = byte < UInt8(ascii: "a")
                     if isNumber {
-                        // The commonest number, a plain integer, in one pass: its digits, then
-                        // a byte that cannot go on a number.
+                        // The commonest numbers, a plain integer or one with a fraction, in one
+                        // pass: its digits (eight at a time), then a byte that cannot go on a number.
                         let first = byte == UInt8(ascii: "-") ? index + 1 : index
-                        var digitsEnd = first
-                        while digitsEnd < count && bytes[digitsEnd] &- UInt8(ascii: "0") < 10 { digitsEnd += 1 }
-                        if digitsEnd < count && !Self.isNumberByte(bytes[digitsEnd]) && digitsEnd > first
+                        let digitsEnd = Self.digitsEnd(bytes, from: first, count: count)
+                        var numberEnd = digitsEnd
+                        if digitsEnd < count && bytes[digitsEnd] == UInt8(ascii: ".") {
+                            let fractionEnd = Self.digitsEnd(bytes, from: digitsEnd + 1, count: count)
+                            // No digit after the point: left to the checks below.
+                            numberEnd = fractionEnd > digitsEnd + 1 ? fractionEnd : count
+                        }
+                        if numberEnd < count && !Self.isNumberByte(bytes[numberEnd]) && digitsEnd > first
                             && (bytes[first] != UInt8(ascii: "0") || digitsEnd == first + 1) {
-                            writer.number(UnsafeRawBufferPointer(start: bytes + index, count: digitsEnd - index))
-                            index = digitsEnd
+                            writer.number(UnsafeRawBufferPointer(start: bytes + index, count: numberEnd - index))
+                            index = numberEnd
+                            phase = .afterValue
+                            continue
+                        }
+                    } else if count - index > 5 {
+                        // A literal, known from its first four bytes and the one after it.
+                        let word = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt32.self)
+                        var literal: JSONLiteral?
+                        var length = 4
+                        if word == UInt32(littleEndian: 0x6C6C_756E) {  // "null"
+                            literal = .null
+                        } else if word == UInt32(littleEndian: 0x6575_7274) {  // "true"
+                            literal = .true
+                        } else if word == UInt32(littleEndian: 0x736C_6166) && bytes[index + 4] == UInt8(ascii: "e") {  // "false"
+                            literal = .false
+                            length = 5
+                        }
+                        if let literal, !Self.isLetter(bytes[index + length]) {
+                            writer.literal(literal)
+                            index += length
                             phase = .afterValue
                             continue
                         }
@@ -707,6 +733,25 @@ struct StreamReformatEngine {
                        isTruncated: error.isTruncated)
     }
 
+    /// Where the run of ASCII digits at `start` ends (`count` at the latest): eight bytes a
+    /// word while eight are there.
+    @inline(__always)
+    private static func digitsEnd(_ bytes: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
+        var end = start
+        let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0, threes: UInt64 = 0x3030_3030_3030_3030
+        while count - end >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(bytes + end).loadUnaligned(as: UInt64.self))
+            // A digit is 0x30–0x39: its high half is 3, and still 3 once 6 is added. A sum
+            // that carries into the next byte comes from a byte that is no digit, so the
+            // first such byte is found right.
+            let other = ((word & high) ^ threes) | (((word &+ 0x0606_0606_0606_0606) & high) ^ threes)
+            if other != 0 { return end + other.trailingZeroBitCount &>> 3 }
+            end += 8
+        }
+        while end < count && bytes[end] &- UInt8(ascii: "0") < 10 { end += 1 }
+        return end
+    }
+
     /// Whether the bytes from `start` to `end` are exactly one JSON number,
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     @inline(__always)
@@ -768,6 +813,38 @@ struct StreamReformatEngine {
         return (pairs & 0xFF) &<< 8 | pairs &>> 16
     }
 
+    /// Most strings (keys above all) are short and plain: their closing quote is the first
+    /// mark of the 16 or 32 bytes after the opening one. Such a string is copied here with
+    /// its quotes, a window or two stored whole, before `copyString` is called (a call, and
+    /// the setup of its loop, cost more than the copy of a key). Returns the closing quote's
+    /// position; nil, with nothing written, for any other string, which `copyString` takes.
+    @inline(__always)
+    private static func copyShortString(
+        from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, into output: inout ByteBuffer
+    ) -> UnsafePointer<UInt8>? {
+        #if arch(x86_64)
+        // Both windows lie in the chunk, and the output has room for both and the quote.
+        // (Room for 48: the writer's ": " or "," after it is stored with no check.)
+        guard end - start >= 32, output.capacity - output.count >= 48 else { return nil }
+        var marks = StringBlock.special(at: start)
+        var window = start
+        if marks == 0 {
+            window = start + 16
+            marks = StringBlock.special(at: window)
+        }
+        let close = window + marks.trailingZeroBitCount
+        guard marks != 0, close.pointee == UInt8(ascii: "\"") else { return nil }
+        let out = output.base + output.count
+        out.pointee = UInt8(ascii: "\"")
+        StringBlock.copy(from: start, to: out + 1)
+        if window != start { StringBlock.copy(from: window, to: out + 17) }
+        output.count &+= close - start + 2
+        return close
+        #else
+        return nil
+        #endif
+    }
+
     /// The longest string content `copyString` takes; a longer one takes the general path.
     static let copyWindow = 64 * 1024
 
@@ -808,19 +885,49 @@ struct StreamReformatEngine {
             // `origin + (p - start)` is where the input's byte at p goes (a rewritten escape
             // moves it back).
             var origin = out - (position - start)
+            // The continuation bytes the next window starts with, of a character whose lead
+            // the last one ended with (bit 0 for its first byte): one (a lead at offset 14)
+            // or two (at 15).
+            var carry: UInt32 = 0
             windows: while UInt(bitPattern: position) <= lastWindow {
                 let window = position
                 StringBlock.copy(from: window, to: origin + (window - start))
-                var marks = StringBlock.special(at: window)
+                var (marks, high) = StringBlock.marks(at: window)
                 var next = window + 16
+                // The continuation bytes of this window counted in `found` already.
+                var counted: UInt32 = 0
+                var carryOut: UInt32 = 0
+                if high | carry != 0 {
+                    // Text in CJK scripts: when every non-ASCII byte of the window belongs to
+                    // a 3-byte character whose lead allows any continuation second (what the
+                    // mark-by-mark path below checks one at a time), they are all cleared
+                    // from the marks at once. A character that goes on past the window is
+                    // finished by the next, which must start right after this one.
+                    let (continuation, lead) = StringBlock.threeByteCharacters(at: window)
+                    let expected = lead &<< 1 | lead &<< 2 | carry
+                    if continuation == expected & 0xFFFF && high == continuation | lead {
+                        marks &= ~high
+                        counted = continuation
+                        carryOut = expected &>> 16
+                    } else if carry != 0 {
+                        // The rest of the last window's character, alone; the other
+                        // non-ASCII bytes of this window are taken mark by mark.
+                        guard continuation & carry == carry else { return nil }
+                        marks &= ~carry
+                        counted = carry
+                    }
+                    found &+= counted.nonzeroBitCount
+                }
                 while marks != 0 {
                     let index = marks.trailingZeroBitCount
                     let at = window + index
                     let stop = at.pointee
                     if stop == UInt8(ascii: "\"") {
-                        // Copied already with the window.
+                        // Copied already with the window. The continuation bytes past the
+                        // quote are not the string's.
                         out = origin + (at - start)
                         writer.output.count &+= out + 1 - outStart
+                        found &-= (counted &>> UInt32(index)).nonzeroBitCount
                         continuations &+= found
                         return at
                     }
@@ -828,13 +935,17 @@ struct StreamReformatEngine {
                     var verbatim = true
                     if stop == UInt8(ascii: "\\") {
                         let kind = at[1]
-                        switch kind {
-                        case UInt8(ascii: "/"):
+                        if kind == UInt8(ascii: "/") {
+                            // The commonest escape (every '/' of a URL in some APIs' replies),
+                            // tested before the others.
                             (origin + (at - start)).pointee = kind
                             origin -= 1
                             StringBlock.copy(from: at + 2, to: origin + (at + 2 - start))
-                            length = 2
-                            verbatim = false
+                            marks &= UInt32.max &<< UInt32(index + 2)
+                            if index + 2 > 16 { next = at + 2 }
+                            continue
+                        }
+                        switch kind {
                         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                             length = 2
@@ -842,8 +953,12 @@ struct StreamReformatEngine {
                             guard let unit = Self.hex4(UInt32(littleEndian: UnsafeRawPointer(at + 2).loadUnaligned(as: UInt32.self))),
                                   unit < 0xD800 || unit > 0xDFFF
                             else {
-                                // A surrogate or a bad escape: the dispatch below takes it.
+                                // A surrogate or a bad escape: the dispatch below takes it,
+                                // and all after it (the continuation bytes counted past it
+                                // are counted again there).
+                                found &-= (counted &>> UInt32(index)).nonzeroBitCount
                                 position = at
+                                carry = 0
                                 break windows
                             }
                             let after = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(origin + (at - start))).assumingMemoryBound(to: UInt8.self)
@@ -876,6 +991,18 @@ struct StreamReformatEngine {
                     }
                 }
                 position = next
+                carry = next == window + 16 ? carryOut : 0
+            }
+            if carry != 0 {
+                // The windows stop with a character cut at the last one's end: its one or
+                // two continuation bytes here (within `end`: a window ends 32 bytes before).
+                let rest = carry == 1 ? 1 : 2
+                for index in 0..<rest {
+                    guard position[index] & 0xC0 == 0x80 else { return nil }
+                    (origin + (position + index - start)).pointee = position[index]
+                }
+                position += rest
+                found &+= rest
             }
             out = origin + (position - start)
             #endif

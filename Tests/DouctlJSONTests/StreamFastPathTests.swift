@@ -205,4 +205,24 @@ struct StreamFastPathTests {
             }
         }
     }
+
+    @Test func fractionsLiteralsAndWhatEndsThem() {
+        // The one-pass paths for a number with a fraction (digits eight at a time, each
+        // length around a word's) and for literals, against what the general path does.
+        let numbers = ["0.5", "-0.25", "1.5.5", "01.5", "-01.5", "1.a", "1.-", "1.5e", "1.5e3", "1.5E-3", "0.", "-.5", ".5",
+                       "123456789.123456789012", "1234567.12345678", "12345678.1234567", "99999999.9", "1.99999999",
+                       "12345678901234567890123456789012.5", "1234567890123456.1234567890123456", "1.0000000000000000000000001",
+                       "true", "false", "null", "nullx", "truee", "falsey", "fals", "nul", "tru", "nulL", "True", "n", "f1"]
+        for number in numbers {
+            for next in [",", "]", " ]", "}", "", "x"] {
+                let input = bytes("[" + number + next + "]")
+                expectSameAsOneShot(input, chunkSizes: [1 << 16] + Array(1...min(input.count, 12)))
+                let member = bytes("{\"k\":" + number + next + "}")
+                expectSameAsOneShot(member, chunkSizes: [1 << 16, 3, 5, 7])
+                // With room for the word-at-a-time reads: far from the chunk's end.
+                let padded = bytes("[" + number + next + ",\"" + String(repeating: "p", count: 40) + "\"]")
+                expectSameAsOneShot(padded, chunkSizes: [1 << 16])
+            }
+        }
+    }
 }

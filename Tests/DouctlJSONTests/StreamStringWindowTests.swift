@@ -106,4 +106,89 @@ struct StreamStringWindowTests {
             expectSame(document, sizes: [1 << 16, int(1...300), 7])
         }
     }
+
+    // MARK: - runs of 3-byte characters, taken a window at a time
+
+    /// Six 3-byte characters with leads the window test takes whole (E4, E6, E8, E7, E8, E4).
+    static let cjkRun = bytes("中文豆瓣读书")
+
+    /// The documents each string is tried in: as a value and as a key, before a string with
+    /// more characters in the same window, and before an error on the same line (whose column
+    /// counts the characters the copy stepped over).
+    func expectSameInDocuments(_ string: [UInt8], sizes: [Int], sourceLocation: SourceLocation = #_sourceLocation) {
+        let quoted = bytes("\"") + string + bytes("\"")
+        expectSame(bytes("[") + quoted + bytes(",\"豆瓣\",{") + quoted + bytes(":") + quoted + bytes("},1]"),
+                   sizes: sizes, sourceLocation: sourceLocation)
+        expectSame(bytes("[") + quoted + bytes(",\"书\" x]"), sizes: sizes, sourceLocation: sourceLocation)
+        expectSame(bytes("{") + quoted + bytes(":1,\"读\":2} x"), sizes: [1 << 16], sourceLocation: sourceLocation)
+    }
+
+    @Test func cjkRunsCrossingWindowEnds() {
+        // Each character of the run straddles a window's end at every phase (the leads fall
+        // at offsets 13 to 17 and on), and other non-ASCII bytes and escapes break the run:
+        // leads that narrow their second byte (E0, ED), 2- and 4-byte characters, \/ and
+        // \u escapes, an escaped quote.
+        let others: [[UInt8]] = [
+            [], bytes("\u{800}"), bytes("\u{FFF}"), bytes("\u{D7FF}"), bytes("\u{D000}"), bytes("é"), bytes("\u{7FF}"), bytes("😀"),
+            bytes("\u{10FFFF}"), bytes("\u{FFFF}"), bytes("\u{E000}"), bytes(#"\/"#), bytes(#"\u4e2d"#), bytes(#"\""#), bytes("ab"),
+        ]
+        for lead in 0...20 {
+            for other in others {
+                for before in 0...3 {
+                    let string = Array(repeating: UInt8(ascii: "a"), count: lead) + Array(Self.cjkRun.prefix(3 * before)) + other
+                        + Self.cjkRun + Self.cjkRun + Self.cjkRun
+                    expectSameInDocuments(string, sizes: [1 << 16, 29, 47, 50, 64 + lead])
+                }
+            }
+        }
+    }
+
+    @Test func cjkRunWithABadByteAtEachPosition() {
+        // One byte of a run replaced: an ASCII letter, a continuation byte where a lead
+        // belongs, every kind of lead where a continuation belongs, bytes that never occur,
+        // and a quote that ends the string inside a character.
+        let run = Self.cjkRun + Self.cjkRun + Self.cjkRun + Self.cjkRun
+        let replacements: [UInt8] = [0x41, 0x80, 0xBF, 0xC2, 0xDF, 0xE0, 0xE4, 0xED, 0xEF, 0xF0, 0xF4, 0xF8, 0xFF, 0x22, 0x5C, 0x01]
+        for lead in [0, 1, 13, 14, 15, 16, 17, 30] {
+            for position in 0..<run.count {
+                for replacement in replacements {
+                    var damaged = run
+                    damaged[position] = replacement
+                    let string = Array(repeating: UInt8(ascii: "a"), count: lead) + damaged
+                    let quoted = bytes("\"") + string + bytes("\"")
+                    expectSame(bytes("[") + quoted + bytes(",") + quoted + bytes(" x]"), sizes: [1 << 16, 45])
+                }
+            }
+        }
+    }
+
+    @Test func cjkDocumentCutAtEveryByte() {
+        // The input ends inside a character, a string, anywhere: the error (or the output)
+        // is the one-shot reformatter's, with the characters counted in its column.
+        let string = bytes("\"ab") + Self.cjkRun + bytes("é😀") + Self.cjkRun + Self.cjkRun + bytes("\"")
+        let document = bytes("[") + string + bytes(",{") + string + bytes(":") + string + bytes("}]")
+        for cut in 0...document.count {
+            expectSame(Array(document.prefix(cut)), sizes: [1 << 16, 16, 31])
+        }
+    }
+
+    @Test func shortStringsOfEveryLength() {
+        // Keys and values that end within the first one or two windows, plain or with a mark
+        // just before their end, followed by each thing that may come after a string.
+        for length in 0...40 {
+            for last: [UInt8] in [[], bytes("中"), bytes(#"\/"#), bytes("é"), [0x7F]] {
+                let string = Array(repeating: UInt8(ascii: "k"), count: length) + last
+                let quoted = bytes("\"") + string + bytes("\"")
+                for document in [
+                    bytes("{") + quoted + bytes(":") + quoted + bytes(",") + quoted + bytes(":[") + quoted + bytes(",") + quoted + bytes("]}"),
+                    bytes("{") + quoted + bytes(" : ") + quoted + bytes(" , ") + quoted + bytes(":null}"),
+                    bytes("[") + quoted + bytes("]"),
+                    bytes("[") + quoted + bytes(",1.5,-0.25,true,false,null,12345678901234567890.5,0,-7]"),
+                    bytes("{") + quoted + bytes(",1}"),
+                ] {
+                    expectSame(document, sizes: [1 << 16, 33, 7])
+                }
+            }
+        }
+    }
 }
