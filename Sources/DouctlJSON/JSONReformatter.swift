@@ -153,11 +153,27 @@ struct ReformatWriter: JSONEventHandler {
     @inline(__always)
     mutating func separatorWithRoom(depth: Int) {
         if indent > 0 {
-            separator(depth: depth)
+            indentedSeparator(depth: depth)
         } else {
             (output.base + output.count).pointee = UInt8(ascii: ",")
             output.count &+= 1
         }
+    }
+
+    /// `separator` when indenting: ",\n" and the indent stored in one go. Out of line, so
+    /// that the compact path it sits beside keeps its registers.
+    @inline(never)
+    mutating func indentedSeparator(depth: Int) {
+        let spaces = depth * indent
+        output.reserve(spaces + 10)
+        let line = UnsafeMutableRawPointer(output.base + output.count)
+        line.storeBytes(of: UInt16(littleEndian: 0x0A2C), as: UInt16.self)  // ",\n"
+        var stored = 0
+        while stored < spaces {
+            line.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: 2 + stored, as: UInt64.self)
+            stored += 8
+        }
+        output.count += 2 + spaces
     }
 
     /// A string value the stream engine has written to `output` itself.

@@ -903,11 +903,12 @@ struct StreamReformatEngine {
                     // mark-by-mark path below checks one at a time), they are all cleared
                     // from the marks at once. A character that goes on past the window is
                     // finished by the next, which must start right after this one.
-                    let (continuation, lead) = StringBlock.threeByteCharacters(at: window)
+                    let (continuation, lead, continuations) = StringBlock.threeByteCharacters(at: window)
                     let expected = lead &<< 1 | lead &<< 2 | carry
                     if continuation == expected & 0xFFFF && high == continuation | lead {
                         marks &= ~high
                         counted = continuation
+                        found &+= continuations
                         carryOut = expected &>> 16
                     } else if carry != 0 {
                         // The rest of the last window's character, alone; the other
@@ -915,8 +916,8 @@ struct StreamReformatEngine {
                         guard continuation & carry == carry else { return nil }
                         marks &= ~carry
                         counted = carry
+                        found &+= carry == 1 ? 1 : 2
                     }
-                    found &+= counted.nonzeroBitCount
                 }
                 while marks != 0 {
                     let index = marks.trailingZeroBitCount
@@ -927,7 +928,8 @@ struct StreamReformatEngine {
                         // quote are not the string's.
                         out = origin + (at - start)
                         writer.output.count &+= out + 1 - outStart
-                        found &-= (counted &>> UInt32(index)).nonzeroBitCount
+                        let past = counted &>> UInt32(index)
+                        if past != 0 { found &-= past.nonzeroBitCount }
                         continuations &+= found
                         return at
                     }
@@ -961,7 +963,17 @@ struct StreamReformatEngine {
                                 carry = 0
                                 break windows
                             }
-                            let after = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(origin + (at - start))).assumingMemoryBound(to: UInt8.self)
+                            let target = origin + (at - start)
+                            let after: UnsafeMutablePointer<UInt8>
+                            if unit >= 0x800 {
+                                // Three bytes of UTF-8 (the commonest: CJK), stored as a word
+                                // whose fourth byte the copy below overwrites.
+                                let word = (0xE0 | unit &>> 12) | (0x80 | unit &>> 6 & 0x3F) &<< 8 | (0x80 | unit & 0x3F) &<< 16
+                                UnsafeMutableRawPointer(target).storeBytes(of: word.littleEndian, as: UInt32.self)
+                                after = target + 3
+                            } else {
+                                after = StringCoding.storeQuoted(scalar: unit, at: UnsafeMutableRawPointer(target)).assumingMemoryBound(to: UInt8.self)
+                            }
                             origin = after - (at + 6 - start)
                             StringBlock.copy(from: at + 6, to: after)
                             length = 6
