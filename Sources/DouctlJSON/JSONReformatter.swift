@@ -214,7 +214,20 @@ struct ReformatWriter: JSONEventHandler {
     }
 
     mutating func literal(_ literal: JSONLiteral) {
-        output.append(literal.text)
+        // One word stored (a copy of four or five bytes through memcpy costs more).
+        output.reserve(8)
+        let target = UnsafeMutableRawPointer(output.base + output.count)
+        switch literal {
+        case .null:
+            target.storeBytes(of: UInt32(littleEndian: 0x6C6C_756E), as: UInt32.self)  // "null"
+            output.count += 4
+        case .true:
+            target.storeBytes(of: UInt32(littleEndian: 0x6575_7274), as: UInt32.self)  // "true"
+            output.count += 4
+        case .false:
+            target.storeBytes(of: UInt64(littleEndian: 0x65_736C_6166), as: UInt64.self)  // "false", then three bytes past it
+            output.count += 5
+        }
         flushIfFull()
     }
 }
