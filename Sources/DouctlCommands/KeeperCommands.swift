@@ -79,6 +79,7 @@ enum KeeperCommands {
                 case "pid", "in-use", "served", "reused":
                     if let number = Int(value) { fields.append((key.replacingAll("-", with: "_"), .number(String(number)))) }
                 case "idle-time": fields.append(("idle_time", .string(value)))
+                case "accept-encoding": fields.append(("accept_encoding", .string(value)))
                 case "held": held.append(.string(value))
                 default: continue
                 }

@@ -454,6 +454,8 @@ public final class KeeperServer: @unchecked Sendable {
             text += "in-use \(state.active - 1)\n"
             text += "served \(state.served)\n"
             text += "reused \(state.reused)\n"
+            // What clients are told to ask for (the handshake's tab-separated tail).
+            if !acceptEncodingTail.isEmpty { text += "accept-encoding \(acceptEncodingTail.dropFirst())\n" }
             let held = state.pool.values.joined().sorted { $0.origin < $1.origin }
             for connection in held {
                 text += "held \(connection.origin) (\(connection.exchanges) exchanges, idle \(formatSeconds(now - connection.idleSince)))\n"

@@ -193,4 +193,40 @@ struct ReformatPipelineTests {
         #expect(stdout.failed)
         #expect(stdout.failure?.errno == ENOSPC)
     }
+    /// The pipeline's writer thread writes its blocks unbuffered: a big one grows a pipe to
+    /// 1 MiB as a full buffer does (it did not, and the writer and the reader took turns
+    /// at every 64 KiB), while a small write leaves the pipe as it was.
+    @Test func aBigUnbufferedWriteGrowsThePipeAndASmallOneDoesNot() throws {
+        #if os(Linux)
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ
+        for (size, grows) in [(100, false), (256 * 1024, true)] {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            defer { close(ends[0]); close(ends[1]) }
+            let before = fcntl(ends[1], getPipeSize)
+            let readEnd = ends[0]
+            // A reader, so a write bigger than the pipe can finish.
+            let reader = try JoinableThread {
+                var sink = [UInt8](repeating: 0, count: 64 * 1024)
+                var total = 0
+                while total < size {
+                    let count = sink.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if count <= 0 { break }
+                    total += count
+                }
+            }
+            let stdout = OutputStream(fileDescriptor: ends[1], isTerminal: false)
+            Self.pattern(size, seed: 3).withUnsafeBytes { stdout.writeUnbuffered($0) }
+            reader.join()
+            let after = fcntl(ends[1], getPipeSize)
+            if grows {
+                // Where /proc/sys/fs/pipe-max-size allows it (1 MiB by default).
+                let limit = (try? FileIO.readFile("/proc/sys/fs/pipe-max-size")).flatMap { Int(String(decoding: $0, as: UTF8.self).filter(\.isNumber)) } ?? 0
+                #expect(after == Int32(min(1 << 20, max(limit, Int(before)))), "pipe \(before) -> \(after), limit \(limit)")
+            } else {
+                #expect(after == before)
+            }
+        }
+        #endif
+    }
 }

@@ -42,6 +42,8 @@ struct KeeperTests {
         #expect(status["running"] == .bool(true))
         #expect(status["held"]?.arrayValue?.first?.scalarText?.hasPrefix("127.0.0.1:") == true, "\(status)")
         #expect(status["served"]?.scalarText == "1", "\(status)")
+        // The Accept-Encoding its libcurl sends, which it tells each client to ask for.
+        #expect(status["accept_encoding"]?.scalarText?.contains("gzip") == true, "\(status)")
         let stop = try douctl.run("keeper", "stop")
         #expect(stop.status == 0 && stop.stderr.contains("keeper: stopped (pid"), "\(stop)")
         try KeeperPeer.waitFor("the socket to go") { !FileManager.default.fileExists(atPath: KeeperPeer.socketPath(douctl)) }

@@ -55,9 +55,13 @@ public final class OutputStream {
     }
 
     /// Bytes out now, after what is buffered, without a copy into the buffer (a download's
-    /// chunks to stdout).
+    /// chunks to stdout, a reformatted reply's blocks from its writer thread). A big one
+    /// grows a pipe as a full buffer does: through a pipe the reformat pipeline's writer
+    /// and the reader otherwise take turns at every 64 KiB (measured: half the context
+    /// switches and 5-10 % less CPU for 1 GiB of `--compact` into `wc -c`).
     public func writeUnbuffered(_ bytes: UnsafeRawBufferPointer) {
         guard !relinquished.load(ordering: .acquiring) else { return }
+        if !grewPipe && bytes.count >= 64 * 1024 { growPipe() }
         flush()
         writeNow(bytes)
     }
