@@ -12,6 +12,20 @@ struct StartupShortcutsTests {
         #expect(Preset.named("") == nil)
     }
 
+    /// Issue 44: a run reads every preset's api_base (the credential-origin rule) from the
+    /// table, without building the presets' settings; the table says what the settings say.
+    @Test func presetBasesAndExistenceMatchTheBuiltPresets() {
+        for preset in Preset.all {
+            #expect(Preset.exists(preset.name))
+            #expect(Preset.apiBase(named: preset.name) == preset.settings[.apiBase]?.display, "\(preset.name)")
+            #expect(Preset.apiBase(named: preset.name)?.isEmpty == false)
+        }
+        for name in ["github", "", "Douban", "sandbox "] {
+            #expect(!Preset.exists(name))
+            #expect(Preset.apiBase(named: name) == nil)
+        }
+    }
+
     @Test(arguments: [
         ("https://api.example.com/v2", "://"), ("no scheme here", "://"), ("", "://"), ("a://", "://"),
         ("/v2/user/{me}/x", "{me}"), ("{me}", "{me}"), ("{m", "{me}"), ("中文://路径", "://"), ("::/://", "://"),
