@@ -1,5 +1,6 @@
 import Testing
 import DouctlCore
+import DouctlHTTP
 import DouctlSystem
 
 /// The short cuts start-up takes (issue 23) answer what the long way answered.
@@ -24,6 +25,33 @@ struct StartupShortcutsTests {
             #expect(!Preset.exists(name))
             #expect(Preset.apiBase(named: name) == nil)
         }
+    }
+
+    /// Issue 44: header names and media types are compared byte by byte when ASCII; every
+    /// answer is the one the Unicode-lowercasing, Character-wise way gave.
+    @Test func headerLookupsAndMediaTypesAnswerWhatTheCharacterWiseWayAnswered() {
+        let names = ["Content-Type", "content-type", "CONTENT-TYPE", "Content-Typ", "Content-Types", "", "X",
+                     "\u{212A}eep-Alive", "keep-alive", "KEEP-ALIVE", "\u{130}d", "i\u{307}d", "id", "ÉTAG", "étag", "Etag"]
+        let headers = names.enumerated().map { HTTPHeader($0.element, "v\($0.offset)") }
+        for name in names + ["Kelvin", "ETAG", "\u{212A}EEP-ALIVE", "\u{131}d"] {
+            let expected = headers.first { $0.name.lowercased() == name.lowercased() }?.value
+            #expect(headers.value(of: name) == expected, "\(name)")
+            var set = headers
+            set.set(name, "new")
+            var reference = headers
+            reference.removeAll { $0.name.lowercased() == name.lowercased() }
+            reference.append(HTTPHeader(name, "new"))
+            #expect(set == reference, "\(name)")
+        }
+        let values = ["application/json", "Application/JSON; charset=utf-8", " ;text/HTML", ";;", ";", "", "  ", " \t ",
+                      "\t application/JSON\t", "a\r\n;b", "text/html ;", ";; x/Y ;z", "APPLICATION/VND.API+JSON",
+                      "application/json;\u{301}x", "Ｔext/html", "text/ht\u{301}ml; q", "\r\n", " a b ", "A\tB"]
+        for value in values {
+            let head = HTTPResponseHead(status: 200, headers: [HTTPHeader("content-TYPE", value)])
+            let expected = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
+            #expect(head.mediaType == expected, "\(value.debugDescription)")
+        }
+        #expect(HTTPResponseHead(status: 200).mediaType == nil)
     }
 
     @Test(arguments: [
