@@ -123,5 +123,9 @@ struct BytewiseStringTests {
     @Test(arguments: ["HTTPS", "Example.COM", "[::FFFF:1]", "", "ÄRGER.example", "İstanbul.example", "mixed中文ABC"])
     func lowercasedIsWhatLowercasedWas(text: String) {
         #expect(HTTPSyntax.lowercased(Substring(text)) == text.lowercased())
+        // A slice in the middle of a longer string (its bytes start past the string's).
+        let framed = "Ab" + text + "Cd"
+        let middle = framed.dropFirst(2).dropLast(2)
+        #expect(HTTPSyntax.lowercased(middle) == text.lowercased())
     }
 }
