@@ -54,6 +54,27 @@ struct StartupShortcutsTests {
         #expect(HTTPResponseHead(status: 200).mediaType == nil)
     }
 
+    /// Issue 44: an ASCII path is judged byte by byte; every answer is the Character-wise one.
+    @Test func graphQLEndpointsAreWhatTheCharacterWiseWayFound() {
+        func reference(_ path: String, _ url: String?) -> Bool {
+            if path == GraphQL.endpointName { return true }
+            if let url, path == url { return true }
+            var bare = Substring(path)
+            if let cut = bare.firstIndex(where: { $0 == "?" || $0 == "#" }) { bare = bare[..<cut] }
+            while bare.hasSuffix("/") { bare = bare.dropLast() }
+            return bare.split(separator: "/").last == Substring(GraphQL.endpointName)
+        }
+        let paths = ["graphql", "/graphql", "/api/graphql?x=1", "/api/graphql/", "/api/graphql//#f", "graphql/", "/", "", "//",
+                     "/small.json", "/graphqlx", "/xgraphql", "/GraphQL", "?graphql", "#/graphql", "/a?b/graphql", "/graphql?",
+                     "https://h.example/v4/graphql", "https://h.example/graphql#x", "/gra\r\nphql", "/graphql\r\n",
+                     "/graphql?\u{301}", "/graphql\u{301}", "/中文/graphql", "/graphql/中文", "/a/graphq\u{301}l"]
+        for path in paths {
+            for url in [nil, "https://h.example/custom", path] as [String?] {
+                #expect(GraphQL.isEndpoint(path, graphqlURL: url) == reference(path, url), "\(path.debugDescription) \(url ?? "nil")")
+            }
+        }
+    }
+
     @Test(arguments: [
         ("https://api.example.com/v2", "://"), ("no scheme here", "://"), ("", "://"), ("a://", "://"),
         ("/v2/user/{me}/x", "{me}"), ("{me}", "{me}"), ("{m", "{me}"), ("中文://路径", "://"), ("::/://", "://"),
