@@ -20,10 +20,11 @@ public struct KeeperChoice: Sendable, Equatable {
 
     /// `DOUCTL_KEEP`: unset, `1`, `on` or `true` keep connections; `0`, `off`, `false` or
     /// `no` turn the keeper off (nil); a duration (`5m`) is the idle time.
-    public static func fromEnvironment(_ value: String?, executable: String?, version: String) -> KeeperChoice? {
-        guard let value = value?.lowercased(), !value.isEmpty else { return KeeperChoice(executable: executable, version: version) }
+    /// `executable` is asked for only when the keeper is on (finding it reads /proc/self/exe).
+    public static func fromEnvironment(_ value: String?, executable: @autoclosure () -> String?, version: String) -> KeeperChoice? {
+        guard let value = value?.lowercased(), !value.isEmpty else { return KeeperChoice(executable: executable(), version: version) }
         if ["0", "off", "false", "no"].contains(value) { return nil }
-        return KeeperChoice(executable: executable, version: version, idleSeconds: KeeperRoute.idleSeconds(value))
+        return KeeperChoice(executable: executable(), version: version, idleSeconds: KeeperRoute.idleSeconds(value))
     }
 
     /// The route for a run with these network settings and profile, or nil: direct.

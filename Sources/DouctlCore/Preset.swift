@@ -9,7 +9,7 @@ public struct Preset: Sendable, Equatable {
         summary: "Douban API v2 (api.douban.com; OAuth2 at www.douban.com)",
         settings: [
             .style: .text("douban"),
-            .apiBase: .text("https://api.douban.com"),
+            .apiBase: .text(doubanBase),
             .authorizeURL: .text("https://www.douban.com/service/auth2/auth"),
             .tokenURL: .text("https://www.douban.com/service/auth2/token"),
             .scopes: .list(["douban_basic_common", "shuo_basic_r", "shuo_basic_w"]),
@@ -22,7 +22,7 @@ public struct Preset: Sendable, Equatable {
         summary: "Coding.net legacy API (coding.net/api; token as access_token query parameter)",
         settings: [
             .style: .text("coding"),
-            .apiBase: .text("https://coding.net"),
+            .apiBase: .text(codingBase),
             .authorizeURL: .text("https://coding.net/oauth_authorize.html"),
             .tokenURL: .text("https://coding.net/api/oauth/access_token"),
             .scopes: .list(["user", "social", "social:tweet"]),
@@ -38,7 +38,7 @@ public struct Preset: Sendable, Equatable {
         summary: "CODING OpenAPI (e.coding.net/open-api; JSON Action calls, personal access token as Authorization: token)",
         settings: [
             .style: .text("coding"),
-            .apiBase: .text("https://e.coding.net/open-api"),
+            .apiBase: .text(codingOpenAPIBase),
             .authorizeURL: .text("https://e.coding.net/oauth_authorize.html"),
             .tokenURL: .text("https://e.coding.net/api/oauth/access_token"),
             .scopes: .list(["user:profile:ro"]),
@@ -49,17 +49,24 @@ public struct Preset: Sendable, Equatable {
         ])
 
     /// The local fake Douban (`douctl sandbox`). Its client credentials are public on purpose.
-    public static let sandbox = sandboxPreset(name: "sandbox", style: .douban, base: "http://127.0.0.1:8089")
+    public static let sandbox = sandboxPreset(name: "sandbox", style: .douban, base: sandboxBase)
 
     /// The local fake Coding (`douctl sandbox` also serves Coding's paths).
-    public static let codingSandbox = sandboxPreset(name: "coding-sandbox", style: .coding, base: "http://127.0.0.1:8089")
+    public static let codingSandbox = sandboxPreset(name: "coding-sandbox", style: .coding, base: sandboxBase)
 
     /// Every preset by name, in the order help lists them; each built only when asked for
     /// (all five settings tables cost a small request ~0.1 M instructions at start; issue 23).
-    private static let byName: [(name: String, preset: @Sendable () -> Preset)] = [
-        ("douban", { douban }), ("coding", { coding }), ("coding-openapi", { codingOpenAPI }),
-        ("sandbox", { sandbox }), ("coding-sandbox", { codingSandbox }),
+    /// With each its api_base, which a run needs of every preset (a credential goes only to
+    /// its profile's origin) without building the other settings.
+    private static let byName: [(name: String, apiBase: String, preset: @Sendable () -> Preset)] = [
+        ("douban", doubanBase, { douban }), ("coding", codingBase, { coding }),
+        ("coding-openapi", codingOpenAPIBase, { codingOpenAPI }),
+        ("sandbox", sandboxBase, { sandbox }), ("coding-sandbox", sandboxBase, { codingSandbox }),
     ]
+    private static let doubanBase = "https://api.douban.com"
+    private static let codingBase = "https://coding.net"
+    private static let codingOpenAPIBase = "https://e.coding.net/open-api"
+    private static let sandboxBase = "http://127.0.0.1:8089"
 
     public static var all: [Preset] { byName.map { $0.preset() } }
 
@@ -68,6 +75,12 @@ public struct Preset: Sendable, Equatable {
 
     /// The preset called `name`; only that one is built.
     public static func named(_ name: String) -> Preset? { byName.first { $0.name == name }?.preset() }
+
+    /// Whether a preset is called `name`; none is built.
+    public static func exists(_ name: String) -> Bool { byName.contains { $0.name == name } }
+
+    /// The api_base of the preset called `name` (its settings' `.apiBase`), none built.
+    public static func apiBase(named name: String) -> String? { byName.first { $0.name == name }?.apiBase }
 
     public static let sandboxClientID = "douctl-sandbox"
     public static let sandboxClientSecret = "sandbox-secret"

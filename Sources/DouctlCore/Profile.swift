@@ -274,8 +274,8 @@ extension ConfigFile {
         }
         resolved.otherProfileBases = knownProfileNames.filter { $0 != name }.compactMap { other in
             let base = profile(named: other)?[.apiBase]?.display
-                ?? (profile(named: other)?[.preset]?.display ?? (Preset.named(other) != nil ? other : nil))
-                    .flatMap { Preset.named($0)?.settings[.apiBase]?.display }
+                ?? (profile(named: other)?[.preset]?.display ?? (Preset.exists(other) ? other : nil))
+                    .flatMap { Preset.apiBase(named: $0) }
             return base.map { ProfileValue.Pair(other, $0) }
         }
         return resolved

@@ -56,7 +56,16 @@ public final class Cancellation: Sendable {
     private let deadlineBits = Atomic<UInt64>(0)
     /// `--max-time`: when (on the run's clock) the budget runs out, and the clock.
     private let armed = Atomic<Bool>(false)
-    private let timer = LockedValue<(at: Double, seconds: Double, now: @Sendable () -> Double)?>(nil)
+    private let timer = LockedValue<Deadline?>(nil)
+
+    /// The armed `--max-time`: when, the budget, and the clock. A struct, not a tuple: a
+    /// tuple holding a closure had its metadata (tuple, function type, optional) built at
+    /// run time by every start, since `Cancellation.process` is made by each (issue 44).
+    private struct Deadline: Sendable {
+        let at: Double
+        let seconds: Double
+        let now: @Sendable () -> Double
+    }
 
     public init() {}
 
@@ -127,14 +136,14 @@ public final class Cancellation: Sendable {
     public func expire(after seconds: Double, clock: RunClock = .system) {
         let now = clock.now
         let at = now() + max(seconds, 0)
-        timer.withLock { $0 = (at, seconds, now) }
+        timer.withLock { $0 = Deadline(at: at, seconds: seconds, now: now) }
         armed.store(true, ordering: .releasing)
     }
 
     private func deadlinePassed() -> Bool {
-        guard let (at, seconds, now) = timer.value, now() >= at else { return false }
+        guard let deadline = timer.value, deadline.now() >= deadline.at else { return false }
         // An interrupt that came first stays the reason.
-        if state.load(ordering: .relaxed) == 0 { request(.deadline(seconds)) }
+        if state.load(ordering: .relaxed) == 0 { request(.deadline(deadline.seconds)) }
         return true
     }
 

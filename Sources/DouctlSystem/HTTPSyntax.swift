@@ -28,7 +28,17 @@ public enum HTTPSyntax {
     /// Lowercased: ASCII byte by byte (URL schemes, host names, header names), anything
     /// else as `lowercased()` does. The common case then needs no Unicode case tables.
     public static func lowercased(_ text: Substring) -> String {
-        text.utf8.allSatisfy { $0 < 0x80 } ? asciiLowercased(text) : text.lowercased()
+        // Through the bytes in place: the byte array it mapped first cost each URL parsed
+        // ~1.4 K instructions, a small GET ~30 K (issue 44).
+        var text = text
+        let ascii: String? = text.withUTF8 { bytes in
+            for byte in bytes where byte >= 0x80 { return nil }
+            return String(unsafeUninitializedCapacity: bytes.count) { lowered in
+                for index in 0..<bytes.count { lowered[index] = asciiLowercase(bytes[index]) }
+                return bytes.count
+            }
+        }
+        return ascii ?? text.lowercased()
     }
 
     /// RFC 9110 `tchar`: the bytes allowed in methods, field names and other tokens.

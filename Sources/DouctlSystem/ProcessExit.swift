@@ -11,7 +11,13 @@
 /// a small GET ~0.65 M instructions (Benchmarks/floor.py). An `exit()` from anywhere else
 /// still runs the hooks, through one atexit handler.
 public enum ProcessExit {
-    private static let hooks = LockedValue<(registered: Bool, list: [@Sendable () -> Void])>((false, []))
+    /// A struct, not a tuple: each start makes `hooks`, and a tuple type's metadata is built
+    /// at run time (issue 44).
+    private struct Hooks {
+        var registered = false
+        var list: [@Sendable () -> Void] = []
+    }
+    private static let hooks = LockedValue<Hooks>(Hooks())
 
     /// Runs `hook` once as the process ends, by `finish` or by `exit()`.
     public static func atExit(_ hook: @escaping @Sendable () -> Void) {

@@ -1,5 +1,6 @@
 import Testing
 import DouctlCore
+import DouctlHTTP
 import DouctlSystem
 
 /// The short cuts start-up takes (issue 23) answer what the long way answered.
@@ -10,6 +11,68 @@ struct StartupShortcutsTests {
         for preset in Preset.all { #expect(Preset.named(preset.name) == preset) }
         #expect(Preset.named("github") == nil)
         #expect(Preset.named("") == nil)
+    }
+
+    /// Issue 44: a run reads every preset's api_base (the credential-origin rule) from the
+    /// table, without building the presets' settings; the table says what the settings say.
+    @Test func presetBasesAndExistenceMatchTheBuiltPresets() {
+        for preset in Preset.all {
+            #expect(Preset.exists(preset.name))
+            #expect(Preset.apiBase(named: preset.name) == preset.settings[.apiBase]?.display, "\(preset.name)")
+            #expect(Preset.apiBase(named: preset.name)?.isEmpty == false)
+        }
+        for name in ["github", "", "Douban", "sandbox "] {
+            #expect(!Preset.exists(name))
+            #expect(Preset.apiBase(named: name) == nil)
+        }
+    }
+
+    /// Issue 44: header names and media types are compared byte by byte when ASCII; every
+    /// answer is the one the Unicode-lowercasing, Character-wise way gave.
+    @Test func headerLookupsAndMediaTypesAnswerWhatTheCharacterWiseWayAnswered() {
+        let names = ["Content-Type", "content-type", "CONTENT-TYPE", "Content-Typ", "Content-Types", "", "X",
+                     "\u{212A}eep-Alive", "keep-alive", "KEEP-ALIVE", "\u{130}d", "i\u{307}d", "id", "ÉTAG", "étag", "Etag"]
+        let headers = names.enumerated().map { HTTPHeader($0.element, "v\($0.offset)") }
+        for name in names + ["Kelvin", "ETAG", "\u{212A}EEP-ALIVE", "\u{131}d"] {
+            let expected = headers.first { $0.name.lowercased() == name.lowercased() }?.value
+            #expect(headers.value(of: name) == expected, "\(name)")
+            var set = headers
+            set.set(name, "new")
+            var reference = headers
+            reference.removeAll { $0.name.lowercased() == name.lowercased() }
+            reference.append(HTTPHeader(name, "new"))
+            #expect(set == reference, "\(name)")
+        }
+        let values = ["application/json", "Application/JSON; charset=utf-8", " ;text/HTML", ";;", ";", "", "  ", " \t ",
+                      "\t application/JSON\t", "a\r\n;b", "text/html ;", ";; x/Y ;z", "APPLICATION/VND.API+JSON",
+                      "application/json;\u{301}x", "Ｔext/html", "text/ht\u{301}ml; q", "\r\n", " a b ", "A\tB"]
+        for value in values {
+            let head = HTTPResponseHead(status: 200, headers: [HTTPHeader("content-TYPE", value)])
+            let expected = value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }
+            #expect(head.mediaType == expected, "\(value.debugDescription)")
+        }
+        #expect(HTTPResponseHead(status: 200).mediaType == nil)
+    }
+
+    /// Issue 44: an ASCII path is judged byte by byte; every answer is the Character-wise one.
+    @Test func graphQLEndpointsAreWhatTheCharacterWiseWayFound() {
+        func reference(_ path: String, _ url: String?) -> Bool {
+            if path == GraphQL.endpointName { return true }
+            if let url, path == url { return true }
+            var bare = Substring(path)
+            if let cut = bare.firstIndex(where: { $0 == "?" || $0 == "#" }) { bare = bare[..<cut] }
+            while bare.hasSuffix("/") { bare = bare.dropLast() }
+            return bare.split(separator: "/").last == Substring(GraphQL.endpointName)
+        }
+        let paths = ["graphql", "/graphql", "/api/graphql?x=1", "/api/graphql/", "/api/graphql//#f", "graphql/", "/", "", "//",
+                     "/small.json", "/graphqlx", "/xgraphql", "/GraphQL", "?graphql", "#/graphql", "/a?b/graphql", "/graphql?",
+                     "https://h.example/v4/graphql", "https://h.example/graphql#x", "/gra\r\nphql", "/graphql\r\n",
+                     "/graphql?\u{301}", "/graphql\u{301}", "/中文/graphql", "/graphql/中文", "/a/graphq\u{301}l"]
+        for path in paths {
+            for url in [nil, "https://h.example/custom", path] as [String?] {
+                #expect(GraphQL.isEndpoint(path, graphqlURL: url) == reference(path, url), "\(path.debugDescription) \(url ?? "nil")")
+            }
+        }
     }
 
     @Test(arguments: [
@@ -81,5 +144,9 @@ struct BytewiseStringTests {
     @Test(arguments: ["HTTPS", "Example.COM", "[::FFFF:1]", "", "ÄRGER.example", "İstanbul.example", "mixed中文ABC"])
     func lowercasedIsWhatLowercasedWas(text: String) {
         #expect(HTTPSyntax.lowercased(Substring(text)) == text.lowercased())
+        // A slice in the middle of a longer string (its bytes start past the string's).
+        let framed = "Ab" + text + "Cd"
+        let middle = framed.dropFirst(2).dropLast(2)
+        #expect(HTTPSyntax.lowercased(middle) == text.lowercased())
     }
 }
