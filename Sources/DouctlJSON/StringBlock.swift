@@ -8,14 +8,8 @@ enum StringBlock {
     /// `SWAR.specialInStringToken`, here exact in every lane). Zero when all are plain.
     @inline(__always)
     static func special(at position: UnsafePointer<UInt8>) -> UInt32 {
-        let bytes = UnsafeRawPointer(position).loadUnaligned(as: __m128i.self)
-        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x22))
-        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x5C))
-        // A signed compare: the controls, and the non-ASCII bytes, which are negative.
-        let controlOrHigh = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20))
-        let delete = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))
-        let marked = _mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(controlOrHigh, delete))
-        return UInt32(truncatingIfNeeded: _mm_movemask_epi8(marked))
+        // Inlined, the unused mask of high bytes is never computed.
+        marks(at: position).special
     }
 
     /// `special`'s marks, and a bit for each non-ASCII byte among them.
@@ -24,6 +18,7 @@ enum StringBlock {
         let bytes = UnsafeRawPointer(position).loadUnaligned(as: __m128i.self)
         let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x22))
         let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x5C))
+        // A signed compare: the controls, and the non-ASCII bytes, which are negative.
         let controlOrHigh = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20))
         let delete = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))
         let marked = _mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(controlOrHigh, delete))
