@@ -1,3 +1,4 @@
+import DouctlSystem
 import DouctlJSON
 
 /// GraphQL over HTTP, as `gh api graphql` speaks it and further.
@@ -22,7 +23,7 @@ public enum GraphQL {
         // Character-wise way below, which cost every request ~38 K instructions (issue 44).
         var text = path
         let ascii: Bool? = text.withUTF8 { bytes in
-            for byte in bytes where byte >= 0x80 { return nil }
+            guard HTTPSyntax.isASCII(bytes) else { return nil }
             var end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
             while end > 0, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
             var start = end

@@ -36,8 +36,7 @@ extension HTTPHeader {
 
     /// Whether `left` and `right` are equal but for ASCII case; nil when either is not ASCII.
     private static func asciiEqualIgnoringCase(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool? {
-        for byte in left where byte >= 0x80 { return nil }
-        for byte in right where byte >= 0x80 { return nil }
+        guard HTTPSyntax.isASCII(left), HTTPSyntax.isASCII(right) else { return nil }
         guard left.count == right.count else { return false }
         for index in 0..<left.count where HTTPSyntax.asciiLowercase(left[index]) != HTTPSyntax.asciiLowercase(right[index]) { return false }
         return true
@@ -141,7 +140,7 @@ public struct HTTPResponseHead: Sendable, Equatable {
         // ASCII, as media types are: bytes, the same answer as the Character-wise way below
         // (which took a small GET ~25 K instructions; issue 44). nil: not ASCII.
         let ascii: String?? = value.withUTF8 { bytes in
-            for byte in bytes where byte >= 0x80 { return nil }
+            guard HTTPSyntax.isASCII(bytes) else { return nil }
             // The first piece between semicolons that is not empty, trimmed of spaces and tabs.
             var start = 0
             while start < bytes.count, bytes[start] == UInt8(ascii: ";") { start += 1 }
@@ -150,10 +149,7 @@ public struct HTTPResponseHead: Sendable, Equatable {
             while end < bytes.count, bytes[end] != UInt8(ascii: ";") { end += 1 }
             while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-            return .some(String(unsafeUninitializedCapacity: end - start) { text in
-                for index in start..<end { text[index - start] = HTTPSyntax.asciiLowercase(bytes[index]) }
-                return end - start
-            })
+            return .some(HTTPSyntax.asciiLowercased(UnsafeBufferPointer(rebasing: bytes[start..<end])))
         }
         if let ascii { return ascii }
         return value.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() }

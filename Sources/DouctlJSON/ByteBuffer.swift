@@ -73,15 +73,27 @@ struct ByteBuffer {
     /// indents are short and a memset call per line costs more than the line.
     @inline(__always)
     mutating func appendNewline(indentedBy spaces: Int) {
-        reserve(spaces + 9)
+        appendLineBreak(0x0A, length: 1, indentedBy: spaces)
+    }
+
+    /// ",", then `appendNewline`'s line: a pretty separator, its first two bytes in one store.
+    @inline(__always)
+    mutating func appendCommaNewline(indentedBy spaces: Int) {
+        appendLineBreak(0x0A2C, length: 2, indentedBy: spaces)
+    }
+
+    /// `length` (1 or 2) bytes of `lead` (first byte lowest), then `spaces` spaces.
+    @inline(__always)
+    private mutating func appendLineBreak(_ lead: UInt16, length: Int, indentedBy spaces: Int) {
+        reserve(spaces + 10)
         let line = UnsafeMutableRawPointer(base + count)
-        line.storeBytes(of: 0x0A, as: UInt8.self)
+        line.storeBytes(of: UInt16(littleEndian: lead), as: UInt16.self)
         var stored = 0
         while stored < spaces {
-            line.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: 1 + stored, as: UInt64.self)
+            line.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: length + stored, as: UInt64.self)
             stored += 8
         }
-        count += 1 + spaces
+        count += length + spaces
     }
 
     /// Appends a Unicode scalar value as UTF-8 (the caller passes a valid scalar).

@@ -160,20 +160,11 @@ struct ReformatWriter: JSONEventHandler {
         }
     }
 
-    /// `separator` when indenting: ",\n" and the indent stored in one go. Out of line, so
-    /// that the compact path it sits beside keeps its registers.
+    /// `separator` when indenting, out of line, so that the compact path it sits beside
+    /// keeps its registers.
     @inline(never)
     mutating func indentedSeparator(depth: Int) {
-        let spaces = depth * indent
-        output.reserve(spaces + 10)
-        let line = UnsafeMutableRawPointer(output.base + output.count)
-        line.storeBytes(of: UInt16(littleEndian: 0x0A2C), as: UInt16.self)  // ",\n"
-        var stored = 0
-        while stored < spaces {
-            line.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, toByteOffset: 2 + stored, as: UInt64.self)
-            stored += 8
-        }
-        output.count += 2 + spaces
+        output.appendCommaNewline(indentedBy: depth * indent)
     }
 
     /// A string value the stream engine has written to `output` itself.

@@ -102,15 +102,13 @@ public enum Digest {
     public static func hex(_ bytes: [UInt8]) -> String {
         // Bytes written into the string's own storage: the Character array this built
         // cost every request ~43 K instructions (a rate-limit file's name; issue 44).
-        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            var at = 0
-            for byte in bytes {
-                for nibble in [byte >> 4, byte & 0x0F] {
-                    text[at] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
-                    at += 1
-                }
+        @inline(__always) func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digit(byte >> 4)
+                text[2 * index + 1] = digit(byte & 0x0F)
             }
-            return at
+            return bytes.count * 2
         }
     }
 
