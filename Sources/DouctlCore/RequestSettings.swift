@@ -67,6 +67,8 @@ public struct RequestSettings: Sendable {
             tls: network.tls,
             proxy: network.proxy,
             fallbackProxies: network.fallbackProxies,
-            unixSocket: network.unixSocket)
+            unixSocket: network.unixSocket,
+            // A libcurl named in DOUCTL_LIBCURL is the one asked for: it carries every request.
+            ownPlainHTTP: (environment["DOUCTL_LIBCURL"] ?? "").isEmpty)
     }
 }

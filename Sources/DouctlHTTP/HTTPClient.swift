@@ -46,6 +46,10 @@ public struct HTTPClientConfiguration: Sendable {
     /// The connection keeper https requests go through (`KeeperRoute`), or nil: direct.
     /// Requests through a proxy or `unixSocket` always go direct.
     public var keeper: KeeperRoute?
+    /// Plain-http requests with no proxy are sent by douctl's own HTTP/1.1 code when they can
+    /// be sent exactly as libcurl would (`SocketExchange`): a small call then never loads
+    /// libcurl. False (`DOUCTL_LIBCURL` names a libcurl): every request through libcurl.
+    public var ownPlainHTTP: Bool
 
     public init(
         timeout: Double = 30,
@@ -62,7 +66,8 @@ public struct HTTPClientConfiguration: Sendable {
         credentialParameters: Set<String> = ["access_token"],
         verboseBodyLimit: Int = 4096,
         unixSocket: String? = nil,
-        keeper: KeeperRoute? = nil
+        keeper: KeeperRoute? = nil,
+        ownPlainHTTP: Bool = true
     ) {
         self.timeout = timeout
         self.retry = retry
@@ -79,6 +84,7 @@ public struct HTTPClientConfiguration: Sendable {
         self.verboseBodyLimit = verboseBodyLimit
         self.unixSocket = unixSocket
         self.keeper = keeper
+        self.ownPlainHTTP = ownPlainHTTP
     }
 }
 
@@ -139,8 +145,12 @@ public final class HTTPClient: HTTPTransport {
     private var keeperLink: KeeperLink?
     /// `-v`: the keeper's word on the connection the last transfer used, when it used one.
     private var keeperStory: String?
-    /// The keeper's side for requests carried without libcurl (`KeeperExchange`).
-    private var keeperExchange: KeeperExchange?
+    /// The keeper's side for requests carried without libcurl (`SocketExchange`).
+    private var keeperExchange: SocketExchange?
+    /// Plain-http requests carried without libcurl, straight to the origin (`SocketExchange`).
+    private var directExchange: SocketExchange?
+    /// Requests this client sent straight to a plain-http origin without libcurl (the tests' witness).
+    private(set) var carriedDirectWithoutLibcurl = 0
     /// The last transfer's request went on from the keeper over HTTP/2.
     private var keeperOverHTTP2 = false
 
@@ -333,9 +343,12 @@ public final class HTTPClient: HTTPTransport {
         holdBody: @escaping (HTTPResponseHead) -> Bool
     ) -> Outcome {
         if let keeper = keeperRoute(for: request) {
-            // Carried without libcurl when it can be sent exactly as libcurl would (KeeperExchange).
-            if progress == nil, KeeperExchange.carries(request), !(request.acceptsCompression && keeper.link.compressedNeedsLibcurl) {
-                switch performWithoutCurl(request, sink: sink, headReady: headReady, keeper: keeper, holdBody: holdBody) {
+            // Carried without libcurl when it can be sent exactly as libcurl would (SocketExchange).
+            if progress == nil, SocketExchange.carries(request), !(request.acceptsCompression && keeper.link.compressedNeedsLibcurl) {
+                let exchange = keeperExchange ?? SocketExchange()
+                keeperExchange = exchange
+                switch performWithoutCurl(request, sink: sink, headReady: headReady, exchange: exchange, route: .keeper(keeper.link),
+                                          host: keeper.host, port: keeper.port, holdBody: holdBody) {
                 case .reply(let head, let held, let story):
                     keeperStory = story
                     return .reply(head, held: held)
@@ -351,8 +364,49 @@ public final class HTTPClient: HTTPTransport {
             // Refused before anything was sent (no keeper, or it could not connect): the
             // same hop goes direct, and a failure is then libcurl's own, as without one.
             guard keeper.link.declined else { return outcome }
+        } else if progress == nil, let origin = plainOrigin(of: request), SocketExchange.carries(request),
+                  !(request.acceptsCompression && directExchange?.compressedNeedsLibcurl == true) {
+            // Plain http, no proxy: douctl speaks HTTP/1.1 to the origin itself, and a call
+            // that goes this way never loads libcurl (issue 44.4).
+            let exchange = directExchange ?? SocketExchange()
+            directExchange = exchange
+            keeperStory = nil
+            switch performWithoutCurl(request, sink: sink, headReady: headReady, exchange: exchange, route: .direct,
+                                      host: origin.host, port: origin.port, holdBody: holdBody) {
+            case .reply(let head, let held, _):
+                carriedDirectWithoutLibcurl += 1
+                return .reply(head, held: held)
+            case .failure(let error, let delivered):
+                carriedDirectWithoutLibcurl += 1
+                return .failure(error, delivered: delivered)
+            case .declined, .viaLibcurl:
+                break
+            }
         }
         return perform(request, progress: progress, sink: sink, headReady: headReady, keeper: nil, holdBody: holdBody)
+    }
+
+    /// The origin of a request douctl may carry to it itself, without libcurl: plain http, no
+    /// proxy (configured, or in a variable libcurl reads) and no Unix socket, no user:password
+    /// in the URL (libcurl would send it as Basic), no IPv6 zone; nil otherwise, or when
+    /// `DOUCTL_LIBCURL` names the libcurl to carry every request.
+    private func plainOrigin(of request: HTTPRequest) -> (host: String, port: UInt16)? {
+        guard configuration.ownPlainHTTP, configuration.unixSocket == nil, doesNoTLS(request),
+              let url = HTTPURL(request.url), url.scheme == "http", url.userinfo.isEmpty, Self.isPlainHost(url.host) else { return nil }
+        return (url.host, url.effectivePort)
+    }
+
+    /// A host douctl resolves as libcurl would: an ASCII name (letters, digits, "-", ".", "_";
+    /// an international name goes through libcurl's IDN conversion) or a bracketed IPv6
+    /// literal without a zone. Anything else is libcurl's to accept or refuse.
+    static func isPlainHost(_ host: String) -> Bool {
+        let bytes = Array(host.utf8)
+        guard let first = bytes.first else { return false }
+        if first == 0x5B {
+            guard bytes.count > 2, bytes.last == 0x5D else { return false }
+            return DirectConnect.literal(String(decoding: bytes[1..<(bytes.count - 1)], as: UTF8.self), port: 80)?.family == AF_INET6
+        }
+        return bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }
     }
 
     /// The keeper a request goes through, with the URL libcurl is given for it: an https
@@ -374,17 +428,16 @@ public final class HTTPClient: HTTPTransport {
 
     private func performWithoutCurl(
         _ request: HTTPRequest, sink: @escaping (UnsafeRawBufferPointer) -> Bool, headReady: ((HTTPResponseHead) -> Void)?,
-        keeper: (link: KeeperLink, url: String, host: String, port: UInt16), holdBody: @escaping (HTTPResponseHead) -> Bool
-    ) -> KeeperExchange.Result {
-        let exchange = keeperExchange ?? KeeperExchange()
-        keeperExchange = exchange
+        exchange: SocketExchange, route: SocketExchange.Route, host: String, port: UInt16, holdBody: @escaping (HTTPResponseHead) -> Bool
+    ) -> SocketExchange.Result {
         let (transfer, shownHold) = makeTransfer(request, progress: nil, sink: sink, headReady: headReady, holdBody: holdBody,
                                                  overHTTP2: { exchange.overHTTP2 })
         var headers = request.headers
         if headers.value(of: "Host") == nil {
-            headers.insert(HTTPHeader("Host", keeper.port == 443 ? keeper.host : "\(keeper.host):\(keeper.port)"), at: 0)
+            let defaultPort: UInt16 = route.isKeeper ? 443 : 80
+            headers.insert(HTTPHeader("Host", port == defaultPort ? host : "\(host):\(port)"), at: 0)
         }
-        let result = exchange.run(request, headers: headers, link: keeper.link, host: keeper.host, port: keeper.port,
+        let result = exchange.run(request, headers: headers, route: route, host: host, port: port,
                                   configuration: configuration, transfer: transfer, holdBody: shownHold)
         keeperOverHTTP2 = exchange.overHTTP2
         return result

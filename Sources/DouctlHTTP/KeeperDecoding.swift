@@ -6,7 +6,7 @@ import Darwin
 import CCurl
 import DouctlSystem
 
-/// A reply's Content-Encoding decoded for a request carried without libcurl (`KeeperExchange`):
+/// A reply's Content-Encoding decoded for a request carried without libcurl (`SocketExchange`):
 /// the encodings libcurl decodes (deflate, gzip, br, zstd), each from its system library,
 /// opened only when a request offers it (zlib, libbrotlidec, libzstd: a few hundred
 /// kilobytes, not libcurl's thirty libraries). What is offered is the keeper's libcurl's own
@@ -38,6 +38,18 @@ enum KeeperDecoding {
             }
         }
         return true
+    }
+
+    /// What a plain-http call douctl carries itself (`SocketExchange.Route.direct`) asks for:
+    /// the encodings whose libraries are installed here, in libcurl's order. Debian's libcurl
+    /// is built with all three, so this is its "deflate, gzip, br, zstd"; nil when none is
+    /// installed (such a request then goes through libcurl).
+    static var installedEncodings: String? {
+        var names: [String] = []
+        if Libraries.installed(Libraries.zlibNames) { names += ["deflate", "gzip"] }
+        if Libraries.installed(Libraries.brotliNames) { names.append("br") }
+        if Libraries.installed(Libraries.zstdNames) { names.append("zstd") }
+        return names.isEmpty ? nil : names.joined(separator: ", ")
     }
 
     /// The decoders for a Content-Encoding value (applied last first), or a message in

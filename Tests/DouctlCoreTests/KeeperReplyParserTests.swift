@@ -1,7 +1,7 @@
 @testable import DouctlHTTP
 import Testing
 
-/// The keeper client's reply-head parser (KeeperExchange.swift) without sockets: its bounds
+/// The keeper client's reply-head parser (SocketExchange.swift) without sockets: its bounds
 /// must not depend on how the reads happened to split the bytes.
 @Suite("Keeper client: reply heads")
 struct KeeperReplyParserTests {
@@ -18,12 +18,12 @@ struct KeeperReplyParserTests {
             Issue.record("a 320 KiB head was taken")
             return
         }
-        #expect(size > KeeperExchange.maximumHeadBytes)
+        #expect(size > SocketExchange.maximumHeadBytes)
     }
 
     @Test func aHeadJustUnderTheBoundIsTaken() {
         var parser = ReplyParser()
-        parser.buffer = Self.head(headerBytes: KeeperExchange.maximumHeadBytes - 64)
+        parser.buffer = Self.head(headerBytes: SocketExchange.maximumHeadBytes - 64)
         guard case .head(_, let status, let lines) = parser.takeHead() else {
             Issue.record("a head under the bound was refused")
             return

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 
 /// Issue 44 item 2's per-call bound: a call through the keeper is carried in Swift over the
-/// keeper's socket and never loads libcurl (`KeeperExchange`), sending the origin exactly
+/// keeper's socket and never loads libcurl (`SocketExchange`), sending the origin exactly
 /// what the libcurl path sends. The built binary, the real keeper, a TLS origin on 127.0.0.1.
 @Suite("Keeper calls without libcurl")
 struct KeeperClientTests {

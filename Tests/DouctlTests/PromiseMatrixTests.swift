@@ -535,7 +535,7 @@ extension PromiseMatrixTests {
         #expect(result.status == 7, "\(result)")
         #expect(Date().timeIntervalSince(started) < 3)
         #expect(result.stderr.contains("* keeper: a new connection"), "through the keeper: \(result.stderr)")
-        #expect(!result.stderr.contains("libcurl"), "carried without libcurl (KeeperExchange)")
+        #expect(!result.stderr.contains("libcurl"), "carried without libcurl (SocketExchange)")
         Self.expectNothingButReportLines(result, "keeper")
     }
 
@@ -704,5 +704,102 @@ extension PromiseMatrixTests {
         #expect(result.stderr.contains("* HTTP/2 over the keeper's connection (reused"), "\(result.stderr)")
         #expect(try result.json()["auth"]?.scalarText == "Bearer \(Self.token)", "the token was sent")
         #expect(!result.stderr.contains(Self.token), "\(result.stderr)")
+    }
+}
+
+// MARK: - the transport: douctl's own HTTP/1.1, and libcurl (issue 44.4)
+
+/// A plain-http request with no proxy is carried by douctl's own HTTP/1.1 code, which never
+/// loads libcurl; every cell above runs that way. These cells prove it did (libcurl is not
+/// mapped into the process), and run the same promises through libcurl, which carries every
+/// request when DOUCTL_LIBCURL names one (and every https, proxied or streamed-upload request).
+extension PromiseMatrixTests {
+    /// This machine's libcurl, by absolute path (DOUCTL_LIBCURL wants one).
+    static func systemLibcurl() throws -> String {
+        var machine = utsname()
+        uname(&machine)
+        let architecture = withUnsafeBytes(of: &machine.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let candidates = ["/usr/lib/\(architecture)-linux-gnu", "/lib/\(architecture)-linux-gnu", "/usr/lib64", "/usr/lib"].map { $0 + "/libcurl.so.4" }
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw TestFailure("no libcurl.so.4 in \(candidates)")
+        }
+        return found
+    }
+
+    static func libcurlDouctl() throws -> Douctl {
+        Douctl(environment: ["DOUCTL_TOKEN": token, "XDG_CACHE_HOME": TemporaryDirectory.make(prefix: "matrix-cache"), "DOUCTL_LIBCURL": try systemLibcurl()])
+    }
+
+    /// Whether the running process has libcurl mapped (`/proc/PID/maps`).
+    static func mapsLibcurl(_ running: RunningDouctl) -> Bool {
+        // Read to the end: a /proc file has no size for Foundation's whole-file read to go by.
+        let fd = open("/proc/\(running.process.processIdentifier)/maps", O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var maps: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let got = read(fd, &chunk, chunk.count)
+            if got <= 0 { break }
+            maps += chunk[0..<got]
+        }
+        return String(decoding: maps, as: UTF8.self).contains("libcurl")
+    }
+
+    /// The own code while a reply is awaited: no libcurl in the process; Ctrl-C stops it within
+    /// a second, nothing on stdout. With DOUCTL_LIBCURL naming libcurl, the same call has it
+    /// mapped (so the first check can fail) and stops the same.
+    @Test func transport_ownHTTP_noLibcurlLoaded_andInterruptStopsEitherWay() throws {
+        for named in [false, true] {
+            let server = try Self.stalling()
+            let douctl = named ? try Self.libcurlDouctl() : Self.douctl()
+            let running = try RunningDouctl(douctl, ["api", "/x", "--api-base", server.baseURL])
+            let deadline = Date().addingTimeInterval(10)
+            while server.requestCount == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            let loaded = Self.mapsLibcurl(running)
+            let interrupted = Date()
+            running.kill(SIGINT)
+            let result = running.finish(timeout: 5)
+            #expect(loaded == named, "DOUCTL_LIBCURL named: \(named); libcurl mapped: \(loaded)")
+            #expect(result.status == 130, "\(named): \(result)")
+            #expect(Date().timeIntervalSince(interrupted) < 1.5)
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    /// A reply's control sequences (status line, a header, the error body) reach neither -v's
+    /// lines nor the error line, through the own code and through libcurl alike.
+    @Test func transport_terminal_serverTextNeverDrivesTheTerminal() throws {
+        let server = try HostileListener { connection, _ in
+            let body = "{\"error\":\"\u{1B}]0;pwned\u{07}\u{1B}[2J\"}"
+            HostileListener.send(connection, "HTTP/1.1 500 Bad \u{1B}[31mthing\r\nX-Evil: \u{1B}[2J\u{9B}1m\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        }
+        for douctl in [Self.douctl(), try Self.libcurlDouctl()] {
+            let result = try douctl.run("-v", "api", "/x", "--api-base", server.baseURL, "--error-body", "stderr")
+            #expect(result.status != 0, "\(result)")
+            #expect(result.stderr.contains("X-Evil"), "the header was logged, so the cell tests something: \(result.stderr)")
+            #expect(!result.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" }, "\(result.stderr)")
+            Self.expectNothingButReportLines(result, "transport")
+        }
+    }
+
+    /// Through libcurl: --max-time within a second, a redirect to another origin carries no
+    /// token, -v shows none.
+    @Test func transport_libcurl_maxTimeCredentialAndSecretHold() throws {
+        let douctl = try Self.libcurlDouctl()
+        let stalled = try Self.stalling()
+        let started = Date()
+        let timed = try douctl.run("api", "/x", "--api-base", stalled.baseURL, "--max-time", "1")
+        #expect(timed.status == 7, "\(timed)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        Self.expectNothingButReportLines(timed, "libcurl")
+
+        let elsewhere = try Self.server()
+        let api = try Self.server(elsewhere: elsewhere.baseURL)
+        let redirected = try douctl.run("-v", "api", "/to-elsewhere", "--api-base", api.baseURL)
+        #expect(redirected.status == 0, "\(redirected)")
+        #expect(api.heads.joined().contains(Self.token), "the token was sent to its origin, so the cell proves something")
+        #expect(elsewhere.requestCount >= 1 && !elsewhere.heads.joined().contains(Self.token), "\(elsewhere.heads)")
+        #expect(!redirected.stderr.contains(Self.token), "\(redirected.stderr)")
     }
 }

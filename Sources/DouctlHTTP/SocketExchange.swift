@@ -6,15 +6,24 @@ import Darwin
 import CCurl
 import DouctlSystem
 
-/// A request through the connection keeper without libcurl (issue 44): the keeper holds the
-/// TLS connection, so this side speaks plain HTTP/1.1 over its Unix socket, and a process
-/// whose calls all go this way never loads libcurl and its ~30 libraries (11 M of a keeper
-/// call's 15 M instructions). It carries only what it can send exactly as libcurl would
-/// (`carries`): the same request bytes at the origin, the same `Transfer` callbacks (so the
-/// sink, `headReady`, held bodies and `-v`'s header lines are the libcurl path's), the same
-/// errors. Anything else — a body of unknown length, a reply asked for compressed, an
-/// `Expect` — goes through libcurl as before.
-final class KeeperExchange {
+/// An HTTP/1.1 exchange douctl speaks itself, without libcurl (issue 44), on one of two
+/// sockets (`Route`): the connection keeper's Unix socket (the keeper holds the TLS
+/// connection), or a TCP connection straight to a plain-http origin. A process whose calls
+/// all go this way never loads libcurl and its ~30 libraries (11 M of a small call's 15 M
+/// instructions). It carries only what it can send exactly as libcurl would (`carries`):
+/// the same request bytes at the origin, the same `Transfer` callbacks (so the sink,
+/// `headReady`, held bodies and `-v`'s header lines are the libcurl path's), the same
+/// errors. Anything else — a body of unknown length, an `Expect`, a proxy — goes through
+/// libcurl as before.
+final class SocketExchange {
+    /// Where this exchange's connections go. One `SocketExchange` serves one route.
+    enum Route {
+        /// Through the keeper, which holds the connection to the origin.
+        case keeper(KeeperLink)
+        /// Straight to a plain-http origin over TCP (`DirectConnect`).
+        case direct
+    }
+
     /// The keeper connection this process holds after a whole exchange (libcurl keeps its
     /// socket the same way): the next request to the same origin rides it with no handshake.
     private var held: (fd: Int32, host: String, port: UInt16, number: Int, h2: Bool, acceptEncoding: String?)?
@@ -25,6 +34,11 @@ final class KeeperExchange {
     private var connections = 0
     /// Body bytes received over the wire in this exchange (encoded): the decompression bomb's measure.
     private(set) var bodyOnTheWire: Int64 = 0
+    /// The last reply's version ("HTTP/1.1" or "HTTP/1.0"), for `-v`.
+    private var replyVersion = "HTTP/1.1"
+    /// Direct: a compressed reply was asked for and no decoder library is installed here, so
+    /// such requests go through libcurl (the keeper's link keeps its own answer).
+    private(set) var compressedNeedsLibcurl = false
 
     deinit { if let held { close(held.fd) } }
 
@@ -35,7 +49,8 @@ final class KeeperExchange {
         case declined
         /// Nothing was sent: the request asks for a compressed reply and the keeper's libcurl
         /// offers an encoding this process cannot decode (or the keeper did not say what it
-        /// offers), so it goes through libcurl's keeper path, whose libcurl decodes its own list.
+        /// offers; direct: no decoder library is installed here), so it goes through libcurl,
+        /// which decodes its own list.
         case viaLibcurl
     }
 
@@ -109,9 +124,9 @@ final class KeeperExchange {
     }
 
     /// One exchange: connect (or reuse the held connection), send, read the reply into
-    /// `transfer`'s callbacks. The link does the keeper's handshake and its bookkeeping.
+    /// `transfer`'s callbacks. Through the keeper, its link does the handshake and the bookkeeping.
     func run(
-        _ request: HTTPRequest, headers: [HTTPHeader], link: KeeperLink, host: String, port: UInt16,
+        _ request: HTTPRequest, headers: [HTTPHeader], route: Route, host: String, port: UInt16,
         configuration: HTTPClientConfiguration, transfer: Transfer, holdBody: (HTTPResponseHead) -> Bool
     ) -> Result {
         let timeout = configuration.timeout.isNaN ? 30 : min(max(configuration.timeout, 0.001), 1_000_000)
@@ -129,23 +144,46 @@ final class KeeperExchange {
             var bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeMutableBytes { debugCallback(nil, CCURLINFO_TEXT, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, context) }
         }
-        let connectedText = { [self] in
+        let connectedText = { [self] (address: String) in
             number = connections
             connections += 1
-            text("  Trying \(link.route.socketPath):0...")
-            text("Connected to \(host) (\(link.route.socketPath)) port \(port) (#\(number))")
+            text("Connected to \(TerminalText.escaped(host)) (\(address)) port \(port) (#\(number))")
         }
-        /// A new connection through the keeper (its handshake), or how the call ends without one.
+        let shouldStop = { [configuration] in
+            progressCallback(context, 0, 0, 0, 0) != 0 || configuration.cancellation.isRequested
+        }
+        /// A new connection (through the keeper, its handshake), or how the call ends without one.
         func connectAnew() -> Result? {
-            switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connectedText) {
-            case .ready(let socket, let text, let h2, let offered):
-                fd = socket
-                story = text
-                overHTTP2 = h2
-                acceptEncoding = offered
-                return nil
-            case .declined: return .declined
-            case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
+            switch route {
+            case .keeper(let link):
+                let connected = {
+                    text("  Trying \(link.route.socketPath):0...")
+                    connectedText(link.route.socketPath)
+                }
+                switch link.connectWithoutCurl(host: host, port: port, tls: configuration.tls, timeout: timeout, connected: connected) {
+                case .ready(let socket, let text, let h2, let offered):
+                    fd = socket
+                    story = text
+                    overHTTP2 = h2
+                    acceptEncoding = offered
+                    return nil
+                case .declined: return .declined
+                case .stopped: return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
+                }
+            case .direct:
+                switch DirectConnect.open(host: host, port: port, timeout: timeout, shouldStop: shouldStop, text: text) {
+                case .connected(let socket, let address):
+                    connectedText(address)
+                    fd = socket
+                    acceptEncoding = KeeperDecoding.installedEncodings
+                    return nil
+                case .failed(let error):
+                    connections += 1
+                    text("Closing connection \(connections - 1)")
+                    return .failure(error, delivered: 0)
+                case .stopped:
+                    return .failure(.stopped(configuration.cancellation.stopReason), delivered: 0)
+                }
             }
         }
         if let held, held.host == host, held.port == port {
@@ -155,7 +193,7 @@ final class KeeperExchange {
             overHTTP2 = held.h2
             acceptEncoding = held.acceptEncoding
             reused = true
-            story = "kept open by this process"
+            story = route.isKeeper ? "kept open by this process" : "a reused connection"
             text("Re-using existing connection #\(number) with host \(host)")
         } else {
             if let held { close(held.fd) }
@@ -168,8 +206,13 @@ final class KeeperExchange {
         if request.acceptsCompression {
             guard let offered = acceptEncoding, KeeperDecoding.canDecode(offered) else {
                 close(fd)
-                link.compressedNeedsLibcurl = true
-                configuration.verboseLog?("* keeper: \(acceptEncoding.map { "its libcurl asks for \($0), not all of which can be decoded here" } ?? "it did not say which encodings its libcurl asks for"); this call goes through libcurl")
+                switch route {
+                case .keeper(let link):
+                    link.compressedNeedsLibcurl = true
+                    configuration.verboseLog?("* keeper: \(acceptEncoding.map { "its libcurl asks for \($0), not all of which can be decoded here" } ?? "it did not say which encodings its libcurl asks for"); this call goes through libcurl")
+                case .direct:
+                    compressedNeedsLibcurl = true
+                }
                 return .viaLibcurl
             }
         }
@@ -199,12 +242,12 @@ final class KeeperExchange {
             if keepAlive {
                 // The exchange is whole: the keeper may lend its connection again (over
                 // HTTP/2 it reads each exchange itself and takes no mark).
-                if !overHTTP2 { _ = ccurl_keeper_mark_clean(fd) }
+                if route.isKeeper && !overHTTP2 { _ = ccurl_keeper_mark_clean(fd) }
                 held = (fd, host, port, number, overHTTP2, acceptEncoding)
             } else {
                 close(fd)
             }
-            if let log = configuration.verboseLog { log("* \(overHTTP2 ? "HTTP/2" : "HTTP/1.1") over the keeper's connection (\(story))") }
+            logProtocol(route, story: story, reused: reused, log: configuration.verboseLog)
             var replyHead = transfer.head ?? HTTPResponseHead(status: wire.status)
             if replyHead.status == 0 { replyHead.status = wire.status }
             if overHTTP2 { replyHead = HTTPClient.asHTTP2(replyHead) }
@@ -213,13 +256,22 @@ final class KeeperExchange {
             return .reply(replyHead, held: heldBody, story: story)
         case .cutOnPurpose:
             close(fd)
-            if let log = configuration.verboseLog { log("* \(overHTTP2 ? "HTTP/2" : "HTTP/1.1") over the keeper's connection (\(story))") }
+            logProtocol(route, story: story, reused: reused, log: configuration.verboseLog)
             let replyHead = transfer.head ?? HTTPResponseHead(status: wire.status)
             return .reply(overHTTP2 ? HTTPClient.asHTTP2(replyHead) : replyHead, held: transfer.heldBody, story: story)
         case .failure(let error, let delivered):
             // A connection left mid-way is never marked clean: the keeper drops it.
             close(fd)
             return .failure(error, delivered: delivered)
+        }
+    }
+
+    /// `-v`'s last word on the connection, as `HTTPClient.logProtocol` gives it for libcurl.
+    private func logProtocol(_ route: Route, story: String, reused: Bool, log: ((String) -> Void)?) {
+        guard let log else { return }
+        switch route {
+        case .keeper: log("* \(overHTTP2 ? "HTTP/2" : "HTTP/1.1") over the keeper's connection (\(story))")
+        case .direct: log("* \(replyVersion) over \(reused ? "a reused connection" : "a new connection")")
         }
     }
 
@@ -400,6 +452,7 @@ final class KeeperExchange {
             switch parser.takeHead() {
             case .head(let version, let status, let lines):
                 parser.http11 = version != "HTTP/1.0"
+                replyVersion = version
                 return .head(status: status, lines: lines)
             case .malformed(let why):
                 return .failure(.malformedReply(why))
@@ -582,7 +635,7 @@ struct ReplyParser {
             index += 1
         }
         guard let end else { return .needMore }
-        if end > KeeperExchange.maximumHeadBytes { return .tooLarge(end) }
+        if end > SocketExchange.maximumHeadBytes { return .tooLarge(end) }
         var lines: [String] = []
         var start = 0
         for position in 0..<end where buffer[position] == 0x0A {
@@ -770,5 +823,12 @@ extension KeeperLink {
             close(fd)
             return .stopped
         }
+    }
+}
+
+extension SocketExchange.Route {
+    var isKeeper: Bool {
+        if case .keeper = self { return true }
+        return false
     }
 }

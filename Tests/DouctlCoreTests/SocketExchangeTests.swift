@@ -8,12 +8,12 @@ import DouctlTestSupport
 import Foundation
 import Testing
 
-/// Issue 44: a request through the keeper carried without libcurl (`KeeperExchange`) against a
+/// Issue 44: a request through the keeper carried without libcurl (`SocketExchange`) against a
 /// scripted keeper on a Unix socket in this process. Each reply shape is sent twice: once to
 /// the Swift exchange (no progress callback) and once to libcurl's keeper path (a progress
 /// callback keeps a request on libcurl), and both must end alike: the same request bytes, the
 /// same reply or the same kind of failure, the connection marked clean only after a whole exchange.
-@Suite struct KeeperExchangeTests {
+@Suite struct SocketExchangeTests {
     enum After { case keep, close, reset }
 
     struct Case: Sendable, CustomStringConvertible {
@@ -390,5 +390,5 @@ final class ScriptedKeeper: @unchecked Sendable {
 }
 
 extension ScriptedKeeper {
-    typealias After = KeeperExchangeTests.After
+    typealias After = SocketExchangeTests.After
 }
