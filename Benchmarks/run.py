@@ -422,7 +422,7 @@ def main():
             case("api GET over HTTP/2 (TLS)", "<= 1.0x curl --http2 (direct: DOUCTL_KEEP=0)", h2_call, h2_curl, pairs=40, ratio_goal=1.0)
             # The same call as a user makes it, with the connection keeper on (the default):
             # after the first call, which starts the keeper, no call loads libcurl.
-            name = "api GET over HTTP/2 (TLS), keeper on"
+            name = "api GET over HTTP/2 (TLS) through the keeper"
             if not only or name in only:
                 runtime = tempfile.mkdtemp(prefix="douctl-keeper-small-")
                 keep_env = dict(env, XDG_RUNTIME_DIR=runtime, DOUCTL_KEEP="5m")
