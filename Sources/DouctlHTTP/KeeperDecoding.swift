@@ -43,14 +43,14 @@ enum KeeperDecoding {
     /// What a plain-http call douctl carries itself (`SocketExchange.Route.direct`) asks for:
     /// the encodings whose libraries are installed here, in libcurl's order. Debian's libcurl
     /// is built with all three, so this is its "deflate, gzip, br, zstd"; nil when none is
-    /// installed (such a request then goes through libcurl).
-    static var installedEncodings: String? {
+    /// installed (such a request then goes through libcurl). Looked for once a run.
+    static let installedEncodings: String? = {
         var names: [String] = []
         if Libraries.installed(Libraries.zlibNames) { names += ["deflate", "gzip"] }
         if Libraries.installed(Libraries.brotliNames) { names.append("br") }
         if Libraries.installed(Libraries.zstdNames) { names.append("zstd") }
         return names.isEmpty ? nil : names.joined(separator: ", ")
-    }
+    }()
 
     /// The decoders for a Content-Encoding value (applied last first), or a message in
     /// libcurl's words for an encoding it does not decode. `offered` is the Accept-Encoding

@@ -144,10 +144,12 @@ final class SocketExchange {
             var bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeMutableBytes { debugCallback(nil, CCURLINFO_TEXT, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, context) }
         }
+        // libcurl names an IPv6 literal's host without its brackets.
+        let shownHost = TerminalText.escaped(host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host)
         let connectedText = { [self] (address: String) in
             number = connections
             connections += 1
-            text("Connected to \(TerminalText.escaped(host)) (\(address)) port \(port) (#\(number))")
+            text("Connected to \(shownHost) (\(address)) port \(port) (#\(number))")
         }
         let shouldStop = { [configuration] in
             progressCallback(context, 0, 0, 0, 0) != 0 || configuration.cancellation.isRequested
@@ -186,6 +188,12 @@ final class SocketExchange {
                 }
             }
         }
+        // Direct, the encodings offered are this machine's decoders: with none installed, a
+        // compressed reply is libcurl's to ask for, before any connection is opened.
+        if case .direct = route, request.acceptsCompression, KeeperDecoding.installedEncodings == nil {
+            compressedNeedsLibcurl = true
+            return .viaLibcurl
+        }
         if let held, held.host == host, held.port == port {
             self.held = nil
             fd = held.fd
@@ -194,7 +202,7 @@ final class SocketExchange {
             acceptEncoding = held.acceptEncoding
             reused = true
             story = route.isKeeper ? "kept open by this process" : "a reused connection"
-            text("Re-using existing connection #\(number) with host \(host)")
+            text("Re-using existing connection #\(number) with host \(shownHost)")
         } else {
             if let held { close(held.fd) }
             held = nil
@@ -232,7 +240,7 @@ final class SocketExchange {
             outcome = exchange(request, head: head, offered: offered, wire: &wire, transfer: transfer, context: context, holdBody: holdBody, text: text)
         }
         if case .whole(true) = outcome {
-            text("Connection #\(number) to host \(host) left intact")
+            text("Connection #\(number) to host \(shownHost) left intact")
         } else {
             text("Closing connection \(number)")
         }

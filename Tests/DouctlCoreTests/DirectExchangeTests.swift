@@ -112,6 +112,20 @@ import Testing
         #expect(runs[0].log == runs[1].log, "own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))")
     }
 
+    /// An IPv6 literal: connected to as itself, named without brackets as libcurl names it.
+    @Test func anIPv6LiteralIsReachedAsLibcurlReachesIt() throws {
+        let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        var runs: [Run] = []
+        for viaLibcurl in [false, true] {
+            let origin = try ScriptedOrigin(reply: reply, after: .keep, ipv6: true)
+            runs.append(Self.run(HTTPRequest(url: "http://[::1]:\(origin.port)/six"), origin: origin, viaLibcurl: viaLibcurl))
+        }
+        #expect(runs[0].withoutLibcurl == 1)
+        #expect(runs[0].summary == "reply 200 ok" && runs[1].summary == runs[0].summary, "\(runs[0].summary) | \(runs[1].summary)")
+        #expect(runs[0].requests == runs[1].requests, "own \(String(decoding: runs[0].requests, as: UTF8.self)) | libcurl \(String(decoding: runs[1].requests, as: UTF8.self))")
+        #expect(runs[0].log == runs[1].log, "own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))")
+    }
+
     /// A kept connection the server has since closed: the next request opens a new one and
     /// succeeds, as libcurl retries a reused connection that turns out dead.
     @Test func aKeptConnectionTheServerClosedIsReplacedUnseen() throws {
@@ -266,8 +280,8 @@ final class ScriptedOrigin: @unchecked Sendable {
     private let received = LockedValue<[UInt8]>([])
 
     /// `waitMilliseconds`: how long it waits for each connection (a request that goes elsewhere never comes).
-    init(reply: [UInt8], after: SocketExchangeTests.After, requests: Int = 1, connections: Int = 1, waitMilliseconds: Int32 = 5000) throws {
-        (listener, port) = try listenOnLoopback()
+    init(reply: [UInt8], after: SocketExchangeTests.After, requests: Int = 1, connections: Int = 1, waitMilliseconds: Int32 = 5000, ipv6: Bool = false) throws {
+        (listener, port) = ipv6 ? try Self.listenOnIPv6Loopback() : try listenOnLoopback()
         let listening = listener
         let store = received
         Thread.detachNewThread { [done] in
@@ -318,6 +332,20 @@ final class ScriptedOrigin: @unchecked Sendable {
                 close(connection)
             }
         }
+    }
+
+    /// A listening socket on [::1] at a free port.
+    static func listenOnIPv6Loopback() throws -> (Int32, UInt16) {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard fd >= 0, bound, listen(fd, 16) == 0 else { throw TestFailure("cannot listen on [::1] (errno \(errno))") }
+        return (fd, UInt16(bigEndian: address.sin6_port))
     }
 
     /// The request bytes received (all connections, in order), once the client is done.
