@@ -411,8 +411,7 @@ final class SocketExchange {
                 while left > 0 {
                     switch wire.receive(upTo: Int(min(left, 256 * 1024))) {
                     case .bytes(let chunk):
-                        let exchange = chunk.withUnsafeBytes { deliver($0) }
-                        if let exchange { return exchange }
+                        if let exchange = deliver(chunk) { return exchange }
                         left -= Int64(chunk.count)
                         wire.downloaded += Int64(chunk.count)
                     case .closed:
@@ -435,8 +434,7 @@ final class SocketExchange {
             while true {
                 switch wire.receive(upTo: 256 * 1024) {
                 case .bytes(let chunk):
-                    let exchange = chunk.withUnsafeBytes { deliver($0) }
-                    if let exchange { return exchange }
+                    if let exchange = deliver(chunk) { return exchange }
                     wire.downloaded += Int64(chunk.count)
                 case .closed:
                     return .whole(keepAlive: false)
@@ -508,7 +506,7 @@ final class SocketExchange {
                 break
             }
             switch wire.receive(upTo: 256 * 1024) {
-            case .bytes(let chunk): pending = chunk
+            case .bytes(let chunk): pending = Array(chunk)
             case .closed:
                 return .failure(.connectionLost("the reply ended early (transfer closed with outstanding read data remaining)"), delivered: transfer.deliveredBytes)
             case .failed(let error):
@@ -522,7 +520,16 @@ final class SocketExchange {
 /// for the whole timeout) ends it, and Ctrl-C or `--max-time` (the progress callback's
 /// answer, asked every 50 ms as libcurl does at least once a second) stops it at once.
 struct Wire {
-    enum Receive { case bytes([UInt8]), closed, failed(TransportError) }
+    /// `bytes` stay valid until the next `receive`.
+    enum Receive { case bytes(UnsafeRawBufferPointer), closed, failed(TransportError) }
+
+    /// One buffer for every read of the exchange: a fresh 256 KiB array per read was
+    /// zero-filled each time (and, above malloc's mmap threshold, mapped anew): a 1 GiB
+    /// reply read in ~64 KiB pieces wrote 4 GiB of zeros.
+    private final class ReceiveBuffer {
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        deinit { bytes.deallocate() }
+    }
 
     let fd: Int32
     let timeout: Double
@@ -537,6 +544,7 @@ struct Wire {
     private(set) var stopped = false
     private var windowStart = currentUnixTime()
     private var windowBytes: Int64 = 0
+    private let buffer = ReceiveBuffer()
 
     init(fd: Int32, timeout: Double, cancellation: Cancellation, progress: @escaping (Int64, Int64, Int64, Int64) -> Bool) {
         self.fd = fd
@@ -593,9 +601,9 @@ struct Wire {
 
     mutating func receive(upTo limit: Int) -> Receive {
         if let problem = wait(Int16(POLLIN)) { return .failed(problem) }
-        var chunk = [UInt8](repeating: 0, count: max(1, limit))
+        let room = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[0..<max(1, min(limit, buffer.bytes.count))])
         while true {
-            let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let got = recv(fd, room.baseAddress, room.count, Int32(MSG_DONTWAIT))
             if got < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN {
@@ -607,8 +615,7 @@ struct Wire {
             if got == 0 { return .closed }
             received += Int64(got)
             windowBytes += Int64(got)
-            chunk.removeSubrange(got...)
-            return .bytes(chunk)
+            return .bytes(UnsafeRawBufferPointer(rebasing: room[0..<got]))
         }
     }
 }
