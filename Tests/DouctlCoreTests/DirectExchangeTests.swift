@@ -54,6 +54,12 @@ import Testing
                    withoutLibcurl: withoutLibcurl)
     }
 
+    /// The own code's run (`runs[0]`) and libcurl's sent the same bytes and said the same under `-v`.
+    static func expectAlike(_ runs: [Run], _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(runs[0].requests == runs[1].requests, "\(context) own \(String(decoding: runs[0].requests, as: UTF8.self)) | libcurl \(String(decoding: runs[1].requests, as: UTF8.self))", sourceLocation: sourceLocation)
+        #expect(runs[0].log == runs[1].log, "\(context) own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))", sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: SocketExchangeTests.cases)
     func theOwnCodeEndsAsLibcurlDoes(_ scripted: SocketExchangeTests.Case) throws {
         var runs: [Run] = []
@@ -90,8 +96,7 @@ import Testing
         }
         #expect(runs[0].withoutLibcurl == 1)
         #expect(runs[0].summary == "reply 200 ok" && runs[1].summary == runs[0].summary, "\(runs[0].summary) | \(runs[1].summary)")
-        #expect(runs[0].requests == runs[1].requests, "own \(String(decoding: runs[0].requests, as: UTF8.self)) | libcurl \(String(decoding: runs[1].requests, as: UTF8.self))")
-        #expect(runs[0].log == runs[1].log, "own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))")
+        Self.expectAlike(runs)
     }
 
     /// Two requests of one client (a walk's pages) ride one connection, as libcurl's do, with
@@ -109,7 +114,7 @@ import Testing
         #expect(String(decoding: runs[0].requests, as: UTF8.self).contains("GET /two HTTP/1.1"), "both on one connection")
         #expect(runs[0].log.contains("* Re-using existing connection #0 with host 127.0.0.1"), "\(runs[0].log)")
         #expect(runs[0].log.last == "* HTTP/1.1 over a reused connection", "\(runs[0].log)")
-        #expect(runs[0].log == runs[1].log, "own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))")
+        Self.expectAlike(runs)
     }
 
     /// An IPv6 literal: connected to as itself, named without brackets as libcurl names it.
@@ -122,8 +127,7 @@ import Testing
         }
         #expect(runs[0].withoutLibcurl == 1)
         #expect(runs[0].summary == "reply 200 ok" && runs[1].summary == runs[0].summary, "\(runs[0].summary) | \(runs[1].summary)")
-        #expect(runs[0].requests == runs[1].requests, "own \(String(decoding: runs[0].requests, as: UTF8.self)) | libcurl \(String(decoding: runs[1].requests, as: UTF8.self))")
-        #expect(runs[0].log == runs[1].log, "own:\n\(runs[0].log.joined(separator: "\n"))\nlibcurl:\n\(runs[1].log.joined(separator: "\n"))")
+        Self.expectAlike(runs)
     }
 
     /// A kept connection the server has since closed: the next request opens a new one and
