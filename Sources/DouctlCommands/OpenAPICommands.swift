@@ -152,16 +152,42 @@ enum OpenAPICommands {
     static func operationCommand(_ row: OpenAPIIndexFile.Row, name: String, file: OpenAPIIndexFile) -> Command {
         var command = Command(group: CommandSpec(name, abstract: row.summary.isEmpty ? "\(row.method) \(row.path)" : TerminalText.escaped(row.summary),
                                                  discussion: detailText(row, file: file)), [])
+        let detail = OperationDetail(row: row, file: file)
         command.declared = {
-            guard let operation = try? file.operation(row) else { return (apiOptionSpecs, []) }
+            guard case .success(let operation) = detail.read() else { return (apiOptionSpecs, []) }
             return specs(operation)
         }
         command.prepare = { (parsed: ParsedCommand) throws(OptionError) -> PreparedRun in
-            let operation: OpenAPIIndex.Operation
-            do throws(DouctlError) { operation = try file.operation(row) } catch { throw OptionError(error.message) }
-            return try prepare(operation, parsed: parsed)
+            switch detail.read() {
+            case .success(let operation): return try prepare(operation, parsed: parsed)
+            case .failure(let error): throw OptionError(error.message)
+            }
         }
         return command.callingAPI()
+    }
+
+    /// An operation's detail, read from the index file once for both its options (the spec
+    /// the parser builds) and its run: reading it is a seek, a line and a JSON parse, half a
+    /// million instructions, which a run paid twice.
+    final class OperationDetail: Sendable {
+        let row: OpenAPIIndexFile.Row
+        let file: OpenAPIIndexFile
+        private let cached = LockedValue<Result<OpenAPIIndex.Operation, DouctlError>?>(nil)
+
+        init(row: OpenAPIIndexFile.Row, file: OpenAPIIndexFile) {
+            self.row = row
+            self.file = file
+        }
+
+        func read() -> Result<OpenAPIIndex.Operation, DouctlError> {
+            cached.withLock { cached in
+                if let cached { return cached }
+                let result: Result<OpenAPIIndex.Operation, DouctlError>
+                do throws(DouctlError) { result = .success(try file.operation(row)) } catch { result = .failure(error) }
+                cached = result
+                return result
+            }
+        }
     }
 
     static var reservedNames: Set<String> {
