@@ -240,7 +240,7 @@ enum DirectConnect {
             let now = currentUnixTime()
             if now >= deadline {
                 closeAll()
-                let message = "Failed to connect to \(TerminalText.escaped(name)) port \(port) after \(milliseconds(since: started)) ms: Connection timed out"
+                let message = "Failed to connect to \(TerminalText.escaped(name)) port \(port) after \(milliseconds(since: started)) ms: Timeout was reached"
                 text(message)
                 return .failed(.timedOut(message))
             }

@@ -206,10 +206,17 @@ import Testing
         var configuration = HTTPClientConfiguration(timeout: 1)
         configuration.retry.maxAttempts = 1
         var outcome = "reply"
-        do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "http://127.0.0.1:\(port)/x")) } catch {
-            if case .timedOut = error { outcome = "timedOut" } else { outcome = error.message }
+        var messages: [String] = []
+        for viaLibcurl in [false, true] {
+            configuration.ownPlainHTTP = !viaLibcurl
+            do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "http://127.0.0.1:\(port)/x")) } catch {
+                if case .timedOut = error { outcome = "timedOut" } else { outcome = error.message }
+                messages.append(Self.withoutMilliseconds(error.message))
+            }
+            #expect(outcome == "timedOut", "via libcurl: \(viaLibcurl)")
         }
-        #expect(outcome == "timedOut")
+        #expect(messages.count == 2 && messages[0] == messages[1], "own and libcurl's words: \(messages)")
+        var outcomeAfterStop = "reply"
 
         let cancellation = Cancellation()
         configuration = HTTPClientConfiguration(timeout: 30, cancellation: cancellation)
@@ -219,11 +226,10 @@ import Testing
             usleep(200_000)
             cancellation.request(.interrupt)
         }
-        outcome = "reply"
         do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "http://127.0.0.1:\(port)/x")) } catch {
-            outcome = error == .stopped(.interrupt) ? "stopped" : error.message
+            outcomeAfterStop = error == .stopped(.interrupt) ? "stopped" : error.message
         }
-        #expect(outcome == "stopped")
+        #expect(outcomeAfterStop == "stopped")
         #expect(currentUnixTime() - started < 5, "stopped long before the 30 s timeout")
     }
 
