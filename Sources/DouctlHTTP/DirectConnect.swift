@@ -39,10 +39,17 @@ enum DirectConnect {
         let started = currentUnixTime()
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let addresses: [Address]
+        // A failure's message is also a -v line, as libcurl's are.
         switch resolve(name, port: port, deadline: started + timeout, shouldStop: shouldStop) {
         case .found(let found): addresses = found
-        case .notFound: return .failed(.cannotConnect("Could not resolve host: \(TerminalText.escaped(name))"))
-        case .timedOut: return .failed(.timedOut("Resolving timed out after \(milliseconds(since: started)) milliseconds"))
+        case .notFound:
+            let message = "Could not resolve host: \(TerminalText.escaped(name))"
+            text(message)
+            return .failed(.cannotConnect(message))
+        case .timedOut:
+            let message = "Resolving timed out after \(milliseconds(since: started)) milliseconds"
+            text(message)
+            return .failed(.timedOut(message))
         case .stopped: return .stopped
         }
         return connect(to: addresses, name: name, port: port, started: started, timeout: timeout, shouldStop: shouldStop, text: text)

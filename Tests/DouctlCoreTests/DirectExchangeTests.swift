@@ -141,46 +141,44 @@ import Testing
         #expect(run.withoutLibcurl == 2)
     }
 
+    /// A failed request's message and `-v` lines, through the own code or through libcurl, the
+    /// milliseconds written N. libcurl 7.88 says "Could not resolve host" twice (its resolver,
+    /// then its failure), so a line repeated at once counts once.
+    static func failure(of url: String, viaLibcurl: Bool) -> (message: String, log: [String]) {
+        let log = LogLines()
+        var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
+        configuration.retry.maxAttempts = 1
+        configuration.ownPlainHTTP = !viaLibcurl
+        var message = "no failure"
+        do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: url)) } catch { message = error.message }
+        var lines: [String] = []
+        for line in log.lines.map(withoutMilliseconds) where line != lines.last { lines.append(line) }
+        return (withoutMilliseconds(message), lines)
+    }
+
     /// Nothing listening: libcurl's lines and message, word for word (bar the milliseconds).
     @Test func aRefusedConnectionFailsInLibcurlsWords() throws {
         let port = refusingPort()
-        var outcomes: [(String, [String])] = []
-        for viaLibcurl in [false, true] {
-            let log = LogLines()
-            var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
-            configuration.retry.maxAttempts = 1
-            configuration.ownPlainHTTP = !viaLibcurl
-            var message = "no failure"
-            do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "http://127.0.0.1:\(port)/x")) } catch { message = error.message }
-            outcomes.append((Self.withoutMilliseconds(message), log.lines.map(Self.withoutMilliseconds)))
-        }
-        #expect(outcomes[0].0 == outcomes[1].0, "own \(outcomes[0].0) | libcurl \(outcomes[1].0)")
-        #expect(outcomes[0].0.contains("Failed to connect to 127.0.0.1 port \(port) after"), "\(outcomes[0].0)")
-        #expect(outcomes[0].1 == outcomes[1].1, "own:\n\(outcomes[0].1.joined(separator: "\n"))\nlibcurl:\n\(outcomes[1].1.joined(separator: "\n"))")
+        let own = Self.failure(of: "http://127.0.0.1:\(port)/x", viaLibcurl: false)
+        let libcurl = Self.failure(of: "http://127.0.0.1:\(port)/x", viaLibcurl: true)
+        #expect(own.message == libcurl.message, "own \(own.message) | libcurl \(libcurl.message)")
+        #expect(own.message.contains("Failed to connect to 127.0.0.1 port \(port) after"), "\(own.message)")
+        #expect(own.log == libcurl.log, "own:\n\(own.log.joined(separator: "\n"))\nlibcurl:\n\(libcurl.log.joined(separator: "\n"))")
     }
 
     /// "localhost" is answered without the resolver, 127.0.0.1 then ::1, as libcurl does; and
-    /// a name that does not resolve fails with libcurl's message.
+    /// a name that does not resolve fails with libcurl's message and lines.
     @Test func localhostAndAnUnknownNameResolveAsInLibcurl() throws {
         let port = refusingPort()
         for host in ["localhost", "nosuch.invalid"] {
-            var outcomes: [(String, [String])] = []
-            for viaLibcurl in [false, true] {
-                let log = LogLines()
-                var configuration = HTTPClientConfiguration(timeout: 5, verboseLog: { log.append($0) })
-                configuration.retry.maxAttempts = 1
-                configuration.ownPlainHTTP = !viaLibcurl
-                var message = "no failure"
-                do { _ = try HTTPClient(configuration).fetch(HTTPRequest(url: "http://\(host):\(port)/x")) } catch { message = error.message }
-                // libcurl's "Could not resolve host" adds no -v line of its own beyond the message.
-                outcomes.append((Self.withoutMilliseconds(message), log.lines.map(Self.withoutMilliseconds).filter { !$0.hasPrefix("* Could not resolve host") }))
-            }
-            #expect(outcomes[0].0 == outcomes[1].0, "\(host): own \(outcomes[0].0) | libcurl \(outcomes[1].0)")
+            let own = Self.failure(of: "http://\(host):\(port)/x", viaLibcurl: false)
+            let libcurl = Self.failure(of: "http://\(host):\(port)/x", viaLibcurl: true)
+            #expect(own.message == libcurl.message, "\(host): own \(own.message) | libcurl \(libcurl.message)")
+            #expect(own.log == libcurl.log, "\(host): own:\n\(own.log.joined(separator: "\n"))\nlibcurl:\n\(libcurl.log.joined(separator: "\n"))")
             if host == "localhost" {
-                #expect(outcomes[0].1.first == "*   Trying 127.0.0.1:\(port)...", "\(outcomes[0].1)")
-                #expect(outcomes[0].1 == outcomes[1].1, "own:\n\(outcomes[0].1.joined(separator: "\n"))\nlibcurl:\n\(outcomes[1].1.joined(separator: "\n"))")
+                #expect(own.log.first == "*   Trying 127.0.0.1:\(port)...", "\(own.log)")
             } else {
-                #expect(outcomes[0].0 == "cannot connect: Could not resolve host: nosuch.invalid")
+                #expect(own.message == "cannot connect: Could not resolve host: nosuch.invalid")
             }
         }
     }
