@@ -299,31 +299,12 @@ final class ScriptedOrigin: @unchecked Sendable {
                 guard poll(&ready, 1, waitMilliseconds) > 0 else { return }
                 let connection = accept(listening, nil, nil)
                 guard connection >= 0 else { return }
-                var timeout = timeval(tv_sec: 3, tv_usec: 0)
-                setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                var buffer: [UInt8] = []
-                func more() -> Bool {
-                    var chunk = [UInt8](repeating: 0, count: 65536)
-                    let got = recv(connection, &chunk, chunk.count, 0)
-                    guard got > 0 else { return false }
-                    buffer += chunk[0..<got]
-                    return true
-                }
-                var consumed = 0
+                var reader = ConnectionReader(connection)
                 var served = 0
                 while served < requests {
-                    while buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { break } }
-                    guard let range = buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) else { break }
-                    let head = String(decoding: buffer[consumed..<range.lowerBound], as: UTF8.self).lowercased()
-                    var length = 0
-                    for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
-                        length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
-                    }
-                    while buffer.count < range.upperBound + length { if !more() { break } }
-                    consumed = min(buffer.count, range.upperBound + length)
-                    store.withLock { $0.append(contentsOf: buffer[..<consumed]) }
-                    buffer.removeFirst(consumed)
-                    consumed = 0
+                    guard let end = reader.requestEnd(from: 0) else { break }
+                    store.withLock { $0.append(contentsOf: reader.buffer[..<end]) }
+                    reader.buffer.removeFirst(end)
                     _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     served += 1
                 }

@@ -317,22 +317,13 @@ final class ScriptedKeeper: @unchecked Sendable {
         @Sendable func serveOne() -> Bool {
             let connection = accept(listening, nil, nil)
             guard connection >= 0 else { return false }
-            var timeout = timeval(tv_sec: 3, tv_usec: 0)
-            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer: [UInt8] = []
-            func more() -> Bool {
-                var chunk = [UInt8](repeating: 0, count: 65536)
-                let got = recv(connection, &chunk, chunk.count, 0)
-                guard got > 0 else { return false }
-                buffer += chunk[0..<got]
-                return true
-            }
+            var reader = ConnectionReader(connection)
             // The handshake: lines up to an empty one.
-            while buffer.firstRange(of: [0x0A, 0x0A]) == nil { if !more() { close(connection); return false } }
-            if let range = buffer.firstRange(of: [0x0A, 0x0A]) { buffer.removeSubrange(..<range.upperBound) }
+            while reader.buffer.firstRange(of: [0x0A, 0x0A]) == nil { if !reader.more() { close(connection); return false } }
+            if let range = reader.buffer.firstRange(of: [0x0A, 0x0A]) { reader.buffer.removeSubrange(..<range.upperBound) }
             let greeting = Array("douctl-keeper 1 t1\n\(answer)\n".utf8)
             _ = send(connection, greeting, greeting.count, Int32(MSG_NOSIGNAL))
-            if buffer.isEmpty && !more() {
+            if reader.buffer.isEmpty && !reader.more() {
                 leftUnused += 1
                 close(connection)
                 return true
@@ -341,20 +332,12 @@ final class ScriptedKeeper: @unchecked Sendable {
             for index in 0..<requests {
                 if index > 0 {
                     // The mark-clean byte of the exchange before comes first.
-                    while buffer.count <= consumed { if !more() { close(connection); return false } }
-                    if buffer[consumed] == UInt8(ascii: "K") { buffer.remove(at: consumed) }
+                    while reader.buffer.count <= consumed { if !reader.more() { close(connection); return false } }
+                    if reader.buffer[consumed] == UInt8(ascii: "K") { reader.buffer.remove(at: consumed) }
                 }
-                while buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) == nil { if !more() { close(connection); return false } }
-                if let range = buffer[consumed...].firstRange(of: Array("\r\n\r\n".utf8)) {
-                    let head = String(decoding: buffer[consumed..<range.lowerBound], as: UTF8.self).lowercased()
-                    var length = 0
-                    for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
-                        length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
-                    }
-                    while buffer.count < range.upperBound + length { if !more() { break } }
-                    consumed = min(buffer.count, range.upperBound + length)
-                }
-                received = buffer
+                guard let end = reader.requestEnd(from: consumed) else { close(connection); return false }
+                consumed = end
+                received = reader.buffer
                 _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
             switch after {
@@ -391,4 +374,40 @@ final class ScriptedKeeper: @unchecked Sendable {
 
 extension ScriptedKeeper {
     typealias After = SocketExchangeTests.After
+}
+
+/// What a scripted server has read of one connection, read as needed (each read waits 3 s at most).
+struct ConnectionReader {
+    let connection: Int32
+    var buffer: [UInt8] = []
+
+    init(_ connection: Int32) {
+        self.connection = connection
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Reads what has come; false when the peer closed or the read timed out.
+    mutating func more() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let got = recv(connection, &chunk, chunk.count, 0)
+        guard got > 0 else { return false }
+        buffer += chunk[0..<got]
+        return true
+    }
+
+    /// Where the request that starts at `start` ends (its head, then a Content-Length body),
+    /// reading as needed; nil when the connection ended before its head did.
+    mutating func requestEnd(from start: Int) -> Int? {
+        let blank = Array("\r\n\r\n".utf8)
+        while buffer[start...].firstRange(of: blank) == nil { if !more() { return nil } }
+        guard let range = buffer[start...].firstRange(of: blank) else { return nil }
+        let head = String(decoding: buffer[start..<range.lowerBound], as: UTF8.self).lowercased()
+        var length = 0
+        for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
+            length = Int(line.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        while buffer.count < range.upperBound + length { if !more() { break } }
+        return min(buffer.count, range.upperBound + length)
+    }
 }
