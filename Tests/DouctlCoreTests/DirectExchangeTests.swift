@@ -315,8 +315,7 @@ final class ScriptedOrigin: @unchecked Sendable {
                 case .close:
                     break
                 case .reset:
-                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                    setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                    ConnectionReader.resetOnClose(connection)
                 }
                 close(connection)
             }

@@ -347,8 +347,7 @@ final class ScriptedKeeper: @unchecked Sendable {
             case .close:
                 break
             case .reset:
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                ConnectionReader.resetOnClose(connection)
             }
             close(connection)
             return false
@@ -385,6 +384,12 @@ struct ConnectionReader {
         self.connection = connection
         var timeout = timeval(tv_sec: 3, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Makes `close` send a reset (RST) rather than an orderly end.
+    static func resetOnClose(_ connection: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     }
 
     /// Reads what has come; false when the peer closed or the read timed out.
