@@ -25,6 +25,20 @@ enum DirectConnect {
         var length: socklen_t
         var text: String
 
+        /// `socketAddress` (a sockaddr_in or sockaddr_in6) copied in whole.
+        init<SocketAddress>(family: Int32, _ socketAddress: SocketAddress, text: String) {
+            self.family = family
+            length = socklen_t(MemoryLayout<SocketAddress>.size)
+            self.text = text
+            withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: socketAddress) { raw.copyMemory(from: $0) } }
+        }
+
+        init(family: Int32, length: socklen_t, text: String) {
+            self.family = family
+            self.length = length
+            self.text = text
+        }
+
         /// libcurl's "Trying" form: an IPv6 address in brackets.
         var shown: String { family == AF_INET6 ? "[\(text)]" : text }
     }
@@ -77,30 +91,21 @@ enum DirectConnect {
 
     /// An IPv4 or IPv6 literal (no zone: a scoped address goes through libcurl).
     static func literal(_ name: String, port: UInt16) -> Address? {
-        var address = Address(family: AF_INET, length: socklen_t(MemoryLayout<sockaddr_in>.size), text: name)
         var v4 = in_addr()
         if inet_pton(AF_INET, name, &v4) == 1 {
-            withUnsafeMutableBytes(of: &address.storage) { raw in
-                var socketAddress = sockaddr_in()
-                socketAddress.sin_family = sa_family_t(AF_INET)
-                socketAddress.sin_port = port.bigEndian
-                socketAddress.sin_addr = v4
-                withUnsafeBytes(of: socketAddress) { raw.copyMemory(from: $0) }
-            }
-            return address
+            var socketAddress = sockaddr_in()
+            socketAddress.sin_family = sa_family_t(AF_INET)
+            socketAddress.sin_port = port.bigEndian
+            socketAddress.sin_addr = v4
+            return Address(family: AF_INET, socketAddress, text: name)
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, name, &v6) == 1 {
-            address.family = AF_INET6
-            address.length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeMutableBytes(of: &address.storage) { raw in
-                var socketAddress = sockaddr_in6()
-                socketAddress.sin6_family = sa_family_t(AF_INET6)
-                socketAddress.sin6_port = port.bigEndian
-                socketAddress.sin6_addr = v6
-                withUnsafeBytes(of: socketAddress) { raw.copyMemory(from: $0) }
-            }
-            return address
+            var socketAddress = sockaddr_in6()
+            socketAddress.sin6_family = sa_family_t(AF_INET6)
+            socketAddress.sin6_port = port.bigEndian
+            socketAddress.sin6_addr = v6
+            return Address(family: AF_INET6, socketAddress, text: name)
         }
         return nil
     }

@@ -714,35 +714,15 @@ extension PromiseMatrixTests {
 /// mapped into the process), and run the same promises through libcurl, which carries every
 /// request when DOUCTL_LIBCURL names one (and every https, proxied or streamed-upload request).
 extension PromiseMatrixTests {
-    /// This machine's libcurl, by absolute path (DOUCTL_LIBCURL wants one).
-    static func systemLibcurl() throws -> String {
-        var machine = utsname()
-        uname(&machine)
-        let architecture = withUnsafeBytes(of: &machine.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let candidates = ["/usr/lib/\(architecture)-linux-gnu", "/lib/\(architecture)-linux-gnu", "/usr/lib64", "/usr/lib"].map { $0 + "/libcurl.so.4" }
-        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-            throw TestFailure("no libcurl.so.4 in \(candidates)")
-        }
-        return found
-    }
-
     static func libcurlDouctl() throws -> Douctl {
-        Douctl(environment: ["DOUCTL_TOKEN": token, "XDG_CACHE_HOME": TemporaryDirectory.make(prefix: "matrix-cache"), "DOUCTL_LIBCURL": try systemLibcurl()])
+        // DOUCTL_LIBCURL wants an absolute path: this machine's libcurl, as the loader finds it.
+        Douctl(environment: ["DOUCTL_TOKEN": token, "XDG_CACHE_HOME": TemporaryDirectory.make(prefix: "matrix-cache"),
+                             "DOUCTL_LIBCURL": try Tools.requireLibrary("libcurl.so.4")])
     }
 
     /// Whether the running process has libcurl mapped (`/proc/PID/maps`).
     static func mapsLibcurl(_ running: RunningDouctl) -> Bool {
-        // Read to the end: a /proc file has no size for Foundation's whole-file read to go by.
-        let fd = open("/proc/\(running.process.processIdentifier)/maps", O_RDONLY)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var maps: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let got = read(fd, &chunk, chunk.count)
-            if got <= 0 { break }
-            maps += chunk[0..<got]
-        }
+        let maps = (try? FileIO.readFile("/proc/\(running.process.processIdentifier)/maps")) ?? []
         return String(decoding: maps, as: UTF8.self).contains("libcurl")
     }
 
