@@ -24,8 +24,8 @@ final class SocketExchange {
         case direct
     }
 
-    /// The keeper connection this process holds after a whole exchange (libcurl keeps its
-    /// socket the same way): the next request to the same origin rides it with no handshake.
+    /// The connection (to the keeper, or to the origin) this process holds after a whole
+    /// exchange, as libcurl keeps its socket: the next request to the same origin rides it with no handshake.
     private var held: (fd: Int32, host: String, port: UInt16, number: Int, h2: Bool, acceptEncoding: String?)?
     /// This exchange's request goes on from the keeper over HTTP/2 (it answered `ok h2 …`):
     /// this side still speaks HTTP/1.1 to it, and the keeper knows where each exchange ends.
@@ -92,7 +92,7 @@ final class SocketExchange {
     }
 
     /// The request's head as libcurl 7.x/8.x writes it for `setMethodAndBody`'s options: the
-    /// request line, the custom Host first (douctl always gives one through the keeper), then
+    /// request line, the custom Host first (douctl always gives one on this path), then
     /// User-Agent and Accept unless given, the custom headers in order ("Name;" is an empty
     /// value), then for a body Content-Length and libcurl's default Content-Type.
     static func requestHead(_ request: HTTPRequest, headers: [HTTPHeader], userAgent: String, acceptEncoding: String) -> [UInt8] {
@@ -516,7 +516,7 @@ final class SocketExchange {
     }
 }
 
-/// The keeper socket's bytes with libcurl's limits: a stall (under `HTTPClient.stallBytesPerSecond`
+/// A connection's bytes (the keeper's socket or the origin's) with libcurl's limits: a stall (under `HTTPClient.stallBytesPerSecond`
 /// for the whole timeout) ends it, and Ctrl-C or `--max-time` (the progress callback's
 /// answer, asked every 50 ms as libcurl does at least once a second) stops it at once.
 struct Wire {
